@@ -1,0 +1,192 @@
+"""The tape: how results remember their inputs, and how backward walks them in reverse.
+
+Every differentiable op (through ``minidp.ops._util.result``) attaches a :class:`Node` holding
+its input tensors and a ``backward`` closure to its output. The closure receives the output's gradient as a raw array and returns one
+gradient array (or None) per input. Backward closures never write into the arrays they receive:
+the engine and the ops share arrays freely, and accumulation always makes a new array.
+
+:func:`run_backward` counts, for every tensor reachable from the root, how many consumers will
+send it a gradient, then processes a tensor as soon as all of them have (Kahn's algorithm, no
+recursion). A leaf is therefore finished at the earliest possible moment, which is when its
+gradient-ready hooks fire; see :meth:`Tensor._register_grad_ready_hook`.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+from numpy import asarray as _asarray, generic as _numpy_scalar
+
+_grad_enabled = True
+_end_of_backward_callbacks: list = []
+
+
+class Node:
+    """What an op recorded: its input tensors and the closure mapping output grad to input grads."""
+
+    __slots__ = ("parents", "backward")
+
+    def __init__(self, parents: tuple, backward: Callable) -> None:
+        self.parents = parents
+        self.backward = backward
+
+
+def is_grad_enabled() -> bool:
+    """Whether ops currently record the graph."""
+    return _grad_enabled
+
+
+def set_grad_enabled(mode: bool) -> None:
+    """Switch graph recording on or off for this process."""
+    global _grad_enabled
+    _grad_enabled = bool(mode)
+
+
+class no_grad:
+    """Context manager and decorator that stops ops from recording the graph."""
+
+    def __enter__(self) -> None:
+        self._previous = _grad_enabled
+        set_grad_enabled(False)
+
+    def __exit__(self, *exc: Any) -> None:
+        set_grad_enabled(self._previous)
+
+    def __call__(self, fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with no_grad():
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+def queue_end_of_backward_callback(fn: Callable[[], None]) -> None:
+    """Run ``fn`` once, after the backward pass that is running now has visited every tensor.
+
+    Hooks use it to finish work that needs the whole pass (the data-parallel reducer waits for
+    its all-reduces there). Callbacks queued outside a backward pass run at the end of the next.
+    """
+    _end_of_backward_callbacks.append(fn)
+
+
+def _count_consumers(root) -> dict:
+    """For each tensor reachable from ``root``, how many graph edges point into it."""
+    consumers = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()._node
+        if node is None:
+            continue
+        if node.backward is None:
+            raise RuntimeError(
+                "backward through a graph whose buffers were already freed: a previous backward "
+                "released it. Pass retain_graph=True to the first backward() to run it twice."
+            )
+        for p in node.parents:
+            if p.stop_gradient:
+                continue
+            key = id(p)
+            if key in consumers:
+                consumers[key] += 1
+            else:
+                consumers[key] = 1
+                stack.append(p)
+    return consumers
+
+
+def _apply_grad_hooks(tensor, grad):
+    from .tensor import Tensor
+
+    for hook in list(tensor._grad_hooks.values()):
+        result = hook(Tensor._wrap(grad))
+        if result is not None:
+            grad = result._data if isinstance(result, Tensor) else result
+    return grad
+
+
+def _finish_leaf(leaf, grad) -> None:
+    if grad is not None:
+        if isinstance(grad, _numpy_scalar):
+            grad = _asarray(grad)
+        if leaf._grad_hooks:
+            grad = _apply_grad_hooks(leaf, grad)
+        if leaf._grad is None:
+            leaf._grad = grad if grad.dtype == leaf._data.dtype else grad.astype(leaf._data.dtype)
+        else:
+            leaf._grad = leaf._grad + grad
+    if leaf._ready_hooks:
+        for hook in list(leaf._ready_hooks.values()):
+            hook(leaf)
+
+
+def run_backward(root, grad, retain_graph: bool = False) -> None:
+    """Propagate ``grad`` (an array shaped like ``root``) to every leaf that needs a gradient."""
+    consumers = _count_consumers(root)
+    pending = {id(root): grad}
+    ready = [root]
+    try:
+        while ready:
+            tensor = ready.pop()
+            grad = pending.pop(id(tensor), None)
+            node = tensor._node
+            if node is None:
+                _finish_leaf(tensor, grad)
+                continue
+            if grad is not None and tensor._grad_hooks:
+                grad = _apply_grad_hooks(tensor, grad)
+            parents = node.parents
+            input_grads = node.backward(grad) if grad is not None else (None,) * len(parents)
+            if not retain_graph:
+                node.backward = None
+            for p, g in zip(parents, input_grads):
+                if p.stop_gradient:
+                    continue
+                key = id(p)
+                if g is not None:
+                    previous = pending.get(key)
+                    pending[key] = g if previous is None else previous + g
+                left = consumers[key] - 1
+                consumers[key] = left
+                if left == 0:
+                    ready.append(p)
+    finally:
+        callbacks = _end_of_backward_callbacks[:]
+        _end_of_backward_callbacks.clear()
+    for callback in callbacks:
+        callback()
+
+
+def reachable_leaves(outputs) -> dict:
+    """The leaves (by ``id``) that a backward from any of ``outputs`` could reach."""
+    leaves = {}
+    seen = set()
+    stack = [t for t in outputs if not t.stop_gradient]
+    while stack:
+        tensor = stack.pop()
+        if id(tensor) in seen:
+            continue
+        seen.add(id(tensor))
+        node = tensor._node
+        if node is None:
+            leaves[id(tensor)] = tensor
+            continue
+        stack.extend(p for p in node.parents if not p.stop_gradient)
+    return leaves
+
+
+class RemovableHandle:
+    """Returned by hook registrations; ``remove()`` unregisters the hook."""
+
+    __slots__ = ("_hooks", "_key")
+    _next_key = 0
+
+    def __init__(self, hooks: dict, fn: Callable) -> None:
+        RemovableHandle._next_key += 1
+        self._hooks = hooks
+        self._key = RemovableHandle._next_key
+        hooks[self._key] = fn
+
+    def remove(self) -> None:
+        self._hooks.pop(self._key, None)
+

@@ -1,0 +1,250 @@
+"""Tensor and Parameter: an array plus what autograd needs to know about it.
+
+The array lives in ``_data`` (a NumPy or CuPy ndarray). A tensor with ``stop_gradient=False``
+takes part in autograd: a leaf accumulates its gradient in ``_grad``; a result of an op holds the
+``_node`` that produced it. Arithmetic operators and methods such as ``sum`` are attached by
+``minidp.ops`` so that every op is defined once, next to its backward.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Any, Callable, Optional
+
+from .. import backend
+from . import engine
+
+_names = itertools.count()
+
+
+class Tensor:
+    """An n-dimensional array that records the ops applied to it for reverse-mode autograd."""
+
+    __slots__ = ("_data", "stop_gradient", "_grad", "_node", "_grad_hooks", "_ready_hooks",
+                 "_name", "persistable", "_grad_reads_zero", "__weakref__")
+
+    def __init__(self, data: Any, stop_gradient: bool = True, name: Optional[str] = None) -> None:
+        if isinstance(data, Tensor):
+            data = data._data
+        xp = backend.get_array_module(data)
+        self._data = xp.asarray(data)
+        self.stop_gradient = bool(stop_gradient)
+        self._grad = None
+        self._node = None
+        self._grad_hooks = None
+        self._ready_hooks = None
+        self.persistable = False
+        if name is not None:
+            self._name = name
+
+    @classmethod
+    def _wrap(cls, data: Any) -> "Tensor":
+        """A tensor around an existing array, with no graph: the fast path ops use."""
+        t = cls.__new__(cls)
+        t._data = data
+        t.stop_gradient = True
+        t._grad = None
+        t._node = None
+        t._grad_hooks = None
+        t._ready_hooks = None
+        t.persistable = False
+        return t
+
+    # --- description -------------------------------------------------------------------
+    @property
+    def shape(self) -> list:
+        return list(self._data.shape)
+
+    @property
+    def dtype(self):
+        return self._data.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def size(self) -> int:
+        return int(self._data.size)
+
+    @property
+    def place(self) -> str:
+        return backend.place_of(self._data)
+
+    @property
+    def name(self) -> str:
+        try:
+            return self._name
+        except AttributeError:
+            self._name = f"generated_tensor_{next(_names)}"
+            return self._name
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self._name = value
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._node is None
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __repr__(self) -> str:
+        grad_info = "" if self.stop_gradient else ", stop_gradient=False"
+        return (f"Tensor(shape={self.shape}, dtype={self.dtype}, place={self.place}{grad_info},\n"
+                f"       {backend.to_host(self._data)!r})")
+
+    __hash__ = object.__hash__
+
+    # --- conversion --------------------------------------------------------------------
+    def numpy(self):
+        """The values as a NumPy array (copied to the host when the tensor lives on a GPU)."""
+        return backend.to_host(self._data)
+
+    def __array__(self, dtype=None, copy=None):
+        array = self.numpy()
+        return array if dtype is None else array.astype(dtype)
+
+    def item(self, *index: int):
+        """The single value of a one-element tensor (or the value at ``index``) as a Python number."""
+        if index:
+            return self._data[index].item()
+        if self._data.size != 1:
+            raise ValueError(f"item() needs a tensor with one element, this one has shape {self.shape}")
+        return self._data.item()
+
+    def tolist(self) -> list:
+        return self.numpy().tolist()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        return bool(self.item())
+
+    def __index__(self) -> int:
+        return int(self.item())
+
+    # --- autograd ----------------------------------------------------------------------
+    @property
+    def grad(self) -> Optional["Tensor"]:
+        """The accumulated gradient of a leaf, or None before any backward (or after clearing)."""
+        if self._grad is None:
+            if getattr(self, "_grad_reads_zero", False):
+                return Tensor._wrap(backend.get_array_module(self._data).zeros_like(self._data))
+            return None
+        return Tensor._wrap(self._grad)
+
+    @grad.setter
+    def grad(self, value: Any) -> None:
+        self._grad = None if value is None else (value._data if isinstance(value, Tensor) else value)
+
+    def backward(self, grad_tensor: Optional["Tensor"] = None, retain_graph: bool = False) -> None:
+        """Accumulate d(self)/d(leaf) into every leaf with ``stop_gradient=False``.
+
+        A non-scalar tensor back-propagates ones unless ``grad_tensor`` is given.
+        """
+        if self.stop_gradient:
+            raise RuntimeError(
+                "backward() called on a tensor with stop_gradient=True: nothing it depends on "
+                "needs a gradient. Set stop_gradient=False on the inputs (parameters do this) "
+                "before computing it."
+            )
+        xp = backend.get_array_module(self._data)
+        if grad_tensor is None:
+            grad = xp.ones_like(self._data)
+        else:
+            grad = grad_tensor._data if isinstance(grad_tensor, Tensor) else xp.asarray(grad_tensor)
+            if tuple(grad.shape) != tuple(self._data.shape):
+                raise ValueError(
+                    f"grad_tensor has shape {list(grad.shape)} but the tensor has shape "
+                    f"{self.shape}; pass a gradient of the same shape"
+                )
+            if grad.dtype != self._data.dtype:
+                grad = grad.astype(self._data.dtype)
+        engine.run_backward(self, grad, retain_graph)
+
+    def clear_grad(self, set_to_zero: bool = True) -> None:
+        """Forget the accumulated gradient (Paddle's ``clear_gradient``).
+
+        With ``set_to_zero`` the gradient reads as zeros afterwards, otherwise as None. Either way
+        no zeros are stored: the next backward writes its gradient without adding it to zeros.
+        """
+        self._grad = None
+        self._grad_reads_zero = set_to_zero
+
+    clear_gradient = clear_grad
+
+    def detach(self) -> "Tensor":
+        """A tensor sharing this one's values but cut from the graph."""
+        return Tensor._wrap(self._data)
+
+    def register_hook(self, hook: Callable[["Tensor"], Optional["Tensor"]]) -> engine.RemovableHandle:
+        """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor replaces it."""
+        if self.stop_gradient:
+            raise RuntimeError("cannot register a gradient hook on a tensor with stop_gradient=True")
+        if self._grad_hooks is None:
+            self._grad_hooks = {}
+        return engine.RemovableHandle(self._grad_hooks, hook)
+
+    def _register_grad_ready_hook(self, hook: Callable[["Tensor"], None]) -> engine.RemovableHandle:
+        """Call ``hook(leaf)`` once per backward pass, when this leaf's gradient is final.
+
+        Contract (the data-parallel reducer relies on it):
+        - it fires only for leaves, exactly once in each backward pass that reaches the leaf, and
+          after the pass's gradient has been accumulated into ``_grad`` (so ``_grad`` holds the
+          leaf's whole gradient, including earlier passes that were not cleared);
+        - it fires as soon as every op that used the leaf has sent its gradient, while the rest of
+          the backward pass may still be running;
+        - ``_grad`` may be None when every path to the leaf produced no gradient;
+        - leaves the pass does not reach do not fire; the hook can queue
+          :func:`minidp.autograd.engine.queue_end_of_backward_callback` to notice that.
+        """
+        if self._ready_hooks is None:
+            self._ready_hooks = {}
+        return engine.RemovableHandle(self._ready_hooks, hook)
+
+    def set_value(self, value: Any) -> None:
+        """Overwrite the values in place, keeping shape and dtype (used when loading state)."""
+        array = value._data if isinstance(value, Tensor) else value
+        xp = backend.get_array_module(self._data)
+        array = xp.asarray(array)
+        if tuple(array.shape) != tuple(self._data.shape):
+            raise ValueError(
+                f"set_value: {self.name} has shape {self.shape} but the value has shape "
+                f"{list(array.shape)}"
+            )
+        self._data[...] = array.astype(self._data.dtype, copy=False)
+
+
+class Parameter(Tensor):
+    """A trainable leaf tensor owned by a Layer (``stop_gradient=False`` by default)."""
+
+    __slots__ = ("trainable", "optimize_attr", "need_clip", "regularizer")
+
+    def __init__(self, data: Any, trainable: bool = True, name: Optional[str] = None) -> None:
+        super().__init__(data, stop_gradient=not trainable, name=name)
+        self.trainable = trainable
+        self.persistable = True
+        self.optimize_attr = {"learning_rate": 1.0}
+        self.need_clip = True
+        self.regularizer = None
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        if key == "trainable" and hasattr(self, "_data"):
+            object.__setattr__(self, "stop_gradient", not value)
+        object.__setattr__(self, key, value)
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()

@@ -1,0 +1,297 @@
+"""Elementwise arithmetic and math functions, each with its backward beside it.
+
+Binary ops broadcast like NumPy; their backward sums each gradient back to its input's shape
+(only when the shapes differ). Gradients are computed only for inputs that need them.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .. import backend
+from ..autograd.tensor import Tensor
+from ._util import lift, result, unbroadcast, wrap
+
+
+def _check_dtypes(op: str, xd: Any, yd: Any) -> Any:
+    """Two tensor operands must agree on a floating dtype; integer/bool ones follow the other."""
+    xk, yk = xd.dtype.kind, yd.dtype.kind
+    if xk == "f" and yk == "f":
+        raise TypeError(
+            f"{op}: the operands have different dtypes {xd.dtype} and {yd.dtype}; "
+            f"convert one with .astype('{xd.dtype}') first"
+        )
+    if xk == "f":
+        return xd, yd.astype(xd.dtype)
+    if yk == "f":
+        return xd.astype(yd.dtype), yd
+    return xd, yd
+
+
+def _operands(op: str, x: Any, y: Any):
+    x = lift(x, y._data if isinstance(y, Tensor) else None)
+    y = lift(y, x._data)
+    xd, yd = x._data, y._data
+    if isinstance(xd, (int, float, bool)) or isinstance(yd, (int, float, bool)):
+        return x, y, xd, yd
+    if xd.dtype is not yd.dtype and xd.dtype != yd.dtype:
+        xd, yd = _check_dtypes(op, xd, yd)
+    return x, y, xd, yd
+
+
+def _shape_error(op: str, x: Tensor, y: Tensor) -> ValueError:
+    return ValueError(
+        f"{op}: shapes {list(getattr(x._data, 'shape', ()))} and "
+        f"{list(getattr(y._data, 'shape', ()))} cannot be broadcast together; reshape or "
+        "unsqueeze one operand so that each axis matches or is 1"
+    )
+
+
+def add(x: Any, y: Any, name: str = None) -> Tensor:
+    """x + y with broadcasting."""
+    x, y, xd, yd = _operands("add", x, y)
+    try:
+        data = xd + yd
+    except ValueError:
+        raise _shape_error("add", x, y) from None
+
+    def backward(g):
+        return (None if x.stop_gradient else unbroadcast(g, xd.shape),
+                None if y.stop_gradient else unbroadcast(g, yd.shape))
+
+    return result(data, (x, y), backward)
+
+
+def subtract(x: Any, y: Any, name: str = None) -> Tensor:
+    """x - y with broadcasting."""
+    x, y, xd, yd = _operands("subtract", x, y)
+    try:
+        data = xd - yd
+    except ValueError:
+        raise _shape_error("subtract", x, y) from None
+
+    def backward(g):
+        return (None if x.stop_gradient else unbroadcast(g, xd.shape),
+                None if y.stop_gradient else unbroadcast(-g, yd.shape))
+
+    return result(data, (x, y), backward)
+
+
+def multiply(x: Any, y: Any, name: str = None) -> Tensor:
+    """x * y with broadcasting."""
+    x, y, xd, yd = _operands("multiply", x, y)
+    try:
+        data = xd * yd
+    except ValueError:
+        raise _shape_error("multiply", x, y) from None
+
+    def backward(g):
+        return (None if x.stop_gradient else unbroadcast(g * yd, xd.shape),
+                None if y.stop_gradient else unbroadcast(g * xd, yd.shape))
+
+    return result(data, (x, y), backward)
+
+
+def divide(x: Any, y: Any, name: str = None) -> Tensor:
+    """x / y with broadcasting."""
+    x, y, xd, yd = _operands("divide", x, y)
+    try:
+        data = xd / yd
+    except ValueError:
+        raise _shape_error("divide", x, y) from None
+
+    def backward(g):
+        gx = None if x.stop_gradient else unbroadcast(g / yd, xd.shape)
+        gy = None if y.stop_gradient else unbroadcast(-g * data / yd, yd.shape)
+        return gx, gy
+
+    return result(data, (x, y), backward)
+
+
+def pow(x: Any, y: Any, name: str = None) -> Tensor:
+    """x ** y; y may be a number or a tensor (then d/dy = x**y * log x)."""
+    x, y, xd, yd = _operands("pow", x, y)
+    try:
+        data = xd ** yd
+    except ValueError:
+        raise _shape_error("pow", x, y) from None
+
+    def backward(g):
+        gx = None if x.stop_gradient else unbroadcast(g * yd * xd ** (yd - 1), xd.shape)
+        if y.stop_gradient:
+            return gx, None
+        xp = backend.get_array_module(data)
+        return gx, unbroadcast(g * data * xp.log(xd), yd.shape)
+
+    return result(data, (x, y), backward)
+
+
+def maximum(x: Any, y: Any, name: str = None) -> Tensor:
+    """Elementwise maximum; at ties the gradient goes to x."""
+    x, y, xd, yd = _operands("maximum", x, y)
+    xp = backend.get_array_module(xd if not isinstance(xd, (int, float)) else yd)
+    try:
+        data = xp.maximum(xd, yd)
+    except ValueError:
+        raise _shape_error("maximum", x, y) from None
+
+    def backward(g):
+        take_x = xd >= yd
+        return (None if x.stop_gradient else unbroadcast(g * take_x, xd.shape),
+                None if y.stop_gradient else unbroadcast(g * ~take_x, yd.shape))
+
+    return result(data, (x, y), backward)
+
+
+def minimum(x: Any, y: Any, name: str = None) -> Tensor:
+    """Elementwise minimum; at ties the gradient goes to x."""
+    x, y, xd, yd = _operands("minimum", x, y)
+    xp = backend.get_array_module(xd if not isinstance(xd, (int, float)) else yd)
+    try:
+        data = xp.minimum(xd, yd)
+    except ValueError:
+        raise _shape_error("minimum", x, y) from None
+
+    def backward(g):
+        take_x = xd <= yd
+        return (None if x.stop_gradient else unbroadcast(g * take_x, xd.shape),
+                None if y.stop_gradient else unbroadcast(g * ~take_x, yd.shape))
+
+    return result(data, (x, y), backward)
+
+
+def where(condition: Any, x: Any, y: Any, name: str = None) -> Tensor:
+    """Pick x where ``condition`` holds, else y (broadcasting all three)."""
+    cond = condition._data if isinstance(condition, Tensor) else condition
+    x, y, xd, yd = _operands("where", x, y)
+    xp = backend.get_array_module(cond)
+    data = xp.where(cond, xd, yd)
+
+    def backward(g):
+        zero = xp.zeros((), dtype=g.dtype)
+        return (None if x.stop_gradient else unbroadcast(xp.where(cond, g, zero), xd.shape),
+                None if y.stop_gradient else unbroadcast(xp.where(cond, zero, g), yd.shape))
+
+    return result(data, (x, y), backward)
+
+
+def neg(x: Tensor, name: str = None) -> Tensor:
+    """-x."""
+    return result(-x._data, (x,), lambda g: (-g,))
+
+
+def abs(x: Tensor, name: str = None) -> Tensor:
+    """|x|; the gradient at 0 is 0."""
+    xd = x._data
+    xp = backend.get_array_module(xd)
+    return result(xp.abs(xd), (x,), lambda g: (g * xp.sign(xd),))
+
+
+def exp(x: Tensor, name: str = None) -> Tensor:
+    """e ** x."""
+    data = backend.get_array_module(x._data).exp(x._data)
+    return result(data, (x,), lambda g: (g * data,))
+
+
+def log(x: Tensor, name: str = None) -> Tensor:
+    """Natural logarithm."""
+    xd = x._data
+    return result(backend.get_array_module(xd).log(xd), (x,), lambda g: (g / xd,))
+
+
+def sqrt(x: Tensor, name: str = None) -> Tensor:
+    """Square root."""
+    data = backend.get_array_module(x._data).sqrt(x._data)
+    return result(data, (x,), lambda g: (g * 0.5 / data,))
+
+
+def square(x: Tensor, name: str = None) -> Tensor:
+    """x * x."""
+    xd = x._data
+    return result(xd * xd, (x,), lambda g: (g * 2 * xd,))
+
+
+def tanh(x: Tensor, name: str = None) -> Tensor:
+    """Hyperbolic tangent."""
+    data = backend.get_array_module(x._data).tanh(x._data)
+    return result(data, (x,), lambda g: (g * (1 - data * data),))
+
+
+def sigmoid(x: Tensor, name: str = None) -> Tensor:
+    """1 / (1 + e ** -x), computed without overflow for large |x|."""
+    xd = x._data
+    xp = backend.get_array_module(xd)
+    e = xp.exp(-xp.abs(xd))
+    data = xp.where(xd >= 0, 1 / (1 + e), e / (1 + e))
+    return result(data, (x,), lambda g: (g * data * (1 - data),))
+
+
+def relu(x: Tensor, name: str = None) -> Tensor:
+    """max(x, 0); the gradient at 0 is 0."""
+    xd = x._data
+    xp = backend.get_array_module(xd)
+    data = xp.maximum(xd, 0)
+    return result(data, (x,), lambda g: (g * (xd > 0),))
+
+
+_SQRT_HALF = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+def gelu(x: Tensor, approximate: bool = False, name: str = None) -> Tensor:
+    """Gaussian error linear unit, x * Phi(x), in the exact erf form (or tanh form if asked)."""
+    xd = x._data
+    xp = backend.get_array_module(xd)
+    if approximate:
+        k = math.sqrt(2.0 / math.pi)
+        inner = k * (xd + 0.044715 * xd ** 3)
+        t = xp.tanh(inner)
+        data = 0.5 * xd * (1 + t)
+
+        def backward(g):
+            d_inner = k * (1 + 3 * 0.044715 * xd * xd)
+            return (g * (0.5 * (1 + t) + 0.5 * xd * (1 - t * t) * d_inner),)
+
+        return result(data, (x,), backward)
+    cdf = 0.5 * (1 + backend.erf(xd * _SQRT_HALF))
+    data = xd * cdf
+
+    def backward(g):
+        return (g * (cdf + xd * _INV_SQRT_2PI * xp.exp(-0.5 * xd * xd)),)
+
+    return result(data, (x,), backward)
+
+
+def clip(x: Tensor, min: float = None, max: float = None, name: str = None) -> Tensor:
+    """Limit values to [min, max]; the gradient flows only where x was inside the range."""
+    xd = x._data
+    xp = backend.get_array_module(xd)
+    lo = -math.inf if min is None else float(min)
+    hi = math.inf if max is None else float(max)
+    if lo > hi:
+        raise ValueError(f"clip: min ({min}) must not exceed max ({max})")
+    data = xp.clip(xd, lo, hi).astype(xd.dtype, copy=False)
+    return result(data, (x,), lambda g: (g * ((xd >= lo) & (xd <= hi)),))
+
+
+def scale(x: Tensor, scale: float = 1.0, bias: float = 0.0, bias_after_scale: bool = True,
+          name: str = None) -> Tensor:
+    """scale * x + bias (or scale * (x + bias)), Paddle's ``scale`` op."""
+    xd = x._data
+    data = xd * scale + bias if bias_after_scale else (xd + bias) * scale
+    return result(data.astype(xd.dtype, copy=False), (x,), lambda g: (g * scale,))
+
+
+def astype(x: Tensor, dtype: Any) -> Tensor:
+    """The values converted to ``dtype``; the gradient is converted back."""
+    target = backend.convert_dtype(dtype)
+    xd = x._data
+    if xd.dtype == target:
+        return result(xd, (x,), lambda g: (g,))
+    data = xd.astype(target)
+    if target.kind not in "fc":
+        return wrap(data)
+    return result(data, (x,), lambda g: (g.astype(xd.dtype),))
+
+
+cast = astype

@@ -1,0 +1,142 @@
+"""Reductions (sum, mean, max, min, argmax) and the softmax family, with their backward."""
+from __future__ import annotations
+
+from typing import Any
+
+from .. import backend
+from ..autograd.tensor import Tensor
+from ._util import normalize_axis, result, wrap
+
+
+def _expand_like(g: Any, shape: tuple, axes: Any, keepdim: bool) -> Any:
+    """Re-insert the reduced axes into ``g`` so that it broadcasts against ``shape``."""
+    if axes is None:
+        return g.reshape((1,) * len(shape))
+    if keepdim:
+        return g
+    return g.reshape(tuple(1 if i in axes else n for i, n in enumerate(shape)))
+
+
+def sum(x: Tensor, axis: Any = None, dtype: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
+    """Sum over ``axis`` (an int, a list, or None for all)."""
+    xd = x._data
+    axes = normalize_axis(axis, xd.ndim)
+    xp = backend.get_array_module(xd)
+    data = xd.sum(axis=axes, keepdims=keepdim)
+    if dtype is not None:
+        data = data.astype(backend.convert_dtype(dtype))
+    elif xd.dtype.kind == "b":
+        data = data.astype("int64")
+    shape = xd.shape
+
+    def backward(g):
+        return (xp.broadcast_to(_expand_like(g, shape, axes, keepdim), shape).astype(xd.dtype),)
+
+    return result(xp.asarray(data), (x,), backward)
+
+
+def mean(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
+    """Arithmetic mean over ``axis``."""
+    xd = x._data
+    axes = normalize_axis(axis, xd.ndim)
+    xp = backend.get_array_module(xd)
+    data = xp.asarray(xd.mean(axis=axes, keepdims=keepdim))
+    shape = xd.shape
+    count = xd.size // data.size if data.size else 0
+
+    def backward(g):
+        scaled = _expand_like(g, shape, axes, keepdim) * (1.0 / count if count else 0.0)
+        return (xp.broadcast_to(scaled, shape).astype(xd.dtype),)
+
+    return result(data, (x,), backward)
+
+
+def _extreme(x: Tensor, axis: Any, keepdim: bool, pick: str) -> Tensor:
+    xd = x._data
+    if xd.size == 0:
+        raise ValueError(f"{pick}: cannot reduce a tensor with no elements (shape {x.shape})")
+    axes = normalize_axis(axis, xd.ndim)
+    xp = backend.get_array_module(xd)
+    data = xp.asarray(getattr(xd, pick)(axis=axes, keepdims=keepdim))
+    shape = xd.shape
+
+    def backward(g):
+        hits = xd == _expand_like(data, shape, axes, keepdim)
+        share = hits / hits.sum(axis=axes, keepdims=True)
+        return ((_expand_like(g, shape, axes, keepdim) * share).astype(xd.dtype),)
+
+    return result(data, (x,), backward)
+
+
+def max(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
+    """Largest value over ``axis``; tied maxima share the gradient equally."""
+    return _extreme(x, axis, keepdim, "max")
+
+
+def min(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
+    """Smallest value over ``axis``; tied minima share the gradient equally."""
+    return _extreme(x, axis, keepdim, "min")
+
+
+def argmax(x: Tensor, axis: int = None, keepdim: bool = False, dtype: Any = "int64", name: str = None) -> Tensor:
+    """Index of the largest value (over the flattened tensor when ``axis`` is None)."""
+    xp = backend.get_array_module(x._data)
+    data = xp.argmax(x._data, axis=axis)
+    if keepdim and axis is not None:
+        data = xp.expand_dims(data, axis)
+    return wrap(xp.asarray(data).astype(backend.convert_dtype(dtype)))
+
+
+def argmin(x: Tensor, axis: int = None, keepdim: bool = False, dtype: Any = "int64", name: str = None) -> Tensor:
+    """Index of the smallest value (over the flattened tensor when ``axis`` is None)."""
+    xp = backend.get_array_module(x._data)
+    data = xp.argmin(x._data, axis=axis)
+    if keepdim and axis is not None:
+        data = xp.expand_dims(data, axis)
+    return wrap(xp.asarray(data).astype(backend.convert_dtype(dtype)))
+
+
+def softmax(x: Tensor, axis: int = -1, dtype: Any = None, name: str = None) -> Tensor:
+    """exp(x) normalised along ``axis``, shifted by the maximum so it cannot overflow."""
+    xd = x._data if dtype is None else x._data.astype(backend.convert_dtype(dtype))
+    xp = backend.get_array_module(xd)
+    e = xp.exp(xd - xd.max(axis=axis, keepdims=True))
+    data = e / e.sum(axis=axis, keepdims=True)
+
+    def backward(g):
+        gy = g * data
+        return ((gy - data * gy.sum(axis=axis, keepdims=True)).astype(x._data.dtype, copy=False),)
+
+    return result(data, (x,), backward)
+
+
+def log_softmax(x: Tensor, axis: int = -1, dtype: Any = None, name: str = None) -> Tensor:
+    """log(softmax(x)) computed as x - logsumexp(x), stable for large inputs."""
+    xd = x._data if dtype is None else x._data.astype(backend.convert_dtype(dtype))
+    xp = backend.get_array_module(xd)
+    shifted = xd - xd.max(axis=axis, keepdims=True)
+    data = shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
+
+    def backward(g):
+        gx = g - xp.exp(data) * g.sum(axis=axis, keepdims=True)
+        return (gx.astype(x._data.dtype, copy=False),)
+
+    return result(data, (x,), backward)
+
+
+def logsumexp(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
+    """log(sum(exp(x))) over ``axis``, stable for large inputs."""
+    xd = x._data
+    axes = normalize_axis(axis, xd.ndim)
+    xp = backend.get_array_module(xd)
+    peak = xd.max(axis=axes, keepdims=True)
+    total = xp.exp(xd - peak).sum(axis=axes, keepdims=True)
+    kept = xp.log(total) + peak
+    data = kept if keepdim else kept.reshape([n for i, n in enumerate(xd.shape)
+                                              if axes is not None and i not in axes])
+    shape = xd.shape
+
+    def backward(g):
+        return (_expand_like(g, shape, axes, keepdim) * xp.exp(xd - kept),)
+
+    return result(xp.asarray(data), (x,), backward)

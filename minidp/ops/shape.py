@@ -1,0 +1,194 @@
+"""Ops that move or select values without computing new ones, with their backward."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from .. import backend
+from ..autograd.tensor import Tensor
+from ._util import normalize_axis, result, unbroadcast
+
+
+def _as_shape(shape: Any) -> tuple:
+    if isinstance(shape, Tensor):
+        return tuple(int(v) for v in shape.tolist())
+    if isinstance(shape, int):
+        return (shape,)
+    return tuple(int(s.item()) if isinstance(s, Tensor) else int(s) for s in shape)
+
+
+def reshape(x: Tensor, shape: Any, name: str = None) -> Tensor:
+    """The same values in a new shape; 0 copies that axis from x, -1 is inferred."""
+    xd = x._data
+    target = tuple(xd.shape[i] if s == 0 else s for i, s in enumerate(_as_shape(shape)))
+    try:
+        data = xd.reshape(target)
+    except ValueError:
+        raise ValueError(
+            f"reshape: cannot view a tensor of shape {list(xd.shape)} ({xd.size} elements) "
+            f"as {list(target)}"
+        ) from None
+    in_shape = xd.shape
+    return result(data, (x,), lambda g: (g.reshape(in_shape),))
+
+
+def flatten(x: Tensor, start_axis: int = 0, stop_axis: int = -1, name: str = None) -> Tensor:
+    """Merge axes ``start_axis`` to ``stop_axis`` (inclusive) into one."""
+    shape = x._data.shape
+    if not shape:
+        return reshape(x, [1])
+    start, stop = normalize_axis([start_axis, stop_axis], len(shape))
+    if start > stop:
+        raise ValueError(f"flatten: start_axis ({start_axis}) must not come after stop_axis ({stop_axis})")
+    merged = 1
+    for n in shape[start:stop + 1]:
+        merged *= n
+    return reshape(x, shape[:start] + (merged,) + shape[stop + 1:])
+
+
+def transpose(x: Tensor, perm: Sequence[int], name: str = None) -> Tensor:
+    """Permute the axes: axis i of the result is axis ``perm[i]`` of x."""
+    xd = x._data
+    perm = normalize_axis(perm, xd.ndim)
+    if sorted(perm) != list(range(xd.ndim)):
+        raise ValueError(f"transpose: perm {list(perm)} is not a permutation of {xd.ndim} axes")
+    inverse = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inverse[p] = i
+    return result(xd.transpose(perm), (x,), lambda g: (g.transpose(inverse),))
+
+
+def squeeze(x: Tensor, axis: Any = None, name: str = None) -> Tensor:
+    """Drop axes of length 1 (all of them, or those in ``axis`` that have length 1)."""
+    shape = x._data.shape
+    axes = normalize_axis(axis, len(shape))
+    if axes is None:
+        axes = tuple(i for i, n in enumerate(shape) if n == 1)
+    return reshape(x, [n for i, n in enumerate(shape) if not (i in axes and n == 1)] or [])
+
+
+def unsqueeze(x: Tensor, axis: Any, name: str = None) -> Tensor:
+    """Insert axes of length 1 at the positions in ``axis`` (positions in the result)."""
+    shape = list(x._data.shape)
+    axes = [axis] if isinstance(axis, int) else list(axis)
+    for a in axes:
+        shape.insert(a if a >= 0 else len(shape) + a + 1, 1)
+    return reshape(x, shape)
+
+
+def concat(x: Sequence[Tensor], axis: int = 0, name: str = None) -> Tensor:
+    """Join tensors along an existing axis."""
+    tensors = tuple(x)
+    if not tensors:
+        raise ValueError("concat: needs at least one tensor")
+    arrays = [t._data for t in tensors]
+    xp = backend.get_array_module(arrays[0])
+    axis = normalize_axis(axis, arrays[0].ndim)[0]
+    try:
+        data = xp.concatenate(arrays, axis=axis)
+    except ValueError:
+        raise ValueError(
+            f"concat: shapes {[list(a.shape) for a in arrays]} differ outside axis {axis}"
+        ) from None
+    bounds = []
+    total = 0
+    for a in arrays[:-1]:
+        total += a.shape[axis]
+        bounds.append(total)
+    return result(data, tensors, lambda g: tuple(xp.split(g, bounds, axis=axis)))
+
+
+def stack(x: Sequence[Tensor], axis: int = 0, name: str = None) -> Tensor:
+    """Join tensors of one shape along a new axis."""
+    tensors = tuple(x)
+    if not tensors:
+        raise ValueError("stack: needs at least one tensor")
+    arrays = [t._data for t in tensors]
+    xp = backend.get_array_module(arrays[0])
+    try:
+        data = xp.stack(arrays, axis=axis)
+    except ValueError:
+        raise ValueError(f"stack: all shapes must be equal, got {[list(a.shape) for a in arrays]}") from None
+    axis = axis % data.ndim
+    return result(data, tensors, lambda g: tuple(g.take(i, axis=axis) for i in range(len(arrays))))
+
+
+def split(x: Tensor, num_or_sections: Any, axis: int = 0, name: str = None) -> list:
+    """Cut x along ``axis`` into equal parts (an int) or parts of the given sizes (-1 once allowed)."""
+    xd = x._data
+    axis = normalize_axis(axis, xd.ndim)[0]
+    length = xd.shape[axis]
+    if isinstance(num_or_sections, int):
+        if num_or_sections <= 0 or length % num_or_sections:
+            raise ValueError(
+                f"split: axis {axis} has length {length}, which {num_or_sections} parts cannot divide evenly"
+            )
+        sizes = [length // num_or_sections] * num_or_sections
+    else:
+        sizes = list(num_or_sections)
+        if sizes.count(-1) > 1:
+            raise ValueError("split: at most one section size may be -1")
+        if -1 in sizes:
+            sizes[sizes.index(-1)] = length - (sum(sizes) + 1)
+        if sum(sizes) != length or any(s < 0 for s in sizes):
+            raise ValueError(f"split: section sizes {list(num_or_sections)} do not add up to {length}")
+    outputs = []
+    start = 0
+    for size in sizes:
+        outputs.append(getitem(x, (slice(None),) * axis + (slice(start, start + size),)))
+        start += size
+    return outputs
+
+
+def _index_arrays(index: Any) -> Any:
+    """Replace tensors inside an index by their arrays."""
+    if isinstance(index, Tensor):
+        return index._data
+    if isinstance(index, tuple):
+        return tuple(i._data if isinstance(i, Tensor) else i for i in index)
+    if isinstance(index, list):
+        return backend.default_array_module().asarray(index)
+    return index
+
+
+def _is_basic(index: Any) -> bool:
+    """True for indexes made of ints, slices, None and Ellipsis only (they select a view)."""
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(isinstance(i, (int, slice)) or i is None or i is Ellipsis for i in parts)
+
+
+def getitem(x: Tensor, index: Any) -> Tensor:
+    """x[index] with slices, integer arrays or boolean masks; repeated indices add up in backward."""
+    xd = x._data
+    index = _index_arrays(index)
+    try:
+        data = xd[index]
+    except IndexError as error:
+        raise IndexError(f"index {index!r} is invalid for a tensor of shape {list(xd.shape)}: {error}") from None
+    xp = backend.get_array_module(xd)
+    basic = _is_basic(index)
+
+    def backward(g):
+        gx = xp.zeros_like(xd)
+        if basic:
+            gx[index] = g
+        else:
+            xp.add.at(gx, index, g)
+        return (gx,)
+
+    return result(data, (x,), backward)
+
+
+def expand(x: Tensor, shape: Any, name: str = None) -> Tensor:
+    """Broadcast x to ``shape`` (-1 keeps an axis); the gradient sums back."""
+    xd = x._data
+    target = list(_as_shape(shape))
+    lead = len(target) - xd.ndim
+    for i, n in enumerate(xd.shape):
+        if target[lead + i] == -1:
+            target[lead + i] = n
+    xp = backend.get_array_module(xd)
+    try:
+        data = xp.broadcast_to(xd, target)
+    except ValueError:
+        raise ValueError(f"expand: cannot broadcast shape {list(xd.shape)} to {target}") from None
+    return result(data, (x,), lambda g: (unbroadcast(g, xd.shape),))
