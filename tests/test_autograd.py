@@ -1,0 +1,234 @@
+"""The tape's behaviour: accumulation, hooks, the gradient-ready hook, no_grad, graph freeing."""
+import numpy as np
+import pytest
+
+import minidp
+from minidp.autograd import engine
+
+
+def leaf(values, dtype="float64"):
+    return minidp.to_tensor(np.asarray(values, dtype=dtype), stop_gradient=False)
+
+
+def test_data_tensors_need_no_gradient_and_parameters_do():
+    assert minidp.to_tensor([1.0]).stop_gradient
+    assert not minidp.Parameter(np.ones(2)).stop_gradient
+    x = minidp.to_tensor([1.0, 2.0])
+    assert (x * 2).stop_gradient
+
+
+def test_gradients_accumulate_until_cleared():
+    x = leaf([1.0, 2.0])
+    (x * 3).sum().backward()
+    (x * x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [3 + 2, 3 + 4])
+    x.clear_grad()
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, 0.0])
+    (x * 5).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [5.0, 5.0])
+    x.clear_grad(set_to_zero=False)
+    assert x.grad is None
+
+
+def test_accumulation_does_not_alias_gradients_of_other_leaves():
+    a, b = leaf([1.0]), leaf([2.0])
+    (a + b).sum().backward()
+    (a * 10).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), [11.0])
+    np.testing.assert_allclose(b.grad.numpy(), [1.0])
+
+
+def test_non_scalar_backward_uses_ones_and_explicit_grad_tensor():
+    x = leaf([1.0, 2.0, 3.0])
+    (x * x).backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 4.0, 6.0])
+    x.clear_grad()
+    (x * x).backward(minidp.to_tensor([1.0, 0.0, 2.0], "float64"))
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 0.0, 12.0])
+
+
+def test_full_reductions_are_zero_dimensional():
+    x = minidp.ones([3, 4])
+    assert x.sum().shape == [] and x.mean().shape == []
+    assert x.max().item() == 1.0
+
+
+def test_shared_subexpression_gets_summed_gradient():
+    x = leaf([2.0])
+    y = x * x
+    (y + y * 3).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [4 * 2 * 2.0])
+
+
+def test_register_hook_sees_and_can_replace_gradient():
+    x = leaf([1.0, 2.0])
+    seen = []
+    handle = x.register_hook(lambda g: seen.append(g.numpy().copy()))
+    mid = x * 2
+    mid.register_hook(lambda g: g * 10)
+    mid.sum().backward()
+    np.testing.assert_allclose(seen[0], [20.0, 20.0])
+    np.testing.assert_allclose(x.grad.numpy(), [20.0, 20.0])
+    handle.remove()
+    x.clear_grad()
+    (x * 1).sum().backward()
+    assert len(seen) == 1
+
+
+def test_register_hook_on_data_tensor_raises():
+    with pytest.raises(RuntimeError, match="stop_gradient=True"):
+        minidp.ones([2]).register_hook(lambda g: g)
+
+
+def test_grad_ready_hook_fires_once_per_leaf_per_pass_with_final_gradient():
+    w = leaf([1.0, 2.0])
+    b = leaf([0.5])
+    fired = []
+    w._register_grad_ready_hook(lambda t: fired.append(("w", t.grad.numpy().copy())))
+    handle = b._register_grad_ready_hook(lambda t: fired.append(("b", t.grad.numpy().copy())))
+    x = minidp.to_tensor([3.0, 4.0], "float64")
+    y = (w * x).sum() + (w * w).sum() + b.sum() * 2 + b.sum()  # w and b used several times
+    y.backward()
+    names = [n for n, _ in fired]
+    assert sorted(names) == ["b", "w"]
+    final = dict(fired)
+    np.testing.assert_allclose(final["w"], [3 + 2, 4 + 4])
+    np.testing.assert_allclose(final["b"], [3.0])
+    handle.remove()
+    fired.clear()
+    (w * 1).sum().backward()
+    assert [n for n, _ in fired] == ["w"]
+
+
+def test_grad_ready_hook_fires_before_backward_ends():
+    """The last layer's weight is ready while earlier layers are still being differentiated."""
+    x = minidp.to_tensor(np.ones((2, 3)))
+    w1, w2 = leaf(np.ones((3, 3))), leaf(np.ones((3, 1)))
+    order = []
+    w1._register_grad_ready_hook(lambda t: order.append("w1"))
+    w2._register_grad_ready_hook(lambda t: order.append("w2"))
+    probe = (x @ w1)
+    probe.register_hook(lambda g: order.append("hidden"))
+    (probe @ w2).sum().backward()
+    assert order.index("w2") < order.index("hidden") < order.index("w1")
+
+
+def test_end_of_backward_callback_runs_after_all_leaves():
+    w = leaf([1.0])
+    events = []
+
+    def on_ready(t):
+        events.append("ready")
+        engine.queue_end_of_backward_callback(lambda: events.append("end"))
+
+    w._register_grad_ready_hook(on_ready)
+    (w * 2).sum().backward()
+    assert events == ["ready", "end"]
+
+
+def test_reachable_leaves_finds_only_used_parameters():
+    a, b, c = leaf([1.0]), leaf([2.0]), leaf([3.0])
+    out = a * 2 + b
+    found = engine.reachable_leaves([out])
+    assert set(found) == {id(a), id(b)} and id(c) not in found
+
+
+def test_no_grad_as_context_and_decorator():
+    x = leaf([1.0])
+    with minidp.no_grad():
+        assert (x * 2).stop_gradient
+    assert not (x * 2).stop_gradient
+
+    @minidp.no_grad()
+    def f(t):
+        return t * 2
+
+    assert f(x).stop_gradient
+    assert minidp.is_grad_enabled()
+
+
+def test_detach_cuts_the_graph():
+    x = leaf([1.0])
+    y = (x * 2).detach()
+    assert y.stop_gradient
+    with pytest.raises(RuntimeError, match="stop_gradient=True"):
+        (y * 3).sum().backward()
+
+
+def test_graph_is_freed_unless_retained():
+    x = leaf([1.0, 2.0])
+    y = (x * x).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), [4.0, 8.0])
+    with pytest.raises(RuntimeError, match="retain_graph=True"):
+        y.backward()
+
+
+def test_deep_chain_of_ten_thousand_ops_needs_no_recursion():
+    x = leaf([1.0])
+    y = x
+    for _ in range(10_000):
+        y = y * 1.0001
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1.0001 ** 10_000], rtol=1e-9)
+
+
+def test_shape_mismatch_error_names_both_shapes():
+    with pytest.raises(ValueError, match=r"\[2, 3\] and \[4\]"):
+        minidp.ones([2, 3]) + minidp.ones([4])
+    with pytest.raises(ValueError, match="matmul"):
+        minidp.ones([2, 3]) @ minidp.ones([2, 3])
+
+
+def test_dtype_mismatch_error_says_how_to_convert():
+    with pytest.raises(TypeError, match="astype"):
+        minidp.ones([2], "float32") + minidp.ones([2], "float64")
+    with pytest.raises(TypeError, match="astype"):
+        minidp.ones([2, 2], "float32") @ minidp.ones([2, 2], "float64")
+
+
+def test_backward_on_tensor_without_gradient_raises():
+    with pytest.raises(RuntimeError, match="stop_gradient=True"):
+        minidp.ones([2]).sum().backward()
+
+
+def test_grad_tensor_shape_is_checked():
+    x = leaf([1.0, 2.0])
+    with pytest.raises(ValueError, match="same shape"):
+        (x * 2).backward(minidp.ones([3], "float64"))
+
+
+def test_creation_functions_follow_paddle_signatures():
+    minidp.seed(3)
+    a = minidp.randn([2, 3], "float32")
+    minidp.seed(3)
+    b = minidp.randn([2, 3], "float32")
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert a.shape == [2, 3] and a.dtype == np.float32
+    assert minidp.zeros([2], "int64").dtype == np.int64
+    assert minidp.full([2], 7.0).numpy().tolist() == [7.0, 7.0]
+    assert minidp.arange(5).numpy().tolist() == [0, 1, 2, 3, 4]
+    assert minidp.ones_like(a).shape == [2, 3]
+    u = minidp.uniform([1000], min=2.0, max=3.0)
+    assert 2.0 <= u.numpy().min() and u.numpy().max() < 3.0
+    assert minidp.to_tensor([True, False]).dtype == np.bool_
+    assert minidp.to_tensor(np.ones(2, np.float64)).dtype == np.float64
+    with pytest.raises(TypeError, match="unsupported dtype"):
+        minidp.zeros([2], "float7")
+
+
+def test_comparisons_carry_no_gradient():
+    x = leaf([1.0, 3.0])
+    mask = x > 2.0
+    assert mask.stop_gradient and mask.numpy().tolist() == [False, True]
+    assert (x == x).numpy().all()
+
+
+def test_backend_switch_reports_cpu_and_rejects_missing_gpu():
+    assert minidp.get_device() == "cpu"
+    if not minidp.is_compiled_with_cuda():
+        with pytest.raises(ValueError, match="CUDA device"):
+            minidp.set_device("gpu:0")
+    with pytest.raises(ValueError, match="unknown place"):
+        minidp.set_device("tpu")
