@@ -1,0 +1,18 @@
+"""Neural-network building blocks: Layer, the layers and losses, initializers, clipping.
+
+``minidp.nn.functional`` holds the same operations as functions.
+"""
+from ..autograd.tensor import Parameter
+from . import functional, initializer
+from .clip import ClipGradByGlobalNorm
+from .layer import Layer
+from .layers import (GELU, AvgPool2D, BatchNorm1D, BatchNorm2D, BCEWithLogitsLoss, Conv2D, CrossEntropyLoss,
+                     Dropout, Embedding, Flatten, Identity, L1Loss, LayerList, LayerNorm, Linear, LogSoftmax,
+                     MaxPool2D, MSELoss, NLLLoss, ParameterList, ReLU, Sequential, Sigmoid, Softmax, Tanh)
+from .param_attr import ParamAttr
+
+__all__ = ["Parameter", "Layer", "ParamAttr", "ClipGradByGlobalNorm", "functional", "initializer", "GELU",
+           "AvgPool2D", "BatchNorm1D", "BatchNorm2D", "BCEWithLogitsLoss", "Conv2D", "CrossEntropyLoss",
+           "Dropout", "Embedding", "Flatten", "Identity", "L1Loss", "LayerList", "LayerNorm", "Linear",
+           "LogSoftmax", "MaxPool2D", "MSELoss", "NLLLoss", "ParameterList", "ReLU", "Sequential", "Sigmoid",
+           "Softmax", "Tanh"]

@@ -1,0 +1,12 @@
+"""Functional forms of the layers: ``import minidp.nn.functional as F``."""
+from .activation import gelu, log_softmax, relu, sigmoid, softmax, tanh
+from .common import dropout, linear
+from .conv import conv2d
+from .input import embedding
+from .loss import binary_cross_entropy_with_logits, cross_entropy, l1_loss, mse_loss, nll_loss
+from .norm import batch_norm, layer_norm
+from .pooling import avg_pool2d, max_pool2d
+
+__all__ = ["linear", "dropout", "conv2d", "max_pool2d", "avg_pool2d", "layer_norm", "batch_norm",
+           "embedding", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
+           "binary_cross_entropy_with_logits", "relu", "gelu", "sigmoid", "tanh", "softmax", "log_softmax"]

@@ -1,0 +1,258 @@
+"""Loss functions, each one fused op whose backward goes straight to the input gradient.
+
+Cross-entropy is log-softmax and negative log-likelihood in a single op: the backward of the
+pair collapses to ``softmax(x) - target`` (scaled), which is both cheaper and more accurate than
+differentiating the two steps separately.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ... import backend
+from ...autograd.tensor import Tensor
+from ...ops._util import result, unbroadcast
+from ._util import check_reduction, check_tensor
+
+
+def _float_pair(op: str, input: Tensor, label: Tensor) -> tuple:
+    """The input and label arrays with one floating dtype (integer labels are converted)."""
+    check_tensor(op, "input", input)
+    check_tensor(op, "label", label)
+    xd, yd = input._data, label._data
+    if xd.dtype != yd.dtype:
+        if yd.dtype.kind == "f" and xd.dtype.kind == "f":
+            raise TypeError(f"{op}: input dtype {xd.dtype} differs from label dtype {yd.dtype}; "
+                            f"convert the label with .astype('{xd.dtype}')")
+        yd = yd.astype(xd.dtype)
+    return xd, yd
+
+
+def _reduce(loss: Any, reduction: str) -> tuple:
+    """The reduced loss and the factor d(reduced)/d(element) (None for 'none')."""
+    if reduction == "mean":
+        return loss.mean(), 1.0 / max(loss.size, 1)
+    if reduction == "sum":
+        return loss.sum(), 1.0
+    return loss, None
+
+
+def _elementwise_loss(input: Tensor, label: Tensor, loss: Any, d_input: Any, d_label: Any,
+                      reduction: str) -> Tensor:
+    """Build a loss op from its elementwise values and their derivatives w.r.t. input and label."""
+    data, scale = _reduce(loss, reduction)
+    in_shape, label_shape = input._data.shape, label._data.shape
+
+    def backward(g):
+        g = g if scale is None else g * scale
+        return (None if input.stop_gradient else unbroadcast(g * d_input, in_shape),
+                None if label.stop_gradient else unbroadcast(g * d_label, label_shape))
+
+    return result(data, (input, label), backward)
+
+
+def mse_loss(input: Tensor, label: Tensor, reduction: str = "mean", name: Optional[str] = None) -> Tensor:
+    """Squared error (input - label)^2, averaged (default), summed or per element."""
+    check_reduction("mse_loss", reduction)
+    xd, yd = _float_pair("mse_loss", input, label)
+    diff = xd - yd
+    twice = 2 * diff
+    return _elementwise_loss(input, label, diff * diff, twice, -twice, reduction)
+
+
+def l1_loss(input: Tensor, label: Tensor, reduction: str = "mean", name: Optional[str] = None) -> Tensor:
+    """Absolute error |input - label|; the gradient at 0 is 0."""
+    check_reduction("l1_loss", reduction)
+    xd, yd = _float_pair("l1_loss", input, label)
+    diff = xd - yd
+    xp = backend.get_array_module(diff)
+    sign = xp.sign(diff)
+    return _elementwise_loss(input, label, xp.abs(diff), sign, -sign, reduction)
+
+
+def binary_cross_entropy_with_logits(logit: Tensor, label: Tensor, weight: Optional[Tensor] = None,
+                                     reduction: str = "mean", pos_weight: Optional[Tensor] = None,
+                                     name: Optional[str] = None) -> Tensor:
+    """Sigmoid plus binary cross-entropy, computed from logits without overflow.
+
+    loss = (1 - y) * x + (1 + (pos_weight - 1) * y) * softplus(-x), times ``weight``.
+    """
+    check_reduction("binary_cross_entropy_with_logits", reduction)
+    xd, yd = _float_pair("binary_cross_entropy_with_logits", logit, label)
+    xp = backend.get_array_module(xd)
+    e = xp.exp(-xp.abs(xd))
+    softplus_neg = xp.log1p(e) + xp.maximum(-xd, 0)
+    sigmoid = xp.where(xd >= 0, 1 / (1 + e), e / (1 + e))
+    if pos_weight is None:
+        loss = (1 - yd) * xd + softplus_neg
+        d_logit = sigmoid - yd
+        d_label = -xd
+    else:
+        pw = pos_weight._data
+        scale = 1 + (pw - 1) * yd
+        loss = (1 - yd) * xd + scale * softplus_neg
+        d_logit = (1 - yd) + scale * (sigmoid - 1)
+        d_label = -xd + (pw - 1) * softplus_neg
+    if weight is not None:
+        w = weight._data
+        loss, d_logit, d_label = loss * w, d_logit * w, d_label * w
+    return _elementwise_loss(logit, label, loss, d_logit, d_label, reduction)
+
+
+def _class_weight(op: str, weight: Optional[Tensor], classes: int, dtype: Any) -> Any:
+    if weight is None:
+        return None
+    check_tensor(op, "weight", weight)
+    if weight.shape != [classes]:
+        raise ValueError(f"{op}: weight must have one value per class, shape [{classes}], got {weight.shape}")
+    return weight._data.astype(dtype, copy=False)
+
+
+def _axis_shape(ndim: int, axis: int, n: int) -> tuple:
+    return tuple(n if i == axis else 1 for i in range(ndim))
+
+
+def _hard_label_nll(op: str, logp: Any, label: Any, axis: int, weight: Any, ignore_index: int,
+                    reduction: str) -> tuple:
+    """-logp[label] per sample (times the class weight), reduced as Paddle reduces it.
+
+    The mean divides by the summed weight of the samples that are not ignored (their count
+    without weights). Returns the loss array and a function mapping the upstream gradient to
+    d(loss)/d(logp).
+    """
+    xp = backend.get_array_module(logp)
+    if label.dtype.kind not in "iu":
+        raise TypeError(f"{op}: hard labels must be integers, got dtype {label.dtype}; use "
+                        "label.astype('int64'), or soft_label=True for probabilities")
+    classes = logp.shape[axis]
+    expected = logp.shape[:axis] + (1,) + logp.shape[axis + 1:]
+    if label.ndim == logp.ndim - 1:
+        label_k = xp.expand_dims(label, axis)
+    else:
+        label_k = label
+    if label_k.shape != expected:
+        raise ValueError(f"{op}: label shape {list(label.shape)} does not fit input shape "
+                         f"{list(logp.shape)}; expected {list(expected[:axis] + expected[axis + 1:])} "
+                         f"or {list(expected)}")
+    valid = label_k != ignore_index
+    safe = xp.where(valid, label_k, 0)
+    if safe.size and (int(safe.min()) < 0 or int(safe.max()) >= classes):
+        raise ValueError(f"{op}: labels must lie in [0, {classes}) or equal ignore_index={ignore_index}, "
+                         f"got values in [{int(safe.min())}, {int(safe.max())}]")
+    coef = valid.astype(logp.dtype)
+    if weight is not None:
+        coef = coef * weight[safe]
+    loss = -xp.take_along_axis(logp, safe, axis=axis) * coef
+    if reduction == "none":
+        data, denom = loss.reshape(label.shape), None
+    elif reduction == "sum":
+        data, denom = loss.sum(), None
+    else:
+        denom = coef.sum()
+        denom = denom + (denom == 0)
+        data = loss.sum() / denom
+    classes_along_axis = xp.arange(classes).reshape(_axis_shape(logp.ndim, axis, classes))
+
+    def grad_logp(g):
+        if reduction == "none":
+            g = g.reshape(label_k.shape)
+        elif denom is not None:
+            g = g / denom
+        return (classes_along_axis == safe) * (-g * coef)
+
+    return data, grad_logp
+
+
+def _soft_label_nll(op: str, logp: Any, target: Any, axis: int, weight: Any, reduction: str) -> tuple:
+    """-sum(target * logp) per sample, times sum(target * weight) when weighted, reduced.
+
+    Returns the loss, d(loss)/d(logp) and d(loss)/d(target) (the latter without weights only).
+    """
+    if target.shape != logp.shape:
+        raise ValueError(f"{op}: soft labels must have the input's shape {list(logp.shape)}, "
+                         f"got {list(target.shape)}")
+    per_sample = -(target * logp).sum(axis=axis, keepdims=True)
+    sample_weight = None
+    if weight is not None:
+        sample_weight = (target * weight.reshape(_axis_shape(logp.ndim, axis, weight.size))).sum(
+            axis=axis, keepdims=True)
+        per_sample = per_sample * sample_weight
+    if reduction == "none":
+        data, denom = per_sample, None
+    elif reduction == "sum":
+        data, denom = per_sample.sum(), None
+    else:
+        denom = per_sample.size if sample_weight is None else sample_weight.sum()
+        denom = denom + (denom == 0)
+        data = per_sample.sum() / denom
+
+    def upstream(g):
+        if denom is not None:
+            g = g / denom
+        return g if sample_weight is None else g * sample_weight
+
+    return data, (lambda g: -target * upstream(g)), (lambda g: -logp * upstream(g))
+
+
+def cross_entropy(input: Tensor, label: Tensor, weight: Optional[Tensor] = None, ignore_index: int = -100,
+                  reduction: str = "mean", soft_label: bool = False, axis: int = -1, use_softmax: bool = True,
+                  name: Optional[str] = None) -> Tensor:
+    """Softmax cross-entropy over ``axis`` with hard labels ([N] or [N, 1]) or soft labels.
+
+    ``weight`` gives each class a weight; samples whose label is ``ignore_index`` count for
+    nothing, in the loss and in the mean's denominator. With ``use_softmax=False`` the input
+    is taken to be probabilities already. With ``reduction='none'`` a hard-label loss has the
+    label's shape; a soft-label one keeps ``axis`` with length 1.
+    """
+    check_reduction("cross_entropy", reduction)
+    check_tensor("cross_entropy", "input", input)
+    check_tensor("cross_entropy", "label", label)
+    xd = input._data
+    if xd.ndim == 0:
+        raise ValueError("cross_entropy: input must have a class axis, got a 0-d tensor")
+    axis = axis % xd.ndim
+    xp = backend.get_array_module(xd)
+    if use_softmax:
+        shifted = xd - xd.max(axis=axis, keepdims=True)
+        exps = xp.exp(shifted)
+        totals = exps.sum(axis=axis, keepdims=True)
+        logp = shifted - xp.log(totals)
+    else:
+        logp = xp.log(xd)
+    w = _class_weight("cross_entropy", weight, xd.shape[axis], xd.dtype)
+    if soft_label:
+        if weight is not None and not label.stop_gradient:
+            raise ValueError("cross_entropy: gradients w.r.t. soft labels are supported only without a "
+                             "class weight; detach the label or drop weight")
+        _, target = _float_pair("cross_entropy", input, label)
+        data, grad_logp, grad_target = _soft_label_nll("cross_entropy", logp, target, axis, w, reduction)
+        parents = (input, label)
+    else:
+        data, grad_logp = _hard_label_nll("cross_entropy", logp, label._data, axis, w, ignore_index, reduction)
+        parents = (input,)
+
+    def backward(g):
+        d = grad_logp(g)
+        if use_softmax:
+            gx = d - (exps / totals) * d.sum(axis=axis, keepdims=True)
+        else:
+            gx = d / xd
+        if not soft_label:
+            return (gx,)
+        return gx, None if label.stop_gradient else grad_target(g)
+
+    return result(data, parents, backward)
+
+
+def nll_loss(input: Tensor, label: Tensor, weight: Optional[Tensor] = None, ignore_index: int = -100,
+             reduction: str = "mean", name: Optional[str] = None) -> Tensor:
+    """Negative log-likelihood of log-probabilities ``input`` [N, C, ...] at integer ``label`` [N, ...]."""
+    check_reduction("nll_loss", reduction)
+    check_tensor("nll_loss", "input", input)
+    check_tensor("nll_loss", "label", label)
+    xd = input._data
+    if xd.ndim < 2:
+        raise ValueError(f"nll_loss: input must be [N, C, ...], got shape {input.shape}")
+    w = _class_weight("nll_loss", weight, xd.shape[1], xd.dtype)
+    data, grad_logp = _hard_label_nll("nll_loss", xd, label._data, 1, w, ignore_index, reduction)
+    return result(data, (input,), lambda g: (grad_logp(g),))
+

@@ -1,0 +1,179 @@
+"""Parameter initializers with Paddle's names, defaults and fan rules.
+
+An initializer is called on a parameter and overwrites its values in place (the array keeps its
+identity). Random values are drawn on the host from the process generator that
+:func:`minidp.seed` resets, then moved to the parameter's device, so a seeded model starts from
+the same weights on every rank and on CPU and GPU alike.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Optional, Sequence
+
+import numpy
+
+from ..autograd.tensor import Tensor
+from ..ops.creation import host_generator
+
+__all__ = ["Initializer", "Constant", "Normal", "TruncatedNormal", "Uniform", "XavierUniform",
+           "XavierNormal", "KaimingNormal", "KaimingUniform", "Assign", "calculate_gain"]
+
+
+def compute_fans(shape: Sequence[int]) -> tuple:
+    """(fan_in, fan_out) as Paddle computes them.
+
+    A Linear weight ``[in, out]`` gives (in, out); a convolution weight ``[out_c, in_c, *k]``
+    gives (in_c * prod(k), out_c * prod(k)); a vector gives its length twice.
+    """
+    if len(shape) == 0:
+        return 1, 1
+    if len(shape) == 1:
+        return shape[0], shape[0]
+    if len(shape) == 2:
+        return shape[0], shape[1]
+    receptive = math.prod(shape[2:])
+    return shape[1] * receptive, shape[0] * receptive
+
+
+def calculate_gain(nonlinearity: str, param: Optional[float] = None) -> float:
+    """The recommended scale of initial weights for a nonlinearity (Paddle's table)."""
+    gains = {"sigmoid": 1.0, "linear": 1.0, "conv1d": 1.0, "conv2d": 1.0, "conv3d": 1.0,
+             "conv1d_transpose": 1.0, "conv2d_transpose": 1.0, "conv3d_transpose": 1.0,
+             "tanh": 5.0 / 3, "relu": math.sqrt(2.0), "selu": 3.0 / 4}
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else float(param)
+        return math.sqrt(2.0 / (1 + slope * slope))
+    if nonlinearity not in gains:
+        raise ValueError(f"calculate_gain: unknown nonlinearity {nonlinearity!r}; use one of "
+                         f"{sorted(gains) + ['leaky_relu']}")
+    return gains[nonlinearity]
+
+
+class Initializer:
+    """Base class: a subclass defines ``_values(shape)``, a float64 NumPy array of that shape.
+
+    Calling the initializer on a parameter writes those values into it, in the parameter's dtype.
+    """
+
+    def __call__(self, param: Tensor, block: Any = None) -> Tensor:
+        param.set_value(self._values(tuple(param._data.shape)))
+        return param
+
+
+class Constant(Initializer):
+    """Every element equal to ``value``."""
+
+    def __init__(self, value: float = 0.0) -> None:
+        self.value = float(value)
+
+    def _values(self, shape: tuple) -> numpy.ndarray:
+        return numpy.full(shape, self.value)
+
+
+class Normal(Initializer):
+    """Gaussian values with the given mean and standard deviation."""
+
+    def __init__(self, mean: float = 0.0, std: float = 1.0, name: Optional[str] = None) -> None:
+        self.mean, self.std = float(mean), float(std)
+
+    def _values(self, shape: tuple) -> numpy.ndarray:
+        return host_generator().normal(self.mean, self.std, shape)
+
+
+class TruncatedNormal(Initializer):
+    """Gaussian values redrawn until they fall within [a, b] (by default two std around the mean)."""
+
+    def __init__(self, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
+                 name: Optional[str] = None) -> None:
+        self.mean, self.std, self.a, self.b = float(mean), float(std), float(a), float(b)
+
+    def _values(self, shape: tuple) -> numpy.ndarray:
+        generator = host_generator()
+        values = generator.normal(self.mean, self.std, shape)
+        outside = (values < self.mean + self.a * self.std) | (values > self.mean + self.b * self.std)
+        while outside.any():
+            values[outside] = generator.normal(self.mean, self.std, int(outside.sum()))
+            outside = (values < self.mean + self.a * self.std) | (values > self.mean + self.b * self.std)
+        return values
+
+
+class Uniform(Initializer):
+    """Uniform values in [low, high)."""
+
+    def __init__(self, low: float = -1.0, high: float = 1.0, name: Optional[str] = None) -> None:
+        if low > high:
+            raise ValueError(f"Uniform: low ({low}) must not exceed high ({high})")
+        self.low, self.high = float(low), float(high)
+
+    def _values(self, shape: tuple) -> numpy.ndarray:
+        return host_generator().uniform(self.low, self.high, shape)
+
+
+class XavierUniform(Initializer):
+    """Glorot uniform: limit ``gain * sqrt(6 / (fan_in + fan_out))`` (Paddle's default weight init)."""
+
+    def __init__(self, fan_in: Optional[float] = None, fan_out: Optional[float] = None, gain: float = 1.0,
+                 name: Optional[str] = None) -> None:
+        self.fan_in, self.fan_out, self.gain = fan_in, fan_out, float(gain)
+
+    def _values(self, shape: tuple) -> numpy.ndarray:
+        fan_in, fan_out = compute_fans(shape)
+        fan_in = fan_in if self.fan_in is None else self.fan_in
+        fan_out = fan_out if self.fan_out is None else self.fan_out
+        limit = self.gain * math.sqrt(6.0 / (fan_in + fan_out))
+        return host_generator().uniform(-limit, limit, shape)
+
+
+class XavierNormal(Initializer):
+    """Glorot normal: std ``gain * sqrt(2 / (fan_in + fan_out))``."""
+
+    def __init__(self, fan_in: Optional[float] = None, fan_out: Optional[float] = None, gain: float = 1.0,
+                 name: Optional[str] = None) -> None:
+        self.fan_in, self.fan_out, self.gain = fan_in, fan_out, float(gain)
+
+    def _values(self, shape: tuple) -> numpy.ndarray:
+        fan_in, fan_out = compute_fans(shape)
+        fan_in = fan_in if self.fan_in is None else self.fan_in
+        fan_out = fan_out if self.fan_out is None else self.fan_out
+        std = self.gain * math.sqrt(2.0 / (fan_in + fan_out))
+        return host_generator().normal(0.0, std, shape)
+
+
+class KaimingNormal(Initializer):
+    """He normal: std ``gain / sqrt(fan_in)`` with the gain of ``nonlinearity``."""
+
+    def __init__(self, fan_in: Optional[float] = None, negative_slope: float = 0.0,
+                 nonlinearity: str = "relu") -> None:
+        self.fan_in = fan_in
+        self.gain = calculate_gain(nonlinearity, negative_slope)
+
+    def _values(self, shape: tuple) -> numpy.ndarray:
+        fan_in = compute_fans(shape)[0] if self.fan_in is None else self.fan_in
+        return host_generator().normal(0.0, self.gain / math.sqrt(fan_in), shape)
+
+
+class KaimingUniform(Initializer):
+    """He uniform: limit ``gain * sqrt(3 / fan_in)`` with the gain of ``nonlinearity``."""
+
+    def __init__(self, fan_in: Optional[float] = None, negative_slope: float = 0.0,
+                 nonlinearity: str = "relu") -> None:
+        self.fan_in = fan_in
+        self.gain = calculate_gain(nonlinearity, negative_slope)
+
+    def _values(self, shape: tuple) -> numpy.ndarray:
+        fan_in = compute_fans(shape)[0] if self.fan_in is None else self.fan_in
+        limit = self.gain * math.sqrt(3.0 / fan_in)
+        return host_generator().uniform(-limit, limit, shape)
+
+
+class Assign(Initializer):
+    """Exactly the given values (a list, NumPy array or tensor of the parameter's shape)."""
+
+    def __init__(self, value: Any, name: Optional[str] = None) -> None:
+        self.value = numpy.asarray(value.numpy() if isinstance(value, Tensor) else value, dtype=numpy.float64)
+
+    def _values(self, shape: tuple) -> numpy.ndarray:
+        if self.value.shape != shape:
+            raise ValueError(f"Assign: the value has shape {list(self.value.shape)} but the parameter "
+                             f"has shape {list(shape)}")
+        return self.value

@@ -1,0 +1,14 @@
+"""The layer classes; import them from :mod:`minidp.nn`."""
+from .activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
+from .common import Dropout, Flatten, Identity, Linear
+from .container import LayerList, ParameterList, Sequential
+from .conv import Conv2D
+from .embedding import Embedding
+from .loss import BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
+from .norm import BatchNorm1D, BatchNorm2D, LayerNorm
+from .pooling import AvgPool2D, MaxPool2D
+
+__all__ = ["GELU", "LogSoftmax", "ReLU", "Sigmoid", "Softmax", "Tanh", "Dropout", "Flatten", "Identity",
+           "Linear", "LayerList", "ParameterList", "Sequential", "Conv2D", "Embedding", "BCEWithLogitsLoss",
+           "CrossEntropyLoss", "L1Loss", "MSELoss", "NLLLoss", "BatchNorm1D", "BatchNorm2D", "LayerNorm",
+           "AvgPool2D", "MaxPool2D"]

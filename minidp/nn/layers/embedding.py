@@ -1,0 +1,38 @@
+"""Embedding."""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ...autograd.tensor import Tensor
+from .. import functional as F
+from ..layer import Layer
+
+
+class Embedding(Layer):
+    """A table of ``num_embeddings`` vectors of size ``embedding_dim``, looked up by integer ids.
+
+    The row at ``padding_idx`` is zeroed at creation, looks up as zeros and is never updated.
+    ``sparse`` is accepted for Paddle compatibility (gradients are dense).
+    """
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: Optional[int] = None,
+                 sparse: bool = False, weight_attr: Any = None, name: Optional[str] = None) -> None:
+        super().__init__()
+        if num_embeddings <= 0 or embedding_dim <= 0:
+            raise ValueError(f"Embedding: num_embeddings and embedding_dim must be positive, got "
+                             f"{num_embeddings} and {embedding_dim}")
+        if padding_idx is not None and not -num_embeddings <= padding_idx < num_embeddings:
+            raise ValueError(f"Embedding: padding_idx must lie in [-{num_embeddings}, {num_embeddings}), "
+                             f"got {padding_idx}")
+        self._num_embeddings, self._embedding_dim = num_embeddings, embedding_dim
+        self._padding_idx = None if padding_idx is None else padding_idx % num_embeddings
+        self._sparse = sparse
+        self.weight = self.create_parameter([num_embeddings, embedding_dim], attr=weight_attr)
+        if self._padding_idx is not None:
+            self.weight._data[self._padding_idx] = 0
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.embedding(x, self.weight, self._padding_idx, self._sparse)
+
+    def extra_repr(self) -> str:
+        return f"{self._num_embeddings}, {self._embedding_dim}, padding_idx={self._padding_idx}"

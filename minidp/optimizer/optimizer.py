@@ -1,0 +1,241 @@
+"""The optimizer base class: parameter groups, learning rate, L2 decay, clipping, state.
+
+Updates happen in place on each parameter's array (``p._data``), so arrays keep their identity:
+data-parallel buckets and device buffers that point at them stay valid. Gradients are read from
+``p._grad`` and never written; parameters without a gradient are skipped. Everything that can
+be decided once (per-parameter learning-rate factors, decay, hyperparameters) is decided at
+construction, so a step is a plain loop over the parameters.
+"""
+from __future__ import annotations
+
+import collections
+import warnings
+from typing import Any, Iterable, Optional, Union
+
+from .. import backend
+from ..autograd.tensor import Tensor
+from ..ops._util import wrap
+from .lr import LRScheduler
+
+
+class _Slot:
+    """One parameter with what its update needs."""
+
+    __slots__ = ("param", "lr_ratio", "weight_decay", "hyper", "state")
+
+    def __init__(self, param: Tensor, lr_ratio: float, weight_decay: float, hyper: dict) -> None:
+        self.param = param
+        self.lr_ratio = lr_ratio
+        self.weight_decay = weight_decay
+        self.hyper = hyper
+        self.state: dict = {}
+
+
+def _check_decay(cls: str, value: Any) -> float:
+    if value is None:
+        return 0.0
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+        return float(value)
+    raise TypeError(f"{cls}: weight_decay must be a non-negative float (the L2 coefficient) or None, "
+                    f"got {value!r}")
+
+
+def _host_scalar(value: Any) -> float:
+    """A Python float from a number, a one-element array or a one-element tensor."""
+    if isinstance(value, Tensor):
+        value = value._data
+    if hasattr(value, "reshape"):
+        value = backend.to_host(value.reshape(-1))[0]
+    return float(value)
+
+
+class Optimizer:
+    """Base class. Subclasses set ``_array_states``/``_scalar_states`` (the per-parameter state
+    saved in ``state_dict``), ``_hyper_names`` (hyperparameters a parameter group may override)
+    and define ``_update(slot, grad, lr)``.
+
+    ``parameters`` is a list of parameters or of groups: dicts with ``params`` and optionally
+    ``learning_rate`` (a factor on the optimizer's rate, as in Paddle), ``weight_decay`` and
+    the subclass's hyperparameters.
+    """
+
+    _array_states: tuple = ()
+    _scalar_states: tuple = ()
+    _hyper_names: tuple = ()
+    _decoupled_decay = False
+
+    def __init__(self, learning_rate: Union[float, LRScheduler], parameters: Optional[Iterable],
+                 weight_decay: Optional[float], grad_clip: Any, hyper: dict) -> None:
+        cls = type(self).__name__
+        if parameters is None:
+            raise ValueError(f"{cls}: pass parameters=model.parameters() (minidp has no static graph to "
+                             "collect them from)")
+        if not isinstance(learning_rate, LRScheduler):
+            if not isinstance(learning_rate, (int, float)) or isinstance(learning_rate, bool) or learning_rate < 0:
+                raise TypeError(f"{cls}: learning_rate must be a non-negative float or an LRScheduler, "
+                                f"got {learning_rate!r}")
+            learning_rate = float(learning_rate)
+        if grad_clip is not None and not hasattr(grad_clip, "_clip_arrays"):
+            raise TypeError(f"{cls}: grad_clip must be a clipping strategy such as "
+                            f"minidp.nn.ClipGradByGlobalNorm, got {grad_clip!r}")
+        self._learning_rate = learning_rate
+        self._grad_clip = grad_clip
+        self._default_decay = _check_decay(cls, weight_decay)
+        self._default_hyper = dict(hyper)
+        self._param_groups: list = []
+        self._slots: list = []
+        self._parameter_list: list = []
+        self._seen: dict = {}
+        parameters = list(parameters)
+        if parameters and isinstance(parameters[0], dict):
+            for group in parameters:
+                self._add_param_group(group)
+        else:
+            self._add_param_group({"params": parameters})
+
+    def _add_param_group(self, group: dict) -> None:
+        cls = type(self).__name__
+        if not isinstance(group, dict) or "params" not in group:
+            raise TypeError(f"{cls}: a parameter group must be a dict with a 'params' list, got {group!r}")
+        allowed = ("params", "learning_rate", "weight_decay") + self._hyper_names
+        unknown = [key for key in group if key not in allowed]
+        if unknown:
+            raise ValueError(f"{cls}: unknown parameter-group keys {unknown}; allowed: {list(allowed)}")
+        params = list(group["params"])
+        decay = _check_decay(cls, group["weight_decay"]) if "weight_decay" in group else self._default_decay
+        group_lr = float(group.get("learning_rate", 1.0))
+        hyper = {name: group.get(name, self._default_hyper[name]) for name in self._hyper_names}
+        for param in params:
+            if not isinstance(param, Tensor):
+                raise TypeError(f"{cls}: parameters must be Tensors (e.g. model.parameters()), got "
+                                f"{type(param).__name__}")
+            if id(param) in self._seen:
+                raise ValueError(f"{cls}: parameter {param.name} appears twice; pass each parameter once")
+            self._seen[id(param)] = True
+            ratio = group_lr * getattr(param, "optimize_attr", {"learning_rate": 1.0})["learning_rate"]
+            self._slots.append(self._make_slot(param, ratio, decay, hyper))
+            self._parameter_list.append(param)
+        self._param_groups.append(dict(group, params=params))
+
+    def _make_slot(self, param: Tensor, lr_ratio: float, weight_decay: float, hyper: dict) -> _Slot:
+        return _Slot(param, lr_ratio, weight_decay, hyper)
+
+    # --- learning rate --------------------------------------------------------------------
+    def get_lr(self) -> float:
+        """The current learning rate (the scheduler's ``last_lr`` when there is one)."""
+        lr = self._learning_rate
+        return lr.last_lr if isinstance(lr, LRScheduler) else lr
+
+    def set_lr(self, value: float) -> None:
+        """Replace a float learning rate."""
+        if isinstance(self._learning_rate, LRScheduler):
+            raise TypeError(f"{type(self).__name__}.set_lr: the learning rate follows a scheduler; step "
+                            "the scheduler or use set_lr_scheduler instead")
+        if not isinstance(value, (int, float)) or value < 0:
+            raise TypeError(f"set_lr: value must be a non-negative float, got {value!r}")
+        self._learning_rate = float(value)
+
+    def set_lr_scheduler(self, scheduler: LRScheduler) -> None:
+        """Follow ``scheduler`` from now on."""
+        if not isinstance(scheduler, LRScheduler):
+            raise TypeError(f"set_lr_scheduler: expected an LRScheduler, got {type(scheduler).__name__}")
+        self._learning_rate = scheduler
+
+    # --- the update -----------------------------------------------------------------------
+    def step(self) -> None:
+        """Update every parameter that has a gradient, in place."""
+        lr = self.get_lr()
+        slots = self._slots
+        if self._grad_clip is None:
+            grads = [slot.param._grad for slot in slots]
+        else:
+            grads = self._grad_clip._clip_arrays(self._parameter_list, [slot.param._grad for slot in slots])
+        l2 = not self._decoupled_decay
+        for slot, grad in zip(slots, grads):
+            if grad is None:
+                continue
+            if l2 and slot.weight_decay:
+                grad = grad + slot.weight_decay * slot.param._data
+            self._update(slot, grad, lr * slot.lr_ratio)
+
+    def clear_grad(self, set_to_zero: bool = True) -> None:
+        """Clear every parameter's gradient (lazily: see :meth:`Tensor.clear_grad`)."""
+        for param in self._parameter_list:
+            param.clear_grad(set_to_zero)
+
+    clear_gradients = clear_grad
+
+    # --- state ----------------------------------------------------------------------------
+    def state_dict(self) -> "collections.OrderedDict":
+        """Per-parameter state as ``{param.name}_{state}_0`` tensors (Paddle's key names), the
+        parameter names in order (``param_names``), and the scheduler's state (``LR_Scheduler``).
+
+        Array states are the live arrays, not copies: save them before the next step.
+        """
+        state = collections.OrderedDict()
+        for slot in self._slots:
+            name = slot.param.name
+            for key, value in slot.state.items():
+                if key in self._scalar_states:
+                    state[f"{name}_{key}_0"] = wrap(backend.numpy.array([value], dtype="float64"))
+                else:
+                    state[f"{name}_{key}_0"] = wrap(value)
+        state["param_names"] = [slot.param.name for slot in self._slots]
+        if isinstance(self._learning_rate, LRScheduler):
+            state["LR_Scheduler"] = self._learning_rate.state_dict()
+        return state
+
+    def set_state_dict(self, state_dict: dict) -> None:
+        """Restore :meth:`state_dict` so that the next step is the one the saved run would take.
+
+        Parameters are matched by position through ``param_names`` (so a model rebuilt in the
+        same process, whose parameters got new names, still matches); without that entry, by
+        name. Everything is checked before anything changes.
+        """
+        cls = type(self).__name__
+        names = state_dict.get("param_names")
+        if names is None:
+            names = [slot.param.name for slot in self._slots]
+        names = list(names)
+        if len(names) != len(self._slots):
+            raise ValueError(f"{cls}.set_state_dict: the state is for {len(names)} parameters but this "
+                             f"optimizer has {len(self._slots)}")
+        used = {"param_names": True, "LR_Scheduler": True}
+        new_states = []
+        for slot, saved in zip(self._slots, names):
+            restored = {}
+            for key in self._array_states + self._scalar_states:
+                entry = f"{saved}_{key}_0"
+                if entry not in state_dict:
+                    continue
+                used[entry] = True
+                restored[key] = (_host_scalar(state_dict[entry]) if key in self._scalar_states
+                                 else self._state_array(slot.param, state_dict[entry], entry))
+            if restored and len(restored) != len(self._array_states) + len(self._scalar_states):
+                raise ValueError(f"{cls}.set_state_dict: the state of {saved} is incomplete: has "
+                                 f"{sorted(restored)}, needs {list(self._array_states + self._scalar_states)}")
+            new_states.append(restored)
+        unexpected = [key for key in state_dict if key not in used]
+        if unexpected:
+            warnings.warn(f"{cls}.set_state_dict: ignored entries {unexpected}", stacklevel=2)
+        if "LR_Scheduler" in state_dict and isinstance(self._learning_rate, LRScheduler):
+            self._learning_rate.set_state_dict(state_dict["LR_Scheduler"])
+        for slot, restored in zip(self._slots, new_states):
+            slot.state = restored
+
+    set_dict = set_state_dict
+
+    @staticmethod
+    def _state_array(param: Tensor, value: Any, entry: str) -> Any:
+        """A private copy of a saved state array, on the parameter's device, in its dtype."""
+        array = value._data if isinstance(value, Tensor) else value
+        if tuple(array.shape) != tuple(param._data.shape):
+            raise ValueError(f"set_state_dict: {entry} has shape {list(array.shape)} but parameter "
+                             f"{param.name} has shape {param.shape}")
+        xp = backend.get_array_module(param._data)
+        if xp is backend.numpy:
+            array = backend.to_host(array)
+        return xp.array(array, dtype=param._data.dtype, copy=True)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(learning_rate={self._learning_rate!r}, parameters={len(self._slots)})"

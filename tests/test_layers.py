@@ -1,0 +1,350 @@
+"""Layers and their functional ops: outputs against hand computation, gradients against finite differences."""
+import math
+
+import numpy as np
+import pytest
+
+import minidp
+import minidp.nn as nn
+import minidp.nn.functional as F
+from gradcheck import check_grad
+
+rng = np.random.default_rng(0)
+
+
+def t(array, dtype=None):
+    return minidp.to_tensor(np.asarray(array), dtype=dtype)
+
+
+def distinct(*shape):
+    """Values that are all different and well separated (no ties for max pooling)."""
+    n = math.prod(shape)
+    return (rng.permutation(n) / n * 4 - 2).reshape(shape)
+
+
+# --- linear -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("x_shape", [(3, 4), (2, 3, 4), (4,)])
+def test_linear_matches_matmul_and_gradients(x_shape):
+    x, w, b = rng.normal(size=x_shape), rng.normal(size=(4, 5)), rng.normal(size=5)
+    np.testing.assert_allclose(F.linear(t(x), t(w), t(b)).numpy(), x @ w + b, rtol=1e-12)
+    check_grad(F.linear, x, w, b)
+    check_grad(lambda a, c: F.linear(a, c), x, w)
+
+
+def test_linear_layer_has_paddle_layout_and_default_init():
+    minidp.seed(1)
+    layer = nn.Linear(30, 20)
+    assert layer.weight.shape == [30, 20] and layer.bias.shape == [20]
+    limit = math.sqrt(6 / (30 + 20))
+    w = layer.weight.numpy()
+    assert np.abs(w).max() <= limit and np.abs(w).max() > 0.8 * limit
+    assert not layer.bias.numpy().any()
+    assert nn.Linear(3, 2, bias_attr=False).bias is None
+    x = rng.normal(size=(2, 30)).astype(np.float32)
+    np.testing.assert_allclose(layer(t(x)).numpy(), x @ w + layer.bias.numpy(), rtol=1e-5)
+
+
+def test_linear_rejects_mismatched_dtype_and_shape():
+    with pytest.raises(TypeError, match="astype"):
+        F.linear(t(np.ones((2, 3))), t(np.ones((3, 4), np.float32)))
+    with pytest.raises(ValueError, match="in_features"):
+        nn.Linear(3, 4)(t(np.ones((2, 5), np.float32)))
+
+
+# --- conv2d -------------------------------------------------------------------------------------
+def naive_conv2d(x, w, b, stride, padding, dilation, groups):
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    x = np.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
+    ho = (h + 2 * padding - dilation * (kh - 1) - 1) // stride + 1
+    wo = (wd + 2 * padding - dilation * (kw - 1) - 1) // stride + 1
+    out = np.zeros((n, o, ho, wo))
+    per_group = o // groups
+    for bi in range(n):
+        for oc in range(o):
+            g = oc // per_group
+            for i in range(ho):
+                for j in range(wo):
+                    acc = b[oc]
+                    for ci in range(cg):
+                        for p in range(kh):
+                            for q in range(kw):
+                                acc += w[oc, ci, p, q] * x[bi, g * cg + ci, i * stride + p * dilation,
+                                                           j * stride + q * dilation]
+                    out[bi, oc, i, j] = acc
+    return out
+
+
+CONV_CASES = [(1, 0, 1, 1), (1, 1, 1, 1), (2, 1, 1, 1), (1, 2, 2, 1), (2, 0, 1, 2)]
+
+
+@pytest.mark.parametrize("stride,padding,dilation,groups", CONV_CASES)
+def test_conv2d_matches_naive_loop(stride, padding, dilation, groups):
+    x = rng.normal(size=(2, 4, 7, 6))
+    w = rng.normal(size=(6, 4 // groups, 3, 2))
+    b = rng.normal(size=6)
+    out = F.conv2d(t(x), t(w), t(b), stride=stride, padding=padding, dilation=dilation, groups=groups)
+    np.testing.assert_allclose(out.numpy(), naive_conv2d(x, w, b, stride, padding, dilation, groups), rtol=1e-10)
+
+
+@pytest.mark.parametrize("stride,padding,dilation,groups", CONV_CASES)
+def test_conv2d_gradients(stride, padding, dilation, groups):
+    x = rng.normal(size=(2, 2, 5, 5))
+    w = rng.normal(size=(2, 2 // groups, 2, 3))
+    b = rng.normal(size=2)
+    check_grad(lambda a, c, d: F.conv2d(a, c, d, stride, padding, dilation, groups), x, w, b)
+
+
+def test_conv2d_padding_forms_and_layer():
+    x = rng.normal(size=(1, 2, 5, 5))
+    w = rng.normal(size=(3, 2, 3, 3))
+    same = F.conv2d(t(x), t(w), padding="SAME")
+    assert same.shape == [1, 3, 5, 5]
+    np.testing.assert_allclose(same.numpy(), F.conv2d(t(x), t(w), padding=[1, 1, 1, 1]).numpy())
+    assert F.conv2d(t(x), t(w), padding="valid").shape == [1, 3, 3, 3]
+    minidp.seed(0)
+    layer = nn.Conv2D(8, 64, 3, stride=2, padding=1)
+    assert layer.weight.shape == [64, 8, 3, 3]
+    np.testing.assert_allclose(layer.weight.numpy().std(), math.sqrt(2 / (8 * 9)), rtol=0.05)
+    assert layer(minidp.randn([2, 8, 9, 9])).shape == [2, 64, 5, 5]
+
+
+def test_conv2d_argument_errors():
+    x = t(np.ones((1, 3, 4, 4), np.float32))
+    with pytest.raises(ValueError, match="groups"):
+        F.conv2d(x, t(np.ones((2, 2, 3, 3), np.float32)))
+    with pytest.raises(ValueError, match="NCHW"):
+        F.conv2d(x, t(np.ones((2, 3, 3, 3), np.float32)), data_format="NHWC")
+    with pytest.raises(ValueError, match="larger"):
+        F.conv2d(x, t(np.ones((2, 3, 5, 5), np.float32)))
+    with pytest.raises(ValueError, match="padding"):
+        nn.Conv2D(3, 2, 3, padding_mode="reflect")
+
+
+# --- pooling ------------------------------------------------------------------------------------
+def naive_pool(x, k, s, p, reduce, ceil_mode=False, exclusive=True):
+    n, c, h, w = x.shape
+
+    def size(length):
+        span = length + 2 * p - k
+        out = (-(-span // s) if ceil_mode else span // s) + 1
+        return out - 1 if ceil_mode and (out - 1) * s >= length + p else out
+
+    ho, wo = size(h), size(w)
+    out = np.zeros((n, c, ho, wo))
+    for i in range(ho):
+        for j in range(wo):
+            r0, c0 = i * s - p, j * s - p
+            rows = slice(max(r0, 0), min(r0 + k, h))
+            cols = slice(max(c0, 0), min(c0 + k, w))
+            window = x[:, :, rows, cols]
+            if reduce == "max":
+                out[:, :, i, j] = window.max(axis=(2, 3))
+            else:
+                count = window.shape[2] * window.shape[3] if exclusive else k * k
+                out[:, :, i, j] = window.sum(axis=(2, 3)) / count
+    return out
+
+
+POOL_CASES = [(2, 2, 0, False), (3, 2, 1, False), (3, 2, 0, True), (2, 1, 1, False)]
+
+
+@pytest.mark.parametrize("k,s,p,ceil_mode", POOL_CASES)
+def test_max_pool2d_matches_naive_and_gradients(k, s, p, ceil_mode):
+    x = distinct(2, 2, 7, 6)
+    out = F.max_pool2d(t(x), k, s, p, ceil_mode=ceil_mode)
+    np.testing.assert_allclose(out.numpy(), naive_pool(x, k, s, p, "max", ceil_mode))
+    check_grad(lambda a: F.max_pool2d(a, k, s, p, ceil_mode=ceil_mode), x)
+
+
+@pytest.mark.parametrize("k,s,p,ceil_mode", POOL_CASES)
+@pytest.mark.parametrize("exclusive", [True, False])
+def test_avg_pool2d_matches_naive_and_gradients(k, s, p, ceil_mode, exclusive):
+    x = rng.normal(size=(2, 2, 7, 6))
+    out = F.avg_pool2d(t(x), k, s, p, ceil_mode=ceil_mode, exclusive=exclusive)
+    np.testing.assert_allclose(out.numpy(), naive_pool(x, k, s, p, "avg", ceil_mode, exclusive), rtol=1e-12)
+    check_grad(lambda a: F.avg_pool2d(a, k, s, p, ceil_mode=ceil_mode, exclusive=exclusive), x)
+
+
+def test_max_pool2d_mask_and_layers():
+    x = distinct(1, 2, 4, 6)
+    out, mask = F.max_pool2d(t(x), 2, return_mask=True)
+    flat = x.reshape(1, 2, -1)
+    np.testing.assert_array_equal(np.take_along_axis(flat, mask.numpy().reshape(1, 2, -1), 2).reshape(out.shape),
+                                  out.numpy())
+    np.testing.assert_array_equal(nn.MaxPool2D(2)(t(x)).numpy(), out.numpy())
+    np.testing.assert_allclose(nn.AvgPool2D(2, divisor_override=1)(t(x)).numpy(),
+                               naive_pool(x, 2, 2, 0, "avg") * 4)
+
+
+# --- normalisation -------------------------------------------------------------------------------
+def test_layer_norm_matches_formula_and_gradients():
+    x = rng.normal(size=(3, 2, 4))
+    w, b = rng.normal(size=8), rng.normal(size=8)
+    mean = x.mean(axis=(1, 2), keepdims=True)
+    var = x.var(axis=(1, 2), keepdims=True)
+    expected = (x - mean) / np.sqrt(var + 1e-5) * w.reshape(2, 4) + b.reshape(2, 4)
+    np.testing.assert_allclose(F.layer_norm(t(x), [2, 4], t(w), t(b)).numpy(), expected, rtol=1e-10)
+    check_grad(lambda a, c, d: F.layer_norm(a, [2, 4], c, d), x, w, b)
+    check_grad(lambda a: F.layer_norm(a, 4), x)
+    layer = nn.LayerNorm(4)
+    assert layer.weight.numpy().tolist() == [1.0] * 4 and not layer.bias.numpy().any()
+    with pytest.raises(ValueError, match="trailing"):
+        F.layer_norm(t(x), [3])
+
+
+def test_batch_norm_training_statistics_and_running_update():
+    x = rng.normal(size=(4, 3, 2, 2)).astype(np.float32)
+    bn = nn.BatchNorm2D(3, momentum=0.8)
+    out = bn(t(x)).numpy()
+    mean, var = x.mean(axis=(0, 2, 3)), x.var(axis=(0, 2, 3))
+    expected = (x - mean.reshape(1, 3, 1, 1)) / np.sqrt(var.reshape(1, 3, 1, 1) + 1e-5)
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(bn._mean.numpy(), 0.2 * mean, rtol=1e-5)
+    np.testing.assert_allclose(bn._variance.numpy(), 0.8 + 0.2 * var, rtol=1e-5)
+    bn.eval()
+    running = bn(t(x)).numpy()
+    expected = (x - bn._mean.numpy().reshape(1, 3, 1, 1)) / np.sqrt(bn._variance.numpy().reshape(1, 3, 1, 1) + 1e-5)
+    np.testing.assert_allclose(running, expected, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(bn._mean.numpy(), 0.2 * mean, rtol=1e-5)
+    assert list(bn.state_dict()) == ["weight", "bias", "_mean", "_variance"]
+
+
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("shape,fmt", [((4, 3), "NCL"), ((3, 2, 4), "NCL"), ((2, 2, 3, 3), "NCHW"),
+                                       ((2, 3, 3, 2), "NHWC")])
+def test_batch_norm_gradients(shape, fmt, training):
+    channels = shape[-1] if fmt == "NHWC" else shape[1]
+    running_mean = t(rng.normal(size=channels))
+    running_var = t(rng.uniform(0.5, 2, size=channels))
+    check_grad(lambda a, w, b: F.batch_norm(a, running_mean, running_var, w, b, training=training, data_format=fmt),
+               rng.normal(size=shape), rng.normal(size=channels), rng.normal(size=channels))
+
+
+def test_batch_norm_layers_check_input_rank():
+    with pytest.raises(ValueError, match="dimensions"):
+        nn.BatchNorm1D(3)(minidp.randn([2, 3, 4, 4]))
+    with pytest.raises(ValueError, match="dimensions"):
+        nn.BatchNorm2D(3)(minidp.randn([2, 3]))
+    assert nn.BatchNorm1D(3)(minidp.randn([5, 3])).shape == [5, 3]
+
+
+# --- embedding ----------------------------------------------------------------------------------
+def test_embedding_lookup_padding_and_gradient():
+    table = rng.normal(size=(5, 3))
+    ids = np.array([[0, 2, 2], [4, 1, 0]])
+    out = F.embedding(t(ids), t(table))
+    np.testing.assert_array_equal(out.numpy(), table[ids])
+    check_grad(lambda w: F.embedding(t(ids), w), table)
+    check_grad(lambda w: F.embedding(t(ids), w, padding_idx=2), table)
+    padded = F.embedding(t(ids), t(table), padding_idx=2).numpy()
+    assert not padded[0, 1:].any() and np.array_equal(padded[1], table[[4, 1, 0]])
+    weight = minidp.to_tensor(table, stop_gradient=False)
+    F.embedding(t(ids), weight, padding_idx=-3).sum().backward()
+    assert not weight.grad.numpy()[2].any() and weight.grad.numpy()[0].tolist() == [2.0] * 3
+    layer = nn.Embedding(6, 4, padding_idx=1, sparse=True)
+    assert not layer.weight.numpy()[1].any() and layer(t(np.array([1, 2]))).shape == [2, 4]
+
+
+def test_embedding_rejects_bad_ids():
+    with pytest.raises(ValueError, match=r"\[0, 5\)"):
+        F.embedding(t(np.array([5])), t(np.ones((5, 2))))
+    with pytest.raises(TypeError, match="integers"):
+        F.embedding(t(np.array([1.0])), t(np.ones((5, 2))))
+
+
+# --- dropout and activations -------------------------------------------------------------------------
+def test_dropout_training_and_eval():
+    minidp.seed(3)
+    x = minidp.ones([200, 50])
+    out = F.dropout(x, 0.3).numpy()
+    dropped = (out == 0).mean()
+    assert 0.27 < dropped < 0.33
+    np.testing.assert_allclose(out[out != 0], 1 / 0.7, rtol=1e-6)
+    assert F.dropout(x, 0.3, training=False) is x
+    np.testing.assert_allclose(F.dropout(x, 0.3, training=False, mode="downscale_in_infer").numpy(), 0.7)
+    kept = F.dropout(x, 0.5, mode="downscale_in_infer").numpy()
+    assert set(np.unique(kept)) <= {0.0, 1.0}
+    rows = F.dropout(x, 0.5, axis=0).numpy()
+    assert all(len(set(row)) == 1 for row in rows)
+    assert not F.dropout(x, 1.0).numpy().any()
+    minidp.seed(5)
+    first = F.dropout(x, 0.5).numpy()
+    minidp.seed(5)
+    np.testing.assert_array_equal(F.dropout(x, 0.5).numpy(), first)
+    with pytest.raises(ValueError, match="probability"):
+        F.dropout(x, 1.5)
+
+
+def test_dropout_gradient_is_the_mask():
+    minidp.seed(4)
+    x = minidp.to_tensor(np.ones((10, 10)), stop_gradient=False)
+    out = F.dropout(x, 0.4)
+    out.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), out.numpy())
+    layer = nn.Dropout(0.4)
+    layer.eval()
+    assert layer(x) is x
+
+
+def test_activation_layers_match_ops():
+    x = minidp.to_tensor(rng.normal(size=(3, 4)))
+    for layer, op in [(nn.ReLU(), minidp.relu), (nn.Tanh(), minidp.tanh), (nn.Sigmoid(), minidp.sigmoid),
+                      (nn.GELU(), minidp.gelu), (nn.Softmax(0), lambda v: minidp.softmax(v, 0)),
+                      (nn.LogSoftmax(), minidp.log_softmax)]:
+        np.testing.assert_array_equal(layer(x).numpy(), op(x).numpy())
+    np.testing.assert_array_equal(nn.GELU(approximate=True)(x).numpy(), minidp.gelu(x, approximate=True).numpy())
+    assert nn.Flatten()(minidp.ones([2, 3, 4])).shape == [2, 12]
+    assert nn.Identity()(x) is x
+
+
+# --- initializers -------------------------------------------------------------------------------
+def test_initializers_fill_in_place_with_paddle_scales():
+    init = nn.initializer
+    minidp.seed(0)
+    p = minidp.Parameter(np.zeros((200, 300), np.float32))
+    array = p._data
+    init.Constant(0.5)(p)
+    assert p._data is array and (p.numpy() == 0.5).all()
+    init.Normal(1.0, 2.0)(p)
+    assert abs(p.numpy().mean() - 1.0) < 0.05 and abs(p.numpy().std() - 2.0) < 0.05
+    init.Uniform(-0.1, 0.3)(p)
+    assert p.numpy().min() >= -0.1 and p.numpy().max() < 0.3
+    init.XavierNormal()(p)
+    assert abs(p.numpy().std() - math.sqrt(2 / 500)) < 0.003
+    init.KaimingNormal()(p)
+    assert abs(p.numpy().std() - math.sqrt(2 / 200)) < 0.003
+    init.KaimingUniform()(p)
+    assert np.abs(p.numpy()).max() <= math.sqrt(6 / 200)
+    init.TruncatedNormal(0.0, 1.0)(p)
+    assert np.abs(p.numpy()).max() <= 2.0
+    init.Assign(np.arange(6).reshape(2, 3))(q := minidp.Parameter(np.zeros((2, 3))))
+    assert q.numpy().tolist() == [[0, 1, 2], [3, 4, 5]]
+    assert init.compute_fans([16, 8, 3, 3]) == (72, 144)
+    with pytest.raises(ValueError, match="nonlinearity"):
+        init.KaimingNormal(nonlinearity="swish")
+
+
+def test_seeded_models_are_identical():
+    minidp.seed(11)
+    a = nn.Sequential(nn.Conv2D(1, 2, 3), nn.Linear(4, 3))
+    minidp.seed(11)
+    b = nn.Sequential(nn.Conv2D(1, 2, 3), nn.Linear(4, 3))
+    for p, q in zip(a.parameters(), b.parameters()):
+        np.testing.assert_array_equal(p.numpy(), q.numpy())
+
+
+def test_layers_match_torch():
+    torch = pytest.importorskip("torch")
+    tf = torch.nn.functional
+    x, w, b = rng.normal(size=(2, 4, 7, 7)), rng.normal(size=(6, 2, 3, 3)), rng.normal(size=6)
+    ours = F.conv2d(t(x), t(w), t(b), stride=2, padding=1, dilation=1, groups=2)
+    theirs = tf.conv2d(torch.tensor(x), torch.tensor(w), torch.tensor(b), stride=2, padding=1, groups=2)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-10)
+    x = distinct(2, 3, 7, 7)
+    np.testing.assert_allclose(F.max_pool2d(t(x), 3, 2, 1, ceil_mode=True).numpy(),
+                               tf.max_pool2d(torch.tensor(x), 3, 2, 1, ceil_mode=True).numpy())
+    np.testing.assert_allclose(F.avg_pool2d(t(x), 3, 2, 1, exclusive=True).numpy(),
+                               tf.avg_pool2d(torch.tensor(x), 3, 2, 1, count_include_pad=False).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(F.layer_norm(t(x), [7, 7]).numpy(),
+                               tf.layer_norm(torch.tensor(x), [7, 7]).numpy(), rtol=1e-8, atol=1e-10)

@@ -1,0 +1,271 @@
+"""Optimizers against closed-form updates, parameter groups, clipping, schedulers and state round trips."""
+import math
+
+import numpy as np
+import pytest
+
+import minidp
+import minidp.nn as nn
+import minidp.optimizer as optim
+from minidp.optimizer import lr as lr_sched
+
+rng = np.random.default_rng(0)
+STEPS = 3
+
+
+def param(values, name=None):
+    return minidp.Parameter(np.array(values, dtype=np.float64), name=name)
+
+
+def run(optimizer_cls, grads, start, **kwargs):
+    """Apply ``grads`` (one per step) to a parameter starting at ``start``; return its values per step."""
+    p = param(start)
+    opt = optimizer_cls(parameters=[p], **kwargs)
+    history = []
+    for g in grads:
+        p.grad = np.array(g, dtype=np.float64)
+        opt.step()
+        history.append(p.numpy().copy())
+    return history
+
+
+START = [0.5, -1.0, 2.0]
+GRADS = [rng.normal(size=3) for _ in range(STEPS)]
+
+
+def test_sgd_with_l2_decay():
+    history = run(optim.SGD, GRADS, START, learning_rate=0.1, weight_decay=0.01)
+    p = np.array(START)
+    for got, g in zip(history, GRADS):
+        p = p - 0.1 * (g + 0.01 * p)
+        np.testing.assert_allclose(got, p, rtol=1e-14)
+
+
+@pytest.mark.parametrize("nesterov", [False, True])
+def test_momentum(nesterov):
+    history = run(optim.Momentum, GRADS, START, learning_rate=0.1, momentum=0.8, use_nesterov=nesterov,
+                  weight_decay=0.02)
+    p, v = np.array(START), np.zeros(3)
+    for got, g in zip(history, GRADS):
+        g = g + 0.02 * p
+        v = 0.8 * v + g
+        p = p - 0.1 * (g + 0.8 * v if nesterov else v)
+        np.testing.assert_allclose(got, p, rtol=1e-14)
+
+
+def textbook_adam(grads, start, lr, b1, b2, eps, l2=0.0, decoupled=0.0):
+    """Adam as in Kingma & Ba, with bias-corrected moments (AdamW: decoupled decay first)."""
+    p, m, v = np.array(start), np.zeros(3), np.zeros(3)
+    out = []
+    for step, g in enumerate(grads, start=1):
+        p = p * (1 - lr * decoupled)
+        g = g + l2 * p
+        m = b1 * m + (1 - b1) * g
+        v = b2 * v + (1 - b2) * g * g
+        m_hat, v_hat = m / (1 - b1 ** step), v / (1 - b2 ** step)
+        p = p - lr * m_hat / (np.sqrt(v_hat) + eps)
+        out.append(p)
+    return out
+
+
+def test_adam_matches_bias_corrected_formula():
+    history = run(optim.Adam, GRADS, START, learning_rate=0.01, beta1=0.8, beta2=0.9, epsilon=1e-3,
+                  weight_decay=0.05)
+    for got, want in zip(history, textbook_adam(GRADS, START, 0.01, 0.8, 0.9, 1e-3, l2=0.05)):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    first = run(optim.Adam, GRADS[:1], START, learning_rate=0.01)[0]
+    np.testing.assert_allclose(first, np.array(START) - 0.01 * np.sign(GRADS[0]), rtol=1e-6)
+
+
+def test_adamw_decoupled_decay_and_exclusion():
+    history = run(optim.AdamW, GRADS, START, learning_rate=0.01, weight_decay=0.1)
+    for got, want in zip(history, textbook_adam(GRADS, START, 0.01, 0.9, 0.999, 1e-8, decoupled=0.1)):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    decayed, kept = param(START, name="fc.w_0"), param(START, name="fc.b_0")
+    opt = optim.AdamW(0.01, parameters=[decayed, kept], weight_decay=0.1,
+                      apply_decay_param_fun=lambda name: name.endswith("w_0"))
+    decayed.grad = kept.grad = np.zeros(3)
+    opt.step()
+    np.testing.assert_allclose(decayed.numpy(), np.array(START) * (1 - 0.001))
+    np.testing.assert_allclose(kept.numpy(), START)
+    assert optim.AdamW(parameters=[param([1.0])])._slots[0].weight_decay == 0.01
+
+
+def test_updates_are_in_place_and_skip_missing_grads():
+    a, b = param([1.0, 2.0]), param([3.0])
+    arrays = (a._data, b._data)
+    for cls in (optim.SGD, optim.Momentum, optim.Adam, optim.AdamW):
+        opt = cls(learning_rate=0.1, parameters=[a, b])
+        a.grad = np.ones(2)
+        b.grad = None
+        opt.step()
+        assert (a._data, b._data) == arrays
+        assert b.numpy().tolist() == [3.0]
+        assert opt._slots[1].state == {}
+
+
+def test_gradient_is_never_written():
+    p = param([1.0, 2.0])
+    grad = np.array([0.5, 0.5])
+    p.grad = grad
+    for cls in (optim.SGD, optim.Momentum, optim.Adam, optim.AdamW):
+        cls(learning_rate=0.1, parameters=[p], weight_decay=0.1, grad_clip=nn.ClipGradByGlobalNorm(0.1)).step()
+    assert grad.tolist() == [0.5, 0.5]
+
+
+def test_clear_grad_is_lazy_and_respects_set_to_zero():
+    model = nn.Linear(2, 2)
+    opt = optim.SGD(parameters=model.parameters())
+    model(minidp.ones([1, 2])).sum().backward()
+    opt.clear_grad()
+    assert all(p._grad is None and not p.grad.numpy().any() for p in model.parameters())
+    opt.clear_grad(set_to_zero=False)
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_parameter_groups_override_rate_decay_and_hyperparameters():
+    a, b = param([1.0]), param([1.0])
+    opt = optim.Momentum(learning_rate=0.1, momentum=0.9, parameters=[
+        {"params": [a]}, {"params": [b], "learning_rate": 0.5, "weight_decay": 1.0, "momentum": 0.0}])
+    for _ in range(2):
+        a.grad = b.grad = np.array([1.0])
+        opt.step()
+    np.testing.assert_allclose(a.numpy(), [1 - 0.1 - 0.1 * 1.9])
+    b_value = 1.0
+    for _ in range(2):
+        b_value -= 0.05 * (1.0 + b_value)
+    np.testing.assert_allclose(b.numpy(), [b_value])
+    with pytest.raises(ValueError, match="unknown parameter-group keys"):
+        optim.SGD(parameters=[{"params": [a], "beta1": 0.5}])
+    with pytest.raises(ValueError, match="twice"):
+        optim.SGD(parameters=[a, a])
+    with pytest.raises(ValueError, match="parameters="):
+        optim.Adam()
+    with pytest.raises(TypeError, match="weight_decay"):
+        optim.SGD(parameters=[a], weight_decay="l2")
+
+
+def test_param_attr_learning_rate_scales_the_update():
+    layer = nn.Linear(2, 1, weight_attr=nn.ParamAttr(learning_rate=0.0))
+    before = layer.weight.numpy().copy()
+    opt = optim.SGD(learning_rate=1.0, parameters=layer.parameters())
+    layer(minidp.ones([1, 2])).sum().backward()
+    opt.step()
+    np.testing.assert_array_equal(layer.weight.numpy(), before)
+    assert layer.bias.numpy().tolist() == [-1.0]
+
+
+def test_clip_grad_by_global_norm():
+    a, b, c = param([3.0, 0.0]), param([4.0]), param([10.0])
+    c.need_clip = False
+    clip = nn.ClipGradByGlobalNorm(1.0)
+    opt = optim.SGD(learning_rate=1.0, parameters=[a, b, c], grad_clip=clip)
+    a.grad, b.grad, c.grad = np.array([3.0, 0.0]), np.array([4.0]), np.array([10.0])
+    opt.step()
+    np.testing.assert_allclose(a.numpy(), [3 - 0.6, 0.0])
+    np.testing.assert_allclose(b.numpy(), [4 - 0.8])
+    np.testing.assert_allclose(c.numpy(), [0.0])
+    pairs = clip([(a, minidp.to_tensor([0.3, 0.4])), (b, None)])
+    np.testing.assert_allclose(pairs[0][1].numpy(), [0.3, 0.4])
+    assert pairs[1][1] is None
+    with pytest.raises(ValueError, match="clip_norm"):
+        nn.ClipGradByGlobalNorm(0)
+    with pytest.raises(TypeError, match="grad_clip"):
+        optim.SGD(parameters=[a], grad_clip=1.0)
+
+
+# --- schedulers ------------------------------------------------------------------------------------
+def rates(scheduler, n):
+    out = []
+    for _ in range(n):
+        out.append(scheduler())
+        scheduler.step()
+    return out
+
+
+def test_schedulers_closed_forms():
+    np.testing.assert_allclose(rates(lr_sched.StepDecay(1.0, 2, 0.5), 5), [1, 1, 0.5, 0.5, 0.25])
+    np.testing.assert_allclose(rates(lr_sched.MultiStepDecay(1.0, [1, 3], 0.1), 4), [1, 0.1, 0.1, 0.01])
+    cosine = rates(lr_sched.CosineAnnealingDecay(1.0, 4, eta_min=0.2), 5)
+    np.testing.assert_allclose(cosine, [0.2 + 0.8 * (1 + math.cos(math.pi * e / 4)) / 2 for e in range(5)])
+    warm = rates(lr_sched.LinearWarmup(lr_sched.StepDecay(1.0, 2, 0.5), 2, 0.0, 1.0), 6)
+    np.testing.assert_allclose(warm, [0.0, 0.5, 1.0, 1.0, 0.5, 0.5])
+    np.testing.assert_allclose(rates(lr_sched.LinearWarmup(0.3, 3, 0.0, 0.3), 5), [0, 0.1, 0.2, 0.3, 0.3])
+    with pytest.raises(ValueError, match="milestones"):
+        lr_sched.MultiStepDecay(1.0, [3, 1])
+
+
+def test_optimizer_follows_scheduler_and_state_round_trip():
+    scheduler = lr_sched.StepDecay(0.1, 1, 0.5)
+    p = param([1.0])
+    opt = optim.SGD(learning_rate=scheduler, parameters=[p])
+    p.grad = np.array([1.0])
+    opt.step()
+    scheduler.step()
+    opt.step()
+    np.testing.assert_allclose(p.numpy(), [1 - 0.1 - 0.05])
+    assert opt.get_lr() == 0.05
+    with pytest.raises(TypeError, match="scheduler"):
+        opt.set_lr(0.3)
+    restored = lr_sched.StepDecay(0.1, 1, 0.5)
+    restored.set_state_dict(opt.state_dict()["LR_Scheduler"])
+    assert (restored.last_epoch, restored()) == (1, 0.05)
+
+
+@pytest.mark.parametrize("cls", [optim.Momentum, optim.Adam, optim.AdamW])
+def test_state_dict_resumes_to_the_identical_step(cls):
+    def make():
+        return cls(learning_rate=lr_sched.StepDecay(0.01, 2, 0.5), parameters=[param(START), param([1.0])])
+
+    first, second = make(), make()
+    for g in GRADS:
+        for p, value in zip(first._parameter_list, (g, g[:1])):
+            p.grad = value
+        first.step()
+        first._learning_rate.step()
+    for p, q in zip(first._parameter_list, second._parameter_list):
+        q.set_value(p._data)
+    second.set_state_dict(first.state_dict())
+    for opt in (first, second):
+        for p in opt._parameter_list:
+            p.grad = np.full(p.shape, 0.3)
+        opt.step()
+    for p, q in zip(first._parameter_list, second._parameter_list):
+        np.testing.assert_array_equal(p.numpy(), q.numpy())
+
+
+def test_set_state_dict_checks_before_changing_anything():
+    p = param([1.0, 2.0])
+    opt = optim.Adam(parameters=[p])
+    p.grad = np.ones(2)
+    opt.step()
+    state = opt.state_dict()
+    other_param = param([0.0, 0.0, 0.0])
+    other = optim.Adam(parameters=[other_param])
+    other_param.grad = np.ones(3)
+    other.step()
+    before = {k: v.numpy().copy() for k, v in other.state_dict().items() if k != "param_names"}
+    with pytest.raises(ValueError, match="shape"):
+        other.set_state_dict(state)
+    after = other.state_dict()
+    assert all(np.array_equal(after[k].numpy(), v) for k, v in before.items())
+    with pytest.raises(ValueError, match="optimizer has 2"):
+        optim.Adam(parameters=[param([1.0]), param([2.0])]).set_state_dict(state)
+    incomplete = {k: v for k, v in state.items() if "moment2" not in k}
+    with pytest.raises(ValueError, match="incomplete"):
+        optim.Adam(parameters=[param([0.0, 0.0])]).set_state_dict(incomplete)
+    with pytest.warns(UserWarning, match="ignored entries"):
+        optim.Adam(parameters=[param([0.0, 0.0])]).set_state_dict(dict(state, extra=1))
+
+
+@pytest.mark.parametrize("ours,theirs", [("Adam", "Adam"), ("AdamW", "AdamW")])
+def test_adam_matches_torch(ours, theirs):
+    torch = pytest.importorskip("torch")
+    reference = torch.tensor(START, dtype=torch.float64, requires_grad=True)
+    opt = getattr(torch.optim, theirs)([reference], lr=0.01, weight_decay=0.05 if ours == "AdamW" else 0.0)
+    for g in GRADS:
+        reference.grad = torch.tensor(g)
+        opt.step()
+    kwargs = {"weight_decay": 0.05} if ours == "AdamW" else {}
+    history = run(getattr(optim, ours), GRADS, START, learning_rate=0.01, **kwargs)
+    np.testing.assert_allclose(history[-1], reference.detach().numpy(), rtol=1e-12)
