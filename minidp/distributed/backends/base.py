@@ -1,0 +1,381 @@
+"""The process-group interface every communication backend implements.
+
+A process group is a fixed set of ``size`` processes that call the same collectives in the same
+order. Each process knows its group-local ``rank``. The interface, used by the gradient reducer
+and by every backend (gloo, mpi, nccl):
+
+``ReduceOp``
+    ``SUM``, ``AVG``, ``MAX``, ``MIN``, ``PROD``.
+``Work``
+    The handle of one operation: ``wait(timeout=None) -> bool`` (True once the operation is
+    done; raises ``RuntimeError`` if it failed or does not finish within ``timeout`` seconds)
+    and ``is_completed() -> bool``.
+``ProcessGroup``
+    Attributes ``rank``, ``size``, ``timeout`` (seconds), ``name`` and ``backend_name``; methods
+
+    - ``all_reduce(array, op=ReduceOp.SUM, sync_op=True) -> Work``: in place on ``array``;
+    - ``broadcast(array, src, sync_op=True) -> Work``: in place, ``src`` a group-local rank;
+    - ``all_gather(out_array, array, sync_op=True) -> Work``: ``out_array`` has the shape
+      ``[size, *array.shape]`` and receives every rank's ``array`` in rank order;
+    - ``reduce_scatter(out_array, in_array, op=ReduceOp.SUM, sync_op=True) -> Work``:
+      ``in_array`` holds ``size * out_array.size`` elements; rank ``r`` receives the reduction
+      of block ``r``;
+    - ``barrier(timeout=None)``; ``send(array, dst)``; ``recv(array, src)`` (synchronous);
+    - ``shutdown()``.
+
+Arrays are C-contiguous and writable (for the CPU backends NumPy arrays); zero-size arrays are
+allowed. With ``sync_op=False`` the operation is queued on the group's single background thread,
+so asynchronous operations run in the order they were issued -- the same order on every rank --
+and a synchronous operation issued after them runs after them. A failed operation leaves the
+group broken: every later operation raises at once instead of exchanging mismatched bytes.
+
+Backends subclass :class:`ProcessGroup` and implement the underscore methods (``_all_reduce``,
+``_broadcast``, ``_all_gather``, ``_reduce_scatter``, ``_barrier``, ``_send``, ``_recv`` and
+``_close``); the public methods validate arguments once and handle ordering and work handles.
+A backend whose arrays are not NumPy arrays (nccl: CuPy) overrides ``_check_array`` too.
+Each backend module offers ``create_process_group(spec: GroupSpec)``, which the table in
+``backends/__init__.py`` maps a backend name to.
+"""
+from __future__ import annotations
+
+import abc
+import dataclasses
+import enum
+import logging
+import queue
+import threading
+from typing import Any, Callable, Dict, Optional, Sequence
+
+import numpy
+
+logger = logging.getLogger("minidp.distributed")
+
+
+class ReduceOp(enum.IntEnum):
+    """How a reducing collective combines the ranks' values (Paddle's ``ReduceOp``)."""
+
+    SUM = 0
+    MAX = 1
+    MIN = 2
+    PROD = 3
+    AVG = 4
+
+
+def divide_by_size(array: Any, size: int) -> None:
+    """Finish an ``AVG`` reduction in place: true division for floats, floor division for ints."""
+    if array.dtype.kind in "fc":
+        array /= size
+    else:
+        array //= size
+
+
+class Work:
+    """Handle of one collective; completed by the thread that ran it."""
+
+    __slots__ = ("_description", "_done", "_error")
+
+    def __init__(self, description: str) -> None:
+        self._description = description
+        self._done = threading.Event()
+        self._error: Optional[BaseException] = None
+
+    @classmethod
+    def completed(cls, description: str) -> "Work":
+        """A handle for an operation that already finished successfully."""
+        work = cls(description)
+        work._done.set()
+        return work
+
+    def _finish(self, error: Optional[BaseException] = None) -> None:
+        self._error = error
+        self._done.set()
+
+    def is_completed(self) -> bool:
+        """True once the operation has finished, successfully or not."""
+        return self._done.is_set()
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """Block until the operation is done; return True, or raise ``RuntimeError``.
+
+        ``timeout`` (seconds) bounds this wait; ``None`` waits for the operation, which is
+        itself bounded by its process group's timeout.
+        """
+        if not self._done.wait(timeout):
+            raise RuntimeError(
+                f"{self._description} did not complete within {timeout} s; wait longer or "
+                "check that every rank issued the same collectives"
+            )
+        if self._error is not None:
+            raise RuntimeError(str(self._error)) from self._error
+        return True
+
+    def __repr__(self) -> str:
+        state = "failed" if self._error else ("done" if self.is_completed() else "pending")
+        return f"<Work {self._description}: {state}>"
+
+
+@dataclasses.dataclass(frozen=True)
+class GroupSpec:
+    """What a backend factory needs to build one process group.
+
+    Every process of the job calls the factory for every new group, members or not (MPI must
+    split its communicator collectively); the factory returns None where ``rank`` is -1.
+    ``store`` is the job's rendezvous store (None for backends that need none).
+    """
+
+    name: str
+    global_ranks: tuple
+    global_rank: int
+    timeout: float
+    store: Any = None
+
+    @property
+    def rank(self) -> int:
+        """This process's rank in the group, or -1 when it is not a member."""
+        if self.global_rank not in self.global_ranks:
+            return -1
+        return self.global_ranks.index(self.global_rank)
+
+    @property
+    def size(self) -> int:
+        return len(self.global_ranks)
+
+
+_STOP = object()
+
+
+class ProcessGroup(abc.ABC):
+    """Base of every backend: argument checks, issue order, the asynchronous queue, failure state.
+
+    ``global_ranks`` maps group-local ranks to ranks of the whole job; it only improves error
+    messages (``rank 1 (global 3)``).
+    """
+
+    backend_name = "base"
+
+    def __init__(self, rank: int, size: int, *, name: str, timeout: float,
+                 global_ranks: Optional[Sequence[int]] = None) -> None:
+        if size < 1 or not 0 <= rank < size:
+            raise ValueError(f"rank {rank} is not in a group of size {size}")
+        if not timeout > 0:
+            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        self.rank = rank
+        self.size = size
+        self.name = name
+        self.timeout = float(timeout)
+        self.global_ranks = list(global_ranks) if global_ranks is not None else list(range(size))
+        self._issue_lock = threading.Lock()
+        self._pending = 0
+        self._queue: "queue.SimpleQueue" = queue.SimpleQueue()
+        self._worker: Optional[threading.Thread] = None
+        self._failure: Optional[BaseException] = None
+        self._completed: Dict[str, Work] = {}
+        self._closed = False
+
+    # --- naming, for messages -------------------------------------------------------------
+    def describe_rank(self, rank: int) -> str:
+        """``rank 1`` or, when group and job ranks differ, ``rank 1 (global 3)``."""
+        global_rank = self.global_ranks[rank]
+        return f"rank {rank}" if global_rank == rank else f"rank {rank} (global {global_rank})"
+
+    def describe(self, op: str) -> str:
+        """``gloo all_reduce on group 'default' at rank 0``: the prefix of every error."""
+        return f"{self.backend_name} {op} on group '{self.name}' at {self.describe_rank(self.rank)}"
+
+    # --- argument checks ------------------------------------------------------------------
+    def _check_array(self, array: Any, what: str) -> None:
+        """Reject arrays this backend cannot move in place; CPU backends take NumPy arrays."""
+        if not isinstance(array, numpy.ndarray):
+            raise TypeError(
+                f"{self.backend_name} backend moves NumPy arrays; {what} is {type(array).__name__}"
+                " (use the nccl backend for GPU arrays)"
+            )
+        if not array.flags.c_contiguous or not array.flags.writeable:
+            raise ValueError(f"{what} must be a C-contiguous, writable array")
+
+    def _check_rank(self, rank: int, what: str) -> None:
+        if not isinstance(rank, (int, numpy.integer)) or not 0 <= rank < self.size:
+            raise ValueError(f"{what}={rank!r} is not a rank of group '{self.name}' "
+                             f"(size {self.size})")
+
+    @staticmethod
+    def _check_op(op: Any) -> ReduceOp:
+        try:
+            return ReduceOp(op)
+        except ValueError:
+            raise ValueError(f"unknown reduce op {op!r}; "
+                             "use a minidp.distributed.ReduceOp") from None
+
+    # --- the public collectives -----------------------------------------------------------
+    def all_reduce(self, array: Any, op: ReduceOp = ReduceOp.SUM, sync_op: bool = True) -> Work:
+        """Reduce ``array`` over all ranks, in place, leaving the result on every rank."""
+        self._check_array(array, "array")
+        op = self._check_op(op)
+        return self._launch("all_reduce", lambda: self._all_reduce(array, op), sync_op)
+
+    def broadcast(self, array: Any, src: int, sync_op: bool = True) -> Work:
+        """Copy group-local rank ``src``'s ``array`` into ``array`` on every rank."""
+        self._check_array(array, "array")
+        self._check_rank(src, "src")
+        return self._launch("broadcast", lambda: self._broadcast(array, int(src)), sync_op)
+
+    def all_gather(self, out_array: Any, array: Any, sync_op: bool = True) -> Work:
+        """Fill ``out_array[r]`` with rank ``r``'s ``array`` on every rank."""
+        self._check_array(array, "array")
+        self._check_array(out_array, "out_array")
+        if tuple(out_array.shape) != (self.size, *array.shape) or out_array.dtype != array.dtype:
+            raise ValueError(
+                f"all_gather out_array must have shape {[self.size, *array.shape]} and dtype "
+                f"{array.dtype}; got {list(out_array.shape)} {out_array.dtype}"
+            )
+        return self._launch("all_gather", lambda: self._all_gather(out_array, array), sync_op)
+
+    def reduce_scatter(self, out_array: Any, in_array: Any, op: ReduceOp = ReduceOp.SUM,
+                       sync_op: bool = True) -> Work:
+        """Reduce ``in_array`` over ranks; block ``rank`` of the result goes to ``out_array``."""
+        self._check_array(in_array, "in_array")
+        self._check_array(out_array, "out_array")
+        op = self._check_op(op)
+        if in_array.size != self.size * out_array.size or in_array.dtype != out_array.dtype:
+            raise ValueError(
+                f"reduce_scatter in_array must hold {self.size} x {out_array.size} elements of "
+                f"{out_array.dtype}; got {in_array.size} of {in_array.dtype}"
+            )
+        return self._launch("reduce_scatter",
+                            lambda: self._reduce_scatter(out_array, in_array, op), sync_op)
+
+    def barrier(self, timeout: Optional[float] = None) -> None:
+        """Return once every rank of the group has entered (raise after ``timeout`` seconds)."""
+        limit = self.timeout if timeout is None else float(timeout)
+        if not limit > 0:
+            raise ValueError(f"barrier timeout must be positive, got {timeout!r}")
+        self._launch("barrier", lambda: self._barrier(limit), True)
+
+    def send(self, array: Any, dst: int) -> None:
+        """Send ``array`` to group-local rank ``dst``, which calls ``recv`` with the same shape."""
+        self._check_array(array, "array")
+        self._check_rank(dst, "dst")
+        if dst == self.rank:
+            raise ValueError(f"rank {self.rank} cannot send to itself")
+        self._launch("send", lambda: self._send(array, int(dst)), True)
+
+    def recv(self, array: Any, src: int) -> None:
+        """Receive into ``array`` what group-local rank ``src`` sends."""
+        self._check_array(array, "array")
+        self._check_rank(src, "src")
+        if src == self.rank:
+            raise ValueError(f"rank {self.rank} cannot receive from itself")
+        self._launch("recv", lambda: self._recv(array, int(src)), True)
+
+    def shutdown(self) -> None:
+        """Finish queued operations (each bounded by the timeout), then release connections."""
+        with self._issue_lock:
+            if self._closed:
+                return
+            self._closed = True
+            worker = self._worker
+            if worker is not None:
+                self._queue.put(_STOP)
+        if worker is not None and worker is not threading.current_thread():
+            worker.join(self.timeout)
+        self._close()
+
+    # --- ordering and the asynchronous queue ----------------------------------------------
+    def _launch(self, op: str, run: Callable[[], None], sync_op: bool) -> Work:
+        """Run ``run`` now (nothing queued, synchronous) or queue it behind earlier operations."""
+        with self._issue_lock:
+            if self._closed:
+                raise RuntimeError(f"{self.describe(op)}: the process group was shut down; "
+                                   "create a new group to communicate again")
+            if sync_op and self._pending == 0:
+                self._execute(op, run)
+                return self._completed_work(op)
+            work = Work(self.describe(op))
+            self._pending += 1
+            if self._worker is None:
+                self._worker = threading.Thread(target=self._serve_queue, daemon=True,
+                                                name=f"minidp-{self.backend_name}-{self.name}")
+                self._worker.start()
+            self._queue.put((op, run, work))
+        if sync_op:
+            work.wait()
+        return work
+
+    def _completed_work(self, op: str) -> Work:
+        """The handle synchronous calls return: one shared, already completed, per operation."""
+        work = self._completed.get(op)
+        if work is None:
+            work = self._completed[op] = Work.completed(self.describe(op))
+        return work
+
+    def _serve_queue(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is _STOP:
+                return
+            op, run, work = item
+            try:
+                self._execute(op, run)
+            except Exception as error:  # handed to whoever waits on the work
+                work._finish(error)
+            else:
+                work._finish()
+            with self._issue_lock:
+                self._pending -= 1
+
+    def _execute(self, op: str, run: Callable[[], None]) -> None:
+        if self._failure is not None:
+            raise RuntimeError(
+                f"{self.describe(op)}: the group is unusable after an earlier failure "
+                f"({self._failure}); destroy it and initialise again"
+            )
+        try:
+            run()
+        except Exception as error:
+            self._failure = error
+            logger.error("rank %d: %s", self.global_ranks[self.rank], error)
+            self._on_failure()
+            if isinstance(error, (RuntimeError, ValueError, TypeError)):
+                raise
+            raise RuntimeError(f"{self.describe(op)} failed: {error!r}") from error
+
+    def _on_failure(self) -> None:
+        """Called once when an operation fails; backends drop connections so peers fail fast."""
+        self._close()
+
+    # --- what backends implement ------------------------------------------------------------
+    @abc.abstractmethod
+    def _all_reduce(self, array: Any, op: ReduceOp) -> None:
+        """Reduce ``array`` in place over the group."""
+
+    @abc.abstractmethod
+    def _broadcast(self, array: Any, src: int) -> None:
+        """Overwrite ``array`` with rank ``src``'s."""
+
+    @abc.abstractmethod
+    def _all_gather(self, out_array: Any, array: Any) -> None:
+        """Write every rank's ``array`` into ``out_array[rank]``."""
+
+    @abc.abstractmethod
+    def _reduce_scatter(self, out_array: Any, in_array: Any, op: ReduceOp) -> None:
+        """Write block ``self.rank`` of the reduction of ``in_array`` into ``out_array``."""
+
+    @abc.abstractmethod
+    def _barrier(self, timeout: float) -> None:
+        """Return when every rank has entered; raise after ``timeout`` seconds."""
+
+    @abc.abstractmethod
+    def _send(self, array: Any, dst: int) -> None:
+        """Send ``array`` to rank ``dst``."""
+
+    @abc.abstractmethod
+    def _recv(self, array: Any, src: int) -> None:
+        """Receive into ``array`` from rank ``src``."""
+
+    @abc.abstractmethod
+    def _close(self) -> None:
+        """Release connections; must be safe to call more than once."""
+
+    def __repr__(self) -> str:
+        return (f"<{type(self).__name__} '{self.name}' rank {self.rank}/{self.size} "
+                f"timeout {self.timeout:g}s>")

@@ -1,0 +1,152 @@
+"""mpi: process groups over mpi4py, for jobs started by ``mpirun``/``mpiexec``.
+
+Each collective is the matching non-blocking MPI call on the NumPy buffer (``Iallreduce``,
+``Ibcast``, ``Iallgather``, ``Ireduce_scatter_block``, ``Ibarrier``, ``Isend``/``Irecv``),
+completed by polling ``Test`` until the group's deadline: MPI has no timed wait, and polling keeps
+the progress engine turning exactly as a blocking call would. Data never goes through pickle.
+
+The default group works on a duplicate of ``COMM_WORLD`` (so a user's own MPI traffic cannot mix
+with minidp's); ``new_group`` splits ``COMM_WORLD``, which every process must take part in.
+Asynchronous operations run on the group's background thread like every backend's; mpi4py
+initialises MPI with ``MPI_THREAD_MULTIPLE``.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any, Optional
+
+import numpy
+from mpi4py import MPI
+
+from .base import GroupSpec, ProcessGroup, ReduceOp, divide_by_size
+
+logger = logging.getLogger("minidp.distributed")
+
+POLLS_BETWEEN_CLOCK_CHECKS = 256
+_P2P_TAG = 7351
+
+_MPI_OPS = {
+    ReduceOp.SUM: MPI.SUM,
+    ReduceOp.AVG: MPI.SUM,
+    ReduceOp.MAX: MPI.MAX,
+    ReduceOp.MIN: MPI.MIN,
+    ReduceOp.PROD: MPI.PROD,
+}
+
+_float16_ops = {}
+
+
+def _float16_op(op: ReduceOp) -> Any:
+    """A user-defined MPI op reducing float16 buffers with NumPy (MPI has no float16 type)."""
+    if op not in _float16_ops:
+        ufunc = {ReduceOp.SUM: numpy.add, ReduceOp.AVG: numpy.add, ReduceOp.MAX: numpy.maximum,
+                 ReduceOp.MIN: numpy.minimum, ReduceOp.PROD: numpy.multiply}[op]
+
+        def combine(incoming, inout, datatype) -> None:
+            a = numpy.frombuffer(incoming, numpy.float16)
+            b = numpy.frombuffer(inout, numpy.float16)
+            ufunc(a, b, out=b)
+
+        _float16_ops[op] = MPI.Op.Create(combine, commute=True)
+    return _float16_ops[op]
+
+
+def _buffer(array: numpy.ndarray):
+    """The MPI buffer spec for ``array``; float16 travels as raw 16-bit words."""
+    if array.dtype == numpy.float16:
+        return [array.reshape(-1).view(numpy.uint16), MPI.SHORT]
+    return array.reshape(-1)
+
+
+class MpiProcessGroup(ProcessGroup):
+    """Process group on an mpi4py communicator."""
+
+    backend_name = "mpi"
+
+    def __init__(self, comm: Any, *, name: str, timeout: float,
+                 global_ranks: Optional[list] = None) -> None:
+        super().__init__(comm.Get_rank(), comm.Get_size(), name=name, timeout=timeout,
+                         global_ranks=global_ranks)
+        self._comm = comm
+        logger.info("rank %d: mpi group '%s' ready (rank %d of %d)",
+                    self.global_ranks[self.rank], name, self.rank, self.size)
+
+    def _complete(self, op: str, request: Any, deadline: float, waiting_for: str) -> None:
+        """Poll ``request`` until it completes; raise ``RuntimeError`` at ``deadline``."""
+        polls = 0
+        while not request.Test():
+            polls += 1
+            if polls % POLLS_BETWEEN_CLOCK_CHECKS == 0 and time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"{self.describe(op)}: timed out waiting for {waiting_for} (group timeout "
+                    f"{self.timeout:g} s); check that every rank issues the same collectives in "
+                    "the same order, or raise the timeout (PADDLE_PG_TIMEOUT in ms)"
+                )
+
+    def _reduce_op(self, array: numpy.ndarray, op: ReduceOp) -> Any:
+        return _float16_op(op) if array.dtype == numpy.float16 else _MPI_OPS[op]
+
+    def _all_reduce(self, array: numpy.ndarray, op: ReduceOp) -> None:
+        deadline = time.monotonic() + self.timeout
+        if self.size > 1 and array.size:
+            request = self._comm.Iallreduce(MPI.IN_PLACE, _buffer(array),
+                                            self._reduce_op(array, op))
+            self._complete("all_reduce", request, deadline, "the other ranks")
+        if op == ReduceOp.AVG:
+            divide_by_size(array, self.size)
+
+    def _broadcast(self, array: numpy.ndarray, src: int) -> None:
+        if self.size > 1 and array.size:
+            request = self._comm.Ibcast(_buffer(array), root=src)
+            self._complete("broadcast", request, time.monotonic() + self.timeout,
+                           self.describe_rank(src))
+
+    def _all_gather(self, out_array: numpy.ndarray, array: numpy.ndarray) -> None:
+        request = self._comm.Iallgather(_buffer(array), _buffer(out_array))
+        self._complete("all_gather", request, time.monotonic() + self.timeout, "the other ranks")
+
+    def _reduce_scatter(self, out_array: numpy.ndarray, in_array: numpy.ndarray,
+                        op: ReduceOp) -> None:
+        if out_array.size:
+            request = self._comm.Ireduce_scatter_block(_buffer(in_array), _buffer(out_array),
+                                                       self._reduce_op(out_array, op))
+            self._complete("reduce_scatter", request, time.monotonic() + self.timeout,
+                           "the other ranks")
+        if op == ReduceOp.AVG:
+            divide_by_size(out_array, self.size)
+
+    def _barrier(self, timeout: float) -> None:
+        self._complete("barrier", self._comm.Ibarrier(), time.monotonic() + timeout,
+                       "the other ranks")
+
+    def _send(self, array: numpy.ndarray, dst: int) -> None:
+        request = self._comm.Isend(_buffer(array), dest=dst, tag=_P2P_TAG)
+        self._complete("send", request, time.monotonic() + self.timeout, self.describe_rank(dst))
+
+    def _recv(self, array: numpy.ndarray, src: int) -> None:
+        request = self._comm.Irecv(_buffer(array), source=src, tag=_P2P_TAG)
+        self._complete("recv", request, time.monotonic() + self.timeout, self.describe_rank(src))
+
+    def _close(self) -> None:
+        """Communicators are left to MPI_Finalize: freeing one is collective and could block."""
+        self._comm = None
+
+
+def create_process_group(spec: GroupSpec) -> Optional[MpiProcessGroup]:
+    """Backend factory: collectively duplicate or split ``COMM_WORLD`` for ``spec``."""
+    world = MPI.COMM_WORLD
+    if world.Get_size() == 1 and spec.size > 1:
+        raise RuntimeError(
+            f"rank {spec.global_rank}: the mpi backend needs processes started by mpirun/mpiexec "
+            f"(MPI sees 1 process, the job has {spec.size}); start with mpirun or use gloo"
+        )
+    if spec.size == world.Get_size():
+        comm = world.Dup()
+    else:
+        color = 0 if spec.rank >= 0 else MPI.UNDEFINED
+        comm = world.Split(color, key=max(spec.rank, 0))
+    if spec.rank < 0:
+        return None
+    return MpiProcessGroup(comm, name=spec.name, timeout=spec.timeout,
+                           global_ranks=list(spec.global_ranks))

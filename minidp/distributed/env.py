@@ -1,0 +1,142 @@
+"""ParallelEnv: who this process is in the job, read from the environment.
+
+Launchers (``minidp.distributed.spawn``, ``python -m minidp.distributed.launch``) write Paddle's
+variables: ``PADDLE_TRAINER_ID``, ``PADDLE_TRAINERS_NUM``, ``PADDLE_CURRENT_ENDPOINT``,
+``PADDLE_TRAINER_ENDPOINTS``, ``FLAGS_selected_gpus``, ``PADDLE_PG_TIMEOUT`` (milliseconds).
+A process started by an MPI launcher (``mpirun``/``mpiexec`` of Open MPI, MPICH or Intel MPI,
+or Slurm's ``srun --mpi=pmi2``) gets its rank, world size and local rank from the launcher's own
+variables instead, so a bare ``mpirun -n 2 python train.py`` needs no other set-up; Paddle's
+variables, when present, take precedence.
+"""
+from __future__ import annotations
+
+import os
+from typing import List, NamedTuple, Optional, Tuple
+
+DEFAULT_PG_TIMEOUT_MS = 1_800_000
+
+
+class MpiLaunch(NamedTuple):
+    """Rank, world size and rank within the node, as an MPI launcher announced them."""
+
+    rank: int
+    size: int
+    local_rank: int
+
+
+# (rank variable, size variable, local-rank variables in order of preference)
+_MPI_LAUNCHER_VARIABLES: Tuple[Tuple[str, str, Tuple[str, ...]], ...] = (
+    ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", ("OMPI_COMM_WORLD_LOCAL_RANK",)),
+    ("PMI_RANK", "PMI_SIZE", ("MPI_LOCALRANKID", "PMI_LOCAL_RANK", "SLURM_LOCALID")),
+)
+
+
+def read_int(name: str, default: int) -> int:
+    """Integer environment variable ``name``, or ``default`` when unset or empty."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"environment variable {name}={value!r} must be an integer") from None
+
+
+def mpi_launch() -> Optional[MpiLaunch]:
+    """What the MPI launcher that started this process says, or None when there is none."""
+    for rank_name, size_name, local_names in _MPI_LAUNCHER_VARIABLES:
+        if os.environ.get(rank_name) and os.environ.get(size_name):
+            rank = read_int(rank_name, 0)
+            local_name = next((n for n in local_names if os.environ.get(n)), None)
+            local_rank = read_int(local_name, 0) if local_name else rank
+            return MpiLaunch(rank, read_int(size_name, 1), local_rank)
+    return None
+
+
+class ParallelEnv:
+    """Rank, world size, device and endpoints of this process (Paddle's ``ParallelEnv``).
+
+    Values are read once, when the object is made. ``local_rank``, ``nranks`` and ``dev_id`` are
+    the old names of ``rank``, ``world_size`` and ``device_id``.
+    """
+
+    def __init__(self) -> None:
+        launch = mpi_launch()
+        has_paddle_rank = bool(os.environ.get("PADDLE_TRAINER_ID"))
+        self._rank = read_int("PADDLE_TRAINER_ID", launch.rank if launch else 0)
+        self._world_size = read_int("PADDLE_TRAINERS_NUM", launch.size if launch else 1)
+        self._launched_by_mpi = launch is not None and not has_paddle_rank
+        self._device_type = os.environ.get("PADDLE_XCCL_BACKEND", "").strip()
+        self._pg_timeout = read_int("PADDLE_PG_TIMEOUT", DEFAULT_PG_TIMEOUT_MS)
+        if self._pg_timeout <= 0:
+            raise ValueError(f"PADDLE_PG_TIMEOUT must be a positive number of milliseconds, "
+                             f"got {self._pg_timeout}")
+        devices_variable = (f"FLAGS_selected_{self._device_type}s" if self._device_type
+                            else "FLAGS_selected_gpus")
+        selected = os.environ.get(devices_variable, "").split(",")[0].strip()
+        if selected:
+            if not selected.isdigit():
+                raise ValueError(f"{devices_variable} must list device ids such as '0,1', "
+                                 f"got {os.environ[devices_variable]!r}")
+            self._device_id = int(selected)
+        else:
+            self._device_id = launch.local_rank if self._launched_by_mpi else 0
+        endpoints = os.environ.get("PADDLE_TRAINER_ENDPOINTS", "").strip()
+        self._trainer_endpoints = [e.strip() for e in endpoints.split(",") if e.strip()]
+        self._current_endpoint = os.environ.get("PADDLE_CURRENT_ENDPOINT", "").strip()
+        self._nrings = read_int("FLAGS_nccl_nrings", 1)
+        if not 0 < self._nrings < 9:
+            raise ValueError(f"FLAGS_nccl_nrings must be between 1 and 8, got {self._nrings}")
+
+    @property
+    def rank(self) -> int:
+        """Rank of this trainer: ``PADDLE_TRAINER_ID``, else the MPI launcher's rank, else 0."""
+        return self._rank
+
+    @property
+    def world_size(self) -> int:
+        """Number of trainers: ``PADDLE_TRAINERS_NUM``, else the MPI world size, else 1."""
+        return self._world_size
+
+    @property
+    def device_id(self) -> int:
+        """GPU of this trainer: first of ``FLAGS_selected_gpus``, else MPI local rank, else 0."""
+        return self._device_id
+
+    @property
+    def device_type(self) -> str:
+        """Custom device type from ``PADDLE_XCCL_BACKEND`` ("" when unset)."""
+        return self._device_type
+
+    @property
+    def current_endpoint(self) -> str:
+        """``ip:port`` of this trainer, from ``PADDLE_CURRENT_ENDPOINT`` ("" when unset)."""
+        return self._current_endpoint
+
+    @property
+    def trainer_endpoints(self) -> List[str]:
+        """Every trainer's ``ip:port`` in rank order, from ``PADDLE_TRAINER_ENDPOINTS``."""
+        return list(self._trainer_endpoints)
+
+    @property
+    def nrings(self) -> int:
+        """Number of NCCL rings, from ``FLAGS_nccl_nrings`` (default 1)."""
+        return self._nrings
+
+    @property
+    def pg_timeout(self) -> int:
+        """Process-group timeout in milliseconds, from ``PADDLE_PG_TIMEOUT`` (default 30 min)."""
+        return self._pg_timeout
+
+    @property
+    def launched_by_mpi(self) -> bool:
+        """True when rank and world size come from an MPI launcher, not Paddle's variables."""
+        return self._launched_by_mpi
+
+    local_rank = rank
+    nranks = world_size
+    dev_id = device_id
+
+    def __repr__(self) -> str:
+        return (f"ParallelEnv(rank={self.rank}, world_size={self.world_size}, "
+                f"device_id={self.device_id}, current_endpoint={self.current_endpoint!r})")

@@ -1,0 +1,230 @@
+"""Run a function or a script on N real processes on 127.0.0.1, for multi-process tests.
+
+``run_workers(target, nprocs, args, timeout)`` starts ``nprocs`` fresh interpreters (the
+``spawn`` start method, so no state leaks from the test process), each with the environment a
+launcher would write (``PADDLE_TRAINER_ID``, ``PADDLE_TRAINERS_NUM``, endpoints on free ports,
+``MASTER_ADDR``/``MASTER_PORT``), calls ``target(*args)`` in each, and returns the per-rank
+return values in rank order. When a rank raises, exits early or the timeout expires, every
+process is killed and ``WorkerFailure`` reports the rank and its traceback.
+
+``run_workers_outcomes`` returns every rank's :class:`Outcome` instead of raising (for tests in
+which a rank is meant to die); ``run_script`` runs a Python script the same way. In every case
+no process outlives the call.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass
+from multiprocessing.connection import wait as wait_for_any
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+_CONTEXT = multiprocessing.get_context("spawn")
+
+
+class WorkerFailure(RuntimeError):
+    """A rank failed, died or did not finish in time; the message carries its traceback."""
+
+
+@dataclass
+class Outcome:
+    """How one rank ended: its return value, or its error text, and its exit code."""
+
+    rank: int
+    ok: bool
+    value: Any = None
+    error: str = ""
+    exitcode: Optional[int] = None
+
+
+def free_ports(count: int, host: str = "127.0.0.1") -> List[int]:
+    """``count`` distinct ports that were free a moment ago (the OS picked them)."""
+    sockets = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(count)]
+    try:
+        for sock in sockets:
+            sock.bind((host, 0))
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def launcher_environment(nprocs: int, host: str = "127.0.0.1",
+                         extra: Optional[Dict[str, str]] = None) -> List[Dict[str, str]]:
+    """The per-rank variables a launcher writes, on fresh free ports."""
+    ports = free_ports(nprocs, host)
+    endpoints = [f"{host}:{port}" for port in ports]
+    environments = []
+    for rank in range(nprocs):
+        env = {
+            "PADDLE_TRAINER_ID": str(rank),
+            "PADDLE_TRAINERS_NUM": str(nprocs),
+            "PADDLE_CURRENT_ENDPOINT": endpoints[rank],
+            "PADDLE_TRAINER_ENDPOINTS": ",".join(endpoints),
+            "PADDLE_MASTER": endpoints[0],
+            "MASTER_ADDR": host,
+            "MASTER_PORT": str(ports[0]),
+            "FLAGS_selected_gpus": str(rank),
+        }
+        env.update(extra or {})
+        environments.append(env)
+    return environments
+
+
+def _worker_main(conn, env: Dict[str, str], target: Callable, args: Sequence[Any]) -> None:
+    os.environ.update(env)
+    try:
+        result = target(*args)
+    except BaseException:
+        conn.send(("error", traceback.format_exc()))
+    else:
+        conn.send(("ok", result))
+    finally:
+        conn.close()
+
+
+def _kill_tree(pid: int) -> None:
+    """Kill ``pid`` and anything it started (children first, so none is orphaned)."""
+    try:
+        import psutil
+    except ImportError:
+        psutil = None
+    if psutil is not None:
+        try:
+            children = psutil.Process(pid).children(recursive=True)
+        except psutil.NoSuchProcess:
+            children = []
+        for child in children:
+            try:
+                child.kill()
+            except psutil.NoSuchProcess:
+                pass
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def run_workers_outcomes(target: Callable, nprocs: int, args: Sequence[Any] = (),
+                         timeout: float = 60.0, env: Optional[Dict[str, str]] = None,
+                         stop_on_failure: bool = False) -> List[Outcome]:
+    """Run ``target(*args)`` on ``nprocs`` processes; return every rank's outcome.
+
+    ``target`` must be importable by name (a module-level function). A rank that has not
+    finished when ``timeout`` expires is killed and reported with ``error="timed out"``. With
+    ``stop_on_failure``, the first failing rank gets the others killed at once.
+    """
+    environments = launcher_environment(nprocs, extra=env)
+    processes, readers = [], []
+    outcomes: Dict[int, Outcome] = {}
+    try:
+        for rank in range(nprocs):
+            reader, writer = _CONTEXT.Pipe(duplex=False)
+            process = _CONTEXT.Process(target=_worker_main, name=f"minidp-test-rank{rank}",
+                                       args=(writer, environments[rank], target, tuple(args)),
+                                       daemon=True)
+            process.start()
+            writer.close()
+            processes.append(process)
+            readers.append(reader)
+        deadline = time.monotonic() + timeout
+        while len(outcomes) < nprocs:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            waiting = {r: readers[r] for r in range(nprocs) if r not in outcomes}
+            ready = wait_for_any(list(waiting.values()), timeout=remaining)
+            for rank, reader in waiting.items():
+                if reader not in ready:
+                    continue
+                try:
+                    status, payload = reader.recv()
+                except EOFError:
+                    processes[rank].join(5)
+                    outcomes[rank] = Outcome(rank, False, error="exited without a result",
+                                             exitcode=processes[rank].exitcode)
+                    continue
+                processes[rank].join(5)
+                outcomes[rank] = Outcome(rank, status == "ok",
+                                         payload if status == "ok" else None,
+                                         payload if status != "ok" else "",
+                                         processes[rank].exitcode)
+            if stop_on_failure and any(not o.ok for o in outcomes.values()):
+                break
+    finally:
+        for process in processes:
+            if process.is_alive():
+                _kill_tree(process.pid)
+            process.join(5)
+        for reader in readers:
+            reader.close()
+    for rank in range(nprocs):
+        if rank not in outcomes:
+            outcomes[rank] = Outcome(rank, False, error="timed out or stopped after another "
+                                     "rank failed", exitcode=processes[rank].exitcode)
+    return [outcomes[rank] for rank in range(nprocs)]
+
+
+def run_workers(target: Callable, nprocs: int, args: Sequence[Any] = (), timeout: float = 60.0,
+                env: Optional[Dict[str, str]] = None) -> List[Any]:
+    """Run ``target(*args)`` on ``nprocs`` processes; return the results in rank order.
+
+    Raises :class:`WorkerFailure` naming the first failing rank (its traceback included).
+    """
+    outcomes = run_workers_outcomes(target, nprocs, args, timeout, env, stop_on_failure=True)
+    failed = [o for o in outcomes if not o.ok]
+    if failed:
+        real = [o for o in failed if o.error.startswith("Traceback")] or failed
+        first = real[0]
+        raise WorkerFailure(f"rank {first.rank} of {nprocs} failed (exit code {first.exitcode}):"
+                            f"\n{first.error}")
+    return [o.value for o in outcomes]
+
+
+def run_script(script: str, nprocs: int, args: Sequence[str] = (), timeout: float = 60.0,
+               env: Optional[Dict[str, str]] = None) -> List[subprocess.CompletedProcess]:
+    """Run ``python script *args`` on ``nprocs`` processes with launcher variables set.
+
+    Returns each rank's ``CompletedProcess`` (stdout/stderr as text). On timeout every process
+    tree is killed and :class:`WorkerFailure` is raised with the output gathered so far.
+    """
+    environments = launcher_environment(nprocs, extra=env)
+    processes, outputs = [], []
+    try:
+        for rank in range(nprocs):
+            out, err = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")
+            outputs.append((out, err))
+            processes.append(subprocess.Popen(
+                [sys.executable, script, *args], env={**os.environ, **environments[rank]},
+                stdout=out, stderr=err, text=True, start_new_session=True))
+        deadline = time.monotonic() + timeout
+        for rank, process in enumerate(processes):
+            try:
+                process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                raise WorkerFailure(f"rank {rank} of {nprocs} running {script} did not finish "
+                                    f"within {timeout} s; its stderr:\n{_read(outputs[rank][1])}"
+                                    ) from None
+        return [subprocess.CompletedProcess(process.args, process.returncode, _read(out),
+                                            _read(err))
+                for process, (out, err) in zip(processes, outputs)]
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                _kill_tree(process.pid)
+            process.wait(5)
+        for out, err in outputs:
+            out.close()
+            err.close()
+
+
+def _read(stream) -> str:
+    stream.seek(0)
+    return stream.read()

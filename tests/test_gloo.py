@@ -1,0 +1,295 @@
+"""The gloo process group on real processes: collectives against NumPy, async order, failures."""
+import hashlib
+import os
+import signal
+import time
+
+import numpy as np
+import pytest
+
+from dist_utils import WorkerFailure, run_workers, run_workers_outcomes
+from minidp.distributed.backends.base import ReduceOp
+from minidp.distributed.backends.gloo import GlooProcessGroup, SMALL_ALL_REDUCE_BYTES
+from minidp.distributed.store import TCPStore
+
+DTYPES = ["float16", "float32", "float64", "int32", "int64"]
+# 0, 1, odd, just past the small-message path, odd and ring-sized, several MiB
+COUNTS = [0, 1, 7, SMALL_ALL_REDUCE_BYTES // 4 + 3, 100_003]
+BIG_COUNT = (3 << 20) // 4 + 5
+OPS = list(ReduceOp)
+
+
+def make_group(timeout=30.0):
+    """A gloo group over the whole job, from the variables run_workers sets."""
+    rank, size = int(os.environ["PADDLE_TRAINER_ID"]), int(os.environ["PADDLE_TRAINERS_NUM"])
+    store = TCPStore("127.0.0.1", int(os.environ["MASTER_PORT"]), is_master=rank == 0,
+                     timeout=timeout)
+    return GlooProcessGroup(store, rank, size, name="test", timeout=timeout), store
+
+
+def contribution(rank, count, dtype, op, salt=0):
+    """What rank ``rank`` contributes: small values so PROD and float16 stay exact enough."""
+    rng = np.random.default_rng([rank, count, salt, int(op)])
+    if op == ReduceOp.PROD:
+        values = rng.choice([1, 2], size=count) if np.dtype(dtype).kind == "i" else \
+            rng.uniform(0.9, 1.1, count)
+    else:
+        values = rng.integers(-8, 9, size=count)
+    return values.astype(dtype)
+
+
+def expected_reduction(arrays, op, size):
+    stacked = np.stack([a.astype(np.float64) for a in arrays])
+    result = {ReduceOp.SUM: stacked.sum(0), ReduceOp.MAX: stacked.max(0),
+              ReduceOp.MIN: stacked.min(0), ReduceOp.PROD: stacked.prod(0),
+              ReduceOp.AVG: stacked.sum(0) / size}[op]
+    if op == ReduceOp.AVG and arrays[0].dtype.kind == "i":
+        result = np.floor_divide(stacked.sum(0), size)
+    return result
+
+
+def tolerance(dtype):
+    return {"float16": 1e-2, "float32": 1e-5, "float64": 1e-12}.get(dtype, 0)
+
+
+def check_close(failures, label, got, want, dtype):
+    if not np.allclose(got.astype(np.float64), want, rtol=tolerance(dtype), atol=tolerance(dtype)):
+        failures.append(f"{label}: got {got[:5]} want {want[:5]}")
+
+
+def all_reduce_worker():
+    pg, _ = make_group()
+    failures, digests = [], []
+    cases = [(c, d, op) for c in COUNTS for d in DTYPES for op in OPS]
+    cases += [(BIG_COUNT, "float32", ReduceOp.SUM), (BIG_COUNT, "float64", ReduceOp.AVG)]
+    for count, dtype, op in cases:
+        array = contribution(pg.rank, count, dtype, op)
+        pg.all_reduce(array, op)
+        want = expected_reduction([contribution(r, count, dtype, op) for r in range(pg.size)],
+                                  op, pg.size)
+        check_close(failures, f"all_reduce {op.name} {dtype} x{count}", array, want, dtype)
+        digests.append(hashlib.sha1(array.tobytes()).hexdigest())
+    scalar = np.array(pg.rank + 1.0)
+    pg.all_reduce(scalar)
+    if scalar != pg.size * (pg.size + 1) / 2:
+        failures.append(f"0-d all_reduce gave {scalar}")
+    pg.shutdown()
+    return failures, digests
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("world_size", [1, 2, 3, 4])
+def test_all_reduce_every_op_dtype_and_size(world_size):
+    results = run_workers(all_reduce_worker, world_size, timeout=100)
+    for rank, (failures, _) in enumerate(results):
+        assert failures == [], f"rank {rank}: {failures}"
+    digests = [d for _, d in results]
+    assert all(d == digests[0] for d in digests), "ranks disagree bit-for-bit"
+
+
+def other_collectives_worker():
+    pg, _ = make_group()
+    n, r = pg.size, pg.rank
+    failures = []
+    for count in COUNTS + [BIG_COUNT]:
+        for dtype in DTYPES if count != BIG_COUNT else ["float32"]:
+            for src in range(n):
+                array = contribution(r, count, dtype, ReduceOp.SUM, salt=1)
+                pg.broadcast(array, src)
+                want = contribution(src, count, dtype, ReduceOp.SUM, salt=1)
+                if not np.array_equal(array, want):
+                    failures.append(f"broadcast src {src} {dtype} x{count}")
+            gathered = np.empty((n, count), dtype)
+            pg.all_gather(gathered, contribution(r, count, dtype, ReduceOp.SUM, salt=2))
+            for k in range(n):
+                if not np.array_equal(gathered[k], contribution(k, count, dtype, ReduceOp.SUM,
+                                                                 salt=2)):
+                    failures.append(f"all_gather block {k} {dtype} x{count}")
+            for op in OPS if count < BIG_COUNT else [ReduceOp.SUM]:
+                inputs = [contribution(k, count * n, dtype, op, salt=3) for k in range(n)]
+                out = np.empty(count, dtype)
+                pg.reduce_scatter(out, inputs[r].copy(), op)
+                want = expected_reduction(inputs, op, n)[r * count:(r + 1) * count]
+                check_close(failures, f"reduce_scatter {op.name} {dtype} x{count}", out, want,
+                            dtype)
+    pg.barrier()
+    pg.shutdown()
+    return failures
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("world_size", [1, 2, 3, 4])
+def test_broadcast_all_gather_reduce_scatter(world_size):
+    for rank, failures in enumerate(run_workers(other_collectives_worker, world_size, timeout=100)):
+        assert failures == [], f"rank {rank}: {failures}"
+
+
+def send_recv_worker():
+    pg, _ = make_group()
+    n, r = pg.size, pg.rank
+    received = np.empty(BIG_COUNT, np.float32)
+    mine = np.full(BIG_COUNT, r, np.float32)
+    # even ranks send first, odd ranks receive first: large messages cannot deadlock
+    for phase in (0, 1):
+        if (r % 2 == 0) == (phase == 0):
+            if r + 1 < n:
+                pg.send(mine, r + 1)
+        elif r > 0:
+            pg.recv(received, r - 1)
+    pg.barrier()
+    pg.shutdown()
+    return float(received[0]) if r > 0 else None, float(received[-1]) if r > 0 else None
+
+
+@pytest.mark.timeout(60)
+def test_send_recv_along_a_chain():
+    results = run_workers(send_recv_worker, 3, timeout=50)
+    assert results == [(None, None), (0.0, 0.0), (1.0, 1.0)]
+
+
+def async_worker():
+    pg, _ = make_group()
+    n, r = pg.size, pg.rank
+    arrays = [np.full(1 + 4000 * (i % 7), i + r, np.float64) for i in range(60)]
+    works = [pg.all_reduce(a, sync_op=False) for a in arrays]
+    # order-dependent chain on one buffer: only issue order gives the expected value
+    chain = np.full(1000, float(r + 1))
+    chain_works = [pg.all_reduce(chain, sync_op=False), pg.broadcast(chain, 1, sync_op=False),
+                   pg.all_reduce(chain, ReduceOp.MAX, sync_op=False)]
+    order_ok = True
+    for k in reversed(range(len(works))):
+        works[k].wait()
+        order_ok &= all(w.is_completed() for w in works[:k])
+    synchronous = np.ones(10)
+    pg.all_reduce(synchronous)  # runs after everything queued before it
+    order_ok &= all(w.is_completed() for w in chain_works)
+    values_ok = all(np.all(a == n * i + n * (n - 1) / 2) for i, a in enumerate(arrays))
+    pg.shutdown()
+    return order_ok, values_ok, float(chain[0]), float(synchronous[0])
+
+
+@pytest.mark.timeout(60)
+def test_many_async_collectives_complete_in_issue_order():
+    for order_ok, values_ok, chain, synchronous in run_workers(async_worker, 3, timeout=50):
+        assert order_ok and values_ok
+        assert chain == 6.0  # sum 1+2+3 everywhere, broadcast keeps 6, max keeps 6
+        assert synchronous == 3.0
+
+
+def slow_peer_worker():
+    pg, _ = make_group()
+    if pg.rank == 1:
+        time.sleep(1.5)
+        pg.all_reduce(np.ones(4))
+        return None
+    work = pg.all_reduce(np.ones(4), sync_op=False)
+    try:
+        work.wait(timeout=0.01)
+        early = "completed"
+    except RuntimeError as error:
+        early = str(error)
+    work.wait()
+    return early, work.is_completed()
+
+
+@pytest.mark.timeout(60)
+def test_work_wait_with_a_short_timeout_raises_then_completes():
+    early, completed = run_workers(slow_peer_worker, 2, timeout=50)[0]
+    assert "did not complete within 0.01 s" in early
+    assert completed
+
+
+def killed_peer_worker():
+    pg, _ = make_group(timeout=120)
+    pg.barrier()
+    if pg.rank == 1:
+        os.kill(os.getpid(), signal.SIGKILL)
+    try:
+        pg.all_reduce(np.ones(1 << 20, np.float32))
+    except RuntimeError as error:
+        first = str(error)
+    try:
+        pg.all_reduce(np.ones(4))
+    except RuntimeError as error:
+        second = str(error)
+    return first, second
+
+
+@pytest.mark.timeout(60)
+def test_killed_peer_fails_fast_with_a_named_error():
+    outcomes = run_workers_outcomes(killed_peer_worker, 3, timeout=50)
+    assert outcomes[1].exitcode == -signal.SIGKILL
+    for rank in (0, 2):
+        assert outcomes[rank].ok, outcomes[rank].error
+        first, second = outcomes[rank].value
+        # a lost connection, not the 120 s timeout, ends the collective
+        assert "gloo all_reduce on group 'test'" in first and f"at rank {rank}" in first
+        assert "lost the connection to rank" in first
+        assert "unusable after an earlier failure" in second
+
+
+def silent_peer_worker():
+    pg, _ = make_group(timeout=0.5)
+    if pg.rank == 1:
+        time.sleep(1.5)
+        return None
+    try:
+        pg.all_reduce(np.ones(8))
+    except RuntimeError as error:
+        return str(error)
+    return "no error"
+
+
+@pytest.mark.timeout(60)
+def test_peer_that_never_arrives_raises_after_the_timeout():
+    message = run_workers(silent_peer_worker, 2, timeout=50)[0]
+    assert "gloo all_reduce on group 'test' at rank 0: timed out waiting for rank 1" in message
+
+
+def absent_peer_worker():
+    if os.environ["PADDLE_TRAINER_ID"] == "1":
+        time.sleep(1.0)
+        return None
+    try:
+        make_group(timeout=0.5)
+    except RuntimeError as error:
+        return str(error)
+    return "no error"
+
+
+@pytest.mark.timeout(60)
+def test_group_creation_names_the_rank_that_never_came():
+    message = run_workers(absent_peer_worker, 2, timeout=50)[0]
+    assert "gloo connect on group 'test' at rank 0: rank 1 did not publish its address" in message
+
+
+def test_single_rank_group_and_argument_checks():
+    pg = GlooProcessGroup(None, 0, 1, name="solo", timeout=5)
+    array = np.arange(6.0)
+    pg.all_reduce(array, ReduceOp.AVG)
+    assert np.array_equal(array, np.arange(6.0))
+    with pytest.raises(TypeError):
+        pg.all_reduce([1.0, 2.0])
+    with pytest.raises(ValueError, match="C-contiguous"):
+        pg.all_reduce(np.ones((4, 4))[:, 1])
+    with pytest.raises(ValueError, match="reduce op"):
+        pg.all_reduce(array, op=17)
+    with pytest.raises(ValueError, match="src"):
+        pg.broadcast(array, src=1)
+    with pytest.raises(ValueError, match="out_array"):
+        pg.all_gather(np.empty((2, 6)), array)
+    with pytest.raises(ValueError, match="itself"):
+        pg.send(array, 0)
+    pg.shutdown()
+    with pytest.raises(RuntimeError, match="shut down"):
+        pg.all_reduce(array)
+
+
+def failing_worker():
+    raise ValueError("boom from a worker")
+
+
+@pytest.mark.timeout(60)
+def test_run_workers_reports_a_failing_rank_with_its_traceback():
+    with pytest.raises(WorkerFailure, match="boom from a worker"):
+        run_workers(failing_worker, 2, timeout=30)
