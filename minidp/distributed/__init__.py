@@ -20,10 +20,11 @@ from .collective import (
 )
 from .env import ParallelEnv
 from .parallel import get_rank, get_world_size, init_parallel_env
+from .spawn import spawn
 from .store import TCPStore
 
 __all__ = [
-    "Group", "ParallelEnv", "ReduceOp", "TCPStore", "Work", "all_gather", "all_reduce",
+    "spawn", "Group", "ParallelEnv", "ReduceOp", "TCPStore", "Work", "all_gather", "all_reduce",
     "barrier", "broadcast", "destroy_process_group", "get_group", "get_rank", "get_world_size",
     "init_parallel_env", "is_initialized", "new_group", "recv", "reduce_scatter",
     "register_backend", "send",

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import sys
 import warnings
 from typing import Dict, List, Optional, Tuple
 
@@ -140,6 +141,26 @@ def _share_endpoints_over_mpi(env: ParallelEnv) -> None:
     os.environ.setdefault("PADDLE_MASTER", endpoints[0])
 
 
+def _abort_mpi_job_on_uncaught_exception() -> None:
+    """Make an uncaught exception on one rank end the whole ``mpirun`` job at once.
+
+    Without this, the failing rank finalises MPI and exits while its peers sit in a collective
+    until their timeout, and ``mpirun`` waits for them. The hook prints the traceback as usual,
+    then calls ``MPI_Abort``, which makes the MPI launcher stop every rank.
+    """
+    from mpi4py import MPI
+
+    previous_hook = sys.excepthook
+
+    def abort_after_printing(kind, value, trace) -> None:
+        previous_hook(kind, value, trace)
+        sys.stderr.flush()
+        sys.stdout.flush()
+        MPI.COMM_WORLD.Abort(1)
+
+    sys.excepthook = abort_after_printing
+
+
 def _create_or_get_store(env: ParallelEnv, timeout: float) -> TCPStore:
     """The job's store at the master endpoint, hosted by rank 0; one per process and endpoint."""
     host, port = _master_endpoint(env)
@@ -168,6 +189,7 @@ def init_parallel_env() -> Optional[Group]:
     _check_environment(env)
     backend = _choose_backend(env)
     if env.launched_by_mpi and _mpi4py_available():
+        _abort_mpi_job_on_uncaught_exception()
         _share_endpoints_over_mpi(env)
         env = _global_parallel_env = ParallelEnv()
     timeout = env.pg_timeout / 1000.0

@@ -1,0 +1,7 @@
+"""The multi-process launcher: ``python -m minidp.distributed.launch [options] script.py``.
+
+Also installed as the ``minidp-launch`` console script. See :mod:`.main` for the options.
+"""
+from minidp.distributed.launch.main import main
+
+__all__ = ["main"]

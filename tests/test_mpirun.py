@@ -1,0 +1,57 @@
+"""A bare ``mpirun -n N python train.py`` (the pip-installed MPICH of the ``mpi`` extra)."""
+import importlib.util
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "scripts"))
+
+import jobs  # noqa: E402  (lives in tests/scripts)
+from jobs import job_token  # noqa: E402,F401  (pytest fixture)
+
+
+def find_mpiexec() -> str:
+    """mpiexec next to this interpreter (pip's mpich puts it there), else the one on PATH."""
+    beside = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    return beside if os.access(beside, os.X_OK) else shutil.which("mpiexec")
+
+
+MPIEXEC = find_mpiexec()
+
+pytestmark = [
+    pytest.mark.mpi,
+    pytest.mark.skipif(importlib.util.find_spec("mpi4py") is None,
+                       reason="mpi4py is not installed (pip install 'minidp[mpi]')"),
+    pytest.mark.skipif(MPIEXEC is None,
+                       reason="no mpiexec next to Python or on PATH (pip install 'minidp[mpi]')"),
+]
+
+
+def mpirun(ranks: int, token: str, *script_args: str, **env: str):
+    return jobs.start([MPIEXEC, "-n", str(ranks), sys.executable, str(jobs.RANK_TASKS),
+                       *script_args], token, **env)
+
+
+@pytest.mark.timeout(90)
+def test_two_jobs_of_two_and_three_ranks_at_once(job_token):
+    # The default backend under mpirun is mpi; the gloo job needs rank 0's endpoint, which
+    # init_parallel_env shares over MPI.
+    two = mpirun(2, job_token)
+    three = mpirun(3, job_token, PADDLE_DISTRI_BACKEND="gloo")
+    for process, world_size, backend in ((two, 2, "mpi"), (three, 3, "gloo")):
+        result = jobs.finish(process)
+        assert result.returncode == 0, result.stdout + result.stderr
+        jobs.check_reports(jobs.reports(result.stdout), world_size, backend)
+    assert jobs.wait_until_gone(job_token) == []
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("backend", ["mpi", "gloo"])
+def test_a_failing_rank_stops_the_job(job_token, backend):
+    result = jobs.finish(mpirun(2, job_token, "--fail-rank", "1", PADDLE_DISTRI_BACKEND=backend))
+    assert result.returncode != 0
+    assert "ValueError: rank 1 fails on purpose" in result.stdout + result.stderr
+    assert jobs.wait_until_gone(job_token) == []
