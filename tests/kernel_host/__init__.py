@@ -1,0 +1,1 @@
+"""Support code that runs minidp's CUDA kernels on the CPU for the tests."""

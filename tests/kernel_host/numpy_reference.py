@@ -1,0 +1,113 @@
+"""NumPy versions of the kernels' results, and the test data both kernel test files use.
+
+Every operation is written out in the order the kernels perform it, on NumPy scalars of the
+arithmetic type, so float32 results must match the kernels bit for bit.
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy
+
+# Sizes of the tensors of one bucket: the edges of a 256-thread block, an empty tensor
+# among others, a large tensor, and random mixes.
+SIZE_CASES = {
+    "empty": [0],
+    "one": [1],
+    "255": [255],
+    "256": [256],
+    "257": [257],
+    "65536": [65536],
+    "block-edges": [255, 256, 257],
+    "with-empties": [0, 1, 0, 3, 0],
+    "random": [int(n) for n in numpy.random.default_rng(7).integers(0, 5000, 12)],
+    "random-small": [int(n) for n in numpy.random.default_rng(11).integers(0, 40, 30)],
+}
+
+SENTINEL = 12345.0
+
+
+def arithmetic_type(*dtypes: numpy.dtype) -> type:
+    """float64 if either side is float64, float32 otherwise (halves widen to float)."""
+    return numpy.float64 if any(numpy.dtype(d) == numpy.float64 for d in dtypes) else numpy.float32
+
+
+def random_tensors(rng: numpy.random.Generator, sizes: Sequence[int],
+                   dtype: numpy.dtype) -> list[numpy.ndarray]:
+    """Normal random tensors of ``sizes`` with varied shapes, in ``dtype``."""
+    tensors = []
+    for index, size in enumerate(sizes):
+        values = rng.standard_normal(size).astype(numpy.float64) * (index + 1)
+        shape = (size // 2, 2) if size % 2 == 0 and size > 0 else (size,)
+        tensors.append(values.astype(dtype).reshape(shape))
+    return tensors
+
+
+def padded_offsets(sizes: Sequence[int]) -> tuple[list[int], int]:
+    """Offsets with gaps of 0, 1 and 2 elements between tensors, and a flat size with a tail."""
+    offsets = []
+    end = 0
+    for index, size in enumerate(sizes):
+        offsets.append(end + index % 3)
+        end = offsets[-1] + size
+    return offsets, end + 5
+
+
+def pack(sources: Sequence[numpy.ndarray], flat: numpy.ndarray, offsets: Sequence[int],
+         scale: float) -> numpy.ndarray:
+    """A copy of ``flat`` with each source, times ``scale``, written at its offset."""
+    result = flat.copy()
+    for source, offset in zip(sources, offsets):
+        arithmetic = arithmetic_type(source.dtype, flat.dtype)
+        values = source.reshape(-1).astype(arithmetic) * arithmetic(scale)
+        result[offset:offset + source.size] = values.astype(flat.dtype)
+    return result
+
+
+def unpack(flat: numpy.ndarray, destinations: Sequence[numpy.ndarray], offsets: Sequence[int],
+           scale: float) -> list[numpy.ndarray]:
+    """What each destination holds after unpacking ``flat`` times ``scale``."""
+    results = []
+    for destination, offset in zip(destinations, offsets):
+        arithmetic = arithmetic_type(flat.dtype, destination.dtype)
+        values = flat[offset:offset + destination.size].astype(arithmetic) * arithmetic(scale)
+        results.append(values.astype(destination.dtype).reshape(destination.shape))
+    return results
+
+
+def adam_step(param: numpy.ndarray, grad: numpy.ndarray, moment1: numpy.ndarray,
+              moment2: numpy.ndarray, *, lr: float, beta1: float, beta2: float, epsilon: float,
+              beta1_pow: float, beta2_pow: float, weight_decay: float,
+              decoupled: bool) -> tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+    """Paddle's Adam/AdamW step on one parameter: new (param, moment1, moment2).
+
+    lr_t = lr * sqrt(1 - beta2_pow) / (1 - beta1_pow); eps_hat = epsilon * sqrt(1 - beta2_pow);
+    Adam adds weight_decay * p to g, AdamW scales p by 1 - lr * weight_decay; then
+    m1 = b1 m1 + (1 - b1) g, m2 = b2 m2 + (1 - b2) g g, p -= lr_t m1 / (sqrt(m2) + eps_hat).
+    """
+    t = param.dtype.type
+    one = t(1)
+    lr_t = t(lr * math.sqrt(1.0 - beta2_pow) / (1.0 - beta1_pow))
+    eps_hat = t(epsilon * math.sqrt(1.0 - beta2_pow))
+    p, g = param.copy(), grad.copy()
+    if weight_decay and not decoupled:
+        g = g + t(weight_decay) * p
+    if weight_decay and decoupled:
+        p = p * t(1.0 - lr * weight_decay)
+    m1 = t(beta1) * moment1 + (one - t(beta1)) * g
+    m2 = t(beta2) * moment2 + (one - t(beta2)) * g * g
+    p = p - lr_t * (m1 / (numpy.sqrt(m2) + eps_hat))
+    return p, m1, m2
+
+
+def assert_bits_equal(actual: numpy.ndarray, expected: numpy.ndarray, what: str) -> None:
+    """Exact equality of the stored bits (so -0.0 != 0.0 and NaN payloads count)."""
+    assert actual.dtype == expected.dtype, f"{what}: dtype {actual.dtype} != {expected.dtype}"
+    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
+    unsigned = numpy.dtype(f"u{actual.dtype.itemsize}")
+    mismatches = numpy.flatnonzero(actual.view(unsigned) != expected.view(unsigned))
+    assert mismatches.size == 0, (
+        f"{what}: {mismatches.size} elements differ, first at {mismatches[0]}: "
+        f"{actual.reshape(-1)[mismatches[0]]!r} != {expected.reshape(-1)[mismatches[0]]!r}"
+    )

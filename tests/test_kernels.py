@@ -1,0 +1,278 @@
+"""The CUDA kernels of minidp/kernels, compiled by g++ and run on the CPU, against NumPy.
+
+The launches come from minidp.kernels.launch_args, the argument-building code the CuPy path
+uses; only the pointers differ (host addresses instead of device ones). float32 and float64
+results must match NumPy bit for bit; casts round to nearest even exactly as NumPy does.
+"""
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+
+import numpy
+import pytest
+
+import minidp.kernels
+from kernel_host import numpy_reference as ref
+from kernel_host.runner import run
+from minidp.kernels import kernel_sources, translation_unit
+from minidp.kernels.launch_args import (
+    COPY_TYPE_PAIRS,
+    KernelLaunch,
+    adam_scalars,
+    fused_adam_launch,
+    launch_shape,
+    pack_launch,
+    unpack_launch,
+)
+
+pytestmark = pytest.mark.timeout(120)
+
+# (block_size, grid_size): the default, one thread for everything, odd shapes, more blocks
+# than elements, and the largest block.
+LAUNCH_SHAPES = [(None, None), (1, 1), (32, 3), (256, None), (1024, 2), (128, 1000)]
+WORLD_SIZES = [1, 2, 3, 8]
+
+
+def _shape_id(shape: tuple) -> str:
+    return f"block{shape[0]}-grid{shape[1]}"
+
+
+def _dtype(name: str) -> numpy.dtype:
+    if name == "bfloat16":
+        ml_dtypes = pytest.importorskip("ml_dtypes", reason="bfloat16 arrays need ml_dtypes")
+        return numpy.dtype(ml_dtypes.bfloat16)
+    return numpy.dtype(name)
+
+
+@pytest.mark.parametrize("shape", LAUNCH_SHAPES, ids=_shape_id)
+@pytest.mark.parametrize("case", sorted(ref.SIZE_CASES))
+def test_pack_then_unpack_match_numpy_bit_for_bit_fp32(case, shape):
+    sizes = ref.SIZE_CASES[case]
+    block_size, grid_size = shape
+    rng = numpy.random.default_rng(len(sizes) + sum(sizes))
+    sources = ref.random_tensors(rng, sizes, numpy.float32)
+    offsets, flat_size = ref.padded_offsets(sizes)
+    for world_size in WORLD_SIZES:
+        scale = 1.0 / world_size
+        flat = numpy.full(flat_size, ref.SENTINEL, dtype=numpy.float32)
+        expected_flat = ref.pack(sources, flat, offsets, scale)
+        run(pack_launch(sources, flat, offsets, scale, block_size=block_size, grid_size=grid_size))
+        ref.assert_bits_equal(flat, expected_flat, f"pack, world size {world_size}")
+
+        destinations = [numpy.full_like(source, ref.SENTINEL) for source in sources]
+        expected = ref.unpack(flat, destinations, offsets, world_size)
+        run(unpack_launch(flat, destinations, offsets, world_size, block_size=block_size,
+                          grid_size=grid_size))
+        for index, (actual, wanted) in enumerate(zip(destinations, expected)):
+            ref.assert_bits_equal(actual, wanted, f"unpack tensor {index}, world size {world_size}")
+
+
+@pytest.mark.parametrize("pair", COPY_TYPE_PAIRS, ids="->".join)
+def test_pack_and_unpack_cast_like_numpy(pair):
+    in_dtype, out_dtype = (_dtype(name) for name in pair)
+    sizes = ref.SIZE_CASES["random"]
+    rng = numpy.random.default_rng(3)
+    sources = ref.random_tensors(rng, sizes, in_dtype)
+    offsets, flat_size = ref.padded_offsets(sizes)
+    flat = numpy.zeros(flat_size, dtype=out_dtype)
+    expected_flat = ref.pack(sources, flat, offsets, 1 / 3)
+    run(pack_launch(sources, flat, offsets, 1 / 3, block_size=64, grid_size=7))
+    ref.assert_bits_equal(flat, expected_flat, f"pack {pair}")
+
+    # Unpack goes the other way: from a flat buffer of the input type to tensors of the output type.
+    packed = numpy.concatenate([source.reshape(-1) for source in sources])
+    destinations = [numpy.zeros(source.shape, dtype=out_dtype) for source in sources]
+    starts = numpy.concatenate([[0], numpy.cumsum(sizes)[:-1]]).tolist()
+    expected = ref.unpack(packed, destinations, starts, 0.5)
+    run(unpack_launch(packed, destinations, starts, 0.5))
+    for index, (actual, wanted) in enumerate(zip(destinations, expected)):
+        ref.assert_bits_equal(actual, wanted, f"unpack {pair} tensor {index}")
+
+
+def _float32_edge_values() -> numpy.ndarray:
+    """Float32 values around every rounding boundary of float16 and bfloat16, plus random bits."""
+    half_edges = numpy.array([0.0, -0.0, 2.0**-25, 2.0**-24, 1.5 * 2.0**-24, 2.0**-14, 65504.0,
+                              65519.0, 65520.0, 65536.0, 1e-8, 3.0e38, numpy.inf, -numpy.inf],
+                             dtype=numpy.float32)
+    neighbours = numpy.concatenate([numpy.nextafter(half_edges, numpy.float32(numpy.inf)),
+                                    numpy.nextafter(half_edges, numpy.float32(-numpy.inf))])
+    random_bits = numpy.random.default_rng(5).integers(0, 2**32, 200_000, dtype=numpy.uint64)
+    random_values = random_bits.astype(numpy.uint32).view(numpy.float32)
+    values = numpy.concatenate([half_edges, neighbours, random_values])
+    return values[~numpy.isnan(values)]
+
+
+@pytest.mark.parametrize("half", ["float16", "bfloat16"])
+def test_float32_to_16_bit_rounding_matches_numpy_on_edges_and_random_bits(half):
+    values = _float32_edge_values()
+    flat = numpy.zeros(values.size, dtype=_dtype(half))
+    run(pack_launch([values], flat, [0], 1.0))
+    with numpy.errstate(over="ignore"):  # values past the 16-bit range round to infinity
+        expected = values.astype(flat.dtype)
+    ref.assert_bits_equal(flat, expected, f"float32 -> {half}")
+
+
+@pytest.mark.parametrize("half", ["float16", "bfloat16"])
+def test_every_16_bit_pattern_widens_to_float32_like_numpy(half):
+    patterns = numpy.arange(2**16, dtype=numpy.uint16).view(_dtype(half))
+    destination = numpy.zeros(patterns.size, dtype=numpy.float32)
+    run(unpack_launch(patterns, [destination], [0], 1.0))
+    finite = ~numpy.isnan(destination)
+    expected = patterns.astype(numpy.float32)
+    ref.assert_bits_equal(destination[finite], expected[finite], f"{half} -> float32")
+    assert numpy.array_equal(~finite, numpy.isnan(patterns.astype(numpy.float32)))
+
+
+def test_nan_rounds_to_nan_in_16_bit_types():
+    values = numpy.array([numpy.nan, -numpy.nan], dtype=numpy.float32)
+    flat = numpy.zeros(2, dtype=numpy.float16)
+    run(pack_launch([values], flat, [0], 1.0))
+    assert numpy.isnan(flat).all()
+
+
+ADAM_VARIANTS = {
+    "adam": dict(weight_decay=0.0, decoupled=False),
+    "adam-l2": dict(weight_decay=0.01, decoupled=False),
+    "adamw": dict(weight_decay=0.01, decoupled=True),
+}
+
+
+@pytest.mark.parametrize("shape", [(None, None), (1, 1), (32, 3), (1024, 2)], ids=_shape_id)
+@pytest.mark.parametrize("case", ["one", "257", "65536", "with-empties", "random"])
+@pytest.mark.parametrize("variant", sorted(ADAM_VARIANTS))
+@pytest.mark.parametrize("dtype", [numpy.float32, numpy.float64], ids=["fp32", "fp64"])
+def test_fused_adam_matches_numpy_bit_for_bit_over_three_steps(dtype, variant, case, shape):
+    sizes = ref.SIZE_CASES[case]
+    rng = numpy.random.default_rng(sum(sizes))
+    params = ref.random_tensors(rng, sizes, dtype)
+    moment1s = [numpy.zeros_like(p) for p in params]
+    moment2s = [numpy.zeros_like(p) for p in params]
+    expected = [(p.copy(), m1.copy(), m2.copy()) for p, m1, m2 in zip(params, moment1s, moment2s)]
+    hyper = dict(lr=0.01, beta1=0.9, beta2=0.999, epsilon=1e-8, **ADAM_VARIANTS[variant])
+    for step in (1, 2, 3):
+        grads = ref.random_tensors(rng, sizes, dtype)
+        pows = dict(beta1_pow=hyper["beta1"] ** step, beta2_pow=hyper["beta2"] ** step)
+        run(fused_adam_launch(params, grads, moment1s, moment2s, **hyper, **pows,
+                              block_size=shape[0], grid_size=shape[1]))
+        expected = [ref.adam_step(p, g, m1, m2, **hyper, **pows)
+                    for (p, m1, m2), g in zip(expected, grads)]
+        for index, (actual, wanted) in enumerate(zip(zip(params, moment1s, moment2s), expected)):
+            for name, a, w in zip(("param", "moment1", "moment2"), actual, wanted):
+                ref.assert_bits_equal(a, w, f"step {step}, tensor {index}, {name}")
+
+
+def test_adam_scalars_follow_paddles_bias_correction():
+    lr_t, eps_hat = adam_scalars(lr=0.1, beta1_pow=0.9**4, beta2_pow=0.999**4, epsilon=1e-8)
+    assert lr_t == 0.1 * (1 - 0.999**4) ** 0.5 / (1 - 0.9**4)
+    assert eps_hat == 1e-8 * (1 - 0.999**4) ** 0.5
+
+
+def test_launch_shape_covers_every_element_with_at_least_one_block():
+    assert launch_shape(0, None, None) == ((1, 1, 1), (256, 1, 1))
+    assert launch_shape(257, None, None) == ((2, 1, 1), (256, 1, 1))
+    assert launch_shape(10**9, 512, None) == ((4096, 1, 1), (512, 1, 1))
+    assert launch_shape(10, 64, 9) == ((9, 1, 1), (64, 1, 1))
+
+
+@pytest.mark.parametrize("block_size, grid_size", [(0, None), (1025, None), (64, 0), (2.5, None)])
+def test_launch_shape_rejects_impossible_shapes(block_size, grid_size):
+    with pytest.raises(ValueError):
+        launch_shape(100, block_size, grid_size)
+
+
+def test_pack_arguments_are_validated():
+    a, b = numpy.ones(4, numpy.float32), numpy.ones(3, numpy.float32)
+    flat = numpy.zeros(8, numpy.float32)
+    with pytest.raises(ValueError, match="offsets"):
+        pack_launch([a, b], flat, [0])
+    with pytest.raises(ValueError, match="does not fit"):
+        pack_launch([a, b], flat, [0, 6])
+    with pytest.raises(ValueError, match="does not fit"):
+        pack_launch([a], flat, [-1])
+    with pytest.raises(ValueError, match="C-contiguous"):
+        pack_launch([numpy.ones((4, 4), numpy.float32)[:, 0]], flat, [0])
+    with pytest.raises(TypeError, match="mix dtypes"):
+        pack_launch([a, b.astype(numpy.float64)], flat, [0, 4])
+    with pytest.raises(TypeError, match="no float64 -> float32"):
+        pack_launch([a.astype(numpy.float64)], flat, [0])
+    with pytest.raises(TypeError, match="int32"):
+        unpack_launch(flat, [a.astype(numpy.int32)], [0])
+
+
+def test_fused_adam_arguments_are_validated():
+    p = numpy.ones(4, numpy.float32)
+    hyper = dict(lr=0.1, beta1=0.9, beta2=0.99, epsilon=1e-8, beta1_pow=0.9, beta2_pow=0.99)
+    with pytest.raises(ValueError, match="one entry per parameter"):
+        fused_adam_launch([p], [p], [p], [], **hyper)
+    with pytest.raises(ValueError, match="at least one"):
+        fused_adam_launch([], [], [], [], **hyper)
+    with pytest.raises(ValueError, match="differ in size"):
+        fused_adam_launch([p], [numpy.ones(3, numpy.float32)], [p], [p], **hyper)
+    with pytest.raises(TypeError, match="one dtype"):
+        fused_adam_launch([p], [p.astype(numpy.float64)], [p], [p], **hyper)
+    with pytest.raises(TypeError, match="one dtype"):
+        half = p.astype(numpy.float16)
+        fused_adam_launch([half], [half], [half], [half], **hyper)
+
+
+def test_translation_units_inline_the_shared_header():
+    for source in kernel_sources():
+        unit = translation_unit(source)
+        assert '#include "common.cuh"' not in unit
+        assert "find_tensor" in unit
+    with pytest.raises(ValueError, match="unknown kernel source"):
+        translation_unit("missing.cu")
+
+
+def test_importing_the_kernels_package_does_not_import_cupy():
+    code = "import sys, minidp.kernels; sys.exit(1 if 'cupy' in sys.modules else 0)"
+    assert subprocess.run([sys.executable, "-c", code], timeout=60).returncode == 0
+
+
+class _HostModule:
+    """Stands in for cupy.RawModule: its functions run on the host runner."""
+
+    def __init__(self, source):
+        self.source = source
+
+    def get_function(self, name):
+        return lambda grid, block, args: run(KernelLaunch(self.source, name, grid, block, args))
+
+
+def test_public_wrappers_build_and_launch_the_right_kernels(monkeypatch):
+    monkeypatch.setattr(minidp.kernels, "_raw_module", _HostModule)
+    sizes = ref.SIZE_CASES["random-small"]
+    grads = ref.random_tensors(numpy.random.default_rng(8), sizes, numpy.float32)
+    offsets, flat_size = ref.padded_offsets(sizes)
+    flat = numpy.zeros(flat_size, numpy.float16)
+    expected_flat = ref.pack(grads, flat, offsets, 0.5)
+    minidp.kernels.pack(grads, flat, offsets, 0.5)
+    ref.assert_bits_equal(flat, expected_flat, "pack")
+
+    destinations = [numpy.zeros_like(g) for g in grads]
+    minidp.kernels.unpack(flat, destinations, offsets)
+    for actual, wanted in zip(destinations, ref.unpack(flat, destinations, offsets, 1.0)):
+        ref.assert_bits_equal(actual, wanted, "unpack")
+
+    params = ref.random_tensors(numpy.random.default_rng(9), sizes, numpy.float32)
+    moments = [[numpy.zeros_like(p) for p in params] for _ in range(2)]
+    hyper = dict(lr=0.1, beta1=0.9, beta2=0.99, epsilon=1e-8, beta1_pow=0.9, beta2_pow=0.99,
+                 weight_decay=0.1, decoupled=True)
+    expected = [ref.adam_step(p, g, numpy.zeros_like(p), numpy.zeros_like(p), **hyper)[0]
+                for p, g in zip(params, grads)]
+    minidp.kernels.fused_adam(params, grads, *moments, **hyper)
+    for actual, wanted in zip(params, expected):
+        ref.assert_bits_equal(actual, wanted, "fused_adam")
+
+
+def test_host_runner_rejects_arguments_that_do_not_match_the_kernel_signature():
+    source = numpy.ones(4, numpy.float32)
+    plan = pack_launch([source], numpy.zeros(4, numpy.float32), [0], 0.5)
+    scale_as_double = plan.args[:5] + (numpy.float64(0.5),) + plan.args[6:]
+    as_double = dataclasses.replace(plan, args=scale_as_double)
+    with pytest.raises(TypeError, match="bytes"):
+        run(as_double)
+    with pytest.raises(TypeError, match="bytes"):
+        run(dataclasses.replace(plan, args=plan.args[:-1]))
