@@ -8,8 +8,9 @@ from .autograd import Parameter, PyLayer, Tensor, no_grad, is_grad_enabled, set_
 from .backend import get_device, is_compiled_with_cuda, set_device
 from .ops import *  # noqa: F401,F403  (the op functions are the top-level API)
 from .ops import __all__ as _op_names
-from . import io, nn, optimizer
+from . import io, nn, optimizer, distributed
 from .serialization import load, save
+from .distributed.data_parallel import DataParallel
 
 float16 = backend.DTYPES["float16"]
 float32 = backend.DTYPES["float32"]

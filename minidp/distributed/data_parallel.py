@@ -1,0 +1,255 @@
+"""DataParallel: run one model replica per process and keep the replicas identical.
+
+At construction the replicas are checked against each other and rank 0's parameters and buffers
+are broadcast to all. Afterwards every backward pass averages the gradients across ranks (see
+``reducer.py``), so ``optimizer.step()`` applies the same update everywhere.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import itertools
+import logging
+import warnings
+from typing import Any, Iterator, List, Optional, Sequence
+
+import numpy
+
+from .. import backend
+from ..autograd import engine
+from ..autograd.tensor import Tensor
+from ..nn import Layer
+from .reducer import Reducer, assign_buckets
+
+logger = logging.getLogger("minidp.distributed")
+
+_PARAM_BROADCAST_BUCKET = 128 * 1024 * 1024
+
+
+def _resolve_process_group(group: Any):
+    """The process group behind ``group``: a Group, a bare process group, or None (default)."""
+    from . import collective
+
+    if group is None:
+        group = collective.get_group()
+    return getattr(group, "process_group", group)
+
+
+def build_groups(tensors: Sequence[Tensor], group_size: int) -> List[List[Tensor]]:
+    """Split tensors, in order, into runs of one dtype of about ``group_size`` bytes each.
+
+    A run grows while it is smaller than ``group_size`` and the dtype stays the same; the next
+    tensor then starts a new run. Fusing many small tensors into few collectives is what makes
+    the parameter broadcast and the manual gradient all-reduce cheap.
+    """
+    groups: List[List[Tensor]] = []
+    size = 0
+    dtype = None
+    for t in tensors:
+        nbytes = t._data.nbytes
+        if groups and size < group_size and t._data.dtype == dtype:
+            groups[-1].append(t)
+            size += nbytes
+        else:
+            groups.append([t])
+            size = nbytes
+            dtype = t._data.dtype
+    return groups
+
+
+def _flatten(arrays: List[Any]) -> Any:
+    """One new flat array holding ``arrays`` one after the other."""
+    return backend.get_array_module(arrays[0]).concatenate([a.reshape(-1) for a in arrays])
+
+
+def _unflatten(flat: Any, like: List[Any]) -> Iterator[Any]:
+    """Views of ``flat`` shaped like each array of ``like``, in order."""
+    offset = 0
+    for a in like:
+        yield flat[offset:offset + a.size].reshape(a.shape)
+        offset += a.size
+
+
+@engine.no_grad()
+def sync_params_buffers(model: Layer, comm_group: Any = None, src_rank: int = 0,
+                        is_model_parallel: bool = False, fuse_params: bool = True) -> None:
+    """Overwrite every parameter and buffer of ``model`` with rank ``src_rank``'s values.
+
+    Tensors are broadcast in fused groups of up to 128 MiB (``fuse_params=True``) or one by one.
+    Parameters marked ``no_sync`` (or ``is_distributed`` under model parallelism) are skipped.
+    """
+    pg = _resolve_process_group(comm_group)
+    tensors = [t for t in itertools.chain(model.parameters(), model.buffers())
+               if not getattr(t, "no_sync", False)
+               and not (is_model_parallel and getattr(t, "is_distributed", False))]
+    if not tensors:
+        return
+    groups = build_groups(tensors, _PARAM_BROADCAST_BUCKET) if fuse_params else [[t] for t in tensors]
+    for group in groups:
+        arrays = [t._data for t in group]
+        flat = _flatten(arrays)
+        pg.broadcast(flat, src=src_rank)
+        for array, received in zip(arrays, _unflatten(flat, arrays)):
+            array[...] = received
+
+
+def _fingerprint(name: str, t: Tensor) -> int:
+    text = f"{name}|{list(t._data.shape)}|{t._data.dtype}".encode()
+    return int.from_bytes(hashlib.blake2b(text, digest_size=7).digest(), "little")
+
+
+def _check_same_parameters(named: List[tuple], pg) -> None:
+    """Raise on every rank, naming the first difference, unless all ranks hold the same model."""
+    prints = numpy.array([_fingerprint(n, p) for n, p in named], dtype=numpy.int64)
+    summary = numpy.array([len(prints), int(numpy.bitwise_xor.reduce(prints * 31 + 7)) if len(prints) else 0],
+                          dtype=numpy.int64)
+    gathered = numpy.zeros((pg.size, 2), dtype=numpy.int64)
+    pg.all_gather(gathered, summary)
+    if (gathered == gathered[0]).all():
+        return
+    longest = int(gathered[:, 0].max())
+    padded = numpy.full(longest, -1, dtype=numpy.int64)
+    padded[:len(prints)] = prints
+    everyone = numpy.zeros((pg.size, longest), dtype=numpy.int64)
+    pg.all_gather(everyone, padded)
+    differs = (everyone != everyone[0]).any(axis=0)
+    first = int(numpy.argmax(differs))
+    other = int(numpy.argmax(everyone[:, first] != everyone[pg.rank, first]))
+    mine = (f"{named[first][0]} {list(named[first][1]._data.shape)} {named[first][1]._data.dtype}"
+            if first < len(named) else "nothing (this rank has fewer parameters)")
+    raise RuntimeError(
+        f"DataParallel: the model differs between ranks. Parameter #{first} is {mine} on rank "
+        f"{pg.rank} but differs on rank {other}; rank counts of parameters: "
+        f"{gathered[:, 0].tolist()}. Build the same model, with parameters created in the same "
+        "order, on every rank."
+    )
+
+
+def _find_tensors(obj: Any) -> Iterator[Tensor]:
+    """Every tensor inside a forward result (a tensor, or lists, tuples and dicts of them)."""
+    if isinstance(obj, Tensor):
+        yield obj
+    elif isinstance(obj, (list, tuple)):
+        for item in obj:
+            yield from _find_tensors(item)
+    elif isinstance(obj, dict):
+        for item in obj.values():
+            yield from _find_tensors(item)
+
+
+class DataParallel(Layer):
+    """Data-parallel training of ``layers``: each rank trains its replica on its share of data.
+
+    Gradients are averaged across ranks during backward, in buckets of about
+    ``comm_buffer_size`` MiB (the bucket holding the first-registered parameters, which finishes
+    last, is limited to ``last_comm_buffer_size`` MiB so the final wait is short). Each rank's
+    gradient is divided by the world size before the sum all-reduce, as Paddle does.
+
+    ``find_unused_parameters=True`` supports models in which some parameters get no gradient
+    in some steps (at the cost of a graph walk after every forward). ``group`` is a ``Group``
+    or the process group one carries; None means every rank.
+    """
+
+    def __init__(self, layers: Layer, strategy: Any = None, comm_buffer_size: float = 25,
+                 last_comm_buffer_size: float = 1, find_unused_parameters: bool = False,
+                 group: Any = None) -> None:
+        super().__init__(layers.full_name() + "_data_parallel")
+        if not isinstance(layers, Layer):
+            raise TypeError(f"DataParallel wraps a minidp.nn.Layer, got {type(layers).__name__}")
+        if comm_buffer_size <= 0 or last_comm_buffer_size <= 0:
+            raise ValueError("comm_buffer_size and last_comm_buffer_size must be positive (MiB)")
+        self._layers = layers
+        self.find_unused_parameters = find_unused_parameters
+        self.grad_need_sync = True
+        self.comm_buffer_size = int(comm_buffer_size * 1024 * 1024)
+        self.last_comm_buffer_size = int(last_comm_buffer_size * 1024 * 1024)
+        self._reducer: Optional[Reducer] = None
+        from . import collective
+
+        if not collective.is_initialized():
+            if group is None:
+                warnings.warn(
+                    "DataParallel: the parallel environment is not initialised, so the model "
+                    "trains on this process alone. Call minidp.distributed.init_parallel_env() "
+                    "first, and start the job with spawn, the launcher or mpirun.",
+                    stacklevel=2,
+                )
+                self.group = None
+                return
+        self.group = group
+        pg = _resolve_process_group(group)
+        if pg is None or pg.size < 2:
+            warnings.warn("DataParallel: world size is 1, so the model trains on this process alone.",
+                          stacklevel=2)
+            return
+        named = [(n, p) for n, p in layers.named_parameters() if not p.stop_gradient
+                 and not getattr(p, "no_sync", False)]
+        if not named:
+            raise ValueError("DataParallel: the model has no trainable parameters to synchronise")
+        _check_same_parameters(list(layers.named_parameters()), pg)
+        sync_params_buffers(layers, comm_group=pg, fuse_params=True)
+        params = [p for _, p in named]
+        buckets = assign_buckets(params, self.last_comm_buffer_size, self.comm_buffer_size)
+        self._reducer = Reducer(params, buckets, pg, find_unused_parameters,
+                                param_names=[n for n, _ in named])
+
+    def forward(self, *inputs: Any, **kwargs: Any) -> Any:
+        outputs = self._layers(*inputs, **kwargs)
+        if self._reducer is not None and self.grad_need_sync and engine.is_grad_enabled():
+            self._reducer.prepare_for_backward(list(_find_tensors(outputs)))
+        return outputs
+
+    @contextlib.contextmanager
+    def no_sync(self) -> Iterator[None]:
+        """Inside, gradients only accumulate locally; the next backward outside averages them."""
+        previous = self.grad_need_sync
+        self.grad_need_sync = False
+        try:
+            yield
+        finally:
+            self.grad_need_sync = previous
+
+    def scale_loss(self, loss: Tensor) -> Tensor:
+        """Deprecated no-op kept for old scripts: gradients are already averaged."""
+        warnings.warn("DataParallel.scale_loss is deprecated and does nothing", DeprecationWarning,
+                      stacklevel=2)
+        return loss
+
+    def apply_collective_grads(self) -> None:
+        """Deprecated no-op kept for old scripts: gradients are averaged during backward."""
+        warnings.warn("DataParallel.apply_collective_grads is deprecated and does nothing",
+                      DeprecationWarning, stacklevel=2)
+
+    def state_dict(self, destination: Any = None, include_sublayers: bool = True,
+                   structured_name_prefix: str = "", **kwargs: Any) -> dict:
+        """The wrapped layer's state, with the same keys as without DataParallel."""
+        return self._layers.state_dict(destination=destination, include_sublayers=include_sublayers,
+                                       structured_name_prefix=structured_name_prefix, **kwargs)
+
+    def set_state_dict(self, state_dict: dict, use_structured_name: bool = True) -> Any:
+        """Load a state saved with or without DataParallel into the wrapped layer."""
+        return self._layers.set_state_dict(state_dict, use_structured_name=use_structured_name)
+
+    set_dict = set_state_dict
+    load_dict = set_state_dict
+
+
+@engine.no_grad()
+def fused_allreduce_gradients(parameter_list: Sequence[Tensor], hcg: Any = None) -> None:
+    """Average the gradients of ``parameter_list`` over the data-parallel group, fused.
+
+    ``hcg`` is a hybrid-communicate-group object with ``get_data_parallel_group()`` (as in
+    Paddle's fleet), or None for every rank. Parameters without a gradient are skipped.
+    """
+    group = hcg.get_data_parallel_group() if hcg is not None else None
+    pg = _resolve_process_group(group)
+    params = [p for p in parameter_list if p._grad is not None]
+    if not params or pg.size < 2:
+        return
+    for group_params in build_groups(params, _PARAM_BROADCAST_BUCKET):
+        grads = [p._grad for p in group_params]
+        flat = _flatten(grads)
+        backend.get_array_module(flat).multiply(flat, 1.0 / pg.size, out=flat)
+        pg.all_reduce(flat)
+        for p, averaged in zip(group_params, _unflatten(flat, grads)):
+            p._grad = averaged

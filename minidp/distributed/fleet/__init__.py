@@ -1,0 +1,4 @@
+"""The part of Paddle's ``paddle.distributed.fleet`` namespace that data-parallel scripts import."""
+from . import utils
+
+__all__ = ["utils"]

@@ -1,0 +1,253 @@
+"""The bucket reducer: averages gradients across ranks while backward is still running.
+
+How gradients travel
+--------------------
+1. At construction the trainable parameters are split into buckets (:func:`assign_buckets`). Each
+   bucket owns one flat, preallocated buffer of its dtype, with one slot per parameter.
+2. ``DataParallel.forward`` calls :meth:`Reducer.prepare_for_backward`, which arms the reducer for
+   the next backward pass.
+3. During backward, every parameter fires its gradient-ready hook (see
+   ``Tensor._register_grad_ready_hook``) as soon as its gradient is final. The hook copies the
+   gradient into its slot, multiplied by 1/world_size on the way in.
+4. When every slot of a bucket is filled, the bucket is ready. Ready buckets are handed to the
+   process group's asynchronous SUM all-reduce strictly in bucket order, the same on every rank,
+   so ranks never disagree about which collective comes next; the all-reduce runs on the
+   group's communication thread while backward computes the remaining gradients.
+5. When backward ends, the reducer waits for every bucket and points each ``param.grad`` at its
+   slot of the reduced buffer (a view, no copy).
+
+Scaling happens *before* the all-reduce, as in Paddle (concat, divide by world size, all-reduce,
+split): the result is the average of the ranks' gradients, rounded the way Paddle rounds it.
+Frameworks compared with minidp should expect sum(g_i / n), not sum(g_i) / n.
+
+Parameters that get no gradient
+-------------------------------
+With ``find_unused_parameters=True`` the graph is walked from the forward outputs; parameters it
+cannot reach count as ready with their current local gradient (zeros if none). Without it, a
+parameter that gets no gradient leaves its bucket incomplete. At the end of backward the reducer
+then still launches every bucket (so all ranks run the same collectives), and the last bucket
+carries one extra element counting missing parameters across ranks, so that every rank raises
+the same error instead of one rank raising and the others waiting forever.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from typing import List, Sequence
+
+from .. import backend
+from ..autograd import engine
+from ..autograd.tensor import Tensor
+
+logger = logging.getLogger("minidp.distributed")
+
+
+def assign_buckets(params: Sequence[Tensor], small_limit: int, limit: int) -> List[List[int]]:
+    """Group parameter indices into buckets by dtype and size, following Paddle's rule.
+
+    Parameters are walked in registration order, with one open bucket per dtype. A parameter
+    joins the open bucket of its dtype; if the bucket's size in bytes then reaches its limit, the
+    bucket closes. The first bucket of each dtype is limited by ``small_limit`` (Paddle's
+    ``last_comm_buffer_size``), every later one by ``limit`` (``comm_buffer_size``), so a bucket
+    can exceed its limit by at most its last parameter. Buckets still open at the end close too.
+
+    Returns the buckets in launch order: the bucket holding the last-registered parameters first
+    (their gradients are ready first in backward), the small bucket of the first-registered
+    parameters last, so that the exposed final all-reduce is short.
+    """
+    closed: List[List[int]] = []
+    open_buckets: dict = {}
+    for index, param in enumerate(params):
+        dtype = param._data.dtype
+        indices, size, used_small = open_buckets.get(dtype, ([], 0, False))
+        indices.append(index)
+        size += param._data.size * dtype.itemsize
+        cap = limit if used_small else small_limit
+        if size >= cap:
+            closed.append(indices)
+            open_buckets[dtype] = ([], 0, True)
+        else:
+            open_buckets[dtype] = (indices, size, used_small)
+    closed.extend(indices for indices, _, _ in open_buckets.values() if indices)
+    closed.sort(key=lambda indices: indices[0])
+    return closed[::-1]
+
+
+class _Bucket:
+    """One flat buffer and the parameters whose gradients it carries."""
+
+    __slots__ = ("params", "offsets", "buffer", "pending", "work", "launched_at", "status_index")
+
+    def __init__(self, params: List[Tensor], status_slot: bool) -> None:
+        self.params = params
+        self.offsets = []
+        total = 0
+        for p in params:
+            self.offsets.append(total)
+            total += p._data.size
+        xp = backend.get_array_module(params[0]._data)
+        self.status_index = total if status_slot else None
+        self.buffer = xp.zeros(total + (1 if status_slot else 0), dtype=params[0]._data.dtype)
+        self.pending = len(params)
+        self.work = None
+        self.launched_at = 0.0
+
+
+class Reducer:
+    """Averages the gradients of ``params`` over ``process_group`` during backward.
+
+    ``bucket_indices`` lists, in launch order, the indices into ``params`` of each bucket
+    (:func:`assign_buckets` makes them).
+    """
+
+    def __init__(self, params: Sequence[Tensor], bucket_indices: List[List[int]], process_group,
+                 find_unused_parameters: bool = False, param_names: Sequence[str] = None) -> None:
+        self._params = list(params)
+        self._names = list(param_names) if param_names is not None else [p.name for p in params]
+        self._group = process_group
+        self._find_unused = find_unused_parameters
+        self._scale = 1.0 / process_group.size
+        last = len(bucket_indices) - 1
+        self._buckets = [_Bucket([self._params[i] for i in indices], status_slot=(b == last))
+                         for b, indices in enumerate(bucket_indices)]
+        self._slot_of = {}
+        index_of = {id(p): i for i, p in enumerate(self._params)}
+        for b, bucket in enumerate(self._buckets):
+            for p, offset in zip(bucket.params, bucket.offsets):
+                self._slot_of[id(p)] = (b, offset, index_of[id(p)])
+        self._marked = [False] * len(self._params)
+        self._armed = False
+        self._started = False
+        self._next_launch = 0
+        self._unused: List[Tensor] = []
+        self._handles = [p._register_grad_ready_hook(self._on_grad_ready) for p in self._params]
+        self._log_layout(bucket_indices)
+
+    @property
+    def buckets(self) -> List[List[Tensor]]:
+        """The parameters of each bucket, in launch order."""
+        return [list(b.params) for b in self._buckets]
+
+    def _log_layout(self, bucket_indices: List[List[int]]) -> None:
+        if not logger.isEnabledFor(logging.DEBUG):
+            return
+        for b, indices in enumerate(bucket_indices):
+            bucket = self._buckets[b]
+            logger.debug("bucket %d (launch order), %s, %d bytes: %s", b, bucket.buffer.dtype,
+                         bucket.buffer.nbytes,
+                         ", ".join(f"{self._names[i]}{list(self._params[i]._data.shape)}" for i in indices))
+
+    def prepare_for_backward(self, outputs: Sequence[Tensor]) -> None:
+        """Arm the reducer for the backward pass of ``outputs`` (called after every forward)."""
+        self._finish_outstanding_work()
+        for bucket in self._buckets:
+            bucket.pending = len(bucket.params)
+            bucket.work = None
+        self._marked = [False] * len(self._params)
+        self._next_launch = 0
+        self._started = False
+        self._armed = True
+        if self._find_unused:
+            reachable = engine.reachable_leaves(outputs)
+            self._unused = [p for p in self._params if id(p) not in reachable]
+
+    def _finish_outstanding_work(self) -> None:
+        """Wait for collectives of a pass that never reached its end (keeps ranks in step)."""
+        for bucket in self._buckets:
+            if bucket.work is not None:
+                bucket.work.wait()
+                bucket.work = None
+
+    def _on_grad_ready(self, param: Tensor) -> None:
+        if not self._armed:
+            return
+        if not self._started:
+            self._started = True
+            engine.queue_end_of_backward_callback(self._finish_backward)
+            for unused in self._unused:
+                self._mark_ready(unused)
+        self._mark_ready(param)
+
+    def _mark_ready(self, param: Tensor) -> None:
+        b, offset, index = self._slot_of[id(param)]
+        if self._marked[index]:
+            return
+        self._marked[index] = True
+        bucket = self._buckets[b]
+        slot = bucket.buffer[offset:offset + param._data.size]
+        grad = param._grad
+        if grad is None:
+            slot.fill(0)
+        else:
+            backend.get_array_module(slot).multiply(grad.reshape(-1), self._scale, out=slot)
+        bucket.pending -= 1
+        if bucket.pending == 0:
+            self._launch_ready_buckets()
+
+    def _launch_ready_buckets(self) -> None:
+        """Start the all-reduce of every ready bucket whose predecessors have all started."""
+        while self._next_launch < len(self._buckets) and self._buckets[self._next_launch].pending == 0:
+            bucket = self._buckets[self._next_launch]
+            if bucket.status_index is not None:
+                bucket.buffer[bucket.status_index] = 0
+            self._launch(bucket)
+
+    def _launch(self, bucket: _Bucket) -> None:
+        bucket.launched_at = time.perf_counter()
+        bucket.work = self._group.all_reduce(bucket.buffer, sync_op=False)
+        self._next_launch += 1
+
+    def _finish_backward(self) -> None:
+        """End of backward: launch what is left, wait for every bucket, unpack, check."""
+        self._armed = False
+        missing = [self._names[i] for i, marked in enumerate(self._marked) if not marked]
+        if missing:
+            self._launch_incomplete_buckets(len(missing))
+        waited_from = time.perf_counter()
+        for bucket in self._buckets:
+            bucket.work.wait()
+            bucket.work = None
+        exposed = time.perf_counter() - waited_from
+        last = self._buckets[-1]
+        missing_anywhere = int(round(float(last.buffer[last.status_index])))
+        if missing_anywhere:
+            raise RuntimeError(self._missing_message(missing, missing_anywhere))
+        self._unpack()
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug("rank %d: %d buckets reduced, %.3f ms waited after backward",
+                         self._group.rank, len(self._buckets), exposed * 1e3)
+
+    def _launch_incomplete_buckets(self, missing: int) -> None:
+        """Launch every bucket left, so all ranks run the same collectives, and count the gaps."""
+        for bucket in self._buckets[self._next_launch:]:
+            bucket.pending = 0
+        last = self._buckets[-1]
+        while self._next_launch < len(self._buckets):
+            bucket = self._buckets[self._next_launch]
+            if bucket is last:
+                last.buffer[last.status_index] = missing
+            self._launch(bucket)
+
+    def _missing_message(self, local_missing: List[str], total: int) -> str:
+        rank = self._group.rank
+        where = (f"on this rank ({rank}): {', '.join(local_missing)}" if local_missing
+                 else f"on another rank (this rank {rank} had them all)")
+        return (
+            f"DataParallel: {total} parameter gradient(s) were never produced in backward, "
+            f"{where}. A parameter that does not take part in computing the loss leaves its "
+            "gradient bucket incomplete. Pass find_unused_parameters=True to DataParallel, or "
+            "set stop_gradient=True on parameters you do not train; also make sure the loss is "
+            "computed from the outputs of this forward call."
+        )
+
+    def _unpack(self) -> None:
+        for bucket in self._buckets:
+            buffer = bucket.buffer
+            for p, offset in zip(bucket.params, bucket.offsets):
+                p._grad = buffer[offset:offset + p._data.size].reshape(p._data.shape)
+
+    def remove_hooks(self) -> None:
+        """Detach the reducer from its parameters (used when a DataParallel is discarded)."""
+        for handle in self._handles:
+            handle.remove()
+
