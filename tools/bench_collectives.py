@@ -3,7 +3,7 @@
 Usage::
 
     python tools/bench_collectives.py [--nprocs 2] [--sizes 4K,64K,1M,16M,64M]
-                                      [--plot bench_collectives.png] [--json results.json]
+                                      [--plot tools/out/bench_collectives.png] [--json results.json]
 
 Every contender runs in its own set of fresh processes on 127.0.0.1 and all-reduces float32
 arrays of each size in place; rank 0 reports the time per call (median of several timed blocks,
@@ -379,7 +379,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--rounds", type=int, default=2, help="run every contender this many "
                         "times, alternating, and keep each size's best (damps noise from other "
                         "load)")
-    parser.add_argument("--plot", default="bench_collectives.png", help="PNG path ('' for none)")
+    parser.add_argument("--plot", default=str(Path(__file__).resolve().parent / "out" / "bench_collectives.png"), help="PNG path ('' for none)")
     parser.add_argument("--json", default="", help="also write the raw timings here")
     parser.add_argument("--worker", default="", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -405,6 +405,7 @@ def main(argv: Optional[List[str]] = None) -> None:
         Path(args.json).write_text(json.dumps({n: {str(k): v for k, v in r.items()}
                                                for n, r in results.items()}, indent=1))
     if args.plot:
+        Path(args.plot).parent.mkdir(parents=True, exist_ok=True)
         plot(results, sizes, args.nprocs, args.plot)
         print(f"\nplot written to {args.plot}")
 
