@@ -109,33 +109,31 @@ class Uniform(Initializer):
         return host_generator().uniform(self.low, self.high, shape)
 
 
-class XavierUniform(Initializer):
-    """Glorot uniform: limit ``gain * sqrt(6 / (fan_in + fan_out))`` (Paddle's default weight init)."""
+class _Xavier(Initializer):
+    """Glorot scaling from ``fan_in + fan_out`` (taken from the shape unless given)."""
 
     def __init__(self, fan_in: Optional[float] = None, fan_out: Optional[float] = None, gain: float = 1.0,
                  name: Optional[str] = None) -> None:
         self.fan_in, self.fan_out, self.gain = fan_in, fan_out, float(gain)
 
-    def _values(self, shape: tuple) -> numpy.ndarray:
+    def _fan_sum(self, shape: tuple) -> float:
         fan_in, fan_out = compute_fans(shape)
-        fan_in = fan_in if self.fan_in is None else self.fan_in
-        fan_out = fan_out if self.fan_out is None else self.fan_out
-        limit = self.gain * math.sqrt(6.0 / (fan_in + fan_out))
+        return (fan_in if self.fan_in is None else self.fan_in) + (fan_out if self.fan_out is None else self.fan_out)
+
+
+class XavierUniform(_Xavier):
+    """Glorot uniform: limit ``gain * sqrt(6 / (fan_in + fan_out))`` (Paddle's default weight init)."""
+
+    def _values(self, shape: tuple) -> numpy.ndarray:
+        limit = self.gain * math.sqrt(6.0 / self._fan_sum(shape))
         return host_generator().uniform(-limit, limit, shape)
 
 
-class XavierNormal(Initializer):
+class XavierNormal(_Xavier):
     """Glorot normal: std ``gain * sqrt(2 / (fan_in + fan_out))``."""
 
-    def __init__(self, fan_in: Optional[float] = None, fan_out: Optional[float] = None, gain: float = 1.0,
-                 name: Optional[str] = None) -> None:
-        self.fan_in, self.fan_out, self.gain = fan_in, fan_out, float(gain)
-
     def _values(self, shape: tuple) -> numpy.ndarray:
-        fan_in, fan_out = compute_fans(shape)
-        fan_in = fan_in if self.fan_in is None else self.fan_in
-        fan_out = fan_out if self.fan_out is None else self.fan_out
-        std = self.gain * math.sqrt(2.0 / (fan_in + fan_out))
+        std = self.gain * math.sqrt(2.0 / self._fan_sum(shape))
         return host_generator().normal(0.0, std, shape)
 
 

@@ -6,7 +6,8 @@ Binary ops broadcast like NumPy; their backward sums each gradient back to its i
 from __future__ import annotations
 
 import math
-from typing import Any
+import operator
+from typing import Any, Callable
 
 from .. import backend
 from ..autograd.tensor import Tensor
@@ -126,38 +127,32 @@ def pow(x: Any, y: Any, name: str = None) -> Tensor:
     return result(data, (x, y), backward)
 
 
-def maximum(x: Any, y: Any, name: str = None) -> Tensor:
-    """Elementwise maximum; at ties the gradient goes to x."""
-    x, y, xd, yd = _operands("maximum", x, y)
+def _pick(name: str, x: Any, y: Any, prefer_x: Callable) -> Tensor:
+    """``maximum``/``minimum`` (the array module's function of that name); the gradient goes to
+    x where ``prefer_x(xd, yd)``, so ties go to x."""
+    x, y, xd, yd = _operands(name, x, y)
     xp = backend.get_array_module(xd if not isinstance(xd, (int, float)) else yd)
     try:
-        data = xp.maximum(xd, yd)
+        data = getattr(xp, name)(xd, yd)
     except ValueError:
-        raise _shape_error("maximum", x, y) from None
+        raise _shape_error(name, x, y) from None
 
     def backward(g):
-        take_x = xd >= yd
+        take_x = prefer_x(xd, yd)
         return (None if x.stop_gradient else unbroadcast(g * take_x, xd.shape),
                 None if y.stop_gradient else unbroadcast(g * ~take_x, yd.shape))
 
     return result(data, (x, y), backward)
+
+
+def maximum(x: Any, y: Any, name: str = None) -> Tensor:
+    """Elementwise maximum; at ties the gradient goes to x."""
+    return _pick("maximum", x, y, operator.ge)
 
 
 def minimum(x: Any, y: Any, name: str = None) -> Tensor:
     """Elementwise minimum; at ties the gradient goes to x."""
-    x, y, xd, yd = _operands("minimum", x, y)
-    xp = backend.get_array_module(xd if not isinstance(xd, (int, float)) else yd)
-    try:
-        data = xp.minimum(xd, yd)
-    except ValueError:
-        raise _shape_error("minimum", x, y) from None
-
-    def backward(g):
-        take_x = xd <= yd
-        return (None if x.stop_gradient else unbroadcast(g * take_x, xd.shape),
-                None if y.stop_gradient else unbroadcast(g * ~take_x, yd.shape))
-
-    return result(data, (x, y), backward)
+    return _pick("minimum", x, y, operator.le)
 
 
 def where(condition: Any, x: Any, y: Any, name: str = None) -> Tensor:

@@ -78,22 +78,23 @@ def min(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None) ->
     return _extreme(x, axis, keepdim, "min")
 
 
-def argmax(x: Tensor, axis: int = None, keepdim: bool = False, dtype: Any = "int64", name: str = None) -> Tensor:
-    """Index of the largest value (over the flattened tensor when ``axis`` is None)."""
+def _arg_extreme(x: Tensor, axis: Any, keepdim: bool, dtype: Any, which: str) -> Tensor:
+    """``argmax``/``argmin`` (the array module's function named ``which``)."""
     xp = backend.get_array_module(x._data)
-    data = xp.argmax(x._data, axis=axis)
+    data = getattr(xp, which)(x._data, axis=axis)
     if keepdim and axis is not None:
         data = xp.expand_dims(data, axis)
     return wrap(xp.asarray(data).astype(backend.convert_dtype(dtype)))
+
+
+def argmax(x: Tensor, axis: int = None, keepdim: bool = False, dtype: Any = "int64", name: str = None) -> Tensor:
+    """Index of the largest value (over the flattened tensor when ``axis`` is None)."""
+    return _arg_extreme(x, axis, keepdim, dtype, "argmax")
 
 
 def argmin(x: Tensor, axis: int = None, keepdim: bool = False, dtype: Any = "int64", name: str = None) -> Tensor:
     """Index of the smallest value (over the flattened tensor when ``axis`` is None)."""
-    xp = backend.get_array_module(x._data)
-    data = xp.argmin(x._data, axis=axis)
-    if keepdim and axis is not None:
-        data = xp.expand_dims(data, axis)
-    return wrap(xp.asarray(data).astype(backend.convert_dtype(dtype)))
+    return _arg_extreme(x, axis, keepdim, dtype, "argmin")
 
 
 def softmax(x: Tensor, axis: int = -1, dtype: Any = None, name: str = None) -> Tensor:

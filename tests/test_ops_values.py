@@ -1,0 +1,43 @@
+"""Forward values of ops that have no gradient, and tie rules of those that do."""
+import numpy as np
+import pytest
+
+import minidp
+from minidp.nn import initializer
+
+
+@pytest.mark.parametrize("op, reference", [(minidp.argmax, np.argmax), (minidp.argmin, np.argmin)])
+def test_arg_extremes_follow_numpy_with_axis_and_keepdim(op, reference):
+    data = np.random.default_rng(0).standard_normal((3, 4, 5))
+    x = minidp.to_tensor(data)
+    assert op(x).item() == reference(data)
+    assert op(x).dtype == np.int64
+    np.testing.assert_array_equal(op(x, axis=1).numpy(), reference(data, axis=1))
+    kept = op(x, axis=2, keepdim=True)
+    assert kept.shape == [3, 4, 1]
+    np.testing.assert_array_equal(kept.numpy()[..., 0], reference(data, axis=2))
+    assert op(x, axis=0, dtype="int32").dtype == np.int32
+
+
+@pytest.mark.parametrize("op", [minidp.maximum, minidp.minimum])
+def test_ties_send_the_gradient_to_x_and_nan_propagates(op):
+    x = minidp.to_tensor([1.0, 2.0, 3.0], stop_gradient=False)
+    y = minidp.to_tensor([1.0, 0.0, 5.0], stop_gradient=False)
+    op(x, y).sum().backward()
+    chosen_x = [1.0, 1.0, 0.0] if op is minidp.maximum else [1.0, 0.0, 1.0]
+    np.testing.assert_array_equal(x.grad.numpy(), chosen_x)
+    np.testing.assert_array_equal(y.grad.numpy(), 1.0 - np.array(chosen_x))
+    assert np.isnan(op(minidp.to_tensor([np.nan]), minidp.to_tensor([1.0])).item())
+
+
+@pytest.mark.parametrize("kind, spread", [(initializer.XavierUniform, lambda v: np.abs(v).max()),
+                                          (initializer.XavierNormal, np.std)])
+def test_xavier_uses_given_fans_over_the_shape(kind, spread):
+    minidp.seed(0)
+    from_shape = minidp.nn.Parameter(np.zeros((400, 600), np.float32))
+    given = minidp.nn.Parameter(np.zeros((400, 600), np.float32))
+    kind()(from_shape)
+    kind(fan_in=10.0, fan_out=15.0)(given)
+    expected_ratio = np.sqrt(1000.0 / 25.0)
+    assert spread(given.numpy()) / spread(from_shape.numpy()) == pytest.approx(expected_ratio, rel=0.02)
+    assert given.dtype == np.float32
