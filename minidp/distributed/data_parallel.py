@@ -93,16 +93,25 @@ def sync_params_buffers(model: Layer, comm_group: Any = None, src_rank: int = 0,
             array[...] = received
 
 
+def _is_synced(p: Tensor) -> bool:
+    """Whether DataParallel averages ``p``'s gradient (trainable and not marked ``no_sync``)."""
+    return not p.stop_gradient and not getattr(p, "no_sync", False)
+
+
+def _describe(name: str, t: Tensor) -> str:
+    return f"{name} {list(t._data.shape)} {t._data.dtype}{'' if _is_synced(t) else ' (not trained)'}"
+
+
 def _fingerprint(name: str, t: Tensor) -> int:
-    text = f"{name}|{list(t._data.shape)}|{t._data.dtype}".encode()
+    text = _describe(name, t).encode()
     return int.from_bytes(hashlib.blake2b(text, digest_size=7).digest(), "little")
 
 
 def _check_same_parameters(named: List[tuple], pg) -> None:
     """Raise on every rank, naming the first difference, unless all ranks hold the same model."""
     prints = numpy.array([_fingerprint(n, p) for n, p in named], dtype=numpy.int64)
-    summary = numpy.array([len(prints), int(numpy.bitwise_xor.reduce(prints * 31 + 7)) if len(prints) else 0],
-                          dtype=numpy.int64)
+    digest = int.from_bytes(hashlib.blake2b(prints.tobytes(), digest_size=7).digest(), "little")
+    summary = numpy.array([len(prints), digest], dtype=numpy.int64)
     gathered = numpy.zeros((pg.size, 2), dtype=numpy.int64)
     pg.all_gather(gathered, summary)
     if (gathered == gathered[0]).all():
@@ -115,8 +124,8 @@ def _check_same_parameters(named: List[tuple], pg) -> None:
     differs = (everyone != everyone[0]).any(axis=0)
     first = int(numpy.argmax(differs))
     other = int(numpy.argmax(everyone[:, first] != everyone[pg.rank, first]))
-    mine = (f"{named[first][0]} {list(named[first][1]._data.shape)} {named[first][1]._data.dtype}"
-            if first < len(named) else "nothing (this rank has fewer parameters)")
+    mine = (_describe(*named[first]) if first < len(named)
+            else "nothing (this rank has fewer parameters)")
     raise RuntimeError(
         f"DataParallel: the model differs between ranks. Parameter #{first} is {mine} on rank "
         f"{pg.rank} but differs on rank {other}; rank counts of parameters: "
@@ -153,9 +162,9 @@ class DataParallel(Layer):
     def __init__(self, layers: Layer, strategy: Any = None, comm_buffer_size: float = 25,
                  last_comm_buffer_size: float = 1, find_unused_parameters: bool = False,
                  group: Any = None) -> None:
-        super().__init__(layers.full_name() + "_data_parallel")
         if not isinstance(layers, Layer):
             raise TypeError(f"DataParallel wraps a minidp.nn.Layer, got {type(layers).__name__}")
+        super().__init__(layers.full_name() + "_data_parallel")
         if comm_buffer_size <= 0 or last_comm_buffer_size <= 0:
             raise ValueError("comm_buffer_size and last_comm_buffer_size must be positive (MiB)")
         self._layers = layers
@@ -182,11 +191,10 @@ class DataParallel(Layer):
             warnings.warn("DataParallel: world size is 1, so the model trains on this process alone.",
                           stacklevel=2)
             return
-        named = [(n, p) for n, p in layers.named_parameters() if not p.stop_gradient
-                 and not getattr(p, "no_sync", False)]
+        _check_same_parameters(list(layers.named_parameters()), pg)
+        named = [(n, p) for n, p in layers.named_parameters() if _is_synced(p)]
         if not named:
             raise ValueError("DataParallel: the model has no trainable parameters to synchronise")
-        _check_same_parameters(list(layers.named_parameters()), pg)
         sync_params_buffers(layers, comm_group=pg, fuse_params=True)
         params = [p for _, p in named]
         buckets = assign_buckets(params, self.last_comm_buffer_size, self.comm_buffer_size)
@@ -244,7 +252,7 @@ def fused_allreduce_gradients(parameter_list: Sequence[Tensor], hcg: Any = None)
     group = hcg.get_data_parallel_group() if hcg is not None else None
     pg = _resolve_process_group(group)
     params = [p for p in parameter_list if p._grad is not None]
-    if not params or pg.size < 2:
+    if pg is None or pg.size < 2 or not params:
         return
     for group_params in build_groups(params, _PARAM_BROADCAST_BUCKET):
         grads = [p._grad for p in group_params]
