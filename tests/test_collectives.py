@@ -120,6 +120,7 @@ def test_new_group_subsets_and_reinitialisation():
 def auto_backend_worker():
     group = dist.init_parallel_env()
     backend = group.backend
+    dist.barrier()  # rank 0 hosts the store: it must not exit while rank 1 still uses it
     dist.destroy_process_group()
     return backend
 

@@ -216,9 +216,15 @@ class Tensor:
         return engine.RemovableHandle(self._ready_hooks, hook)
 
     def set_value(self, value: Any) -> None:
-        """Overwrite the values in place, keeping shape and dtype (used when loading state)."""
+        """Overwrite the values in place, keeping shape and dtype (used when loading state).
+
+        The value may live elsewhere: a GPU array is copied to the host for a CPU tensor (CuPy
+        refuses NumPy's implicit conversion), a host value to the device for a GPU tensor.
+        """
         array = value._data if isinstance(value, Tensor) else value
         xp = backend.get_array_module(self._data)
+        if xp is backend.numpy and backend.get_array_module(array) is not backend.numpy:
+            array = backend.to_host(array)
         array = xp.asarray(array)
         if tuple(array.shape) != tuple(self._data.shape):
             raise ValueError(

@@ -9,7 +9,10 @@
    master endpoint) and export them as ``PADDLE_*`` variables;
 4. rank 0 hosts the TCPStore at the master endpoint (``MASTER_ADDR``/``MASTER_PORT``, else
    ``PADDLE_MASTER``, else the first of ``PADDLE_TRAINER_ENDPOINTS``) and every rank connects;
-5. the backend builds the default process group, with the timeout ``PADDLE_PG_TIMEOUT`` (ms).
+5. under nccl, the rank's GPU becomes the current device (``set_device('gpu:N')`` with N the
+   first of ``FLAGS_selected_gpus``, else the MPI local rank, else 0), so new tensors are CuPy
+   arrays on it;
+6. the backend builds the default process group, with the timeout ``PADDLE_PG_TIMEOUT`` (ms).
 """
 from __future__ import annotations
 
@@ -192,6 +195,8 @@ def init_parallel_env() -> Optional[Group]:
         _abort_mpi_job_on_uncaught_exception()
         _share_endpoints_over_mpi(env)
         env = _global_parallel_env = ParallelEnv()
+    if backend == "nccl":
+        array_backend.set_device(f"gpu:{env.device_id}")
     timeout = env.pg_timeout / 1000.0
     store = None
     if backend in BACKENDS_NEEDING_A_STORE:

@@ -16,6 +16,13 @@ How gradients travel
 5. When backward ends, the reducer waits for every bucket and points each ``param.grad`` at its
    slot of the reduced buffer (a view, no copy).
 
+On the GPU (CuPy buffers) steps 3 and 5 use the CUDA kernels of :mod:`minidp.kernels` instead of
+one copy per parameter: the hook only notes the ready gradient; a full bucket is packed by one
+launch of the multi-tensor pack kernel (scaling by 1/world_size on the way) right before its
+all-reduce, and after the all-reduce one launch of the unpack kernel fills each parameter's own
+gradient array, allocated once with the bucket, which ``param.grad`` then holds. A few launches
+replace dozens of per-parameter kernels, each costing microseconds of Python and a launch.
+
 Scaling happens *before* the all-reduce, as in Paddle (concat, divide by world size, all-reduce,
 split): the result is the average of the ranks' gradients, rounded the way Paddle rounds it.
 Frameworks compared with minidp should expect sum(g_i / n), not sum(g_i) / n.
@@ -35,9 +42,10 @@ import logging
 import time
 from typing import List, Sequence
 
-from .. import backend
+from .. import backend, kernels
 from ..autograd import engine
 from ..autograd.tensor import Tensor
+from ..kernels.launch_args import unpack_launch
 
 logger = logging.getLogger("minidp.distributed")
 
@@ -73,10 +81,21 @@ def assign_buckets(params: Sequence[Tensor], small_limit: int, limit: int) -> Li
     return closed[::-1]
 
 
-class _Bucket:
-    """One flat buffer and the parameters whose gradients it carries."""
+def _packs_with_kernels(buffer) -> bool:
+    """True when ``buffer`` lives on a GPU, where buckets are packed and unpacked by kernels."""
+    return backend.place_of(buffer) != "cpu"
 
-    __slots__ = ("params", "offsets", "buffer", "pending", "work", "launched_at", "status_index")
+
+class _Bucket:
+    """One flat buffer and the parameters whose gradients it carries.
+
+    On the GPU, ``staged`` collects (gradient, offset) pairs for the pack kernel, ``grads`` are
+    the parameters' gradient arrays and ``unpack_plan`` the launch filling them (built once);
+    on the CPU all three are None.
+    """
+
+    __slots__ = ("params", "offsets", "buffer", "pending", "work", "launched_at", "status_index",
+                 "staged", "grads", "unpack_plan")
 
     def __init__(self, params: List[Tensor], status_slot: bool) -> None:
         self.params = params
@@ -91,6 +110,11 @@ class _Bucket:
         self.pending = len(params)
         self.work = None
         self.launched_at = 0.0
+        self.staged = self.grads = self.unpack_plan = None
+        if _packs_with_kernels(self.buffer):
+            self.staged = []
+            self.grads = [xp.empty(p._data.shape, dtype=p._data.dtype) for p in params]
+            self.unpack_plan = unpack_launch(self.buffer, self.grads, self.offsets)
 
 
 class Reducer:
@@ -143,6 +167,8 @@ class Reducer:
         for bucket in self._buckets:
             bucket.pending = len(bucket.params)
             bucket.work = None
+            if bucket.staged is not None:
+                bucket.staged.clear()
         self._marked = [False] * len(self._params)
         self._next_launch = 0
         self._started = False
@@ -174,12 +200,15 @@ class Reducer:
             return
         self._marked[index] = True
         bucket = self._buckets[b]
-        slot = bucket.buffer[offset:offset + param._data.size]
         grad = param._grad
-        if grad is None:
-            slot.fill(0)
+        if grad is not None and bucket.staged is not None:
+            bucket.staged.append((grad, offset))
         else:
-            backend.get_array_module(slot).multiply(grad.reshape(-1), self._scale, out=slot)
+            slot = bucket.buffer[offset:offset + param._data.size]
+            if grad is None:
+                slot.fill(0)
+            else:
+                backend.get_array_module(slot).multiply(grad.reshape(-1), self._scale, out=slot)
         bucket.pending -= 1
         if bucket.pending == 0:
             self._launch_ready_buckets()
@@ -193,6 +222,8 @@ class Reducer:
             self._launch(bucket)
 
     def _launch(self, bucket: _Bucket) -> None:
+        if bucket.staged:
+            self._pack(bucket)
         bucket.launched_at = time.perf_counter()
         bucket.work = self._group.all_reduce(bucket.buffer, sync_op=False)
         self._next_launch += 1
@@ -233,15 +264,28 @@ class Reducer:
         where = (f"on this rank ({rank}): {', '.join(local_missing)}" if local_missing
                  else f"on another rank (this rank {rank} had them all)")
         return (
-            f"DataParallel: {total} parameter gradient(s) were never produced in backward, "
+            f"DataParallel: {total} parameter gradient(s), counted over all ranks, were never "
+            "produced in backward, "
             f"{where}. A parameter that does not take part in computing the loss leaves its "
             "gradient bucket incomplete. Pass find_unused_parameters=True to DataParallel, or "
             "set stop_gradient=True on parameters you do not train; also make sure the loss is "
             "computed from the outputs of this forward call."
         )
 
+    def _pack(self, bucket: _Bucket) -> None:
+        """Copy the bucket's staged gradients, times 1/world_size, into its buffer: one launch."""
+        xp = backend.get_array_module(bucket.buffer)
+        kernels.pack([xp.ascontiguousarray(grad) for grad, _ in bucket.staged], bucket.buffer,
+                     [offset for _, offset in bucket.staged], self._scale)
+        bucket.staged.clear()
+
     def _unpack(self) -> None:
         for bucket in self._buckets:
+            if bucket.unpack_plan is not None:
+                kernels.launch(bucket.unpack_plan)
+                for p, grad in zip(bucket.params, bucket.grads):
+                    p._grad = grad
+                continue
             buffer = bucket.buffer
             for p, offset in zip(bucket.params, bucket.offsets):
                 p._grad = buffer[offset:offset + p._data.size].reshape(p._data.shape)

@@ -24,9 +24,10 @@ and by every backend (gloo, mpi, nccl):
     - ``shutdown()``.
 
 Arrays are C-contiguous and writable (for the CPU backends NumPy arrays); zero-size arrays are
-allowed. With ``sync_op=False`` the operation is queued on the group's single background thread,
-so asynchronous operations run in the order they were issued -- the same order on every rank --
-and a synchronous operation issued after them runs after them. A failed operation leaves the
+allowed. With ``sync_op=False`` the operation is queued on the group's single background thread
+(the nccl backend queues it on its CUDA stream instead), so asynchronous operations run in the
+order they were issued -- the same order on every rank -- and a synchronous operation issued
+after them runs after them. A failed operation leaves the
 group broken: every later operation raises at once instead of exchanging mismatched bytes.
 
 Backends subclass :class:`ProcessGroup` and implement the underscore methods (``_all_reduce``,
@@ -281,12 +282,16 @@ class ProcessGroup(abc.ABC):
         self._close()
 
     # --- ordering and the asynchronous queue ----------------------------------------------
+    def _check_open(self, op: str) -> None:
+        """Raise ``RuntimeError`` for ``op`` issued after :meth:`shutdown`."""
+        if self._closed:
+            raise RuntimeError(f"{self.describe(op)}: the process group was shut down; "
+                               "create a new group to communicate again")
+
     def _launch(self, op: str, run: Callable[[], None], sync_op: bool) -> Work:
         """Run ``run`` now (nothing queued, synchronous) or queue it behind earlier operations."""
         with self._issue_lock:
-            if self._closed:
-                raise RuntimeError(f"{self.describe(op)}: the process group was shut down; "
-                                   "create a new group to communicate again")
+            self._check_open(op)
             if sync_op and self._pending == 0:
                 self._execute(op, run)
                 return self._completed_work(op)

@@ -1,0 +1,620 @@
+"""nccl: process groups on NVIDIA's NCCL (``cupy.cuda.nccl``), moving CuPy arrays on the GPU.
+
+Set-up
+------
+Rank 0 of the group makes the NCCL unique id (128 bytes) and shares it: through the job's
+store (``GroupSpec.store``, which ``init_parallel_env`` always provides), or, for a group built
+without a store in a job started by ``mpirun``, through a buffer ``Bcast`` over
+``MPI.COMM_WORLD``. Either way the id travels as raw bytes, never pickled. CuPy 14 hands the id
+out as ``bytes``, older CuPy as a tuple of 128 signed chars; :func:`normalize_unique_id` turns
+both into bytes and :func:`unique_id_argument` back into what the installed CuPy takes.
+
+The communicator itself is created at the group's first collective, on the device current at
+that moment (so ``set_device`` may still be called after ``init_parallel_env``). NCCL's
+``ncclCommInitRank`` blocks until every rank has joined, so ranks first meet in the store
+(bounded by the group's timeout): a rank that never arrives becomes an error naming it, not a
+hang. (Without a store, under mpirun, creation waits as NCCL does; an MPI job ends as a whole
+when one rank fails.)
+
+Streams and ordering
+--------------------
+Every operation runs on one dedicated, non-blocking CUDA stream per group. Before the NCCL call
+the backend records an event on the caller's current stream (the one that produced the data)
+and makes the NCCL stream wait for it; after the call it records a completion event on the NCCL
+stream. The host never blocks to issue an operation, so the reducer's bucket all-reduces run on
+the GPU while backward keeps computing on the current stream. ``AVG`` is a ``SUM`` followed by
+a division queued on the NCCL stream.
+
+Completion, errors and timeouts
+-------------------------------
+A :class:`NcclWork` is done when its completion event is. ``wait`` polls the event and, between
+polls, ``check_async_error`` of the communicator. An asynchronous NCCL error, or an operation
+still unfinished when the group's timeout (counted from its issue) has passed, aborts the
+communicator (``abort``) and raises ``RuntimeError`` naming the rank and the operation; the
+group then refuses further operations, as every backend does after a failure. Synchronous
+operations (``sync_op=True``, ``barrier``, ``send``, ``recv``) wait in this way before
+returning. NumPy arrays are accepted too (DataParallel checks its replicas with small host
+arrays): they are staged through device memory, and their operation completes before the call
+returns.
+
+Testing without a GPU
+---------------------
+Every CUDA and NCCL call goes through a runtime object: :class:`CupyRuntime` is the real one;
+tests pass a stand-in with the same methods (communicators with ``NcclCommunicator``'s method
+signatures, stream and event objects with CuPy's ``ptr``/``wait_event``/``record``/``done``)
+over NumPy buffers, so everything in this module but :class:`CupyRuntime` runs in CI.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import warnings
+from typing import Any, Callable, List, Optional, Protocol, Sequence, Tuple, Union
+
+import numpy
+
+from ... import backend as array_backend
+from ..env import mpi_launch
+from .base import GroupSpec, ProcessGroup, ReduceOp, Work, divide_by_size
+
+logger = logging.getLogger("minidp.distributed")
+
+UNIQUE_ID_BYTES = 128
+
+# ncclDataType_t and ncclRedOp_t values from nccl.h: part of NCCL's ABI, so no import is needed
+# to build the tables. bool travels as uint8.
+NCCL_DATATYPES = {
+    "int8": 0, "uint8": 1, "bool": 1, "int32": 2, "uint32": 3, "int64": 4, "uint64": 5,
+    "float16": 6, "float32": 7, "float64": 8, "bfloat16": 9,
+}
+NCCL_SUM, NCCL_PROD, NCCL_MAX, NCCL_MIN = 0, 1, 2, 3
+_NCCL_OPS = {ReduceOp.SUM: NCCL_SUM, ReduceOp.AVG: NCCL_SUM, ReduceOp.PROD: NCCL_PROD,
+             ReduceOp.MAX: NCCL_MAX, ReduceOp.MIN: NCCL_MIN}
+# On bool arrays NumPy's add is a logical or and multiply a logical and; on 0/1 bytes those are
+# MAX and MIN (a byte SUM could leave 2 in a bool).
+_BOOL_OPS = {ReduceOp.SUM: NCCL_MAX, ReduceOp.PROD: NCCL_MIN, ReduceOp.MAX: NCCL_MAX,
+             ReduceOp.MIN: NCCL_MIN}
+
+# Polling of a pending operation: first pause, longest pause (seconds).
+FIRST_POLL_PAUSE = 20e-6
+LONGEST_POLL_PAUSE = 1e-3
+
+UniqueId = Union[bytes, bytearray, memoryview, Sequence[int]]
+
+
+def normalize_unique_id(unique_id: UniqueId) -> bytes:
+    """The 128 bytes of an NCCL unique id given as bytes (CuPy >= 14) or a tuple of ints.
+
+    Older CuPy returns the id's chars as Python ints, signed (-128..127) where ``char`` is
+    signed; both signed and unsigned values are accepted.
+    """
+    if isinstance(unique_id, (bytes, bytearray, memoryview)):
+        data = bytes(unique_id)
+    else:
+        values = [int(v) for v in unique_id]
+        if any(not -128 <= v <= 255 for v in values):
+            raise ValueError("an NCCL unique id given as integers must hold byte values "
+                             "(-128..255)")
+        data = bytes(v & 0xFF for v in values)
+    if len(data) != UNIQUE_ID_BYTES:
+        raise ValueError(f"an NCCL unique id has {UNIQUE_ID_BYTES} bytes, got {len(data)}")
+    return data
+
+
+def unique_id_argument(unique_id: bytes, as_tuple: bool) -> Union[bytes, Tuple[int, ...]]:
+    """The id as ``NcclCommunicator`` takes it: bytes, or (CuPy < 14) a tuple of signed chars."""
+    if not as_tuple:
+        return unique_id
+    return tuple(b - 256 if b > 127 else b for b in unique_id)
+
+
+def share_unique_id_via_store(store: Any, key: str, make_id: Optional[Callable[[], UniqueId]],
+                              timeout: float, who: str) -> bytes:
+    """Rank 0 (the one given ``make_id``) publishes a new id under ``key``; the others read it."""
+    if make_id is not None:
+        unique_id = normalize_unique_id(make_id())
+        store.set(key, unique_id)
+        return unique_id
+    try:
+        return normalize_unique_id(store.get(key, timeout=timeout))
+    except RuntimeError as error:
+        raise RuntimeError(
+            f"{who}: the NCCL id from rank 0 did not arrive within {timeout:g} s ({error}); "
+            "check that rank 0 is running and creates the same groups"
+        ) from error
+
+
+def share_unique_id_via_mpi(comm: Any, root: int,
+                            make_id: Optional[Callable[[], UniqueId]]) -> bytes:
+    """Broadcast a new id from MPI rank ``root`` (the one given ``make_id``) with ``Bcast``.
+
+    Every process of ``comm`` must call this; the id travels in a uint8 buffer, unpickled.
+    """
+    buffer = numpy.zeros(UNIQUE_ID_BYTES, numpy.uint8)
+    if make_id is not None:
+        buffer[:] = numpy.frombuffer(normalize_unique_id(make_id()), numpy.uint8)
+    comm.Bcast(buffer, root=root)
+    return buffer.tobytes()
+
+
+class CudaRuntime(Protocol):
+    """The CUDA and NCCL operations the backend uses (CuPy's in :class:`CupyRuntime`).
+
+    Streams have ``ptr`` and ``wait_event(event)``; events ``record(stream)`` and a ``done``
+    property; communicators the methods of ``cupy.cuda.nccl.NcclCommunicator``.
+    """
+
+    def unique_id(self) -> UniqueId:
+        """A new NCCL unique id."""
+
+    def communicator(self, size: int, unique_id: bytes, rank: int) -> Any:
+        """This rank's communicator on the current device (blocks until every rank joins)."""
+
+    def current_device(self) -> int:
+        """The current device's index."""
+
+    def current_stream(self) -> Any:
+        """The current stream of the current device: where the caller's kernels run."""
+
+    def new_stream(self) -> Any:
+        """A new non-blocking stream on the current device."""
+
+    def new_event(self) -> Any:
+        """A new event (no timing)."""
+
+    def is_device_array(self, array: Any) -> bool:
+        """True for arrays in device memory."""
+
+    def device_of(self, array: Any) -> int:
+        """The device a device array lives on."""
+
+    def pointer(self, array: Any) -> int:
+        """The device address of a device array's first element."""
+
+    def empty(self, shape: Tuple[int, ...], dtype: numpy.dtype) -> Any:
+        """A new device array."""
+
+    def to_device(self, host: numpy.ndarray, stream: Any) -> Any:
+        """A device copy of ``host``, made in order on ``stream``."""
+
+    def to_host(self, device: Any, host: numpy.ndarray) -> None:
+        """Copy a device array whose producers have all finished into ``host``."""
+
+    def run_on(self, stream: Any, kernels: Callable[[], None]) -> None:
+        """Queue the array operations of ``kernels`` on ``stream``."""
+
+
+class CupyRuntime:
+    """The real CUDA and NCCL calls, through CuPy: needs a GPU, its driver and libnccl.
+
+    Raises ``RuntimeError`` naming ``who`` (``rank 1``) when there is no device or CuPy cannot
+    load NCCL.
+    """
+
+    def __init__(self, who: str) -> None:
+        if array_backend.cuda_device_count() == 0:
+            raise RuntimeError(
+                f"{who}: the nccl backend needs a CUDA device, but CuPy sees none (no GPU, driver "
+                "or CuPy); use the gloo backend (PADDLE_DISTRI_BACKEND=gloo) to train on the CPU"
+            )
+        import cupy
+
+        with warnings.catch_warnings():  # CuPy warns when libnccl is missing; we raise instead
+            warnings.simplefilter("ignore")
+            from cupy.cuda import nccl
+        if not nccl.available:
+            raise RuntimeError(
+                f"{who}: CuPy cannot load the NCCL library; install it with "
+                "pip install 'nvidia-nccl-cu12>=2.18.1,<3' (part of minidp[gpu]) or use gloo"
+            )
+        self._cupy = cupy
+        self._nccl = nccl
+        self._tuple_ids = int(cupy.__version__.split(".")[0]) < 14
+
+    def unique_id(self) -> UniqueId:
+        return self._nccl.get_unique_id()
+
+    def communicator(self, size: int, unique_id: bytes, rank: int) -> Any:
+        return self._nccl.NcclCommunicator(size, unique_id_argument(unique_id, self._tuple_ids),
+                                           rank)
+
+    def current_device(self) -> int:
+        return self._cupy.cuda.runtime.getDevice()
+
+    def current_stream(self) -> Any:
+        return self._cupy.cuda.get_current_stream()
+
+    def new_stream(self) -> Any:
+        return self._cupy.cuda.Stream(non_blocking=True)
+
+    def new_event(self) -> Any:
+        return self._cupy.cuda.Event(disable_timing=True)
+
+    def is_device_array(self, array: Any) -> bool:
+        return isinstance(array, self._cupy.ndarray)
+
+    def device_of(self, array: Any) -> int:
+        return array.device.id
+
+    def pointer(self, array: Any) -> int:
+        return array.data.ptr
+
+    def empty(self, shape: Tuple[int, ...], dtype: numpy.dtype) -> Any:
+        return self._cupy.empty(shape, dtype)
+
+    def to_device(self, host: numpy.ndarray, stream: Any) -> Any:
+        with stream:
+            return self._cupy.asarray(host)
+
+    def to_host(self, device: Any, host: numpy.ndarray) -> None:
+        device.get(out=host)
+
+    def run_on(self, stream: Any, kernels: Callable[[], None]) -> None:
+        with stream:
+            kernels()
+
+
+def _dtype_name(array: Any) -> str:
+    return numpy.dtype(array.dtype).name
+
+
+class NcclWork(Work):
+    """Handle of one NCCL operation: complete once the event recorded after it has fired.
+
+    Holds the operation's arrays until then, so that memory cannot be reused under NCCL.
+    """
+
+    __slots__ = ("_group", "_op", "_deadline", "_event", "_keepalive", "_staged")
+
+    def __init__(self, group: "NcclProcessGroup", op: str, timeout: float) -> None:
+        super().__init__(group.describe(op))
+        self._group = group
+        self._op = op
+        self._deadline = time.monotonic() + timeout
+        self._event: Any = None
+        self._keepalive: Any = None
+        self._staged: List[Tuple[Any, Optional[numpy.ndarray]]] = []
+
+    def is_completed(self) -> bool:
+        """True once the operation has finished, successfully or not."""
+        return self._done.is_set() or (self._event is not None and self._event.done)
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """Block until the operation is done; return True, or raise ``RuntimeError``.
+
+        ``timeout`` (seconds) bounds this wait only (the operation stays pending); ``None``
+        waits up to the group's timeout, after which the communicator is aborted.
+        """
+        if not self._done.is_set():
+            self._group._wait_for(self, timeout)
+        if self._error is not None:
+            raise RuntimeError(str(self._error)) from self._error
+        return True
+
+
+class NcclProcessGroup(ProcessGroup):
+    """Process group on a ``cupy.cuda.nccl.NcclCommunicator``; see the module docstring.
+
+    ``unique_id`` is the id rank 0 made; ``runtime`` performs the CUDA and NCCL calls; with
+    ``store`` and ``prefix``, the ranks meet in the store before creating the communicator.
+    """
+
+    backend_name = "nccl"
+
+    def __init__(self, unique_id: UniqueId, rank: int, size: int, *, runtime: CudaRuntime,
+                 name: str, timeout: float, global_ranks: Optional[Sequence[int]] = None,
+                 store: Any = None, prefix: str = "") -> None:
+        super().__init__(rank, size, name=name, timeout=timeout, global_ranks=global_ranks)
+        self._unique_id = normalize_unique_id(unique_id)
+        self._runtime = runtime
+        self._store = store
+        self._prefix = prefix
+        self._comm: Any = None
+        self._device: Optional[int] = None
+        self._stream: Any = None
+        self._barrier_buffer: Any = None
+        self._outstanding: List[NcclWork] = []
+        # (device copy, NumPy array or None) of each array staged by the operation being issued
+        self._staged: List[Tuple[Any, Optional[numpy.ndarray]]] = []
+        self._failure_lock = threading.Lock()
+        logger.info("rank %d: nccl group '%s' ready (rank %d of %d; communicator at the first "
+                    "collective)", self.global_ranks[rank], name, rank, size)
+
+    # --- arrays ------------------------------------------------------------------------------
+    def _check_array(self, array: Any, what: str) -> None:
+        """Accept contiguous device arrays on this rank's device, and NumPy arrays (staged)."""
+        runtime = self._runtime
+        if runtime.is_device_array(array):
+            if not array.flags.c_contiguous:
+                raise ValueError(f"{what} must be a C-contiguous array")
+            device = self._device if self._device is not None else runtime.current_device()
+            if runtime.device_of(array) != device:
+                raise ValueError(
+                    f"{what} lives on gpu:{runtime.device_of(array)} but "
+                    f"{self.describe_rank(self.rank)} communicates on gpu:{device}; create "
+                    "tensors after set_device (FLAGS_selected_gpus selects it at start-up)"
+                )
+        elif isinstance(array, numpy.ndarray):
+            super()._check_array(array, what)
+        else:
+            raise TypeError(f"nccl backend moves CuPy arrays (and stages NumPy ones); {what} is "
+                            f"{type(array).__name__}")
+        if _dtype_name(array) not in NCCL_DATATYPES:
+            raise TypeError(f"NCCL cannot move {what} of dtype {_dtype_name(array)}; supported: "
+                            f"{sorted(NCCL_DATATYPES)}")
+
+    def _device_buffer(self, array: Any, result: bool = True) -> Any:
+        """``array`` itself on the device; a NumPy array is copied in on the NCCL stream, kept
+        with the operation's work and, when it receives a ``result``, copied back once the
+        operation completes."""
+        if self._runtime.is_device_array(array):
+            return array
+        staged = self._runtime.to_device(array, self._stream)
+        self._staged.append((staged, array if result else None))
+        return staged
+
+    @staticmethod
+    def _nccl_op(array: Any, op: ReduceOp) -> int:
+        return _BOOL_OPS[op] if _dtype_name(array) == "bool" else _NCCL_OPS[op]
+
+    def _check_reduction(self, array: Any, op: Any, what: str) -> None:
+        """Refuse ``AVG`` on bool arrays before anything is queued (the division cannot run)."""
+        if op == ReduceOp.AVG and getattr(array, "dtype", None) == numpy.bool_:
+            raise TypeError(f"{self.describe(what)}: cannot average bool arrays; cast them to a "
+                            "number type first")
+
+    # --- issuing -----------------------------------------------------------------------------
+    def all_reduce(self, array: Any, op: ReduceOp = ReduceOp.SUM, sync_op: bool = True) -> Work:
+        """Reduce ``array`` over all ranks, in place, leaving the result on every rank."""
+        self._check_reduction(array, op, "all_reduce")
+        return super().all_reduce(array, op, sync_op)
+
+    def reduce_scatter(self, out_array: Any, in_array: Any, op: ReduceOp = ReduceOp.SUM,
+                       sync_op: bool = True) -> Work:
+        """Reduce ``in_array`` over ranks; block ``rank`` of the result goes to ``out_array``."""
+        self._check_reduction(in_array, op, "reduce_scatter")
+        return super().reduce_scatter(out_array, in_array, op, sync_op)
+
+    def barrier(self, timeout: Optional[float] = None) -> None:
+        """Return once every rank has entered (raise after ``timeout`` seconds, default the
+        group's): a one-element all-reduce, since NCCL has no barrier."""
+        limit = self.timeout if timeout is None else float(timeout)
+        if not limit > 0:
+            raise ValueError(f"barrier timeout must be positive, got {timeout!r}")
+        self._launch("barrier", lambda: self._barrier(limit), True, timeout=limit)
+
+    def _launch(self, op: str, run: Callable[[], None], sync_op: bool,
+                timeout: Optional[float] = None) -> Work:
+        """Queue ``run``'s NCCL calls on the group's stream; wait when synchronous or staged."""
+        with self._issue_lock:
+            self._check_open(op)
+            work = NcclWork(self, op, self.timeout if timeout is None else timeout)
+            self._execute(op, lambda: self._enqueue(work, run))
+            self._outstanding = [w for w in self._outstanding if not w.is_completed()]
+            self._outstanding.append(work)
+        if sync_op or work._staged:
+            work.wait()
+        return work
+
+    def _enqueue(self, work: NcclWork, run: Callable[[], None]) -> None:
+        """Order ``run`` after the current stream's work, then arm ``work`` with its event."""
+        runtime = self._runtime
+        if self._comm is None:
+            self._connect()
+        produced = runtime.new_event()
+        produced.record(runtime.current_stream())
+        self._stream.wait_event(produced)
+        self._staged = []
+        run()
+        done = runtime.new_event()
+        done.record(self._stream)
+        work._event = done
+        work._keepalive = run
+        work._staged = self._staged
+
+    def _connect(self) -> None:
+        """Meet the other ranks in the store (bounded), then create the communicator."""
+        if self._store is not None:
+            self._meet_in_store()
+        runtime = self._runtime
+        started = time.monotonic()
+        self._device = runtime.current_device()
+        self._comm = runtime.communicator(self.size, self._unique_id, self.rank)
+        self._stream = runtime.new_stream()
+        self._barrier_buffer = runtime.empty((1,), numpy.dtype(numpy.uint8))
+        logger.info("rank %d: nccl group '%s' connected on gpu:%d in %.3f s",
+                    self.global_ranks[self.rank], self.name, self._device,
+                    time.monotonic() - started)
+
+    def _meet_in_store(self) -> None:
+        """Wait (bounded) until every rank has reached the first collective; name the absent."""
+        keys = [f"{self._prefix}/joined/{rank}" for rank in range(self.size)]
+        self._store.set(keys[self.rank], b"1")
+        try:
+            self._store.wait(keys, timeout=self.timeout)
+        except RuntimeError as error:
+            absent = [self.describe_rank(rank) for rank, key in enumerate(keys)
+                      if not self._store.check([key])]
+            raise RuntimeError(
+                f"{self.describe('connect')}: {', '.join(absent) or 'a rank'} did not reach the "
+                f"group's first collective within {self.timeout:g} s; every rank must issue the "
+                "same collectives (or raise PADDLE_PG_TIMEOUT)"
+            ) from error
+
+    # --- completion --------------------------------------------------------------------------
+    def _wait_for(self, work: NcclWork, timeout: Optional[float]) -> None:
+        """Poll ``work``'s event and the communicator's errors until done, failed or timed out."""
+        limit = None if timeout is None else time.monotonic() + float(timeout)
+        pause = FIRST_POLL_PAUSE
+        while not work._event.done:
+            if self._failure is not None:
+                work._finish(RuntimeError(
+                    f"{work._description}: the group is unusable after an earlier failure "
+                    f"({self._failure}); destroy it and initialise again"))
+                return
+            comm = self._comm
+            try:
+                if comm is not None:
+                    comm.check_async_error()
+            except Exception as error:
+                self._fail(work, RuntimeError(
+                    f"{work._description}: NCCL reported an asynchronous error ({error}); the "
+                    "communicator was aborted and the group cannot be used again"))
+                return
+            now = time.monotonic()
+            if now >= work._deadline:
+                self._fail(work, RuntimeError(
+                    f"{work._description}: timed out (group timeout {self.timeout:g} s) waiting "
+                    "for the other ranks; the communicator was aborted. Check that every rank "
+                    "issues the same collectives in the same order, or raise the timeout "
+                    "(PADDLE_PG_TIMEOUT in ms)"))
+                return
+            if limit is not None and now >= limit:
+                raise RuntimeError(f"{work._description} did not complete within {timeout} s; "
+                                   "wait longer or check that every rank issued the same "
+                                   "collectives")
+            time.sleep(pause)
+            pause = min(2 * pause, LONGEST_POLL_PAUSE)
+        for staged, host in work._staged:
+            if host is not None:
+                self._runtime.to_host(staged, host)
+        work._keepalive = None
+        work._staged = []
+        work._finish()
+
+    def _fail(self, work: NcclWork, error: RuntimeError) -> None:
+        """Record the group's first failure, abort the communicator and fail ``work``."""
+        with self._failure_lock:
+            if self._failure is None:
+                self._failure = error
+                logger.error("rank %d: %s", self.global_ranks[self.rank], error)
+                self._abort()
+        work._finish(error)
+
+    def _on_failure(self) -> None:
+        """An operation failed while being issued: abort, as after a failed wait."""
+        self._abort()
+
+    def _abort(self) -> None:
+        """Abort the communicator (NCCL's way out of a hung or failed operation), once."""
+        comm, self._comm = self._comm, None
+        if comm is not None:
+            comm.abort()
+
+    def _close(self) -> None:
+        """Finish outstanding operations (each bounded by its timeout), then destroy."""
+        outstanding, self._outstanding = self._outstanding, []
+        for work in outstanding:
+            try:
+                work.wait()
+            except RuntimeError as error:
+                logger.warning("rank %d: shutting down after a failed operation: %s",
+                               self.global_ranks[self.rank], error)
+                break
+        comm, self._comm = self._comm, None
+        if comm is not None:
+            comm.destroy()
+
+    # --- the operations (called with the group's stream ordered after the current one) -------
+    def _all_reduce(self, array: Any, op: ReduceOp) -> None:
+        buffer = self._device_buffer(array)
+        if not buffer.size:
+            return
+        pointer = self._runtime.pointer(buffer)
+        self._comm.allReduce(pointer, pointer, buffer.size, NCCL_DATATYPES[_dtype_name(buffer)],
+                             self._nccl_op(buffer, op), self._stream.ptr)
+        if op == ReduceOp.AVG:
+            self._runtime.run_on(self._stream, lambda: divide_by_size(buffer, self.size))
+
+    def _broadcast(self, array: Any, src: int) -> None:
+        buffer = self._device_buffer(array)
+        if buffer.size:
+            self._comm.bcast(self._runtime.pointer(buffer), buffer.size,
+                             NCCL_DATATYPES[_dtype_name(buffer)], src, self._stream.ptr)
+
+    def _all_gather(self, out_array: Any, array: Any) -> None:
+        source = self._device_buffer(array, result=False)
+        out = self._device_buffer(out_array)
+        if source.size:
+            self._comm.allGather(self._runtime.pointer(source), self._runtime.pointer(out),
+                                 source.size, NCCL_DATATYPES[_dtype_name(source)],
+                                 self._stream.ptr)
+
+    def _reduce_scatter(self, out_array: Any, in_array: Any, op: ReduceOp) -> None:
+        source = self._device_buffer(in_array, result=False)
+        out = self._device_buffer(out_array)
+        if not out.size:
+            return
+        self._comm.reduceScatter(self._runtime.pointer(source), self._runtime.pointer(out),
+                                 out.size, NCCL_DATATYPES[_dtype_name(out)],
+                                 self._nccl_op(out, op), self._stream.ptr)
+        if op == ReduceOp.AVG:
+            self._runtime.run_on(self._stream, lambda: divide_by_size(out, self.size))
+
+    def _barrier(self, timeout: float) -> None:
+        """Queue the barrier's all-reduce; ``timeout`` bounds the wait :meth:`barrier` does."""
+        pointer = self._runtime.pointer(self._barrier_buffer)
+        self._comm.allReduce(pointer, pointer, 1, NCCL_DATATYPES["uint8"], NCCL_MAX,
+                             self._stream.ptr)
+
+    def _send(self, array: Any, dst: int) -> None:
+        buffer = self._device_buffer(array, result=False)
+        if buffer.size:
+            self._comm.send(self._runtime.pointer(buffer), buffer.size,
+                            NCCL_DATATYPES[_dtype_name(buffer)], dst, self._stream.ptr)
+
+    def _recv(self, array: Any, src: int) -> None:
+        buffer = self._device_buffer(array)
+        if buffer.size:
+            self._comm.recv(self._runtime.pointer(buffer), buffer.size,
+                            NCCL_DATATYPES[_dtype_name(buffer)], src, self._stream.ptr)
+
+
+def _mpi_world(spec: GroupSpec) -> Any:
+    """``MPI.COMM_WORLD``, for sharing the id of a group that has no store."""
+    if mpi_launch() is None:
+        raise RuntimeError(
+            f"rank {spec.global_rank}: the nccl backend shares its NCCL id through the job's "
+            f"store, and group '{spec.name}' has none; create groups after init_parallel_env, or "
+            "start the job with mpirun so that the id can travel over MPI"
+        )
+    try:
+        from mpi4py import MPI
+    except ImportError as error:
+        raise RuntimeError(
+            f"rank {spec.global_rank}: sharing the NCCL id under mpirun needs mpi4py ({error}); "
+            "pip install 'minidp[mpi]'"
+        ) from error
+    return MPI.COMM_WORLD
+
+
+def create_process_group(spec: GroupSpec, runtime: Optional[CudaRuntime] = None,
+                         mpi_comm: Any = None) -> Optional[NcclProcessGroup]:
+    """Backend factory: share rank 0's NCCL id, then build this rank's group.
+
+    The id goes through ``spec.store``; without a store, through ``mpi_comm`` (default
+    ``MPI.COMM_WORLD``), with which every process of the job, member or not, must then call
+    this. ``runtime`` defaults to :class:`CupyRuntime`; tests pass stand-ins for both.
+    """
+    member = spec.rank >= 0
+    if spec.store is not None and not member:
+        return None
+    if spec.store is None and mpi_comm is None:
+        mpi_comm = _mpi_world(spec)
+    if member and runtime is None:
+        runtime = CupyRuntime(f"rank {spec.global_rank}")
+    make_id = runtime.unique_id if spec.rank == 0 else None
+    if spec.store is None:
+        unique_id = share_unique_id_via_mpi(mpi_comm, spec.global_ranks[0], make_id)
+        if not member:
+            return None
+        prefix = ""
+    else:
+        instance = spec.store.add(f"nccl/{spec.name}/instances/{spec.rank}", 1)
+        prefix = f"nccl/{spec.name}/{instance}"
+        unique_id = share_unique_id_via_store(spec.store, f"{prefix}/unique_id", make_id,
+                                              spec.timeout, f"rank {spec.global_rank}")
+    return NcclProcessGroup(unique_id, spec.rank, spec.size, runtime=runtime, name=spec.name,
+                            timeout=spec.timeout, global_ranks=list(spec.global_ranks),
+                            store=spec.store, prefix=prefix)

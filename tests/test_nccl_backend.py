@@ -1,0 +1,527 @@
+"""The nccl backend's Python logic, run without a GPU against the stand-in of nccl_standin.py.
+
+Ranks are threads sharing NumPy "device" memory; each gets its own store client and stand-in
+runtime. Only ``CupyRuntime`` (the real CUDA and NCCL calls) stays out of reach here; it runs
+in tests/test_gpu.py on machines with GPUs.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dist_utils import run_workers
+from minidp import backend
+from minidp.distributed.backends import GroupSpec, ReduceOp
+from minidp.distributed.backends import nccl
+from minidp.distributed.store import TCPStore
+from nccl_standin import StandinNcclError, StandinRuntime, World, device_array
+
+pytestmark = pytest.mark.timeout(60)
+
+
+# --- harness ---------------------------------------------------------------------------------
+
+class Job:
+    """A store and one stand-in runtime per rank; ``groups`` builds a group on given ranks."""
+
+    def __init__(self, size: int, tuple_ids: bool = False) -> None:
+        self.size = size
+        self.world = World()
+        self.master = TCPStore("127.0.0.1", 0, is_master=True, timeout=10)
+        self.stores = [TCPStore("127.0.0.1", self.master.port, timeout=10) for _ in range(size)]
+        self.runtimes = [StandinRuntime(self.world, tuple_ids) for _ in range(size)]
+
+    def groups(self, ranks=None, timeout: float = 10.0, name: str = "default"):
+        members = tuple(range(self.size)) if ranks is None else tuple(ranks)
+        return [nccl.create_process_group(
+            GroupSpec(name=name, global_ranks=members, global_rank=rank, timeout=timeout,
+                      store=self.stores[rank]), runtime=self.runtimes[rank])
+            for rank in range(self.size)]
+
+    def close(self) -> None:
+        for runtime in self.runtimes:
+            runtime.stop()
+        for store in self.stores:
+            store.close()
+        self.master.close()
+
+
+@pytest.fixture
+def job_of():
+    jobs = []
+
+    def make(size: int, tuple_ids: bool = False) -> Job:
+        jobs.append(Job(size, tuple_ids))
+        return jobs[-1]
+
+    yield make
+    for job in jobs:
+        job.close()
+
+
+def in_threads(groups, body, timeout: float = 30.0) -> list:
+    """``body(group)`` for every group at once, one thread each; the results in rank order."""
+    results, errors = [None] * len(groups), [None] * len(groups)
+
+    def target(index: int) -> None:
+        try:
+            results[index] = body(groups[index])
+        except BaseException as error:  # re-raised in the test's thread
+            errors[index] = error
+
+    threads = [threading.Thread(target=target, args=(i,), daemon=True)
+               for i in range(len(groups))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout)
+    assert not any(thread.is_alive() for thread in threads), "a rank did not finish"
+    for error in errors:
+        if error is not None:
+            raise error
+    return results
+
+
+def connect(groups) -> None:
+    """Run a first collective on every rank, so that the communicators exist."""
+    in_threads(groups, lambda g: g.all_reduce(device_array([0.0], "float32")))
+
+
+# --- the unique id ---------------------------------------------------------------------------
+
+def test_unique_id_is_normalised_from_bytes_and_from_signed_or_unsigned_ints():
+    raw = bytes(range(128))
+    signed = tuple(b - 256 if b > 127 else b for b in raw)
+    assert nccl.normalize_unique_id(raw) == raw
+    assert nccl.normalize_unique_id(bytearray(raw)) == raw
+    assert nccl.normalize_unique_id(signed) == raw
+    assert nccl.normalize_unique_id(list(raw)) == raw
+    assert nccl.unique_id_argument(raw, as_tuple=False) == raw
+    assert nccl.unique_id_argument(raw, as_tuple=True) == signed
+    with pytest.raises(ValueError, match="128 bytes"):
+        nccl.normalize_unique_id(raw[:64])
+    with pytest.raises(ValueError, match="byte values"):
+        nccl.normalize_unique_id((300,) + signed[1:])
+
+
+@pytest.mark.parametrize("tuple_ids", [False, True], ids=["bytes-ids", "tuple-ids"])
+@pytest.mark.parametrize("size", [2, 3])
+def test_rank_0_id_reaches_every_rank_through_the_store(job_of, size, tuple_ids):
+    job = job_of(size, tuple_ids)
+    groups = job.groups()
+    assert [r.unique_id_calls for r in job.runtimes] == [1] + [0] * (size - 1)
+    assert all(not r.communicators for r in job.runtimes), "the communicator is made lazily"
+    sums = in_threads(groups, lambda g: _all_reduce_rank(g))
+    ids = {r.communicators[0].unique_id for r in job.runtimes}
+    assert len(ids) == 1
+    assert all(len(r.communicators) == 1 for r in job.runtimes)
+    assert sums == [sum(range(1, size + 1))] * size
+
+
+def _all_reduce_rank(group) -> float:
+    x = device_array([group.rank + 1.0], "float32")
+    group.all_reduce(x)
+    return float(x[0])
+
+
+def test_subgroup_id_comes_from_its_first_member_and_non_members_get_none(job_of):
+    job = job_of(3)
+    groups = job.groups(ranks=(1, 2), name="group_1")
+    assert groups[0] is None
+    assert [r.unique_id_calls for r in job.runtimes] == [0, 1, 0]
+    assert job.runtimes[0].calls == []
+    assert in_threads(groups[1:], _all_reduce_rank) == [3.0, 3.0]
+    assert (groups[1].describe("all_reduce")
+            == "nccl all_reduce on group 'group_1' at rank 0 (global 1)")
+
+
+def test_reinitialising_a_group_name_gets_a_fresh_id(job_of):
+    job = job_of(2)
+    first = job.groups()
+    in_threads(first, _all_reduce_rank)
+    for group in first:
+        group.shutdown()
+    second = job.groups()
+    assert in_threads(second, _all_reduce_rank) == [3.0, 3.0]
+    assert job.runtimes[0].communicators[0].unique_id != job.runtimes[0].communicators[1].unique_id
+
+
+class ThreadMpiComm:
+    """``Bcast`` semantics of an mpi4py communicator, for ranks that are threads."""
+
+    def __init__(self, shared: dict, rank: int) -> None:
+        self.shared = shared
+        self.rank = rank
+
+    def Bcast(self, buffer: np.ndarray, root: int = 0) -> None:
+        barrier = self.shared["barrier"]
+        if self.rank == root:
+            self.shared["data"] = buffer.copy()
+        barrier.wait()
+        buffer[:] = self.shared["data"]
+        barrier.wait()
+
+
+@pytest.mark.parametrize("members", [(0, 1), (0, 1, 2), (1, 2)], ids=str)
+def test_id_travels_over_mpi_bcast_when_there_is_no_store(members):
+    world_size = max(3, len(members))
+    world = World()
+    shared = {"barrier": threading.Barrier(world_size)}
+    runtimes = [StandinRuntime(world) for _ in range(world_size)]
+    try:
+        def build(rank: int):
+            spec = GroupSpec(name="g", global_ranks=members, global_rank=rank, timeout=10)
+            return nccl.create_process_group(spec, runtime=runtimes[rank],
+                                             mpi_comm=ThreadMpiComm(shared, rank))
+
+        groups = in_threads(list(range(world_size)), build)
+        assert [g is None for g in groups] == [r not in members for r in range(world_size)]
+        assert [r.unique_id_calls for r in runtimes] == [int(r == members[0])
+                                                         for r in range(world_size)]
+        member_groups = [groups[r] for r in members]
+        total = sum(range(1, len(members) + 1))
+        assert in_threads(member_groups, _all_reduce_rank) == [float(total)] * len(members)
+        assert len({runtimes[r].communicators[0].unique_id for r in members}) == 1
+    finally:
+        for runtime in runtimes:
+            runtime.stop()
+
+
+def _mpiexec():
+    beside = Path(sys.executable).parent / "mpiexec"
+    if beside.exists():
+        return str(beside)
+    import shutil
+
+    return shutil.which("mpiexec") or shutil.which("mpirun")
+
+
+@pytest.mark.mpi
+def test_id_travels_over_real_mpi_under_mpiexec(tmp_path):
+    pytest.importorskip("mpi4py", reason="mpi4py is not installed (pip install 'minidp[mpi]')")
+    mpiexec = _mpiexec()
+    if mpiexec is None:
+        pytest.skip("no mpiexec/mpirun found next to python or on PATH")
+    script = textwrap.dedent("""
+        import sys
+        from pathlib import Path
+        sys.path.insert(0, sys.argv[2])
+        from minidp.distributed.backends import GroupSpec, nccl
+        from nccl_standin import StandinRuntime, World
+        from mpi4py import MPI
+        rank = MPI.COMM_WORLD.Get_rank()
+        runtime = StandinRuntime(World(), tuple_ids=True)
+        spec = GroupSpec(name="g", global_ranks=(1, 0), global_rank=rank, timeout=10)
+        group = nccl.create_process_group(spec, runtime=runtime)
+        report = f"{group.rank} {group._unique_id.hex()} {runtime.unique_id_calls}"
+        Path(sys.argv[1], f"rank{rank}.txt").write_text(f"{report} {'cupy' in sys.modules}")
+    """)
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PADDLE_", "MASTER_", "OMPI_", "PMI_"))}
+    command = [mpiexec, "-n", "2", sys.executable, "-c", script, str(tmp_path),
+               str(Path(__file__).parent)]
+    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    reports = [(tmp_path / f"rank{r}.txt").read_text().split() for r in range(2)]
+    assert [r[0] for r in reports] == ["1", "0"]
+    assert reports[0][1] == reports[1][1] and len(bytes.fromhex(reports[0][1])) == 128
+    assert [r[2:] for r in reports] == [["0", "False"], ["1", "False"]]
+
+
+def test_an_id_that_never_arrives_is_reported(job_of):
+    job = job_of(2)
+    spec = GroupSpec(name="default", global_ranks=(0, 1), global_rank=1, timeout=0.2,
+                     store=job.stores[1])
+    with pytest.raises(RuntimeError, match="rank 1: the NCCL id from rank 0 did not arrive"):
+        nccl.create_process_group(spec, runtime=job.runtimes[1])
+
+
+def test_a_group_without_store_outside_mpirun_is_refused(monkeypatch):
+    for name in ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE"):
+        monkeypatch.delenv(name, raising=False)
+    spec = GroupSpec(name="lonely", global_ranks=(0, 1), global_rank=0, timeout=5)
+    with pytest.raises(RuntimeError, match="rank 0: .*group 'lonely' has none.*mpirun"):
+        nccl.create_process_group(spec, runtime=StandinRuntime(World()))
+
+
+def test_mpirun_without_mpi4py_is_explained(monkeypatch):
+    monkeypatch.setenv("PMI_RANK", "0")
+    monkeypatch.setenv("PMI_SIZE", "2")
+    monkeypatch.setitem(sys.modules, "mpi4py", None)
+    spec = GroupSpec(name="default", global_ranks=(0, 1), global_rank=0, timeout=5)
+    with pytest.raises(RuntimeError, match="rank 0: sharing the NCCL id under mpirun needs mpi4py"):
+        nccl.create_process_group(spec, runtime=StandinRuntime(World()))
+
+
+@pytest.mark.skipif(backend.is_compiled_with_cuda(), reason="a CUDA device is visible here")
+def test_without_a_device_the_factory_says_so():
+    master = TCPStore("127.0.0.1", 0, is_master=True, timeout=5)
+    try:
+        spec = GroupSpec(name="default", global_ranks=(0, 1), global_rank=1, timeout=5,
+                         store=master)
+        with pytest.raises(RuntimeError, match="rank 1: the nccl backend needs a CUDA device"):
+            nccl.create_process_group(spec)
+        assert master.num_keys() == 0
+    finally:
+        master.close()
+
+
+def test_importing_the_backend_does_not_import_cupy():
+    code = "import sys, minidp.distributed.backends.nccl; print('cupy' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=60)
+    assert result.stdout.strip() == "False", result.stderr
+
+
+# --- collectives against NumPy -----------------------------------------------------------------
+
+def _collectives(group) -> dict:
+    rank, size = group.rank, group.size
+    out = {}
+    for op in ReduceOp:
+        for dtype in ("float32", "float64", "int64"):
+            x = device_array(np.arange(5) * (rank + 1) + rank, dtype)
+            group.all_reduce(x, op)
+            out[f"all_reduce {op.name} {dtype}"] = np.asarray(x)
+    flags = device_array([rank == 0, False, True], "bool")
+    group.all_reduce(flags, ReduceOp.SUM)
+    out["all_reduce bool"] = np.asarray(flags)
+    b = device_array(np.full(4, rank, "float32"))
+    group.broadcast(b, src=size - 1)
+    out["broadcast"] = np.asarray(b)
+    gathered = device_array(np.zeros((size, 2, 2), "int32"))
+    group.all_gather(gathered, device_array(np.full((2, 2), rank, "int32")))
+    out["all_gather"] = np.asarray(gathered)
+    for op in (ReduceOp.SUM, ReduceOp.AVG, ReduceOp.MAX):
+        scattered = device_array(np.zeros(3, "float32"))
+        group.reduce_scatter(scattered, device_array(np.arange(3 * size, dtype="float32") + rank),
+                             op)
+        out[f"reduce_scatter {op.name}"] = np.asarray(scattered)
+    empty = device_array(np.zeros(0, "float32"))
+    group.all_reduce(empty)
+    group.broadcast(empty, 0)
+    group.reduce_scatter(empty, device_array(np.zeros(0, "float32")))
+    token = device_array(np.zeros(3, "int32"))
+    if rank == 0:
+        group.send(device_array([7, 8, 9], "int32"), dst=1)
+    elif rank == 1:
+        group.recv(token, src=0)
+    out["recv"] = np.asarray(token)
+    works = [group.all_reduce(device_array(np.full(100, i + rank, "float64")), sync_op=False)
+             for i in range(8)]
+    out["async"] = [w.wait() for w in works]
+    group.barrier()
+    return out
+
+
+def _reference(size: int) -> dict:
+    reduce = {ReduceOp.SUM: np.sum, ReduceOp.AVG: np.sum, ReduceOp.MAX: np.max,
+              ReduceOp.MIN: np.min, ReduceOp.PROD: np.prod}
+    out = {}
+    for op in ReduceOp:
+        for dtype in ("float32", "float64", "int64"):
+            stacked = np.stack([(np.arange(5) * (r + 1) + r).astype(dtype) for r in range(size)])
+            value = reduce[op](stacked, axis=0).astype(dtype)
+            if op == ReduceOp.AVG:
+                value = value / size if dtype != "int64" else value // size
+            out[f"all_reduce {op.name} {dtype}"] = value.astype(dtype)
+    out["all_reduce bool"] = np.array([True, False, True])
+    out["broadcast"] = np.full(4, size - 1, "float32")
+    out["all_gather"] = np.stack([np.full((2, 2), r, "int32") for r in range(size)])
+    return out
+
+
+@pytest.mark.parametrize("size", [2, 3])
+def test_collectives_match_numpy(job_of, size):
+    job = job_of(size)
+    results = in_threads(job.groups(), _collectives)
+    reference = _reference(size)
+    inputs = np.stack([np.arange(3 * size, dtype="float32") + r for r in range(size)])
+    for rank, got in enumerate(results):
+        for key, wanted in reference.items():
+            np.testing.assert_array_equal(got[key], wanted, err_msg=f"rank {rank}: {key}")
+        block = slice(3 * rank, 3 * rank + 3)
+        np.testing.assert_array_equal(got["reduce_scatter SUM"], inputs[:, block].sum(0))
+        np.testing.assert_allclose(got["reduce_scatter AVG"], inputs[:, block].sum(0) / size)
+        np.testing.assert_array_equal(got["reduce_scatter MAX"], inputs[:, block].max(0))
+        np.testing.assert_array_equal(got["recv"], [7, 8, 9] if rank == 1 else [0, 0, 0])
+        assert got["async"] == [True] * 8
+
+
+def test_numpy_arrays_are_staged_through_the_device_and_complete_before_returning(job_of):
+    job = job_of(2)
+
+    def body(group):
+        x = np.full(3, group.rank + 1.0, "float32")
+        work = group.all_reduce(x, sync_op=False)
+        done = work.is_completed()
+        gathered = np.zeros((2, 2), "int64")
+        group.all_gather(gathered, np.array([group.rank, 10], "int64"))
+        return x, done, gathered
+
+    for x, done, gathered in in_threads(job.groups(), body):
+        np.testing.assert_array_equal(x, [3.0, 3.0, 3.0])
+        assert done
+        np.testing.assert_array_equal(gathered, [[0, 10], [1, 10]])
+    calls = job.runtimes[0].calls
+    assert ("to_device", "nccl1") in calls and ("to_host",) in calls
+
+
+# --- streams, events and ordering ----------------------------------------------------------
+
+def test_nccl_stream_waits_for_an_event_of_the_producing_stream_before_each_call(job_of):
+    job = job_of(2)
+    groups = job.groups()
+    connect(groups)
+    for runtime in job.runtimes:
+        runtime.calls.clear()
+    in_threads(groups, lambda g: g.all_reduce(device_array([1.0, 2.0]), ReduceOp.AVG))
+    calls = job.runtimes[0].calls
+    kinds = [call[0] for call in calls]
+    assert kinds == ["record", "wait_event", "allReduce", "run_on", "record"], calls
+    produced, waited = calls[0], calls[1]
+    assert produced[2] == "compute", "the ready event is recorded on the producing stream"
+    assert waited[1:] == ("nccl1", produced[1]), "the NCCL stream waits for that event"
+    assert calls[2] == ("allReduce", "nccl1") and calls[3] == ("run_on", "nccl1")
+    assert calls[4][2] == "nccl1", "completion is recorded on the NCCL stream after the call"
+
+
+def test_async_collective_runs_after_the_producing_stream_and_wait_follows_the_event(job_of):
+    job = job_of(2)
+    groups = job.groups()
+    connect(groups)
+    gate = threading.Event()
+    buffers = [device_array(np.zeros(4, "float32")) for _ in groups]
+    for rank, runtime in enumerate(job.runtimes):  # a "kernel" still running on the GPU
+        def kernel(buffer=buffers[rank], value=rank + 1.0):
+            gate.wait(10)
+            buffer[:] = value
+        runtime.compute.enqueue(kernel)
+
+    started = time.monotonic()
+    works = in_threads(groups, lambda g: g.all_reduce(buffers[g.rank], sync_op=False))
+    assert time.monotonic() - started < 5, "issuing must not block the host"
+    assert not any(w.is_completed() for w in works)
+    with pytest.raises(RuntimeError, match="did not complete within 0.05 s"):
+        works[0].wait(timeout=0.05)
+    gate.set()
+    assert all(w.wait() for w in works)
+    for buffer in buffers:
+        np.testing.assert_array_equal(buffer, [3.0] * 4)
+    assert all(r.communicators[0].aborted is False for r in job.runtimes)
+
+
+# --- failures ------------------------------------------------------------------------------
+
+def test_timeout_aborts_the_communicator_and_names_rank_and_operation(job_of):
+    job = job_of(2)
+    groups = job.groups(timeout=0.5)
+    connect(groups)
+    started = time.monotonic()
+    earlier = groups[0].all_reduce(device_array([2.0]), sync_op=False)  # rank 1 never joins
+    with pytest.raises(RuntimeError) as caught:
+        groups[0].broadcast(device_array([1.0]), 0)
+    assert time.monotonic() - started < 5
+    message = str(caught.value)
+    assert "nccl broadcast on group 'default' at rank 0" in message
+    assert "timed out" in message and "aborted" in message
+    assert job.runtimes[0].communicators[0].aborted
+    assert ("abort",) in job.runtimes[0].calls
+    with pytest.raises(RuntimeError, match="all_reduce .* unusable after an earlier failure"):
+        earlier.wait()
+    with pytest.raises(RuntimeError, match="unusable after an earlier failure"):
+        groups[0].all_gather(device_array(np.zeros((2, 1))), device_array([1.0]))
+    groups[0].shutdown()  # returns: the failed work is logged, not raised
+
+
+def test_a_barrier_that_not_every_rank_enters_times_out(job_of):
+    job = job_of(2)
+    groups = job.groups()
+    connect(groups)
+    with pytest.raises(ValueError, match="barrier timeout must be positive"):
+        groups[0].barrier(timeout=0)
+    with pytest.raises(RuntimeError, match="nccl barrier on group 'default' at rank 0: timed out"):
+        groups[0].barrier(timeout=0.2)
+
+
+def test_a_rank_missing_at_the_first_collective_is_named(job_of):
+    job = job_of(3)
+    groups = job.groups(timeout=0.5)
+    with pytest.raises(RuntimeError, match=r"rank 2 did not reach the group's first collective"):
+        in_threads(groups[:2], lambda g: g.all_reduce(device_array([1.0])))
+
+
+def test_an_asynchronous_nccl_error_aborts_and_raises(job_of):
+    job = job_of(2)
+    groups = job.groups(timeout=30)
+    connect(groups)
+    work = groups[0].all_reduce(device_array([1.0]), sync_op=False)  # rank 1 never joins
+    communicator = job.runtimes[0].communicators[0]
+    communicator.async_error = StandinNcclError("unhandled system error")
+    started = time.monotonic()
+    with pytest.raises(RuntimeError) as caught:
+        work.wait()
+    assert time.monotonic() - started < 5, "an asynchronous error must not wait for the timeout"
+    message = str(caught.value)
+    assert "nccl all_reduce on group 'default' at rank 0" in message
+    assert "asynchronous error" in message and "unhandled system error" in message
+    assert communicator.aborted
+
+
+def test_shutdown_finishes_outstanding_work_then_destroys(job_of):
+    job = job_of(2)
+    groups = job.groups()
+    works = in_threads(groups, lambda g: g.all_reduce(device_array(np.ones(8)), sync_op=False))
+    in_threads(groups, lambda g: g.shutdown())
+    assert all(w.is_completed() for w in works)
+    assert all(r.communicators[0].destroyed for r in job.runtimes)
+    with pytest.raises(RuntimeError, match="was shut down"):
+        groups[0].all_reduce(device_array([1.0]))
+
+
+def test_bad_arrays_are_refused_before_anything_is_queued(job_of, monkeypatch):
+    job = job_of(2)
+    group = job.groups()[0]
+    with pytest.raises(ValueError, match="C-contiguous"):
+        group.all_reduce(device_array(np.zeros((4, 4)))[:, ::2])
+    with pytest.raises(TypeError, match="dtype complex64"):
+        group.all_reduce(device_array(np.zeros(2, "complex64")))
+    with pytest.raises(TypeError, match="moves CuPy arrays"):
+        group.all_reduce([1.0, 2.0])
+    with pytest.raises(TypeError, match="cannot average bool"):
+        group.all_reduce(device_array([True]), ReduceOp.AVG)
+    monkeypatch.setattr(job.runtimes[0], "device_of", lambda array: 1)
+    with pytest.raises(ValueError, match="lives on gpu:1 but rank 0 communicates on gpu:0"):
+        group.broadcast(device_array([1.0]), 0)
+    assert job.runtimes[0].communicators == []
+
+
+# --- start-up: FLAGS_selected_gpus selects the device under nccl --------------------------------
+
+def device_selection_worker():
+    """A rank of a job that asks for nccl: record set_device; carry the group over gloo."""
+    import minidp.backend
+    import minidp.distributed as dist
+    from minidp.distributed.backends import gloo, register_backend
+
+    chosen = []
+    minidp.backend.is_compiled_with_cuda = lambda: True
+    minidp.backend.set_device = chosen.append
+    register_backend("nccl", gloo.create_process_group)
+    group = dist.init_parallel_env()
+    dist.barrier()  # rank 0 hosts the store: it must not exit while rank 1 still uses it
+    return chosen, group.world_size
+
+
+def test_init_parallel_env_selects_the_gpu_named_by_flags_selected_gpus():
+    results = run_workers(device_selection_worker, 2, env={"PADDLE_DISTRI_BACKEND": "nccl"},
+                          timeout=60)
+    assert results == [(["gpu:0"], 2), (["gpu:1"], 2)]
