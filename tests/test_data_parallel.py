@@ -787,3 +787,23 @@ def test_bad_arguments_are_rejected():
         minidp.DataParallel(lambda x: x)
     with pytest.raises(ValueError):
         minidp.DataParallel(LinearNet(), comm_buffer_size=0, group=MirrorGroup())
+
+
+def test_debug_log_shows_the_bucket_layout_once_and_bucket_timings_every_step(caplog):
+    caplog.set_level("DEBUG", logger="minidp.distributed")
+    model = Chain(False)
+    dp = minidp.DataParallel(model, comm_buffer_size=128 / 2 ** 20, last_comm_buffer_size=64 / 2 ** 20,
+                             group=MirrorGroup(2))
+    buckets = len(dp._reducer.buckets)
+    layout = [r.getMessage() for r in caplog.records if "(launch order)" in r.getMessage()]
+    assert len(layout) == buckets and "l2.weight" in layout[0]
+    caplog.clear()
+    x = minidp.to_tensor(np.ones((4, 3), np.float32))
+    for _ in range(2):
+        dp(x).sum().backward()
+    messages = [r.getMessage() for r in caplog.records]
+    assert not any("(launch order)" in m for m in messages)
+    per_bucket = [m for m in messages if "all-reduce started" in m]
+    assert len(per_bucket) == 2 * buckets
+    assert all(m.startswith("rank 0: bucket ") and "before the end of backward" in m for m in per_bucket)
+    assert len([m for m in messages if "waited after backward" in m]) == 2

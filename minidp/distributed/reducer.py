@@ -234,19 +234,29 @@ class Reducer:
         missing = [self._names[i] for i, marked in enumerate(self._marked) if not marked]
         if missing:
             self._launch_incomplete_buckets(len(missing))
-        waited_from = time.perf_counter()
+        backward_ended = time.perf_counter()
+        finished = []
         for bucket in self._buckets:
             bucket.work.wait()
             bucket.work = None
-        exposed = time.perf_counter() - waited_from
+            finished.append(time.perf_counter())
         last = self._buckets[-1]
         missing_anywhere = int(round(float(last.buffer[last.status_index])))
         if missing_anywhere:
             raise RuntimeError(self._missing_message(missing, missing_anywhere))
         self._unpack()
         if logger.isEnabledFor(logging.DEBUG):
-            logger.debug("rank %d: %d buckets reduced, %.3f ms waited after backward",
-                         self._group.rank, len(self._buckets), exposed * 1e3)
+            self._log_step(backward_ended, finished)
+
+    def _log_step(self, backward_ended: float, finished: List[float]) -> None:
+        """Per bucket: when its all-reduce started and was seen done, relative to backward's end."""
+        rank = self._group.rank
+        for b, (bucket, done) in enumerate(zip(self._buckets, finished)):
+            logger.debug("rank %d: bucket %d (%d bytes) all-reduce started %.3f ms before the "
+                         "end of backward, done %.3f ms after it", rank, b, bucket.buffer.nbytes,
+                         (backward_ended - bucket.launched_at) * 1e3, (done - backward_ended) * 1e3)
+        logger.debug("rank %d: %d buckets reduced, %.3f ms waited after backward", rank,
+                     len(self._buckets), (finished[-1] - backward_ended) * 1e3)
 
     def _launch_incomplete_buckets(self, missing: int) -> None:
         """Launch every bucket left, so all ranks run the same collectives, and count the gaps."""
