@@ -1,0 +1,718 @@
+"""Data-parallel step time: minidp DataParallel (gloo, mpi) against one process and PyTorch DDP.
+
+The model is tools/bench_engine.py's MLP 784-1024-1024-10 (ReLU, cross-entropy, SGD), batch 64
+per rank, float32, one BLAS thread per rank. Every configuration runs in its own fresh processes
+on 127.0.0.1 (free ports, every job under a timeout and killed with its process group), all in
+the same run: configurations alternate over ``--rounds`` rounds, steps are timed in blocks, and
+the best block counts (noise only adds time), so the ratios are fair on a noisy machine:
+
+  1 process        minidp without DataParallel (the target's reference), plus hand-written NumPy
+                   and PyTorch for context;
+  minidp gloo      2 processes, minidp.DataParallel on the gloo backend (started with the
+                   PADDLE_* environment, as spawn and the launcher write it);
+  minidp mpi       2 processes under mpiexec, DataParallel on the mpi backend, plus the
+                   reference "hand-written NumPy step + one MPI Allreduce of all gradients";
+                   skipped with a reason when mpi4py or mpiexec is missing;
+  PyTorch DDP      2 processes, DistributedDataParallel on gloo; skipped when torch is missing.
+
+Inside each 2-process job the synchronised step alternates, block by block, with the same step
+without synchronisation (``no_sync()``), so that
+
+  exposed communication = step time - no-sync step time
+
+is measured under the same load. For minidp the benchmark also wraps the process group's
+``_all_reduce`` (run on the communication thread) and the reducer's end-of-backward wait to
+record, per step, how long the all-reduces ran, how much of that ran while backward was still
+computing (overlap), and how long the main thread waited after backward. "all-reduce alone" is
+the same buckets all-reduced with no computation around them. Each 2-process job first checks
+that the replicas are bit-identical after a few synchronised steps.
+
+Targets: minidp gloo / PyTorch DDP <= 1.0; minidp mpi / 1 process <= 1.3.
+
+Usage: python tools/bench_dp.py [--steps N] [--rounds R] [--only single,gloo,mpi,ddp]
+                                [--plot tools/out/bench_dp.png] [--json FILE]
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from typing import Callable, Dict, List, Optional, Tuple
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# bench_engine pins OMP/OpenBLAS/MKL to one thread before NumPy loads; the children inherit it.
+import bench_engine  # noqa: E402  (must come before NumPy)
+from bench_collectives import _clean_environment, _free_port, _importable, _mpiexec  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+SIZES = [784, 1024, 1024, 10]
+BATCH = 64
+LR = 0.01
+WARMUP_STEPS = 10
+NPROCS = 2
+PG_TIMEOUT_SECONDS = 60
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_PLOT = os.path.join(REPO, "tools", "out", "bench_dp.png")
+
+CONFIGS = {
+    "single": "1 process",
+    "gloo": "minidp DataParallel, gloo",
+    "mpi": "minidp DataParallel, mpi",
+    "ddp": "PyTorch DDP, gloo",
+}
+
+# mode name -> row label in the step-time table
+MODE_LABELS = {
+    ("single", "minidp"): "1 process: minidp, no DataParallel",
+    ("single", "numpy"): "1 process: hand-written NumPy",
+    ("single", "torch"): "1 process: PyTorch",
+    ("gloo", "dp"): "2 procs: minidp DataParallel, gloo",
+    ("gloo", "no_sync"): "2 procs: minidp gloo, inside no_sync()",
+    ("mpi", "dp"): "2 procs: minidp DataParallel, mpi",
+    ("mpi", "no_sync"): "2 procs: minidp mpi, inside no_sync()",
+    ("mpi", "numpy_allreduce"): "2 procs: NumPy + one MPI Allreduce (reference)",
+    ("mpi", "numpy_local"): "2 procs: NumPy, no Allreduce",
+    ("ddp", "dp"): "2 procs: PyTorch DDP, gloo",
+    ("ddp", "no_sync"): "2 procs: PyTorch DDP, inside no_sync()",
+}
+
+
+# --- pieces shared by the workers -----------------------------------------------------------
+def local_batch(rank: int) -> Tuple[np.ndarray, np.ndarray]:
+    """This rank's fixed batch (each rank sees different data, as in data parallelism)."""
+    rng = np.random.default_rng(1000 + rank)
+    x = rng.standard_normal((BATCH, SIZES[0])).astype(np.float32)
+    labels = rng.integers(0, SIZES[-1], BATCH).astype(np.int64)
+    return x, labels
+
+
+def time_modes(steps: Dict[str, Callable[[], None]], blocks: int, block: int,
+               sync: Callable[[], None], warmup: int = WARMUP_STEPS) -> Dict[str, List[float]]:
+    """Seconds per step of each mode, per block; modes alternate block by block.
+
+    ``sync`` (a barrier) lines the ranks up before every block, so a block never includes the
+    wait for a peer that was still finishing the previous mode.
+    """
+    for step in steps.values():
+        for _ in range(warmup):
+            step()
+    times: Dict[str, List[float]] = {name: [] for name in steps}
+    for _ in range(blocks):
+        for name, step in steps.items():
+            sync()
+            start = time.perf_counter()
+            for _ in range(block):
+                step()
+            times[name].append((time.perf_counter() - start) / block)
+    return times
+
+
+def time_calls(call: Callable[[], None], sync: Callable[[], None], repeat: int = 21) -> List[float]:
+    """Seconds of each of ``repeat`` calls, each after a barrier (two warm-up calls first)."""
+    call()
+    call()
+    times = []
+    for _ in range(repeat):
+        sync()
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def emit(result: dict) -> None:
+    print("RESULT " + json.dumps(result), flush=True)
+
+
+def digest(arrays) -> int:
+    """A 63-bit fingerprint of the bytes of ``arrays`` (to check that replicas agree)."""
+    h = hashlib.blake2b(digest_size=8)
+    for a in arrays:
+        h.update(np.ascontiguousarray(a).tobytes())
+    return int.from_bytes(h.digest(), "little") >> 1
+
+
+# --- workers ---------------------------------------------------------------------------------
+def worker_single(args) -> None:
+    """One process: minidp without DataParallel, hand-written NumPy and (if present) PyTorch."""
+    x, labels = local_batch(0)
+    weights = bench_engine.init_weights(SIZES)
+    numpy_weights = [(w.copy(), b.copy()) for w, b in weights]
+    steps = {
+        "minidp": bench_engine.minidp_step_fn(weights, x, labels, LR, "ce"),
+        "numpy": lambda: bench_engine.numpy_step(numpy_weights, x, labels, LR, "ce"),
+    }
+    try:
+        steps["torch"] = bench_engine.torch_step_fn(weights, x, labels, LR, "ce")
+    except ImportError:
+        pass
+    times = time_modes(steps, args.steps // args.block, args.block, lambda: None)
+    emit({"steps": times})
+
+
+class ReducerProbe:
+    """Per-step communication timings of a minidp DataParallel, read from outside the reducer.
+
+    Wraps (on the instances, minidp itself is untouched) the process group's ``_all_reduce``,
+    which the communication thread runs for each bucket, and the reducer's
+    ``_finish_backward``, which runs when the autograd walk is over and waits for the buckets.
+    """
+
+    def __init__(self, model, pg) -> None:
+        self.reducer = model._reducer
+        if self.reducer is None:
+            raise RuntimeError("DataParallel built no reducer (world size 1?)")
+        self.intervals: List[Tuple[float, float]] = []
+        self.backward_start = 0.0
+        self.backward_end = 0.0
+        self.finish_end = 0.0
+        self.enabled = False
+        self.records: List[Tuple[float, ...]] = []
+        original_all_reduce = pg._all_reduce
+        original_finish = self.reducer._finish_backward
+
+        def timed_all_reduce(array, op):
+            start = time.perf_counter()
+            try:
+                original_all_reduce(array, op)
+            finally:
+                self.intervals.append((start, time.perf_counter()))
+
+        def timed_finish():
+            self.backward_end = time.perf_counter()
+            original_finish()
+            self.finish_end = time.perf_counter()
+
+        pg._all_reduce = timed_all_reduce
+        self.reducer._finish_backward = timed_finish
+
+    FIELDS = ("wait", "backward", "first_launch", "busy", "overlap")
+
+    def record(self) -> None:
+        """Account the step that just ended (call after ``loss.backward()``)."""
+        if self.enabled:
+            start, end = self.backward_start, self.backward_end
+            busy = sum(b - a for a, b in self.intervals)
+            overlap = sum(max(0.0, min(b, end) - max(a, start)) for a, b in self.intervals)
+            first = min(b.launched_at for b in self.reducer._buckets) - start
+            self.records.append((self.finish_end - end, end - start, first, busy, overlap))
+        self.intervals.clear()
+
+    def summary(self, dp_blocks: List[float], block: int) -> dict:
+        """Mean per-step timings over the fastest synchronised block (the table's 'best')."""
+        best = min(range(len(dp_blocks)), key=dp_blocks.__getitem__)
+        rows = self.records[best * block:(best + 1) * block]
+        if len(self.records) != len(dp_blocks) * block or not rows:
+            raise RuntimeError(f"probe saw {len(self.records)} steps, expected "
+                               f"{len(dp_blocks) * block}")
+        out = {name: sum(r[i] for r in rows) / len(rows) for i, name in enumerate(self.FIELDS)}
+        out["buckets"] = [[list(p.shape) for p in params] for params in self.reducer.buckets]
+        out["bucket_bytes"] = [int(b.buffer.nbytes) for b in self.reducer._buckets]
+        return out
+
+
+def numpy_dp_step(weights, grads, flat, x, labels, comm, scale: float) -> None:
+    """Hand-written NumPy forward/backward, one all-reduce of all gradients (if ``comm``), SGD."""
+    from mpi4py import MPI
+
+    acts, pre = [x], []
+    last = len(weights) - 1
+    for i, (w, b) in enumerate(weights):
+        z = acts[-1] @ w + b
+        pre.append(z)
+        acts.append(np.maximum(z, 0) if i < last else z)
+    out = acts[-1]
+    e = np.exp(out - out.max(axis=1, keepdims=True))
+    g = e / e.sum(axis=1, keepdims=True)
+    g[np.arange(x.shape[0]), labels] -= 1
+    g /= x.shape[0]
+    for i in range(last, -1, -1):
+        gw, gb = grads[i]
+        np.matmul(acts[i].T, g, out=gw)
+        g.sum(axis=0, out=gb)
+        if i > 0:
+            g = (g @ weights[i][0].T) * (pre[i - 1] > 0)
+    if comm is not None:
+        flat *= scale
+        comm.Allreduce(MPI.IN_PLACE, flat)
+    for (w, b), (gw, gb) in zip(weights, grads):
+        w -= LR * gw
+        b -= LR * gb
+
+
+def numpy_dp_steps(rank: int, world: int) -> Dict[str, Callable[[], None]]:
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    x, labels = local_batch(rank)
+    weights = bench_engine.init_weights(SIZES)
+    flat = np.zeros(sum(w.size + b.size for w, b in weights), np.float32)
+    grads, offset = [], 0
+    for w, b in weights:
+        gw = flat[offset:offset + w.size].reshape(w.shape)
+        offset += w.size
+        gb = flat[offset:offset + b.size]
+        offset += b.size
+        grads.append((gw, gb))
+    return {
+        "numpy_allreduce": lambda: numpy_dp_step(weights, grads, flat, x, labels, comm, 1 / world),
+        "numpy_local": lambda: numpy_dp_step(weights, grads, flat, x, labels, None, 1.0),
+    }
+
+
+def worker_minidp(args) -> None:
+    """One rank of minidp DataParallel (gloo from the PADDLE_* environment, mpi under mpiexec)."""
+    import minidp
+    import minidp.distributed as dist
+    import minidp.nn.functional as F
+
+    group = dist.init_parallel_env()
+    if group is None:
+        raise RuntimeError("init_parallel_env returned None: the job has a single process")
+    pg = group.process_group
+    rank, world = dist.get_rank(), dist.get_world_size()
+    backend = pg.backend_name
+    x, labels = local_batch(rank)
+    model = minidp.DataParallel(bench_engine.minidp_model(bench_engine.init_weights(SIZES)))
+    opt = minidp.optimizer.SGD(learning_rate=LR, parameters=model.parameters())
+    probe = ReducerProbe(model, pg)
+    xt, yt = minidp.to_tensor(x), minidp.to_tensor(labels)
+
+    def step() -> None:
+        loss = F.cross_entropy(model(xt), yt)
+        probe.backward_start = time.perf_counter()
+        loss.backward()
+        probe.record()
+        opt.step()
+        opt.clear_grad()
+
+    def step_no_sync() -> None:
+        with model.no_sync():
+            loss = F.cross_entropy(model(xt), yt)
+            loss.backward()
+        opt.step()
+        opt.clear_grad()
+
+    # Correctness first: after a few synchronised steps from rank 0's weights, every replica
+    # must hold bit-identical parameters. (no_sync steps below let them drift apart, which does
+    # not matter for timing.)
+    for _ in range(3):
+        step()
+    prints = np.zeros((world, 1), np.int64)
+    pg.all_gather(prints, np.array([digest(p.numpy() for p in model.parameters())], np.int64))
+    replicas_identical = bool((prints == prints[0]).all())
+
+    steps = {"dp": step, "no_sync": step_no_sync}
+    if backend == "mpi" and not args.no_reference:
+        steps.update(numpy_dp_steps(rank, world))
+    for fn in steps.values():  # warm up outside the probed region
+        for _ in range(WARMUP_STEPS):
+            fn()
+    probe.enabled = True
+    times = time_modes(steps, args.steps // args.block, args.block, pg.barrier, warmup=0)
+    probe.enabled = False
+
+    # The same buckets all-reduced back to back with nothing else running (fresh buffers).
+    buffers = [np.zeros_like(b.buffer) for b in probe.reducer._buckets]
+
+    def all_buckets() -> None:
+        works = [pg.all_reduce(buf, sync_op=False) for buf in buffers]
+        for work in works:
+            work.wait()
+
+    alone = time_calls(all_buckets, pg.barrier)
+    if rank == 0:
+        emit({"steps": times, "probe": probe.summary(times["dp"], args.block),
+              "allreduce_alone": alone,
+              "replicas_identical": replicas_identical, "backend": backend})
+    dist.destroy_process_group()
+
+
+def worker_ddp(args) -> None:
+    """One rank of PyTorch DistributedDataParallel on gloo."""
+    import datetime
+
+    import torch
+    import torch.distributed as tdist
+
+    torch.set_num_threads(1)
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    tdist.init_process_group("gloo", rank=rank, world_size=world,
+                             timeout=datetime.timedelta(seconds=PG_TIMEOUT_SECONDS))
+    layers = []
+    for i, (w, b) in enumerate(bench_engine.init_weights(SIZES)):
+        linear = torch.nn.Linear(*w.shape)
+        with torch.no_grad():
+            linear.weight.copy_(torch.from_numpy(w.T.copy()))
+            linear.bias.copy_(torch.from_numpy(b))
+        layers.append(linear)
+        if i < len(SIZES) - 2:
+            layers.append(torch.nn.ReLU())
+    model = torch.nn.parallel.DistributedDataParallel(torch.nn.Sequential(*layers))
+    opt = torch.optim.SGD(model.parameters(), lr=LR)
+    x, labels = local_batch(rank)
+    xt, yt = torch.from_numpy(x), torch.from_numpy(labels)
+    loss_fn = torch.nn.functional.cross_entropy
+
+    def step() -> None:
+        opt.zero_grad()
+        loss_fn(model(xt), yt).backward()
+        opt.step()
+
+    def step_no_sync() -> None:
+        opt.zero_grad()
+        with model.no_sync():
+            loss_fn(model(xt), yt).backward()
+        opt.step()
+
+    for _ in range(3):
+        step()
+    mine = torch.tensor([digest(p.detach().numpy() for p in model.parameters())])
+    gathered = [torch.zeros_like(mine) for _ in range(world)]
+    tdist.all_gather(gathered, mine)
+    replicas_identical = all(bool((g == gathered[0]).all()) for g in gathered)
+
+    times = time_modes({"dp": step, "no_sync": step_no_sync}, args.steps // args.block,
+                       args.block, tdist.barrier)
+    flat = torch.zeros(sum(p.numel() for p in model.parameters()))
+    alone = time_calls(lambda: tdist.all_reduce(flat), tdist.barrier)
+    if rank == 0:
+        emit({"steps": times, "allreduce_alone": alone, "replicas_identical": replicas_identical,
+              "backend": "gloo"})
+    tdist.destroy_process_group()
+
+
+WORKERS = {"single": worker_single, "minidp": worker_minidp, "ddp": worker_ddp}
+
+
+# --- the driver ------------------------------------------------------------------------------
+def _free_ports(count: int) -> List[int]:
+    """``count`` distinct ports that were free on 127.0.0.1 a moment ago."""
+    if count == 1:
+        return [_free_port()]
+    probes = []
+    try:
+        for _ in range(count):
+            probe = socket.socket()
+            probe.bind(("127.0.0.1", 0))
+            probes.append(probe)
+        return [p.getsockname()[1] for p in probes]
+    finally:
+        for probe in probes:
+            probe.close()
+
+
+def run_job(commands: List[List[str]], environments: List[Dict[str, str]],
+            timeout: float) -> Tuple[Optional[dict], str]:
+    """Start the processes, wait at most ``timeout`` s, kill what is left; (result, log).
+
+    Each process leads its own session, so killing its process group also ends what it started
+    (mpiexec's proxies and ranks). When one process fails, the others are ended at once instead
+    of waiting for their collective timeouts.
+    """
+    processes, outputs = [], []
+    failure = ""
+    try:
+        for command, env in zip(commands, environments):
+            out = tempfile.TemporaryFile("w+")
+            outputs.append(out)
+            processes.append(subprocess.Popen(command, env=env, stdout=out,
+                                              stderr=subprocess.STDOUT, text=True,
+                                              start_new_session=True, cwd=REPO))
+        deadline = time.monotonic() + timeout
+        while True:
+            codes = [p.poll() for p in processes]
+            if any(code not in (None, 0) for code in codes):
+                failure = f"a process exited with status {[c for c in codes if c][0]}"
+                break
+            if all(code == 0 for code in codes):
+                break
+            if time.monotonic() > deadline:
+                failure = f"timed out after {timeout:g} s"
+                break
+            time.sleep(0.05)
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                try:
+                    os.killpg(process.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                pass
+    log = ""
+    for out in outputs:
+        out.seek(0)
+        log += out.read()
+        out.close()
+    result = None
+    for line in log.splitlines():
+        if line.startswith("RESULT "):
+            result = json.loads(line[7:])
+    if failure and result is None:
+        return None, f"{failure}:\n{log[-3000:]}"
+    if result is None:
+        return None, f"no result printed:\n{log[-3000:]}"
+    return result, log
+
+
+def run_config(name: str, args) -> Tuple[Optional[dict], str]:
+    base = _clean_environment()
+    base["PADDLE_PG_TIMEOUT"] = str(PG_TIMEOUT_SECONDS * 1000)
+    base.pop("MINIDP_LOG_LEVEL", None)
+    base["PYTHONPATH"] = REPO + os.pathsep + base.get("PYTHONPATH", "")
+    worker = [sys.executable, os.path.abspath(__file__), "--steps", str(args.steps),
+              "--block", str(args.block)]
+    if args.no_reference:
+        worker.append("--no-reference")
+    if name == "single":
+        return run_job([worker + ["--worker", "single"]], [base], args.timeout)
+    if name == "mpi":
+        env = dict(base, PADDLE_DISTRI_BACKEND="mpi")
+        return run_job([[_mpiexec(), "-n", str(NPROCS), *worker, "--worker", "minidp"]], [env],
+                       args.timeout)
+    master, *rank_ports = _free_ports(NPROCS + 1)
+    endpoints = ",".join(f"127.0.0.1:{p}" for p in rank_ports)
+    environments = []
+    for rank in range(NPROCS):
+        environments.append(dict(
+            base, RANK=str(rank), WORLD_SIZE=str(NPROCS), MASTER_ADDR="127.0.0.1",
+            MASTER_PORT=str(master), PADDLE_TRAINER_ID=str(rank), PADDLE_TRAINERS_NUM=str(NPROCS),
+            PADDLE_TRAINER_ENDPOINTS=endpoints,
+            PADDLE_CURRENT_ENDPOINT=f"127.0.0.1:{rank_ports[rank]}", PADDLE_DISTRI_BACKEND="gloo"))
+    kind = "ddp" if name == "ddp" else "minidp"
+    return run_job([worker + ["--worker", kind]] * NPROCS, environments, args.timeout)
+
+
+def available_configs(only: List[str]) -> Tuple[List[str], Dict[str, str]]:
+    """The configurations to run, and a printed reason for each one skipped."""
+    skipped: Dict[str, str] = {}
+    if not (_importable("mpi4py") and _mpiexec()):
+        skipped["mpi"] = ("mpi4py is not installed" if not _importable("mpi4py")
+                          else "no mpiexec next to the interpreter or on PATH")
+    if not _importable("torch"):
+        skipped["ddp"] = "torch is not installed"
+    names = [n for n in (only or list(CONFIGS)) if n not in skipped]
+    return names, {n: r for n, r in skipped.items() if not only or n in only}
+
+
+def pooled(rounds: List[dict]) -> dict:
+    """One configuration's rounds combined: every mode's blocks pooled; the probe of the round
+    with the fastest synchronised block; the fastest all-reduce alone; replicas checked in all."""
+    steps: Dict[str, List[float]] = {}
+    per_round: Dict[str, List[float]] = {}
+    for r in rounds:
+        for mode, blocks in r["steps"].items():
+            steps.setdefault(mode, []).extend(blocks)
+            per_round.setdefault(mode, []).append(min(blocks))
+    out = {"steps": steps, "per_round": per_round}
+    if "dp" in steps:
+        fastest = min(rounds, key=lambda r: min(r["steps"]["dp"]))
+        if "probe" in fastest:
+            out["probe"] = fastest["probe"]
+        alone = [t for r in rounds for t in r["allreduce_alone"]]
+        out["allreduce_alone"] = (statistics.median(alone), min(alone))
+        out["replicas_identical"] = all(r["replicas_identical"] for r in rounds)
+    return out
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.2f}"
+
+
+def report(raw: Dict[str, List[dict]], skipped: Dict[str, str], failed: Dict[str, str],
+           rounds: int, block: int) -> Tuple[str, Dict[str, float]]:
+    results = {name: pooled(r) for name, r in raw.items() if r}
+    best: Dict[Tuple[str, str], float] = {}
+    lines = [f"MLP {'-'.join(map(str, SIZES))}, batch {BATCH} per rank, float32, one BLAS thread "
+             f"per rank; time per step of blocks of {block} steps: best and median over "
+             f"{rounds} round(s), and each round's best", "",
+             "| configuration | ms/step (best) | ms/step (median) | vs 1 process | "
+             "best per round |",
+             "|---|---|---|---|---|"]
+    single = None
+    if "single" in results:
+        single = min(results["single"]["steps"]["minidp"])
+    for (config, mode), label in MODE_LABELS.items():
+        if config not in results or mode not in results[config]["steps"]:
+            continue
+        blocks = results[config]["steps"][mode]
+        best[(config, mode)] = min(blocks)
+        relative = f"{min(blocks) / single:.2f}x" if single else "n/a"
+        rounds_text = " / ".join(ms(t) for t in results[config]["per_round"][mode])
+        lines.append(f"| {label} | {ms(min(blocks))} | {ms(statistics.median(blocks))} | "
+                     f"{relative} | {rounds_text} |")
+    for config, reason in skipped.items():
+        lines.append(f"| {CONFIGS[config]} | skipped: {reason} | | | |")
+    for config in failed:
+        lines.append(f"| {CONFIGS[config]} | FAILED (log above) | | | |")
+
+    comm_rows = []
+    for config in ("gloo", "mpi", "ddp"):
+        if (config, "dp") not in best or (config, "no_sync") not in best:
+            continue
+        r = results[config]
+        exposed = best[(config, "dp")] - best[(config, "no_sync")]
+        probe = r.get("probe")
+        alone = f"{ms(r['allreduce_alone'][0])} ({ms(r['allreduce_alone'][1])})"
+        if probe:
+            busy, overlap = probe["busy"], probe["overlap"]
+            share = f"{overlap / busy:.0%}" if busy > 0 else "n/a"
+            comm_rows.append(
+                f"| {CONFIGS[config]} | {ms(exposed)} | {ms(probe['wait'])} | {ms(busy)} | "
+                f"{ms(overlap)} ({share}) | {alone} | "
+                f"{ms(probe['backward'])} / {ms(probe['first_launch'])} |")
+        else:
+            comm_rows.append(f"| {CONFIGS[config]} | {ms(exposed)} | n/a | n/a | n/a | "
+                             f"{alone} | n/a |")
+    if comm_rows:
+        note = ("Communication (ms per step). exposed = synchronised step - no_sync step (best "
+                "blocks); wait = main thread's wait for the buckets after the autograd walk; "
+                "all-reduce busy = time the communication thread spent in all-reduces; "
+                "overlapped = the part of it that ran while backward was still computing (with "
+                "2 ranks on 2 cores it shares the CPU with backward rather than hiding behind "
+                "it); alone = median (min) of the same all-reduce(s) with no computation around "
+                "them (PyTorch: one flat buffer of all gradients); backward / 1st launch = "
+                "autograd walk length and when, within it, the first bucket started. Probe "
+                "columns are means over the fastest synchronised block.")
+        lines += ["", textwrap.fill(note, 100), "",
+                  "| configuration | exposed | wait after backward | all-reduce busy | overlapped "
+                  "with backward | all-reduce alone, median (min) | backward / 1st launch |",
+                  "|---|---|---|---|---|---|---|"] + comm_rows
+        for config in ("gloo", "mpi"):
+            probe = results.get(config, {}).get("probe")
+            if probe:
+                sizes = ", ".join(f"{b / 2**20:.2f} MiB {shapes}" for b, shapes in
+                                  zip(probe["bucket_bytes"], probe["buckets"]))
+                lines.append(f"- {CONFIGS[config]} buckets, in launch order: {sizes}")
+                break
+    for config, r in results.items():
+        if "replicas_identical" in r:
+            lines.append(f"- {CONFIGS[config]}: replicas bit-identical after 3 synchronised steps: "
+                         f"{'yes' if r['replicas_identical'] else 'NO'}")
+    return "\n".join(lines), {f"{c}/{m}": v for (c, m), v in best.items()}
+
+
+def targets(best: Dict[str, float]) -> List[str]:
+    lines = ["", "targets"]
+
+    def check(label: str, numerator: str, denominator: str, limit: float) -> None:
+        if numerator in best and denominator in best:
+            ratio = best[numerator] / best[denominator]
+            verdict = "PASS" if ratio <= limit else "FAIL"
+            lines.append(f"  {label}: {ratio:.3f} (target <= {limit:.2f})  {verdict}")
+        else:
+            lines.append(f"  {label}: not measured (target <= {limit:.2f})  n/a")
+
+    check("minidp gloo DataParallel / PyTorch DDP", "gloo/dp", "ddp/dp", 1.0)
+    check("minidp mpi DataParallel / 1 process  ", "mpi/dp", "single/minidp", 1.3)
+    for label, key in (("minidp gloo", "gloo/dp"), ("PyTorch DDP", "ddp/dp"),
+                       ("NumPy + MPI Allreduce", "mpi/numpy_allreduce")):
+        if key in best and "single/minidp" in best:
+            lines.append(f"  ({label} / 1 process = {best[key] / best['single/minidp']:.3f})")
+    return lines
+
+
+def plot(best: Dict[str, float], path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    keys = [f"{c}/{m}" for (c, m) in MODE_LABELS if f"{c}/{m}" in best]
+    labels = [MODE_LABELS[tuple(k.split("/"))] for k in keys]
+    values = [best[k] * 1e3 for k in keys]
+    colours = ["tab:gray" if k.startswith("single") else "tab:blue" if k.startswith("gloo")
+               else "tab:green" if k.startswith("mpi") else "tab:orange" for k in keys]
+    figure, axis = plt.subplots(figsize=(8, 0.45 * len(keys) + 1.2))
+    axis.barh(range(len(keys)), values, color=colours)
+    axis.set_yticks(range(len(keys)), labels, fontsize=8)
+    axis.invert_yaxis()
+    for i, v in enumerate(values):
+        axis.text(v, i, f" {v:.1f}", va="center", fontsize=8)
+    axis.set_xlabel("ms per training step (best block)")
+    axis.set_title(f"MLP {'-'.join(map(str, SIZES))}, batch {BATCH}/rank, 1 BLAS thread/rank")
+    axis.set_xlim(0, max(values) * 1.12)
+    axis.grid(True, axis="x", alpha=0.3)
+    figure.tight_layout()
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    figure.savefig(path, dpi=110)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=60,
+                        help="timed steps per mode per round (default 60)")
+    parser.add_argument("--block", type=int, default=10, help="steps per timed block")
+    parser.add_argument("--rounds", type=int, default=3, help="run every configuration this "
+                        "many times, alternating, and pool their blocks (default 3)")
+    parser.add_argument("--only", default="", help="comma-separated subset of "
+                        f"{','.join(CONFIGS)}")
+    parser.add_argument("--timeout", type=float, default=120.0,
+                        help="seconds one configuration may take before it is killed")
+    parser.add_argument("--no-reference", action="store_true",
+                        help="skip the NumPy + MPI Allreduce reference rows")
+    parser.add_argument("--plot", default=DEFAULT_PLOT, help="PNG path ('' for none)")
+    parser.add_argument("--json", default="", help="also write the raw block times here")
+    parser.add_argument("--worker", default="", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.steps < args.block or args.block < 1:
+        parser.error("--steps must be at least --block, and --block at least 1")
+    if args.worker:
+        WORKERS[args.worker](args)
+        return 0
+    only = [n.strip() for n in args.only.split(",") if n.strip()]
+    unknown = [n for n in only if n not in CONFIGS]
+    if unknown:
+        parser.error(f"unknown configuration(s) {unknown}; choose from {list(CONFIGS)}")
+    names, skipped = available_configs(only)
+    for config, reason in skipped.items():
+        print(f"skipping {CONFIGS[config]}: {reason}", flush=True)
+    results: Dict[str, List[dict]] = {name: [] for name in names}
+    failed: Dict[str, str] = {}
+    started = time.monotonic()
+    for round_index in range(args.rounds):
+        # rotate the order every round, so that no configuration always follows the same one
+        shift = round_index % max(1, len(names))
+        for name in names[shift:] + names[:shift]:
+            if name in failed:
+                continue
+            print(f"round {round_index + 1}/{args.rounds}: {CONFIGS[name]} ...", file=sys.stderr,
+                  flush=True)
+            result, log = run_config(name, args)
+            if result is None:
+                failed[name] = log
+                print(f"{CONFIGS[name]} FAILED: {log}", flush=True)
+            else:
+                results[name].append(result)
+    text, best = report(results, skipped, failed, args.rounds, args.block)
+    print()
+    print(text)
+    print("\n".join(targets(best)))
+    print(f"\n(total {time.monotonic() - started:.0f} s)")
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump({"results": results, "failed": failed, "skipped": skipped}, handle, indent=1)
+    if args.plot and best:
+        try:
+            plot(best, args.plot)
+            print(f"plot written to {args.plot}")
+        except ImportError as error:
+            print(f"no plot: {error}")
+    return 1 if any(n in failed for n in ("single", "gloo", "mpi")) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
