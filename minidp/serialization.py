@@ -35,6 +35,14 @@ def _array_name(index: int) -> str:
     return f"arrays/{index}.npy"
 
 
+def _checked(array: numpy.ndarray, where: str) -> numpy.ndarray:
+    """``array`` itself, after refusing object arrays (they could only be stored by pickling)."""
+    if array.dtype.hasobject:
+        raise TypeError(f"minidp.save: the array at {where} holds Python objects (dtype object); "
+                        "only numeric, boolean and string arrays can be saved")
+    return array
+
+
 def _encode(obj: Any, arrays: list, where: str) -> list:
     """A JSON-able tagged node for ``obj``; arrays are appended to ``arrays`` and referenced by index."""
     if obj is None:
@@ -48,13 +56,13 @@ def _encode(obj: Any, arrays: list, where: str) -> list:
     if isinstance(obj, str):
         return ["str", obj]
     if isinstance(obj, Tensor):
-        arrays.append((backend.to_host(obj._data), where))
+        arrays.append(_checked(backend.to_host(obj._data), where))
         return ["tensor", len(arrays) - 1]
     if isinstance(obj, numpy.ndarray):
-        arrays.append((obj, where))
+        arrays.append(_checked(obj, where))
         return ["ndarray", len(arrays) - 1]
     if isinstance(obj, numpy.generic):
-        arrays.append((numpy.asarray(obj), where))
+        arrays.append(_checked(numpy.asarray(obj), where))
         return ["scalar", len(arrays) - 1]
     if isinstance(obj, (list, tuple)):
         tag = "list" if isinstance(obj, list) else "tuple"
@@ -62,6 +70,8 @@ def _encode(obj: Any, arrays: list, where: str) -> list:
     if isinstance(obj, dict):
         items = []
         for key, value in obj.items():
+            if isinstance(key, numpy.generic) and key.dtype.kind in "biuf":
+                key = key.item()  # a NumPy number key comes back as the Python number
             if not (key is None or isinstance(key, (str, int, float, bool))):
                 raise TypeError(f"minidp.save: dict key {key!r} at {where} is a {type(key).__name__}; keys "
                                 "must be strings, numbers, booleans or None")
@@ -75,10 +85,7 @@ def _encode(obj: Any, arrays: list, where: str) -> list:
 def _write_archive(handle: Any, tree: list, arrays: list) -> None:
     meta = json.dumps({"format": FORMAT, "version": VERSION, "tree": tree})
     with zipfile.ZipFile(handle, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
-        for index, (array, where) in enumerate(arrays):
-            if array.dtype.hasobject:
-                raise TypeError(f"minidp.save: the array at {where} holds Python objects (dtype object); "
-                                "only numeric and boolean arrays can be saved")
+        for index, array in enumerate(arrays):
             with archive.open(_array_name(index), "w", force_zip64=True) as entry:
                 numpy.lib.format.write_array(entry, array, allow_pickle=False)
         archive.writestr(_META, meta)
@@ -98,20 +105,29 @@ def _fsync_directory(directory: str) -> None:
         os.close(fd)
 
 
-def save(obj: Any, path: Any) -> None:
+def save(obj: Any, path: Any, protocol: int = 4) -> None:
     """Write ``obj`` (e.g. ``{"model": model.state_dict(), "opt": opt.state_dict(), "epoch": 3}``)
-    to ``path`` atomically. Missing parent directories are created."""
+    to ``path`` atomically. Missing parent directories are created.
+
+    ``protocol`` (Paddle's pickle protocol, 2 to 4) is accepted for compatibility and has no
+    effect: the format never uses pickle.
+    """
+    if protocol not in (2, 3, 4):
+        raise ValueError(f"minidp.save: protocol must be 2, 3 or 4 (as in Paddle), got {protocol!r}")
     try:
         path = os.fspath(path)
     except TypeError:
         raise TypeError(f"minidp.save: path must be a string or os.PathLike, got {type(path).__name__}") from None
     if not path or path.endswith(os.sep):
         raise ValueError(f"minidp.save: {path!r} is not a file name")
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"minidp.save: {path!r} is a directory; pass a file name inside it")
     arrays: list = []
     tree = _encode(obj, arrays, "obj")
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
-    temporary = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    # The final name's start (a name near the 255-byte limit would not leave room for the suffix).
+    temporary = os.path.join(directory, f".{os.path.basename(path)[:180]}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -115,3 +115,36 @@ def test_distributed_sampler_defaults_to_the_parallel_environment(monkeypatch):
     sampler = DistributedBatchSampler(range(8), 2)
     assert (sampler.nranks, sampler.local_rank) == (2, 1)
     assert [i for b in sampler for i in b] == [2, 3, 6, 7]
+
+
+# --- audit ---------------------------------------------------------------------------------------
+def test_tensor_dataset_rows_of_a_1d_tensor_are_0d_tensors():
+    ds = TensorDataset([minidp.to_tensor(np.arange(6.0).reshape(3, 2)), minidp.to_tensor(np.arange(3))])
+    x, y = ds[1]
+    assert y.shape == [] and y.place == "cpu" and y.numpy() == 1 and y.item() == 1
+    assert isinstance(y._data, np.ndarray) and x.numpy().tolist() == [2.0, 3.0]
+
+
+class Indices(Dataset):
+    def __init__(self, n):
+        self.n = n
+
+    def __getitem__(self, i):
+        return i
+
+    def __len__(self):
+        return self.n
+
+
+@pytest.mark.parametrize("n,batch,ranks,drop_last,expected", [
+    # paddle.io.DistributedBatchSampler(..., shuffle=True) after set_epoch(3), Paddle 3.3
+    (10, 3, 3, False, [[[5, 4, 1], [9]], [[2, 1, 6], [8]], [[7, 0, 3], [0]]]),
+    (11, 2, 4, True, [[[5, 4]], [[1, 2]], [[0, 6]], [[7, 0]]]),
+    (7, 2, 2, False, [[[5, 0], [3, 1]], [[4, 6], [0, 2]]]),
+])
+def test_distributed_sampler_shuffles_exactly_as_paddle(n, batch, ranks, drop_last, expected):
+    for rank in range(ranks):
+        sampler = DistributedBatchSampler(Indices(n), batch, num_replicas=ranks, rank=rank, shuffle=True,
+                                          drop_last=drop_last)
+        sampler.set_epoch(3)
+        assert list(sampler) == expected[rank]

@@ -227,3 +227,32 @@ def test_sequential_and_containers():
     holder.params = params
     assert [p.shape for p in holder.parameters()] == [[1], [2], [3]]
     assert [name for name, _ in holder.named_parameters()] == ["params.0", "params.1", "params.2"]
+
+
+# --- audit ---------------------------------------------------------------------------------------
+def test_default_name_scopes_follow_paddles_snake_case():
+    class MyMLP(nn.Layer):
+        pass
+
+    # Paddle 3.3: my_mlp_0, bce_with_logits_loss_0, batch_norm2d_0, re_lu_0, layer_list_0
+    for layer, scope in [(MyMLP(), "my_mlp"), (nn.BCEWithLogitsLoss(), "bce_with_logits_loss"),
+                         (nn.BatchNorm2D(3), "batch_norm2d"), (nn.ReLU(), "re_lu"), (nn.LayerList(), "layer_list"),
+                         (nn.Conv2D(1, 1, 1), "conv2d")]:
+        assert layer.full_name().rsplit("_", 1)[0] == scope
+
+
+def test_set_state_dict_refuses_non_numeric_values_before_loading_anything():
+    layer = nn.Linear(2, 2)
+    before = [p.numpy().copy() for p in layer.parameters()]
+    state = {"weight": np.ones((2, 2), np.float32), "bias": np.array(["a", "b"])}
+    with pytest.raises(ValueError, match="'bias' must hold numbers"):
+        layer.set_state_dict(state)
+    for p, old in zip(layer.parameters(), before):
+        np.testing.assert_array_equal(p.numpy(), old)
+
+
+def test_sublayer_names_are_checked_and_regularizers_are_not_silently_dropped():
+    with pytest.raises(ValueError, match="no dots"):
+        nn.Layer().add_sublayer("a.b", nn.Linear(1, 1))
+    with pytest.warns(UserWarning, match="weight_decay"):
+        nn.ParamAttr(regularizer=object())

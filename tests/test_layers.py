@@ -141,7 +141,9 @@ def naive_pool(x, k, s, p, reduce, ceil_mode=False, exclusive=True):
             if reduce == "max":
                 out[:, :, i, j] = window.max(axis=(2, 3))
             else:
-                count = window.shape[2] * window.shape[3] if exclusive else k * k
+                # Paddle (and PyTorch): without `exclusive` the padding counts, the ceil_mode overhang not
+                count = (window.shape[2] * window.shape[3] if exclusive
+                         else (min(r0 + k, h + p) - r0) * (min(c0 + k, w + p) - c0))
                 out[:, :, i, j] = window.sum(axis=(2, 3)) / count
     return out
 
@@ -348,3 +350,69 @@ def test_layers_match_torch():
                                tf.avg_pool2d(torch.tensor(x), 3, 2, 1, count_include_pad=False).numpy(), rtol=1e-12)
     np.testing.assert_allclose(F.layer_norm(t(x), [7, 7]).numpy(),
                                tf.layer_norm(torch.tensor(x), [7, 7]).numpy(), rtol=1e-8, atol=1e-10)
+
+
+# --- audit: Paddle semantics checked against Paddle 3.3 itself -----------------------------------
+def test_batch_norm_use_global_stats_false_uses_batch_statistics_in_eval_too():
+    # Paddle: use_global_stats=False normalises with the batch's statistics and updates the
+    # running ones whatever the mode; True never touches them.
+    x = np.array([[1.0, 2.0], [3.0, 5.0], [4.0, 0.0]], np.float32)
+    bn = nn.BatchNorm1D(2, use_global_stats=False)
+    bn.eval()
+    out = bn(t(x)).numpy()
+    np.testing.assert_allclose(out[:, 0], [-1.3363018, 0.2672603, 1.0690415], rtol=1e-4)  # Paddle's output
+    np.testing.assert_allclose(bn._mean.numpy(), 0.1 * x.mean(axis=0), rtol=1e-6)
+    np.testing.assert_allclose(bn._variance.numpy(), 0.9 + 0.1 * x.var(axis=0), rtol=1e-6)
+    frozen = nn.BatchNorm1D(2, use_global_stats=True)
+    np.testing.assert_allclose(frozen(t(x)).numpy(), x / np.sqrt(1 + 1e-5), rtol=1e-6)
+    assert not frozen._mean.numpy().any()
+
+
+def test_conv2d_default_init_counts_every_input_channel():
+    # Paddle's std is sqrt(2 / (in_channels * kh * kw)), whatever groups is.
+    minidp.seed(0)
+    layer = nn.Conv2D(64, 64, 3, groups=32)
+    np.testing.assert_allclose(layer.weight.numpy().std(), math.sqrt(2 / (64 * 9)), rtol=0.05)
+
+
+def test_conv2d_same_padding_sets_dilation_to_one_as_paddle_does():
+    x = rng.normal(size=(1, 2, 7, 6))
+    w = rng.normal(size=(3, 2, 3, 3))
+    dilated = F.conv2d(t(x), t(w), padding="SAME", dilation=2)
+    np.testing.assert_allclose(dilated.numpy(), F.conv2d(t(x), t(w), padding=1).numpy(), rtol=1e-12)
+
+
+def test_avg_pool2d_ceil_mode_non_exclusive_divisor_matches_paddle():
+    ones = minidp.ones([1, 1, 7, 6])
+    # Paddle 3.3 (and PyTorch's count_include_pad): 9 * avg_pool2d(ones, 3, 2, 1, ceil_mode=True, exclusive=False)
+    expected = [[4, 6, 6, 3], [6, 9, 9, 4.5], [6, 9, 9, 4.5], [4, 6, 6, 3]]
+    out = F.avg_pool2d(ones, 3, 2, 1, ceil_mode=True, exclusive=False).numpy()[0, 0] * 9
+    np.testing.assert_allclose(out, expected, rtol=1e-6)
+    out = F.avg_pool2d(ones, 3, 2, 0, ceil_mode=True, exclusive=False).numpy()[0, 0]
+    np.testing.assert_allclose(out, np.ones((3, 3)), rtol=1e-6)  # the overhang is not counted
+
+
+def test_truncated_normal_cut_offs_are_absolute_values():
+    minidp.seed(0)
+    values = nn.Linear(1, 1).create_parameter(
+        [20000], attr=nn.initializer.TruncatedNormal(mean=1.0, std=1.0, a=-1.0, b=2.0)).numpy()
+    assert values.min() >= -1.0 and values.max() <= 2.0
+    assert values.min() < -0.9 and values.max() > 1.9
+    narrow = nn.Linear(1, 1).create_parameter([20000], attr=nn.initializer.TruncatedNormal(0.0, 0.02)).numpy()
+    np.testing.assert_allclose(narrow.std(), 0.02, rtol=0.05)  # [-2, 2] cuts nothing at std 0.02
+    with pytest.raises(ValueError, match="a < b"):
+        nn.initializer.TruncatedNormal(a=1.0, b=0.0)
+    with pytest.raises(ValueError, match="absolute"):
+        nn.initializer.TruncatedNormal(0.0, 0.01, a=1.0, b=2.0)
+
+
+def test_kaiming_initializers_take_paddles_mode_argument():
+    minidp.seed(0)
+    p = nn.Linear(1, 1).create_parameter([400, 100], attr=nn.initializer.KaimingNormal(mode="fan_out"))
+    np.testing.assert_allclose(p.numpy().std(), math.sqrt(2 / 100), rtol=0.03)
+    p = nn.Linear(1, 1).create_parameter([400, 100], attr=nn.initializer.KaimingUniform(mode="fan_out"))
+    np.testing.assert_allclose(np.abs(p.numpy()).max(), math.sqrt(6 / 100), rtol=0.01)
+    with pytest.raises(ValueError, match="fan_out"):
+        nn.initializer.KaimingNormal(fan_in=3, mode="fan_out")
+    with pytest.raises(ValueError, match="mode"):
+        nn.initializer.KaimingUniform(mode="avg")

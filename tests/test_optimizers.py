@@ -269,3 +269,80 @@ def test_adam_matches_torch(ours, theirs):
     kwargs = {"weight_decay": 0.05} if ours == "AdamW" else {}
     history = run(getattr(optim, ours), GRADS, START, learning_rate=0.01, **kwargs)
     np.testing.assert_allclose(history[-1], reference.detach().numpy(), rtol=1e-12)
+
+
+# --- audit: Paddle semantics checked against Paddle 3.3 itself -----------------------------------
+@pytest.mark.parametrize("make,expected", [
+    (lambda ps: optim.Momentum(0.1, parameters=ps), 0.81),
+    (lambda ps: optim.Adam(0.1, parameters=ps), 0.8329944),
+    (lambda ps: optim.SGD(0.1, parameters=ps, weight_decay=0.5), 0.8075),
+])
+def test_cleared_gradient_is_applied_as_zeros_as_in_paddle(make, expected):
+    # After clear_grad() (set_to_zero=True) a parameter unused by the next backward has a zero
+    # gradient, not None: Paddle still updates it (momentum, moments, decay). Values from Paddle.
+    a, b = (minidp.Parameter(np.ones(2, np.float32)) for _ in range(2))
+    opt = make([a, b])
+    (a * b).sum().backward()
+    opt.step()
+    opt.clear_grad()
+    (a * 3).sum().backward()  # b is not used
+    opt.step()
+    np.testing.assert_allclose(b.numpy(), [expected] * 2, rtol=1e-6)
+    opt.clear_grad(set_to_zero=False)  # now None: skipped
+    (a * 3).sum().backward()
+    opt.step()
+    np.testing.assert_allclose(b.numpy(), [expected] * 2, rtol=1e-6)
+
+
+def test_frozen_parameters_are_not_updated():
+    p = minidp.Parameter(np.ones(2, np.float32))
+    opt = optim.SGD(0.1, parameters=[p], weight_decay=0.5)
+    (p * 2).sum().backward()
+    p.stop_gradient = True
+    opt.step()
+    np.testing.assert_array_equal(p.numpy(), [1, 1])
+    p.trainable = False
+    p.clear_grad()
+    opt.step()
+    np.testing.assert_array_equal(p.numpy(), [1, 1])
+
+
+def test_clip_global_norm_sums_float16_squares_without_overflow_and_takes_plain_tensors():
+    clip = nn.ClipGradByGlobalNorm(1.0)
+    p = minidp.Parameter(np.zeros(4, np.float16))
+    clipped = clip._clip_arrays([p], [np.full(4, 300, np.float16)])[0]  # norm 600: squares overflow float16
+    np.testing.assert_allclose(clipped.astype(np.float64), [0.5] * 4, rtol=1e-3)
+    plain = minidp.to_tensor(np.zeros(2, np.float32))
+    plain.stop_gradient = False
+    opt = optim.SGD(1.0, parameters=[plain], grad_clip=clip)
+    plain.grad = np.array([3.0, 4.0], np.float32)
+    opt.step()
+    np.testing.assert_allclose(plain.numpy(), [-0.6, -0.8], rtol=1e-6)
+
+
+def test_linear_warmup_state_uses_paddles_key_and_round_trips():
+    def make():
+        return lr_sched.LinearWarmup(lr_sched.CosineAnnealingDecay(0.1, T_max=5), 2, 0.0, 0.1)
+
+    sched = make()
+    for _ in range(6):
+        sched.step()
+    state = sched.state_dict()
+    assert state["LinearWarmup_LR"] == {"last_epoch": 4, "last_lr": sched()}
+    restored = make()
+    restored.set_state_dict(state)
+    sched.step()
+    restored.step()
+    assert (restored.last_epoch, restored()) == (sched.last_epoch, sched())
+    with pytest.raises(ValueError, match="LinearWarmup_LR"):
+        make().set_state_dict({"last_epoch": 3, "last_lr": 0.1})
+
+
+def test_set_state_dict_warns_when_the_scheduler_state_cannot_be_restored():
+    p = param([1.0])
+    with_scheduler = optim.SGD(lr_sched.StepDecay(0.1, 1), parameters=[p])
+    fixed = optim.SGD(0.1, parameters=[p])
+    with pytest.warns(UserWarning, match="no LR_Scheduler"):
+        with_scheduler.set_state_dict(fixed.state_dict())
+    with pytest.warns(UserWarning, match="fixed learning rate"):
+        fixed.set_state_dict(with_scheduler.state_dict())

@@ -141,3 +141,35 @@ def test_model_and_optimizer_resume_to_the_identical_next_step(tmp_path):
     assert train_step(resumed, resumed_opt, x, y) == train_step(model, opt, x, y)
     for (name, a), b in zip(model.state_dict().items(), resumed.state_dict().values()):
         np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=name)
+
+
+# --- audit ---------------------------------------------------------------------------------------
+def test_numpy_number_keys_and_edge_values_round_trip(tmp_path):
+    obj = {np.int64(3): "three", np.bool_(True): None, "f16": np.ones(2, np.float16),
+           "i64": minidp.to_tensor(np.arange(3, dtype=np.int64)), "zero_d": minidp.to_tensor(2.5), "empty": [],
+           "tuple": (None, False, 0.5)}
+    save(obj, tmp_path / "c")
+    back = load(tmp_path / "c")
+    assert back[3] == "three" and back[True] is None and type(list(back)[0]) is int
+    assert back["f16"].dtype == np.float16 and back["i64"].dtype == np.int64
+    assert isinstance(back["zero_d"], minidp.Tensor) and back["zero_d"].shape == [] and back["zero_d"].item() == 2.5
+    assert back["empty"] == [] and back["tuple"] == (None, False, 0.5)
+
+
+def test_saving_onto_a_directory_names_the_directory(tmp_path):
+    with pytest.raises(IsADirectoryError, match=f"minidp.save: '{tmp_path}' is a directory"):
+        save({"a": 1}, tmp_path)
+    assert not os.listdir(tmp_path)
+
+
+def test_save_accepts_paddles_protocol_argument(tmp_path):
+    save({"a": np.ones(2)}, tmp_path / "p", protocol=4)
+    np.testing.assert_array_equal(load(tmp_path / "p")["a"], np.ones(2))
+    with pytest.raises(ValueError, match="protocol"):
+        save({}, tmp_path / "q", protocol=5)
+
+
+def test_a_file_name_at_the_length_limit_can_be_saved(tmp_path):
+    path = tmp_path / ("m" * 250)
+    save({"a": 1}, path)
+    assert load(path) == {"a": 1} and os.listdir(tmp_path) == ["m" * 250]

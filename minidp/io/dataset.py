@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import numpy
+
 from ..autograd.tensor import Tensor
 from ..ops._util import wrap
 
@@ -26,7 +28,9 @@ class TensorDataset(Dataset):
         self.tensors = tensors
 
     def __getitem__(self, index: int) -> tuple:
-        return tuple(wrap(t._data[index]) for t in self.tensors)
+        rows = (t._data[index] for t in self.tensors)
+        # NumPy gives a scalar for a row of a 1-D array; tensors hold arrays, so make it 0-d.
+        return tuple(wrap(numpy.asarray(row) if isinstance(row, numpy.generic) else row) for row in rows)
 
     def __len__(self) -> int:
         return self.tensors[0].shape[0]

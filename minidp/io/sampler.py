@@ -106,10 +106,11 @@ class DistributedBatchSampler(BatchSampler):
     """The batches of one rank: every rank gets a disjoint shard of the same length.
 
     As in Paddle, the index list is padded by repeating its start up to a multiple of
-    ``num_replicas``; rank r then takes batches r, r + R, r + 2R, ... of it, and the tail
-    that is shorter than R batches is split evenly. With ``shuffle`` the list is permuted by a
-    generator seeded with the epoch, so every rank permutes identically; the epoch advances
-    by one at every pass, or is set with :meth:`set_epoch`.
+    ``num_replicas``; with ``shuffle`` the padded list is then shuffled by
+    ``numpy.random.RandomState(epoch)``, so every rank (and Paddle itself) permutes identically;
+    rank r takes batches r, r + R, r + 2R, ... of it, and the tail that is shorter than R
+    batches is split evenly. The epoch advances by one at every shuffled pass, or is set with
+    :meth:`set_epoch`.
     """
 
     def __init__(self, dataset: Any, batch_size: int, num_replicas: Optional[int] = None,
@@ -134,7 +135,7 @@ class DistributedBatchSampler(BatchSampler):
         n = len(self.dataset)
         indices = numpy.arange(self.total_size) % n
         if self.shuffle:
-            indices = numpy.random.default_rng(self.epoch).permutation(n)[indices]
+            numpy.random.RandomState(self.epoch).shuffle(indices)
             self.epoch += 1
         if self.nranks == 1:
             return indices.tolist()

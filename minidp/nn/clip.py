@@ -26,8 +26,10 @@ class ClipGradByGlobalNorm:
         """The gradients (arrays, None for missing ones) after clipping, in the same order."""
         squares = []
         for param, grad in zip(params, grads):
-            if grad is not None and param.need_clip:
+            if grad is not None and getattr(param, "need_clip", True):
                 flat = grad.reshape(-1)
+                if flat.dtype.itemsize < 4:  # float16 squares overflow past 65504: sum them in float32
+                    flat = flat.astype("float32")
                 squares.append(backend.get_array_module(flat).dot(flat, flat))
         if not squares:
             return grads
@@ -35,7 +37,7 @@ class ClipGradByGlobalNorm:
         if global_norm <= self.clip_norm:
             return grads
         scale = self.clip_norm / global_norm
-        return [grad * scale if grad is not None and param.need_clip else grad
+        return [grad * scale if grad is not None and getattr(param, "need_clip", True) else grad
                 for param, grad in zip(params, grads)]
 
     def __call__(self, params_grads: Sequence[tuple]) -> list:

@@ -81,19 +81,32 @@ class Normal(Initializer):
 
 
 class TruncatedNormal(Initializer):
-    """Gaussian values redrawn until they fall within [a, b] (by default two std around the mean)."""
+    """Gaussian values with the given mean and std, redrawn until they fall within [a, b].
+
+    As in Paddle, ``a`` and ``b`` are absolute cut-offs (default [-2, 2]), not multiples of
+    ``std``.
+    """
 
     def __init__(self, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
                  name: Optional[str] = None) -> None:
         self.mean, self.std, self.a, self.b = float(mean), float(std), float(a), float(b)
+        if not self.a < self.b:
+            raise ValueError(f"TruncatedNormal: the cut-offs must satisfy a < b, got a={a}, b={b}")
+        if self.std <= 0:
+            raise ValueError(f"TruncatedNormal: std must be positive, got {std}")
+        mass = 0.5 * (math.erf((self.b - self.mean) / (self.std * math.sqrt(2.0)))
+                      - math.erf((self.a - self.mean) / (self.std * math.sqrt(2.0))))
+        if mass < 1e-3:
+            raise ValueError(f"TruncatedNormal: [{a}, {b}] holds a fraction {mass:.2g} of N({mean}, {std}**2); "
+                             "choose cut-offs near the mean (they are absolute values, not multiples of std)")
 
     def _values(self, shape: tuple) -> numpy.ndarray:
         generator = host_generator()
         values = generator.normal(self.mean, self.std, shape)
-        outside = (values < self.mean + self.a * self.std) | (values > self.mean + self.b * self.std)
+        outside = (values < self.a) | (values > self.b)
         while outside.any():
             values[outside] = generator.normal(self.mean, self.std, int(outside.sum()))
-            outside = (values < self.mean + self.a * self.std) | (values > self.mean + self.b * self.std)
+            outside = (values < self.a) | (values > self.b)
         return values
 
 
@@ -137,30 +150,38 @@ class XavierNormal(_Xavier):
         return host_generator().normal(0.0, std, shape)
 
 
-class KaimingNormal(Initializer):
-    """He normal: std ``gain / sqrt(fan_in)`` with the gain of ``nonlinearity``."""
+class _Kaiming(Initializer):
+    """He scaling from ``fan_in`` (or, with ``mode='fan_out'``, the fan-out), as Paddle computes it."""
 
-    def __init__(self, fan_in: Optional[float] = None, negative_slope: float = 0.0,
-                 nonlinearity: str = "relu") -> None:
-        self.fan_in = fan_in
+    def __init__(self, fan_in: Optional[float] = None, negative_slope: float = 0.0, nonlinearity: str = "relu",
+                 mode: str = "fan_in") -> None:
+        if mode not in ("fan_in", "fan_out"):
+            raise ValueError(f"{type(self).__name__}: mode must be 'fan_in' or 'fan_out', got {mode!r}")
+        if mode == "fan_out" and fan_in is not None:
+            raise ValueError(f"{type(self).__name__}: mode='fan_out' takes the fan-out from the shape; "
+                             "leave fan_in as None")
+        self.fan_in, self.mode = fan_in, mode
         self.gain = calculate_gain(nonlinearity, negative_slope)
 
-    def _values(self, shape: tuple) -> numpy.ndarray:
-        fan_in = compute_fans(shape)[0] if self.fan_in is None else self.fan_in
-        return host_generator().normal(0.0, self.gain / math.sqrt(fan_in), shape)
+    def _fan(self, shape: tuple) -> float:
+        if self.fan_in is not None:
+            return self.fan_in
+        fan_in, fan_out = compute_fans(shape)
+        return fan_in if self.mode == "fan_in" else fan_out
 
 
-class KaimingUniform(Initializer):
-    """He uniform: limit ``gain * sqrt(3 / fan_in)`` with the gain of ``nonlinearity``."""
-
-    def __init__(self, fan_in: Optional[float] = None, negative_slope: float = 0.0,
-                 nonlinearity: str = "relu") -> None:
-        self.fan_in = fan_in
-        self.gain = calculate_gain(nonlinearity, negative_slope)
+class KaimingNormal(_Kaiming):
+    """He normal: std ``gain / sqrt(fan)`` with the gain of ``nonlinearity``."""
 
     def _values(self, shape: tuple) -> numpy.ndarray:
-        fan_in = compute_fans(shape)[0] if self.fan_in is None else self.fan_in
-        limit = self.gain * math.sqrt(3.0 / fan_in)
+        return host_generator().normal(0.0, self.gain / math.sqrt(self._fan(shape)), shape)
+
+
+class KaimingUniform(_Kaiming):
+    """He uniform: limit ``gain * sqrt(3 / fan)`` with the gain of ``nonlinearity``."""
+
+    def _values(self, shape: tuple) -> numpy.ndarray:
+        limit = self.gain * math.sqrt(3.0 / self._fan(shape))
         return host_generator().uniform(-limit, limit, shape)
 
 

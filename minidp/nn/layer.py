@@ -23,8 +23,10 @@ _scope_counters: dict = collections.defaultdict(itertools.count)
 
 
 def _snake_case(name: str) -> str:
-    """``MyModel`` -> ``my_model``, ``Conv2D`` -> ``conv2d`` (Paddle's default name scope)."""
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z][a-z])", "_", name).lower()
+    """Paddle's default name scope: ``MyModel`` -> ``my_model``, ``Conv2D`` -> ``conv2d``,
+    ``MyMLP`` -> ``my_mlp``, ``BCEWithLogitsLoss`` -> ``bce_with_logits_loss``."""
+    name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()
 
 
 class Layer:
@@ -119,6 +121,8 @@ class Layer:
 
     def add_sublayer(self, name: str, sublayer: Optional["Layer"]) -> Optional["Layer"]:
         """Register ``sublayer`` under ``name`` (also reachable as an attribute); returns it."""
+        if not isinstance(name, str) or "." in name or not name:
+            raise ValueError(f"add_sublayer: invalid sublayer name {name!r} (a string, no dots, not empty)")
         if sublayer is not None and not isinstance(sublayer, Layer):
             raise TypeError(f"add_sublayer: {name!r} must be a Layer, got {type(sublayer).__name__}")
         self._drop_registration(name, keep=self._sub_layers)
@@ -128,8 +132,8 @@ class Layer:
 
     def add_parameter(self, name: str, parameter: Optional[Parameter]) -> Optional[Parameter]:
         """Register ``parameter`` under ``name`` (also reachable as an attribute); returns it."""
-        if "." in name or not name:
-            raise ValueError(f"add_parameter: invalid parameter name {name!r} (no dots, not empty)")
+        if not isinstance(name, str) or "." in name or not name:
+            raise ValueError(f"add_parameter: invalid parameter name {name!r} (a string, no dots, not empty)")
         if parameter is not None and not isinstance(parameter, Parameter):
             raise TypeError(f"add_parameter: {name!r} must be a Parameter, got {type(parameter).__name__}")
         self._drop_registration(name, keep=self._parameters)
@@ -318,9 +322,9 @@ class Layer:
         """Copy values from ``state_dict`` into this layer's parameters and buffers, in place.
 
         Keys are dotted names (or, with ``use_structured_name=False``, the tensors' own names).
-        Every value is checked before anything is written: a shape mismatch raises ValueError
-        and loads nothing. Missing and unexpected keys are reported with a warning and
-        returned as ``(missing_keys, unexpected_keys)``.
+        Every value is checked before anything is written: a shape mismatch or a value that is
+        not numeric raises ValueError and loads nothing. Missing and unexpected keys are
+        reported with a warning and returned as ``(missing_keys, unexpected_keys)``.
         """
         if not isinstance(state_dict, dict):
             raise TypeError(f"set_state_dict expects a dict, got {type(state_dict).__name__}")
@@ -342,6 +346,11 @@ class Layer:
                 raise ValueError(f"set_state_dict: {key!r} has shape {target.shape} in "
                                  f"{self._full_name} but the state dict holds shape {shape}; nothing "
                                  "was loaded")
+            kind = getattr(getattr(array, "dtype", None), "kind", None)
+            if kind not in ("b", "i", "u", "f"):
+                raise ValueError(f"set_state_dict: {key!r} must hold numbers, but the state dict holds "
+                                 f"{type(value).__name__} of dtype {getattr(array, 'dtype', None)}; "
+                                 "nothing was loaded")
             matched.append((target, array))
         unexpected = [key for key in state_dict if key not in used]
         if missing:

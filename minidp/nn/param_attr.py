@@ -1,6 +1,7 @@
 """ParamAttr: how a layer should create one of its parameters (name, initializer, trainability)."""
 from __future__ import annotations
 
+import warnings
 from typing import Any, Optional, Union
 
 
@@ -16,6 +17,10 @@ class ParamAttr:
                  need_clip: bool = True) -> None:
         if initializer is not None and not callable(initializer):
             raise TypeError(f"ParamAttr: initializer must be an Initializer, got {initializer!r}")
+        if regularizer is not None:
+            warnings.warn("ParamAttr: minidp's optimizers do not apply a per-parameter regularizer; it is "
+                          "ignored. Use the optimizer's weight_decay (or a parameter group's) instead",
+                          stacklevel=2)
         self.name = name
         self.initializer = initializer
         self.learning_rate = float(learning_rate)

@@ -55,11 +55,13 @@ class Adam(Optimizer):
         m *= beta1
         m += (1 - beta1) * grad
         v *= beta2
-        v += (1 - beta2) * (grad * grad)
+        square = grad * grad
+        square *= 1 - beta2
+        v += square
         correction = math.sqrt(1 - beta2_pow)
-        denom = xp.sqrt(v)
-        denom += hyper["epsilon"] * correction
-        step = m / denom
+        step = xp.sqrt(v, out=square)
+        step += hyper["epsilon"] * correction
+        xp.divide(m, step, out=step)
         step *= lr * correction / (1 - beta1_pow)
         data -= step
         state["beta1_pow_acc"] = beta1_pow * beta1

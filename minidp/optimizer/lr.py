@@ -147,15 +147,23 @@ class LinearWarmup(LRScheduler):
         return float(self.learning_rate)
 
     def state_dict(self) -> dict:
+        """Paddle's layout: the wrapped scheduler's state under ``LinearWarmup_LR``."""
         state = super().state_dict()
         if isinstance(self.learning_rate, LRScheduler):
-            state["learning_rate"] = self.learning_rate.state_dict()
+            state["LinearWarmup_LR"] = self.learning_rate.state_dict()
         return state
 
     def set_state_dict(self, state_dict: dict) -> None:
-        super().set_state_dict(state_dict)
-        if isinstance(self.learning_rate, LRScheduler) and "learning_rate" in state_dict:
-            self.learning_rate.set_state_dict(state_dict["learning_rate"])
+        """Restore :meth:`state_dict` (the wrapped scheduler's state is required when it has one)."""
+        if isinstance(self.learning_rate, LRScheduler):
+            inner = state_dict.get("LinearWarmup_LR", state_dict.get("learning_rate"))
+            if not isinstance(inner, dict):
+                raise ValueError("LinearWarmup.set_state_dict: the state has no LinearWarmup_LR entry for the "
+                                 f"wrapped {type(self.learning_rate).__name__}")
+            super().set_state_dict(state_dict)
+            self.learning_rate.set_state_dict(inner)
+        else:
+            super().set_state_dict(state_dict)
 
     set_dict = set_state_dict
 

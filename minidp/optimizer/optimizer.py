@@ -2,9 +2,9 @@
 
 Updates happen in place on each parameter's array (``p._data``), so arrays keep their identity:
 data-parallel buckets and device buffers that point at them stay valid. Gradients are read from
-``p._grad`` and never written; parameters without a gradient are skipped. Everything that can
-be decided once (per-parameter learning-rate factors, decay, hyperparameters) is decided at
-construction, so a step is a plain loop over the parameters.
+``p._grad`` and never written; frozen parameters and those without a gradient are skipped.
+Everything that can be decided once (per-parameter learning-rate factors, decay,
+hyperparameters) is decided at construction, so a step is a plain loop over the parameters.
 """
 from __future__ import annotations
 
@@ -143,19 +143,28 @@ class Optimizer:
 
     # --- the update -----------------------------------------------------------------------
     def step(self) -> None:
-        """Update every parameter that has a gradient, in place."""
+        """Update every trainable parameter that has a gradient, in place.
+
+        As in Paddle, a parameter is skipped when it is frozen (``stop_gradient=True``) or its
+        gradient is None; a gradient cleared with ``clear_grad(set_to_zero=True)`` reads as zeros
+        and is applied as zeros (momentum, Adam's moments and weight decay keep acting on it).
+        """
         lr = self.get_lr()
         slots = self._slots
-        if self._grad_clip is None:
-            grads = [slot.param._grad for slot in slots]
-        else:
-            grads = self._grad_clip._clip_arrays(self._parameter_list, [slot.param._grad for slot in slots])
+        grads = [slot.param._grad for slot in slots]
+        if self._grad_clip is not None:
+            grads = self._grad_clip._clip_arrays(self._parameter_list, grads)
         l2 = not self._decoupled_decay
         for slot, grad in zip(slots, grads):
-            if grad is None:
+            param = slot.param
+            if param.stop_gradient:
                 continue
+            if grad is None:
+                if not getattr(param, "_grad_reads_zero", False):
+                    continue
+                grad = backend.get_array_module(param._data).zeros_like(param._data)
             if l2 and slot.weight_decay:
-                grad = grad + slot.weight_decay * slot.param._data
+                grad = grad + slot.weight_decay * param._data
             self._update(slot, grad, lr * slot.lr_ratio)
 
     def clear_grad(self, set_to_zero: bool = True) -> None:
@@ -218,7 +227,15 @@ class Optimizer:
         unexpected = [key for key in state_dict if key not in used]
         if unexpected:
             warnings.warn(f"{cls}.set_state_dict: ignored entries {unexpected}", stacklevel=2)
-        if "LR_Scheduler" in state_dict and isinstance(self._learning_rate, LRScheduler):
+        has_scheduler = isinstance(self._learning_rate, LRScheduler)
+        if "LR_Scheduler" in state_dict and not has_scheduler:
+            warnings.warn(f"{cls}.set_state_dict: the state holds a learning-rate scheduler (LR_Scheduler) "
+                          "but this optimizer has a fixed learning rate; the scheduler state was ignored",
+                          stacklevel=2)
+        elif has_scheduler and "LR_Scheduler" not in state_dict:
+            warnings.warn(f"{cls}.set_state_dict: this optimizer follows a scheduler but the state has no "
+                          "LR_Scheduler entry; the scheduler keeps its current epoch", stacklevel=2)
+        elif has_scheduler:
             self._learning_rate.set_state_dict(state_dict["LR_Scheduler"])
         for slot, restored in zip(self._slots, new_states):
             slot.state = restored

@@ -16,7 +16,10 @@ from ._util import check_nchw, check_tensor, output_size, pad_spatial, pair, res
 
 def conv2d(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Any = 1, padding: Any = 0,
            dilation: Any = 1, groups: int = 1, data_format: str = "NCHW", name: Optional[str] = None) -> Tensor:
-    """Cross-correlation of ``x`` [N, C, H, W] with ``weight`` [O, C/groups, kh, kw], plus ``bias`` [O]."""
+    """Cross-correlation of ``x`` [N, C, H, W] with ``weight`` [O, C/groups, kh, kw], plus ``bias`` [O].
+
+    ``padding='SAME'`` sets ``dilation`` to 1, as Paddle's kernels do.
+    """
     check_tensor("conv2d", "x", x)
     check_tensor("conv2d", "weight", weight)
     check_nchw("conv2d", x, data_format)
@@ -31,6 +34,8 @@ def conv2d(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Any
                          f"groups={groups} the weight must be [O, C/groups, kh, kw] with O and C "
                          "divisible by groups")
     stride, dilation = pair(stride, "conv2d", "stride"), pair(dilation, "conv2d", "dilation")
+    if isinstance(padding, str) and padding.upper() == "SAME":
+        dilation = (1, 1)
     pads = resolve_padding(padding, (h, w), (kh, kw), stride, dilation, "conv2d")
     ho = output_size(h, pads[0], pads[1], kh, stride[0], dilation[0], False, "conv2d")
     wo = output_size(w, pads[2], pads[3], kw, stride[1], dilation[1], False, "conv2d")

@@ -199,9 +199,13 @@ def cross_entropy(input: Tensor, label: Tensor, weight: Optional[Tensor] = None,
     """Softmax cross-entropy over ``axis`` with hard labels ([N] or [N, 1]) or soft labels.
 
     ``weight`` gives each class a weight; samples whose label is ``ignore_index`` count for
-    nothing, in the loss and in the mean's denominator. With ``use_softmax=False`` the input
-    is taken to be probabilities already. With ``reduction='none'`` a hard-label loss has the
-    label's shape; a soft-label one keeps ``axis`` with length 1.
+    nothing, in the loss and in the mean's denominator (the summed weight of the other samples,
+    or their number without weights). Paddle 3 does the same except in one case that minidp
+    does not copy: an unweighted mean with a negative ``ignore_index`` (such as the default
+    -100) divides by the number of all samples, ignored ones included. With
+    ``use_softmax=False`` the input is taken to be probabilities already. With
+    ``reduction='none'`` a hard-label loss has the label's shape; a soft-label one keeps
+    ``axis`` with length 1.
     """
     check_reduction("cross_entropy", reduction)
     check_tensor("cross_entropy", "input", input)

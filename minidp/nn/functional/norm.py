@@ -78,9 +78,11 @@ def batch_norm(x: Tensor, running_mean: Tensor, running_var: Tensor, weight: Opt
                name: Optional[str] = None) -> Tensor:
     """Normalise each channel with the batch's statistics (training) or the running ones.
 
-    In training, the running statistics are updated in place as Paddle does:
-    ``running = momentum * running + (1 - momentum) * batch`` (the batch variance is the
-    biased one). ``use_global_stats`` forces the running statistics even in training.
+    Whenever the batch's statistics are used, the running ones are updated in place as Paddle
+    does: ``running = momentum * running + (1 - momentum) * batch`` (the batch variance is the
+    biased one). ``use_global_stats`` decides as in Paddle: None follows ``training``, True
+    always uses the running statistics (and never updates them), False always uses the batch's,
+    in evaluation too.
     """
     check_tensor("batch_norm", "x", x)
     xd = x._data
@@ -99,7 +101,7 @@ def batch_norm(x: Tensor, running_mean: Tensor, running_var: Tensor, weight: Opt
     axes = tuple(i for i in range(xd.ndim) if i != channel_axis)
     affine_shape = tuple(channels if i == channel_axis else 1 for i in range(xd.ndim))
     xp = backend.get_array_module(xd)
-    batch_stats = training and not use_global_stats
+    batch_stats = training if use_global_stats is None else not use_global_stats
     if batch_stats:
         mean, var, rstd = _moments(xp, xd, axes, epsilon)
         for running, batch in ((running_mean._data, mean), (running_var._data, var)):

@@ -11,7 +11,8 @@ from ._util import check_nchw, check_tensor, output_size, pad_spatial, pair, res
 
 def _geometry(op: str, x: Tensor, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool,
               data_format: str) -> tuple:
-    """Kernel, stride, padding (with the extra bottom/right rows ceil_mode needs) and output size."""
+    """Kernel, stride, padding (with the extra bottom/right rows ceil_mode needs), output size and
+    the extra (bottom, right) rows and columns that ceil_mode added beyond the requested padding."""
     check_tensor(op, "x", x)
     check_nchw(op, x, data_format)
     kernel = pair(kernel_size, op, "kernel_size")
@@ -20,9 +21,9 @@ def _geometry(op: str, x: Tensor, kernel_size: Any, stride: Any, padding: Any, c
     top, bottom, left, right = resolve_padding(padding, (h, w), kernel, stride, (1, 1), op)
     ho = output_size(h, top, bottom, kernel[0], stride[0], 1, ceil_mode, op)
     wo = output_size(w, left, right, kernel[1], stride[1], 1, ceil_mode, op)
-    bottom = max(bottom, (ho - 1) * stride[0] + kernel[0] - h - top)
-    right = max(right, (wo - 1) * stride[1] + kernel[1] - w - left)
-    return kernel, stride, (top, bottom, left, right), (ho, wo)
+    extra = (max(0, (ho - 1) * stride[0] + kernel[0] - h - top - bottom),
+             max(0, (wo - 1) * stride[1] + kernel[1] - w - left - right))
+    return kernel, stride, (top, bottom + extra[0], left, right + extra[1]), (ho, wo), extra
 
 
 def max_pool2d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, return_mask: bool = False,
@@ -32,8 +33,8 @@ def max_pool2d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0
     With ``return_mask`` also returns, for each output, the flat index (h * W + w) of its maximum
     in the unpadded input.
     """
-    kernel, stride, pads, out_hw = _geometry("max_pool2d", x, kernel_size, stride, padding, ceil_mode,
-                                             data_format)
+    kernel, stride, pads, out_hw, _ = _geometry("max_pool2d", x, kernel_size, stride, padding, ceil_mode,
+                                                data_format)
     xd = x._data
     xp = backend.get_array_module(xd)
     padded = pad_spatial(xp, xd, pads, -xp.inf)
@@ -63,9 +64,14 @@ def max_pool2d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0
 def avg_pool2d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
                exclusive: bool = True, divisor_override: Optional[int] = None, data_format: str = "NCHW",
                name: Optional[str] = None) -> Tensor:
-    """Mean of each window; with ``exclusive`` (Paddle's default) padding does not count."""
-    kernel, stride, pads, out_hw = _geometry("avg_pool2d", x, kernel_size, stride, padding, ceil_mode,
-                                             data_format)
+    """Mean of each window; with ``exclusive`` (Paddle's default) padding does not count.
+
+    Without ``exclusive`` the padding counts, but, as in Paddle (and PyTorch), the positions
+    that ``ceil_mode`` adds past the padding do not: a window hanging over them divides by less
+    than kernel_size**2.
+    """
+    kernel, stride, pads, out_hw, extra = _geometry("avg_pool2d", x, kernel_size, stride, padding,
+                                                    ceil_mode, data_format)
     xd = x._data
     xp = backend.get_array_module(xd)
     padded = pad_spatial(xp, xd, pads, 0)
@@ -75,8 +81,13 @@ def avg_pool2d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0
         total += padded[:, :, rows, columns]
     if divisor_override is not None:
         divisor = float(divisor_override)
-    elif exclusive:
-        inside = pad_spatial(xp, xp.ones((1, 1) + xd.shape[2:], dtype=xd.dtype), pads, 0)
+    elif exclusive or any(extra):
+        if exclusive:  # the input only
+            inside = pad_spatial(xp, xp.ones((1, 1) + xd.shape[2:], dtype=xd.dtype), pads, 0)
+        else:  # the input and its padding, not the ceil_mode extension
+            inside = xp.ones((1, 1) + padded.shape[2:], dtype=xd.dtype)
+            inside[:, :, inside.shape[2] - extra[0]:] = 0
+            inside[:, :, :, inside.shape[3] - extra[1]:] = 0
         divisor = sum(inside[:, :, rows, columns] for _, _, rows, columns in windows)
     else:
         divisor = float(kernel[0] * kernel[1])

@@ -14,8 +14,9 @@ from ..layer import Layer
 class Conv2D(Layer):
     """2-D convolution over [N, C, H, W] inputs with weight [out_channels, in_channels/groups, kh, kw].
 
-    The weight starts as Paddle's: normal with std sqrt(2 / (in_channels/groups * kh * kw));
-    the bias at zero (``bias_attr=False`` for none).
+    The weight starts as Paddle's: normal with std sqrt(2 / (in_channels * kh * kw)) (Paddle
+    counts every input channel, whatever ``groups`` is); the bias at zero (``bias_attr=False``
+    for none).
     """
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
@@ -32,7 +33,7 @@ class Conv2D(Layer):
         self._kernel_size = (kh, kw)
         self._stride, self._padding, self._dilation = stride, padding, dilation
         self._groups, self._data_format = groups, data_format
-        std = math.sqrt(2.0 / (in_channels // groups * kh * kw))
+        std = math.sqrt(2.0 / (in_channels * kh * kw))
         self.weight = self.create_parameter([out_channels, in_channels // groups, kh, kw], attr=weight_attr,
                                             default_initializer=init.Normal(0.0, std))
         self.bias = self.create_parameter([out_channels], attr=bias_attr, is_bias=True)
