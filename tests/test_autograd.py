@@ -232,3 +232,14 @@ def test_backend_switch_reports_cpu_and_rejects_missing_gpu():
             minidp.set_device("gpu:0")
     with pytest.raises(ValueError, match="unknown place"):
         minidp.set_device("tpu")
+
+
+def test_parameter_trainable_and_stop_gradient_are_one_flag():
+    p = minidp.Parameter(np.zeros(3, np.float32))
+    assert p.trainable and not p.stop_gradient
+    p.stop_gradient = True
+    assert not p.trainable
+    p.trainable = True
+    assert not p.stop_gradient
+    frozen = minidp.Parameter(np.zeros(3, np.float32), trainable=False)
+    assert frozen.stop_gradient and not frozen.trainable

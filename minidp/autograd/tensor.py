@@ -235,22 +235,27 @@ class Tensor:
 
 
 class Parameter(Tensor):
-    """A trainable leaf tensor owned by a Layer (``stop_gradient=False`` by default)."""
+    """A trainable leaf tensor owned by a Layer (``stop_gradient=False`` by default).
 
-    __slots__ = ("trainable", "optimize_attr", "need_clip", "regularizer")
+    ``trainable`` and ``stop_gradient`` are one flag seen from two sides, as in Paddle.
+    """
+
+    __slots__ = ("optimize_attr", "need_clip", "regularizer")
 
     def __init__(self, data: Any, trainable: bool = True, name: Optional[str] = None) -> None:
         super().__init__(data, stop_gradient=not trainable, name=name)
-        self.trainable = trainable
         self.persistable = True
         self.optimize_attr = {"learning_rate": 1.0}
         self.need_clip = True
         self.regularizer = None
 
-    def __setattr__(self, key: str, value: Any) -> None:
-        if key == "trainable" and hasattr(self, "_data"):
-            object.__setattr__(self, "stop_gradient", not value)
-        object.__setattr__(self, key, value)
+    @property
+    def trainable(self) -> bool:
+        return not self.stop_gradient
+
+    @trainable.setter
+    def trainable(self, value: bool) -> None:
+        self.stop_gradient = not value
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
