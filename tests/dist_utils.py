@@ -1,30 +1,29 @@
-"""Run a function or a script on N real processes on 127.0.0.1, for multi-process tests.
+"""Run a function on N real processes on 127.0.0.1, for multi-process tests.
 
 ``run_workers(target, nprocs, args, timeout)`` starts ``nprocs`` fresh interpreters (the
 ``spawn`` start method, so no state leaks from the test process), each with the environment a
-launcher would write (``PADDLE_TRAINER_ID``, ``PADDLE_TRAINERS_NUM``, endpoints on free ports,
-``MASTER_ADDR``/``MASTER_PORT``), calls ``target(*args)`` in each, and returns the per-rank
-return values in rank order. When a rank raises, exits early or the timeout expires, every
+launcher would write (``PADDLE_TRAINER_ID``, ``PADDLE_TRAINERS_NUM``, endpoints on free ports
+reserved for the run, ``MASTER_ADDR``/``MASTER_PORT``), calls ``target(*args)`` in each, and
+returns the per-rank return values in rank order. When a rank raises, exits early or the timeout expires, every
 process is killed and ``WorkerFailure`` reports the rank and its traceback.
 
 ``run_workers_outcomes`` returns every rank's :class:`Outcome` instead of raising (for tests in
-which a rank is meant to die); ``run_script`` runs a Python script the same way. In every case
-no process outlives the call.
+which a rank is meant to die). In every case no process outlives the call.
 """
 from __future__ import annotations
 
 import multiprocessing
 import os
+import shutil
 import signal
-import socket
-import subprocess
 import sys
-import tempfile
 import time
 import traceback
 from dataclasses import dataclass
 from multiprocessing.connection import wait as wait_for_any
 from typing import Any, Callable, Dict, List, Optional, Sequence
+
+from minidp.distributed.spawn import PortReservation
 
 _CONTEXT = multiprocessing.get_context("spawn")
 
@@ -44,22 +43,20 @@ class Outcome:
     exitcode: Optional[int] = None
 
 
-def free_ports(count: int, host: str = "127.0.0.1") -> List[int]:
-    """``count`` distinct ports that were free a moment ago (the OS picked them)."""
-    sockets = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(count)]
-    try:
-        for sock in sockets:
-            sock.bind((host, 0))
-        return [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
+def find_mpiexec() -> Optional[str]:
+    """mpiexec of the MPI that mpi4py uses: next to this Python first (pip's mpich puts it
+    there), else ``mpiexec`` or ``mpirun`` on PATH; None when there is none."""
+    beside = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    if os.access(beside, os.X_OK):
+        return beside
+    return shutil.which("mpiexec") or shutil.which("mpirun")
 
 
-def launcher_environment(nprocs: int, host: str = "127.0.0.1",
+def launcher_environment(reservation: PortReservation,
                          extra: Optional[Dict[str, str]] = None) -> List[Dict[str, str]]:
-    """The per-rank variables a launcher writes, on fresh free ports."""
-    ports = free_ports(nprocs, host)
+    """The per-rank variables a launcher writes, one rank per reserved port (rank 0's hosts the
+    store); keep ``reservation`` while the ranks run."""
+    host, ports, nprocs = reservation.host, reservation.ports, len(reservation.ports)
     endpoints = [f"{host}:{port}" for port in ports]
     environments = []
     for rank in range(nprocs):
@@ -121,7 +118,8 @@ def run_workers_outcomes(target: Callable, nprocs: int, args: Sequence[Any] = ()
     finished when ``timeout`` expires is killed and reported with ``error="timed out"``. With
     ``stop_on_failure``, the first failing rank gets the others killed at once.
     """
-    environments = launcher_environment(nprocs, extra=env)
+    reservation = PortReservation("127.0.0.1", nprocs)
+    environments = launcher_environment(reservation, extra=env)
     processes, readers = [], []
     outcomes: Dict[int, Outcome] = {}
     try:
@@ -165,6 +163,7 @@ def run_workers_outcomes(target: Callable, nprocs: int, args: Sequence[Any] = ()
             process.join(5)
         for reader in readers:
             reader.close()
+        reservation.release()
     for rank in range(nprocs):
         if rank not in outcomes:
             outcomes[rank] = Outcome(rank, False, error="timed out or stopped after another "
@@ -186,45 +185,3 @@ def run_workers(target: Callable, nprocs: int, args: Sequence[Any] = (), timeout
         raise WorkerFailure(f"rank {first.rank} of {nprocs} failed (exit code {first.exitcode}):"
                             f"\n{first.error}")
     return [o.value for o in outcomes]
-
-
-def run_script(script: str, nprocs: int, args: Sequence[str] = (), timeout: float = 60.0,
-               env: Optional[Dict[str, str]] = None) -> List[subprocess.CompletedProcess]:
-    """Run ``python script *args`` on ``nprocs`` processes with launcher variables set.
-
-    Returns each rank's ``CompletedProcess`` (stdout/stderr as text). On timeout every process
-    tree is killed and :class:`WorkerFailure` is raised with the output gathered so far.
-    """
-    environments = launcher_environment(nprocs, extra=env)
-    processes, outputs = [], []
-    try:
-        for rank in range(nprocs):
-            out, err = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")
-            outputs.append((out, err))
-            processes.append(subprocess.Popen(
-                [sys.executable, script, *args], env={**os.environ, **environments[rank]},
-                stdout=out, stderr=err, text=True, start_new_session=True))
-        deadline = time.monotonic() + timeout
-        for rank, process in enumerate(processes):
-            try:
-                process.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                raise WorkerFailure(f"rank {rank} of {nprocs} running {script} did not finish "
-                                    f"within {timeout} s; its stderr:\n{_read(outputs[rank][1])}"
-                                    ) from None
-        return [subprocess.CompletedProcess(process.args, process.returncode, _read(out),
-                                            _read(err))
-                for process, (out, err) in zip(processes, outputs)]
-    finally:
-        for process in processes:
-            if process.poll() is None:
-                _kill_tree(process.pid)
-            process.wait(5)
-        for out, err in outputs:
-            out.close()
-            err.close()
-
-
-def _read(stream) -> str:
-    stream.seek(0)
-    return stream.read()

@@ -11,9 +11,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent / "scripts"))
 
 import jobs  # noqa: E402  (lives in tests/scripts)
-from dist_utils import free_ports  # noqa: E402
 from jobs import job_token  # noqa: E402,F401  (pytest fixture)
 from minidp.distributed.launch.main import build_parser, make_plan  # noqa: E402
+from minidp.distributed.spawn import PortReservation  # noqa: E402
 
 LAUNCH = [sys.executable, "-m", "minidp.distributed.launch"]
 
@@ -42,6 +42,7 @@ def test_gpu_plan_gives_each_rank_its_card(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")
     args = build_parser().parse_args(["--devices", "3,2", str(jobs.RANK_TASKS), "--x", "1"])
     plan = make_plan(args)
+    plan.release()
     assert plan.backend == "nccl"
     assert [env["FLAGS_selected_gpus"] for env in plan.envs] == ["1", "0"]
     assert plan.command[-3:] == [str(jobs.RANK_TASKS), "--x", "1"]
@@ -105,11 +106,16 @@ def test_signals_reach_every_rank(job_token, signum):
 
 @pytest.mark.timeout(90)
 def test_two_nodes_meet_at_the_master(job_token):
-    master = f"127.0.0.1:{free_ports(1)[0]}"
-    nodes = [jobs.start([*LAUNCH, "--nnodes", "2", "--node_rank", str(node), "--master", master,
-                         "--nproc_per_node", str(nproc), str(jobs.RANK_TASKS)], job_token)
-             for node, nproc in ((1, 2), (0, 1))]
-    results = [jobs.finish(node) for node in nodes]
+    # The master port stays reserved (SO_REUSEADDR, not listening) until node 0 listens on it,
+    # so nothing else on this busy machine can take it in between; node 1 starts first and
+    # retries until node 0's launcher is up.
+    with PortReservation("127.0.0.1", 1) as reserved:
+        master = f"127.0.0.1:{reserved.ports[0]}"
+        nodes = [jobs.start([*LAUNCH, "--nnodes", "2", "--node_rank", str(node), "--master",
+                             master, "--nproc_per_node", str(nproc), str(jobs.RANK_TASKS)],
+                            job_token)
+                 for node, nproc in ((1, 2), (0, 1))]
+        results = [jobs.finish(node) for node in nodes]
     for result in results:
         assert result.returncode == 0, result.stderr
     assert [report["rank"] for report in jobs.reports(results[0].stdout)] == [1, 2]

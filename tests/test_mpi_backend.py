@@ -6,7 +6,6 @@ files: the ranks' standard outputs interleave).
 """
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -16,19 +15,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from dist_utils import find_mpiexec
+
 pytestmark = pytest.mark.mpi
+
+REPO = Path(__file__).resolve().parent.parent
 
 _CLEARED = ("PADDLE_TRAINER_ID", "PADDLE_TRAINERS_NUM", "PADDLE_CURRENT_ENDPOINT",
             "PADDLE_TRAINER_ENDPOINTS", "PADDLE_MASTER", "MASTER_ADDR", "MASTER_PORT",
             "PADDLE_DISTRI_BACKEND", "FLAGS_selected_gpus")
-
-
-def find_mpiexec():
-    """mpiexec of the MPI that mpi4py uses: next to this Python first (the pip mpich), else PATH."""
-    beside = Path(sys.executable).parent / "mpiexec"
-    if beside.exists():
-        return str(beside)
-    return shutil.which("mpiexec") or shutil.which("mpirun")
 
 
 def run_under_mpiexec(mode, directory, nprocs=2, timeout=60, extra_env=None):
@@ -37,6 +32,8 @@ def run_under_mpiexec(mode, directory, nprocs=2, timeout=60, extra_env=None):
     if mpiexec is None:
         pytest.skip("no mpiexec/mpirun found next to python or on PATH")
     env = {k: v for k, v in os.environ.items() if k not in _CLEARED}
+    # the ranks import minidp from this working tree, not from whatever copy is installed
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     env.update(extra_env or {})
     process = subprocess.Popen([mpiexec, "-n", str(nprocs), sys.executable, __file__, mode,
                                 str(directory)],
@@ -57,6 +54,7 @@ def run_under_mpiexec(mode, directory, nprocs=2, timeout=60, extra_env=None):
 @pytest.mark.timeout(90)
 def test_mpi_backend_collectives_under_mpiexec(tmp_path):
     for result in run_under_mpiexec("collectives", tmp_path):
+        assert Path(result["minidp_file"]).is_relative_to(REPO), "tested an installed copy"
         assert result["failures"] == [], result
         assert result["backend"] == "mpi" and result["world_size"] == 2
         assert result["launched_by_mpi"]
@@ -85,7 +83,7 @@ def mpi_rank_main(mode):
     rank, size = dist.get_rank(), dist.get_world_size()
     report = {"rank": rank, "world_size": size, "backend": group.backend,
               "launched_by_mpi": env.launched_by_mpi, "current_endpoint": env.current_endpoint,
-              "trainer_endpoints": env.trainer_endpoints}
+              "trainer_endpoints": env.trainer_endpoints, "minidp_file": minidp.__file__}
     if mode == "gloo":
         x = minidp.to_tensor(np.array([rank + 1.0]))
         dist.all_reduce(x)

@@ -1,7 +1,5 @@
 """A bare ``mpirun -n N python train.py`` (the pip-installed MPICH of the ``mpi`` extra)."""
 import importlib.util
-import os
-import shutil
 import sys
 from pathlib import Path
 
@@ -10,14 +8,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent / "scripts"))
 
 import jobs  # noqa: E402  (lives in tests/scripts)
+from dist_utils import find_mpiexec  # noqa: E402
 from jobs import job_token  # noqa: E402,F401  (pytest fixture)
-
-
-def find_mpiexec() -> str:
-    """mpiexec next to this interpreter (pip's mpich puts it there), else the one on PATH."""
-    beside = os.path.join(os.path.dirname(sys.executable), "mpiexec")
-    return beside if os.access(beside, os.X_OK) else shutil.which("mpiexec")
-
 
 MPIEXEC = find_mpiexec()
 

@@ -92,14 +92,16 @@ def test_gpus_are_numbered_within_cuda_visible_devices(monkeypatch):
     assert select_gpus(2, "5,6") == [1, 2]
     assert select_gpus(2, [7, 4]) == [3, 0]
     assert select_gpus(3, None) == [0, 1, 2]
-    backend, envs = build_environments(2, {"backend": "auto", "gpus": "6,7"})
+    backend, envs, ports = build_environments(2, {"backend": "auto", "gpus": "6,7"})
+    ports.release()
     assert backend == "nccl"
     assert [env["FLAGS_selected_gpus"] for env in envs] == ["2", "3"]
     assert {env["PADDLE_DISTRI_BACKEND"] for env in envs} == {"nccl"}
 
 
 def test_rank_environments_use_distinct_free_ports():
-    backend, envs = build_environments(3, {"backend": "gloo"})
+    backend, envs, ports = build_environments(3, {"backend": "gloo"})
+    ports.release()
     assert backend == "gloo"
     assert [set(env) for env in envs] == [RANK_VARIABLES] * 3
     endpoints = envs[0]["PADDLE_TRAINER_ENDPOINTS"].split(",")
@@ -114,7 +116,8 @@ def test_rank_environments_use_distinct_free_ports():
 
 
 def test_default_nprocs_is_the_cpu_count_under_gloo():
-    _, envs = build_environments(-1, {"backend": "gloo"})
+    _, envs, ports = build_environments(-1, {"backend": "gloo"})
+    ports.release()
     assert len(envs) == os.cpu_count()
 
 

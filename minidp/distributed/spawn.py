@@ -8,18 +8,23 @@ function; its return value or its traceback comes back through a pipe.
 Where this improves on the Paddle original:
 
 * the parent reads results while it waits, so a rank returning a large object cannot block
-  forever on a full pipe;
+  forever on a full pipe -- also when ``join=False`` and the caller never joins: the
+  interpreter's exit then joins while draining;
+* the ports written into the ranks' environments stay reserved until the job ends, so that
+  nothing else on the machine takes the store's port before rank 0 listens there;
 * every child asks the kernel to kill it when its parent dies (Linux), so a parent killed by
   SIGTERM, SIGINT or SIGKILL never leaves ranks behind;
 * when a rank fails, the others get SIGTERM, then SIGKILL after a short grace period, and the
   raised :class:`RankFailedError` names the failing rank and carries its traceback or the name of
   the signal that killed it.
 
-The helpers :func:`find_free_ports`, :func:`select_gpus`, :func:`rank_environment` and
-:func:`die_with_parent` are shared with ``python -m minidp.distributed.launch``.
+The helpers :class:`PortReservation`, :func:`select_gpus`, :func:`rank_environment`,
+:func:`signal_name` and :func:`die_with_parent` are shared with ``python -m
+minidp.distributed.launch``.
 """
 from __future__ import annotations
 
+import atexit
 import ctypes
 import logging
 import multiprocessing
@@ -32,6 +37,7 @@ import sys
 import time
 import traceback
 import warnings
+import weakref
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from minidp import backend as _backend
@@ -69,28 +75,48 @@ class RankFailedError(RuntimeError):
 # Helpers shared with the launcher
 # ----------------------------------------------------------------------------------------------
 
-def find_free_ports(host: str, count: int) -> List[int]:
-    """``count`` distinct TCP ports that are free on ``host`` right now.
+class PortReservation:
+    """``count`` distinct free TCP ports on ``host``, held until :meth:`release`.
 
-    All sockets stay bound until every port is chosen, so the ports differ from one another;
-    the kernel hands out ephemeral ports in a scattered order, so two jobs starting at the same
-    moment do not pick the same ones.
+    Each port stays bound (not listening) by a socket with ``SO_REUSEADDR``, so that no other
+    process -- another job's launcher, a rank's ephemeral connection, a listener on port 0 --
+    can take it between the moment it is chosen and the moment the rank that owns it listens
+    there: the rank binds it with ``SO_REUSEADDR`` too (as ``socket.create_server`` and the
+    ``TCPStore`` do), which Linux allows while the reserving socket does not listen. Release
+    the reservation when the job ends.
     """
-    sockets = []
-    try:
-        for _ in range(count):
-            sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-            sockets.append(sock)
-            try:
-                sock.bind((host, 0))
-            except OSError as error:
-                raise ValueError(
-                    f"cannot bind a port on {host!r} ({error}); give an address of this machine"
-                ) from error
-        return [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
+
+    def __init__(self, host: str, count: int) -> None:
+        self.host = host
+        self._sockets: List[socket.socket] = []
+        try:
+            for _ in range(count):
+                sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+                self._sockets.append(sock)
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                try:
+                    sock.bind((host, 0))
+                except OSError as error:
+                    raise ValueError(
+                        f"cannot bind a port on {host!r} ({error}); give an address of this "
+                        "machine"
+                    ) from error
+        except BaseException:
+            self.release()
+            raise
+        self.ports: List[int] = [sock.getsockname()[1] for sock in self._sockets]
+
+    def release(self) -> None:
+        """Let the ports go (safe to call more than once)."""
+        for sock in self._sockets:
             sock.close()
+        self._sockets = []
+
+    def __enter__(self) -> "PortReservation":
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.release()
 
 
 def visible_gpus() -> List[str]:
@@ -162,6 +188,14 @@ def rank_environment(rank: int, endpoints: Sequence[str], master: str, backend: 
     if device is not None:
         env["FLAGS_selected_gpus"] = str(device)
     return env
+
+
+def signal_name(number: int) -> str:
+    """``SIGTERM`` for 15; ``40`` for a number with no name (real-time signals)."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return str(number)
 
 
 def die_with_parent(parent_pid: Optional[int]) -> None:
@@ -269,20 +303,23 @@ def _start_method(options: Dict[str, Any]) -> str:
     return method
 
 
-def build_environments(nprocs: int, options: Dict[str, Any]) -> Tuple[str, List[Dict[str, str]]]:
-    """Validate the options and return the backend and one environment per rank."""
+def build_environments(nprocs: int, options: Dict[str, Any]
+                       ) -> Tuple[str, List[Dict[str, str]], PortReservation]:
+    """Validate the options; return the backend, one environment per rank and the reservation
+    of the ports those environments name (release it when the job ends)."""
     backend = _resolve_backend(options)
     nprocs = _resolve_nprocs(nprocs, backend)
     host = _node_ip(options)
     devices: List[Optional[int]] = [None] * nprocs
     if backend == "nccl":
         devices = list(select_gpus(nprocs, options.get("gpus")))
-    ports = find_free_ports(host, nprocs + 1)
+    reservation = PortReservation(host, nprocs + 1)
+    ports = reservation.ports
     endpoints = [f"{host}:{port}" for port in ports[:nprocs]]
     master = f"{host}:{ports[nprocs]}"
     envs = [rank_environment(rank, endpoints, master, backend, devices[rank])
             for rank in range(nprocs)]
-    return backend, envs
+    return backend, envs, reservation
 
 
 def _print_config(start_method: str, envs: List[Dict[str, str]]) -> None:
@@ -339,8 +376,10 @@ class MultiprocessContext:
     """
 
     def __init__(self, processes: List[multiprocessing.process.BaseProcess],
-                 channels: List[multiprocessing.connection.Connection]) -> None:
+                 channels: List[multiprocessing.connection.Connection],
+                 ports: Optional[PortReservation] = None) -> None:
         self.processes: List[multiprocessing.process.BaseProcess] = []
+        self._ports = ports
         self.return_queues: List[queue.SimpleQueue] = []
         self.error_queues: List[queue.SimpleQueue] = []
         self._channels: Dict[int, multiprocessing.connection.Connection] = {}
@@ -367,10 +406,19 @@ class MultiprocessContext:
         """
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
-            return self._wait(deadline)
+            finished = self._wait(deadline)
         except BaseException:
             self._stop_all()
             raise
+        if finished:
+            self._release_ports()
+        return finished
+
+    def _release_ports(self) -> None:
+        """The job is over: the ports its environments named may go to others."""
+        if self._ports is not None:
+            self._ports.release()
+            self._ports = None
 
     def _wait(self, deadline: Optional[float]) -> bool:
         while self._running:
@@ -448,8 +496,8 @@ class MultiprocessContext:
             message = f"spawn: rank {rank} (pid {process.pid}) raised:\n\n{child_traceback}"
         elif exitcode is not None and exitcode < 0:
             message = (f"spawn: rank {rank} (pid {process.pid}) was killed by signal "
-                       f"{signal.Signals(-exitcode).name} (out of memory and crashes in native "
-                       "code end this way)")
+                       f"{signal_name(-exitcode)} (out of memory and crashes in native code "
+                       "end this way)")
         else:
             message = (f"spawn: rank {rank} (pid {process.pid}) exited with code {exitcode} "
                        "without reporting an exception; look at its output above")
@@ -475,11 +523,12 @@ class MultiprocessContext:
         for proc in alive:
             if proc.is_alive():
                 proc.kill()
-                proc.join()
+                proc.join(STOP_GRACE_SECONDS)
         self._running.clear()
         for channel in self._channels.values():
             channel.close()
         self._channels.clear()
+        self._release_ports()
 
 
 def spawn(func: Callable, args: Sequence[Any] = (), nprocs: int = -1, join: bool = True,
@@ -512,8 +561,10 @@ def spawn(func: Callable, args: Sequence[Any] = (), nprocs: int = -1, join: bool
     Each rank's environment carries PADDLE_TRAINER_ID, PADDLE_TRAINERS_NUM,
     PADDLE_CURRENT_ENDPOINT, PADDLE_TRAINER_ENDPOINTS, PADDLE_MASTER (plus MASTER_ADDR and
     MASTER_PORT), PADDLE_DISTRI_BACKEND and, under nccl, FLAGS_selected_gpus; the ports are
-    free ports picked by this process. On Linux the ranks die with the thread that called
-    ``spawn``, so call it from the main thread (or one that outlives the job).
+    free ports that this process keeps reserved until the job ends (a rank that listens on
+    one must set ``SO_REUSEADDR``, as ``TCPStore`` does). On Linux the ranks die with the
+    thread that called ``spawn``, so call it from the main thread (or one that outlives the
+    job).
 
     Example::
 
@@ -532,13 +583,13 @@ def spawn(func: Callable, args: Sequence[Any] = (), nprocs: int = -1, join: bool
         raise TypeError(f"spawn args must be a tuple or list, got {type(args).__name__}")
     options = _check_options(options)
     start_method = _start_method(options)
-    _, envs = build_environments(nprocs, options)
+    _, envs, ports = build_environments(nprocs, options)
     if options.get("print_config"):
         _print_config(start_method, envs)
 
     context = multiprocessing.get_context(start_method)
     parent_pid = None if start_method == "forkserver" else os.getpid()
-    result = MultiprocessContext([], [])
+    result = MultiprocessContext([], [], ports)
     try:
         for rank, env in enumerate(envs):
             reader, writer = context.Pipe(duplex=False)
@@ -559,4 +610,24 @@ def spawn(func: Callable, args: Sequence[Any] = (), nprocs: int = -1, join: bool
         raise
     if join:
         result.join()
+    else:
+        atexit.register(_join_at_exit, weakref.ref(result))
     return result
+
+
+def _join_at_exit(reference: "weakref.ref[MultiprocessContext]") -> None:
+    """At interpreter exit, join a context the caller never joined.
+
+    ``multiprocessing`` itself joins unfinished children at exit, but without reading their
+    results: a rank blocked sending a large return value would then never end, nor would its
+    parent. This runs first (``atexit`` is last-in, first-out) and joins while draining. An
+    interrupt (Ctrl-C) during this wait stops the ranks.
+    """
+    context = reference()
+    if context is None or not context._running:
+        return
+    try:
+        context.join()
+    except RankFailedError as error:
+        print(f"at exit, while joining the ranks spawned with join=False: {error}",
+              file=sys.stderr)

@@ -21,8 +21,10 @@ from typing import Callable, Dict, Iterable, List, Optional, Tuple, Union
 logger = logging.getLogger("minidp.distributed")
 
 MAX_FRAME_BYTES = 64 << 20
+RECEIVE_STEP_BYTES = 1 << 20
 FRAME_COMPLETION_SECONDS = 60.0
 IDLE_POLL_SECONDS = 0.5
+STOP_JOIN_SECONDS = 2.0
 
 _LEN = struct.Struct("!I")
 _I64 = struct.Struct("!q")
@@ -41,28 +43,56 @@ def _recv_exact(sock: socket.socket, size: int, deadline: Optional[float],
 
     The socket's own timeout is the polling interval: while nothing has arrived yet and
     ``keep_waiting()`` holds, an expired interval just polls again; once the first byte is in,
-    the rest must come before ``deadline``.
+    the rest must come before ``deadline``. The buffer grows with what actually arrives (at most
+    ``RECEIVE_STEP_BYTES`` ahead), so a peer that merely declares a large frame costs nothing.
     """
-    buffer = bytearray(size)
-    view = memoryview(buffer)
-    received = 0
-    while received < size:
+    buffer = bytearray()
+    while len(buffer) < size:
         try:
-            count = sock.recv_into(view[received:])
+            chunk = sock.recv(min(size - len(buffer), RECEIVE_STEP_BYTES))
         except socket.timeout:
-            if received == 0 and keep_waiting():
+            if not buffer and keep_waiting():
                 continue
             if deadline is not None and time.monotonic() < deadline:
                 continue
             raise
-        if count == 0:
-            if received == 0:
+        if not chunk:
+            if not buffer:
                 return None
             raise ConnectionError("connection closed in the middle of a frame")
-        received += count
+        buffer += chunk
         if deadline is None:
             deadline = time.monotonic() + FRAME_COMPLETION_SECONDS
     return bytes(buffer)
+
+
+def connect_with_retry(host: str, port: int, deadline: float,
+                       give_up: Callable[[OSError], BaseException]) -> socket.socket:
+    """A TCP connection to ``host:port``, retried with back-off until ``deadline``.
+
+    Refused or unreachable attempts are retried (the peer may still be starting); a connection
+    of the socket to itself -- which TCP allows when nothing listens on a local port in the
+    ephemeral range -- is dropped and retried too. At ``deadline`` the exception
+    ``give_up(last_error)`` is raised. The socket returned has ``TCP_NODELAY`` set and the
+    blocking timeout the last attempt used.
+    """
+    delay = 0.01
+    while True:
+        try:
+            sock = socket.create_connection(
+                (host, port), timeout=max(0.1, min(5.0, deadline - time.monotonic())))
+        except OSError as error:
+            last_error: OSError = error
+        else:
+            if sock.getsockname() != sock.getpeername():
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                return sock
+            sock.close()
+            last_error = ConnectionRefusedError(f"nothing listens at {host}:{port} yet")
+        if time.monotonic() + delay > deadline:
+            raise give_up(last_error) from last_error
+        time.sleep(delay)
+        delay = min(delay * 2, 1.0)
 
 
 def _pack_bytes(data: bytes) -> bytes:
@@ -105,14 +135,25 @@ class _Reader:
 
 
 class _StoreServer:
-    """The server side: a dict guarded by a condition, one thread per connected client."""
+    """The server side: a dict guarded by a condition, one thread per connected client.
+
+    Blocking requests (``get``, ``wait``) wait on the condition; :meth:`stop` wakes them, so
+    every thread of the server ends when the store is closed.
+    """
 
     def __init__(self, host: str, port: int) -> None:
         self._data: Dict[str, bytes] = {}
         self._changed = threading.Condition()
         self._stopping = False
-        self._clients: List[socket.socket] = []
-        self._listener = socket.create_server((host, port), backlog=128)
+        self._clients: Dict[socket.socket, threading.Thread] = {}
+        try:
+            self._listener = socket.create_server((host, port), backlog=128)
+        except OSError as error:
+            raise RuntimeError(
+                f"TCPStore: cannot host the store at {host}:{port} ({error}); another process "
+                "(an earlier job still running?) may hold that port: pick another free port "
+                "for MASTER_PORT / PADDLE_MASTER, or stop that process"
+            ) from error
         self._listener.settimeout(IDLE_POLL_SECONDS)
         self.port = self._listener.getsockname()[1]
         self._thread = threading.Thread(target=self._accept_loop, daemon=True,
@@ -129,10 +170,14 @@ class _StoreServer:
                 return
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             conn.settimeout(IDLE_POLL_SECONDS)
+            thread = threading.Thread(target=self._serve_client, args=(conn,), daemon=True,
+                                      name=f"minidp-store-client-{self.port}")
             with self._changed:
-                self._clients.append(conn)
-            threading.Thread(target=self._serve_client, args=(conn,), daemon=True,
-                             name="minidp-store-client").start()
+                if self._stopping:
+                    conn.close()
+                    return
+                self._clients[conn] = thread
+            thread.start()
 
     def _serve_client(self, conn: socket.socket) -> None:
         peer = "unknown"
@@ -149,15 +194,19 @@ class _StoreServer:
                 if body is None:
                     raise MalformedFrame("connection closed before the frame body")
                 status, payload = self._handle(_Reader(body))
+                if self._stopping:
+                    return
+                # a large value may take a busy client longer than the polling interval to take
+                conn.settimeout(FRAME_COMPLETION_SECONDS)
                 conn.sendall(_LEN.pack(len(payload) + 1) + bytes([status]) + payload)
+                conn.settimeout(IDLE_POLL_SECONDS)
         except MalformedFrame as error:
             logger.warning("TCPStore server: closing connection from %s: %s", peer, error)
         except (OSError, ConnectionError):
             pass
         finally:
             with self._changed:
-                if conn in self._clients:
-                    self._clients.remove(conn)
+                self._clients.pop(conn, None)
             conn.close()
 
     def _handle(self, reader: _Reader) -> Tuple[int, bytes]:
@@ -173,7 +222,9 @@ class _StoreServer:
             key, timeout_ms = reader.key(), reader.i64()
             reader.finish()
             with self._changed:
-                if not self._changed.wait_for(lambda: key in self._data, timeout_ms / 1000):
+                self._changed.wait_for(lambda: self._stopping or key in self._data,
+                                       timeout_ms / 1000)
+                if key not in self._data:
                     return TIMED_OUT, b""
                 return OK, self._data[key]
         if command == ADD:
@@ -192,8 +243,9 @@ class _StoreServer:
             timeout_ms, keys = reader.i64(), reader.keys()
             reader.finish()
             with self._changed:
-                present = self._changed.wait_for(lambda: all(k in self._data for k in keys),
-                                                 timeout_ms / 1000)
+                present = self._changed.wait_for(
+                    lambda: self._stopping or all(k in self._data for k in keys),
+                    timeout_ms / 1000) and all(k in self._data for k in keys)
             return (OK, b"") if present else (TIMED_OUT, b"")
         if command == CHECK:
             keys = reader.keys()
@@ -212,21 +264,25 @@ class _StoreServer:
         raise MalformedFrame(f"unknown command {command}")
 
     def stop(self) -> None:
-        self._stopping = True
+        """Close the listener and every connection; wait (bounded) for the threads to end."""
+        with self._changed:
+            self._stopping = True
+            clients = dict(self._clients)
+            self._changed.notify_all()  # wakes blocked get/wait requests
         try:
             self._listener.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept at once
         except OSError:
             pass
         self._listener.close()
-        with self._changed:
-            clients = list(self._clients)
-            self._changed.notify_all()
         for conn in clients:
             try:
                 conn.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
-        self._thread.join(2 * IDLE_POLL_SECONDS)
+        deadline = time.monotonic() + STOP_JOIN_SECONDS
+        for thread in [self._thread, *clients.values()]:
+            if thread is not threading.current_thread():
+                thread.join(max(0.0, deadline - time.monotonic()))
 
 
 class TCPStore:
@@ -251,27 +307,23 @@ class TCPStore:
         self._server = _StoreServer(host, port) if is_master else None
         self.port = self._server.port if self._server else port
         self._lock = threading.Lock()
-        self._sock = self._connect()
+        self._closed_because = ""
+        try:
+            self._sock: Optional[socket.socket] = self._connect()
+        except BaseException:
+            if self._server is not None:
+                self._server.stop()
+            raise
 
     def _connect(self) -> socket.socket:
-        deadline = time.monotonic() + self.timeout
-        delay = 0.01
-        while True:
-            try:
-                sock = socket.create_connection(
-                    (self.host, self.port), timeout=max(0.1, min(5.0, deadline - time.monotonic())))
-            except OSError as error:
-                if time.monotonic() + delay > deadline:
-                    raise RuntimeError(
-                        f"TCPStore: cannot reach the store at {self.host}:{self.port} within "
-                        f"{self.timeout:g} s ({error}); check that the master (rank 0) is running "
-                        "and MASTER_ADDR/MASTER_PORT (or PADDLE_MASTER) point at it"
-                    ) from error
-                time.sleep(delay)
-                delay = min(delay * 2, 1.0)
-                continue
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            return sock
+        def give_up(error: OSError) -> RuntimeError:
+            return RuntimeError(
+                f"TCPStore: cannot reach the store at {self.host}:{self.port} within "
+                f"{self.timeout:g} s ({error}); check that the master (rank 0) is running "
+                "and MASTER_ADDR/MASTER_PORT (or PADDLE_MASTER) point at it"
+            )
+
+        return connect_with_retry(self.host, self.port, time.monotonic() + self.timeout, give_up)
 
     @property
     def local_address(self) -> str:
@@ -284,7 +336,9 @@ class TCPStore:
         limit = self.timeout + wait_seconds
         with self._lock:
             if self._sock is None:
-                raise RuntimeError(f"TCPStore {what}: the store client is closed")
+                raise RuntimeError(
+                    f"TCPStore {what}: this client is closed{self._closed_because}; create a "
+                    "new TCPStore to talk to the store again")
             try:
                 self._sock.settimeout(limit)
                 self._sock.sendall(_LEN.pack(len(frame)) + frame)
@@ -295,6 +349,10 @@ class TCPStore:
                 if not reply:
                     raise ConnectionError("the store sent an empty reply")
             except (OSError, ConnectionError) as error:
+                # A reply may still be on its way: later requests would read it as theirs.
+                self._sock.close()
+                self._sock = None
+                self._closed_because = f" after an earlier failure ({what}: {error})"
                 raise RuntimeError(
                     f"TCPStore {what} at {self.host}:{self.port} failed: {error}; the store host "
                     "(rank 0) may have exited"

@@ -27,21 +27,22 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import select
 import socket
 import struct
 import time
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Set
 
 import numpy
 
+from ..store import connect_with_retry
 from .base import GroupSpec, ProcessGroup, ReduceOp, divide_by_size
 
 logger = logging.getLogger("minidp.distributed")
 
 CHUNK_BYTES = 1 << 20
 SMALL_ALL_REDUCE_BYTES = 64 << 10
-SOCKET_BUFFER_BYTES = 4 << 20
 
 _HELLO = struct.Struct("!4s8sII")
 _MAGIC = b"MDPG"
@@ -67,6 +68,17 @@ class RecvPiece(NamedTuple):
 
     data: numpy.ndarray
     reduce_into: Optional[numpy.ndarray] = None
+
+
+# The peer named by the errors a rank raises when another rank failed first (``_lost``,
+# ``_wait_ready``, ``_dial``); the launcher reads it to tell the first failure from its echoes.
+_PEER_IN_ERROR = re.compile(r"(?:lost the connection to|timed out waiting for|cannot connect to)"
+                            r" rank (\d+)(?: \(global (\d+)\))?")
+
+
+def peers_blamed(text: str) -> Set[int]:
+    """Job ranks that gloo error messages in ``text`` name as the peer that failed them."""
+    return {int(global_rank or rank) for rank, global_rank in _PEER_IN_ERROR.findall(text)}
 
 
 def _raw(array: numpy.ndarray) -> numpy.ndarray:
@@ -129,19 +141,14 @@ class GlooProcessGroup(ProcessGroup):
 
     def _dial(self, address: str, peer: int, deadline: float) -> socket.socket:
         host, _, port = address.rpartition(":")
-        delay = 0.01
-        while True:
-            try:
-                return socket.create_connection((host, int(port)), timeout=max(
-                    0.1, deadline - time.monotonic()))
-            except OSError as error:
-                if time.monotonic() + delay > deadline:
-                    raise RuntimeError(
-                        f"{self.describe('connect')}: cannot connect to {self.describe_rank(peer)}"
-                        f" at {address} ({error}); check that it is running and reachable"
-                    ) from error
-                time.sleep(delay)
-                delay = min(2 * delay, 0.5)
+
+        def give_up(error: OSError) -> RuntimeError:
+            return RuntimeError(
+                f"{self.describe('connect')}: cannot connect to {self.describe_rank(peer)} at "
+                f"{address} ({error}); check that it is running and that this host can reach it"
+            )
+
+        return connect_with_retry(host, int(port), deadline, give_up)
 
     def _accept(self, listener: socket.socket, digest: bytes, deadline: float,
                 connected: Dict[int, socket.socket]):
