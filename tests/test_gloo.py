@@ -44,7 +44,7 @@ def expected_reduction(arrays, op, size):
               ReduceOp.MIN: stacked.min(0), ReduceOp.PROD: stacked.prod(0),
               ReduceOp.AVG: stacked.sum(0) / size}[op]
     if op == ReduceOp.AVG and arrays[0].dtype.kind == "i":
-        result = np.floor_divide(stacked.sum(0), size)
+        result = np.trunc(stacked.sum(0) / size)  # toward zero, as Paddle's AVG
     return result
 
 

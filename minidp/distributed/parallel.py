@@ -114,7 +114,9 @@ def _share_endpoints_over_mpi(env: ParallelEnv) -> None:
     """Give every rank an ``ip:port`` and export them as ``PADDLE_*`` endpoint variables.
 
     Uses buffer-based MPI all-gathers of fixed-size byte strings, so nothing is unpickled.
-    Ranks on one host use 127.0.0.1; otherwise each rank's host address.
+    Ranks on one host use 127.0.0.1; otherwise each rank's host address. Rank 0's endpoint is
+    the job's store, which rank 0 starts here on a port the system picks, so no other process
+    can take the port between choosing and listening.
     """
     import numpy
     from mpi4py import MPI
@@ -138,7 +140,13 @@ def _share_endpoints_over_mpi(env: ParallelEnv) -> None:
     hostname = socket.gethostname()
     single_host = len(set(all_gather_text(hostname))) == 1
     host = "127.0.0.1" if single_host else socket.gethostbyname(hostname)
-    endpoints = all_gather_text(f"{host}:{_free_port(host)}")
+    if env.rank == 0:
+        store = TCPStore(host, 0, is_master=True, timeout=env.pg_timeout / 1000.0)
+        _global_stores[(host, store.port)] = store
+        port = store.port
+    else:
+        port = _free_port(host)
+    endpoints = all_gather_text(f"{host}:{port}")
     os.environ.setdefault("PADDLE_CURRENT_ENDPOINT", endpoints[env.rank])
     os.environ.setdefault("PADDLE_TRAINER_ENDPOINTS", ",".join(endpoints))
     os.environ.setdefault("PADDLE_MASTER", endpoints[0])

@@ -49,6 +49,8 @@ from typing import Any, Callable, Dict, Optional, Sequence
 
 import numpy
 
+from ...backend import get_array_module
+
 logger = logging.getLogger("minidp.distributed")
 
 
@@ -63,10 +65,12 @@ class ReduceOp(enum.IntEnum):
 
 
 def divide_by_size(array: Any, size: int) -> None:
-    """Finish an ``AVG`` reduction in place: true division for floats, floor division for ints."""
+    """Finish an ``AVG`` reduction in place: true division for floats; for integers the quotient
+    truncated toward zero, as Paddle's AVG (NCCL's ``ncclAvg``) gives it (-7 / 2 == -3)."""
     if array.dtype.kind in "fc":
         array /= size
     else:
+        array -= get_array_module(array).fmod(array, size)
         array //= size
 
 
