@@ -32,6 +32,7 @@ from minidp.distributed.reducer import assign_buckets
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "scripts"))
 import dp_tasks  # noqa: E402  (lives in tests/scripts)
+from dp_tasks import LinearNet  # noqa: E402
 
 GLOO = {"PADDLE_DISTRI_BACKEND": "gloo", "PADDLE_PG_TIMEOUT": "30000"}
 TINY = 1e-6  # MiB: about one byte, so every parameter gets a bucket of its own
@@ -227,16 +228,6 @@ def local_grads(make_layer, params, x, y):
     layer.set_state_dict({k: minidp.to_tensor(v) for k, v in params.items()})
     nn.MSELoss()(layer(minidp.to_tensor(x)), minidp.to_tensor(y)).backward()
     return {n: p.grad.numpy().astype(np.float64) for n, p in layer.named_parameters()}
-
-
-class LinearNet(nn.Layer):
-    def __init__(self):
-        super().__init__()
-        self._linear1 = nn.Linear(10, 10)
-        self._linear2 = nn.Linear(10, 1)
-
-    def forward(self, x):
-        return self._linear2(self._linear1(x))
 
 
 @pytest.mark.timeout(120)

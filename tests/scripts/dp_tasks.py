@@ -190,20 +190,22 @@ def equivalence_worker(scenarios: List[Dict[str, Any]]) -> Dict[str, Any]:
 # The seed's examples
 # ----------------------------------------------------------------------------------------------
 
+class LinearNet(nn.Layer):
+    """The network of the docs' DataParallel example."""
+
+    def __init__(self):
+        super().__init__()
+        self._linear1 = nn.Linear(10, 10)
+        self._linear2 = nn.Linear(10, 1)
+
+    def forward(self, x):
+        return self._linear2(self._linear1(x))
+
+
 def basic_example_train():
     """The DataParallel example of the docs, returning what a test needs to check it."""
     import minidp as paddle
-    import minidp.nn as nn
     import minidp.optimizer as opt
-
-    class LinearNet(nn.Layer):
-        def __init__(self):
-            super().__init__()
-            self._linear1 = nn.Linear(10, 10)
-            self._linear2 = nn.Linear(10, 1)
-
-        def forward(self, x):
-            return self._linear2(self._linear1(x))
 
     dist.init_parallel_env()
     rank = dist.get_rank()
