@@ -100,6 +100,9 @@ def train(args: argparse.Namespace) -> dict:
         dist.init_parallel_env()
         model = minidp.DataParallel(model)
     leader = dist.get_rank() == 0
+    if parallel and leader:
+        print(f"data-parallel on {dist.get_world_size()} ranks, "
+              f"{len(train_y) // dist.get_world_size()} training images per rank per epoch")
     optimizer = minidp.optimizer.Adam(learning_rate=args.lr, parameters=model.parameters())
     dataset = TensorDataset([minidp.to_tensor(train_x), minidp.to_tensor(train_y)])
     sampler = DistributedBatchSampler(dataset, batch_size=args.batch_size, shuffle=True)

@@ -62,6 +62,7 @@ def test_data_parallel_run_on_two_ranks_matches_its_resumed_run(tmp_path):
         return done.stdout
 
     straight = launch("--epochs", "12", "--checkpoint", str(tmp_path / "dp.ckpt"))
+    assert "[rank 0] data-parallel on 2 ranks, 719 training images per rank per epoch" in straight
     lines = re.findall(r"^\[rank (\d+)\] (epoch +\d+ .*)$", straight, flags=re.MULTILINE)
     assert [rank for rank, _ in lines] == ["0"] * 12, "only rank 0 reports epochs"
     assert final_accuracy(straight) >= 0.95
