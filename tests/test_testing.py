@@ -1,5 +1,6 @@
 """minidp.testing: golden files repeat exactly, hold what they promise, and comparisons catch
 a perturbed tensor; the equivalence check passes a correct job and fails a wrong one."""
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -49,6 +50,7 @@ def test_a_golden_file_holds_inputs_local_and_averaged_gradients_and_parameters(
     names = [p["name"] for p in manifest["parameters"]]
     assert names == ["0.weight", "0.bias", "2.weight", "2.bias"]
     data = np.load(recorded[0], allow_pickle=False)
+    assert [k for k in data.files if k.startswith("init/")] == [f"init/param/{n}" for n in names]
     for step in range(3):
         for rank in range(2):
             assert np.array_equal(data[f"step{step}/rank{rank}/input0"],
@@ -112,3 +114,16 @@ def test_bad_arguments_are_named(kwargs, error, match, tmp_path):
     arguments.update(kwargs)
     with pytest.raises(error, match=match):
         mt.golden(**arguments)
+
+
+def test_pytorch_ddp_matches_minidp_golden_file(tmp_path):
+    """Optional: runs where PyTorch is installed (it is never a dependency of minidp)."""
+    pytest.importorskip("torch")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    result = subprocess.run([sys.executable, str(ROOT / "examples" / "torch_ddp_against_golden.py"),
+                             "--workdir", str(tmp_path)], capture_output=True, text=True,
+                            timeout=300, env=env)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    summary = result.stdout.strip().splitlines()[-1]
+    total = int(summary.split()[2])
+    assert summary.startswith(f"{total} of {total} tensors within") and total == 13 * 3

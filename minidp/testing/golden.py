@@ -7,6 +7,8 @@ Format (NumPy ``.npz``, no pickled objects; load with ``numpy.load(path)``):
 
 - ``__manifest__``: JSON text: ``format`` ("minidp-golden/1"), ``world_size``, ``steps``,
   ``seed``, ``parameters`` (names in registration order, with shapes), ``layout``;
+- ``init/param/{name}``: the parameters every rank starts from (rank 0's, which DataParallel
+  broadcast): another framework loads these to start where minidp started;
 - ``step{s}/rank{r}/input{i}``: the rows of the step's global batch that rank ``r`` trained on
   (rank ``r`` takes the ``r``-th of ``world_size`` equal, contiguous slices of every array);
 - ``step{s}/rank{r}/loss``: the rank's loss (0-d);
@@ -86,6 +88,9 @@ def train_and_record(model: ModelSpec, loss: Callable, batches: List[tuple],
         if not p.stop_gradient:
             p.register_hook(keep_local(name))
     record: Dict[str, numpy.ndarray] = {}
+    if rank == 0:
+        for name, p in named:
+            record[f"init/param/{name}"] = p.numpy().copy()
     for step, batch in enumerate(batches):
         arrays = shard(batch, rank, world_size)
         prefix = f"step{step}/rank{rank}"
