@@ -94,7 +94,8 @@ def check_stream_examples(r, rank, n):
                                                  for _ in range(rank + 1)]
     assert r["stream.broadcast"] == [[1, 2, 3], [1, 2, 3]]
     assert r["stream.reduce"] == (r["stream.all_reduce"] if rank == 0 else [[1, 2, 3]] * 2)
-    expected = [sum(4 * j + 2 * rank for j in range(n)), sum(4 * j + 2 * rank + 1 for j in range(n))]
+    expected = [sum(4 * j + 2 * rank for j in range(n)),
+                sum(4 * j + 2 * rank + 1 for j in range(n))]
     assert r["stream.reduce_scatter"] == expected
     assert r["reduce_scatter_tensor"] == expected
     assert r["stream.send_recv"] == [[4, 5, 6], [4, 5, 6]]
@@ -156,9 +157,11 @@ def check_errors(r, rank, n):
                                                        "must be a non-empty list")
     assert errors["send_object_list_both_dst"] == ("ValueError: send_object_list: pass dst or "
                                                    "dst_in_group, not both")
-    assert r["scatter_wrong_length"].startswith("ValueError: scatter tensor_list must hold 1 tensor")
+    assert r["scatter_wrong_length"].startswith(
+        "ValueError: scatter tensor_list must hold 1 tensor")
     assert r["gather_wrong_shape"].startswith("ValueError: gather gather_list[0] has shape [2]")
-    assert r["scatter_no_list"].startswith("ValueError: scatter: the src rank must pass tensor_list")
+    assert r["scatter_no_list"].startswith(
+        "ValueError: scatter: the src rank must pass tensor_list")
     if rank == 0:
         assert r["unsendable_object"].startswith("TypeError: cannot send an object of type "
                                                  "builtins.set")

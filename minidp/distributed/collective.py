@@ -17,6 +17,7 @@ with arrays of the same shape and dtype; ``new_group`` must be called by every p
 """
 from __future__ import annotations
 
+import contextlib
 import datetime
 import logging
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
@@ -238,10 +239,12 @@ class CopyOutWork:
             copy_out()
 
     def is_completed(self) -> bool:
+        """True once the operation has finished (successfully or not; :meth:`wait` raises the
+        error of a failed one)."""
         if not self._work.is_completed():
             return False
-        self._work.wait()
-        self._finish()
+        with contextlib.suppress(RuntimeError):
+            self.wait()
         return True
 
     def wait(self, timeout: Optional[float] = None) -> bool:
