@@ -80,7 +80,9 @@ def check_doc_examples(r, rank, n):
     assert r["batch_isend_irecv"] == [[True, True], [left, left + 1]]
     assert r["wait"] is None
     assert r["is_available"] is True and r["parallel_mode"] == 0
-    assert r["get_group"] == [True, list(range(n))]
+    assert r["get_group"] == [True, list(range(n)), n - 1]
+    if rank == n - 1:
+        assert r["object_list_in_group"] == [["to", n - 1], None]
 
 
 def check_stream_examples(r, rank, n):

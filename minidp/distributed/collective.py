@@ -84,6 +84,10 @@ class Group:
         """The group-local rank of job rank ``rank``, or -1 when it is not in the group."""
         return self._ranks.index(rank) if rank in self._ranks else -1
 
+    def get_global_rank(self, rank: int) -> int:
+        """The job rank of group-local rank ``rank``, or -1 when this process is not a member."""
+        return self._ranks[rank] if self.is_member() else -1
+
     def __repr__(self) -> str:
         return (f"Group(id={self._id}, name={self._name!r}, rank={self._rank}, "
                 f"ranks={self._ranks}, backend={self.backend!r})")

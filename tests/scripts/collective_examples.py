@@ -110,6 +110,15 @@ def doc_examples(report: Dict[str, Any]) -> None:
         data = [None] * 3
         dist.recv_object_list(data, src=0)
     report["send_object_list"] = data
+    ends = dist.new_group([0, n - 1])
+    if rank in (0, n - 1):
+        inbox = [None, None]
+        if rank == 0:
+            dist.send_object_list([("to", ends.get_global_rank(1)), None], dst_in_group=1,
+                                  group=ends)
+        else:
+            dist.recv_object_list(inbox, src_in_group=0, group=ends)
+        report["object_list_in_group"] = inbox
 
     if rank == 0:
         data = to([7, 8, 9])
@@ -133,7 +142,8 @@ def doc_examples(report: Dict[str, Any]) -> None:
     report["get_backend"] = dist.get_backend()
     report["is_available"] = dist.is_available()
     report["parallel_mode"] = dist.ParallelMode.DATA_PARALLEL
-    report["get_group"] = (dist.get_group(group.id) is group, dist.get_group(0).ranks)
+    report["get_group"] = (dist.get_group(group.id) is group, dist.get_group(0).ranks,
+                           group.get_global_rank(n - 1))
 
 
 def stream_examples(report: Dict[str, Any]) -> None:
