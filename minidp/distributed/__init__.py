@@ -22,6 +22,7 @@ from .collective import (
     wait,
 )
 from .all_to_all import alltoall, alltoall_single
+from .gloo_context import gloo_barrier, gloo_init_parallel_env, gloo_release
 from .object_codec import get_object_serializer, set_object_serializer
 from .object_collectives import (
     all_gather_object,
@@ -48,7 +49,8 @@ __all__ = [
     "register_backend", "send",
     "P2POp", "ParallelMode", "all_gather_object", "alltoall", "alltoall_single",
     "batch_isend_irecv", "broadcast_object_list", "gather", "get_backend",
-    "get_object_serializer", "irecv", "is_available", "isend", "recv_object_list", "reduce",
+    "get_object_serializer", "gloo_barrier", "gloo_init_parallel_env", "gloo_release",
+    "irecv", "is_available", "isend", "recv_object_list", "reduce",
     "scatter", "scatter_object_list", "send_object_list", "set_object_serializer", "stream",
     "wait",
 ]
