@@ -70,6 +70,7 @@ def check_doc_examples(r, rank, n):
         assert r["alltoall_unequal"] == [np.full([j + 1, rank + 1], 10 * j + rank).tolist()
                                          for j in range(n)]
     assert r["alltoall_single"] == [j * n + rank for j in range(n)]
+    assert r["alltoall_in_place"] == [r["alltoall_single"], r["alltoall"]]
     assert r["alltoall_single_split"] == [[float(j)] * n for j in range(n) for _ in range(rank + 1)]
     assert r["all_gather_object"] == [{"foo": [1, 2, 3]}] + [{"bar": [4, 5, 6]}] * (n - 1)
     assert r["broadcast_object_list"] == [{"bar": [4, 5, 6]}]

@@ -4,13 +4,14 @@ to group rank ``k`` and receives block ``k`` of its output from it.
 Both are one :func:`~minidp.distributed.p2p.exchange`: pairwise sends and receives in an order
 that cannot deadlock, each bounded by the group timeout. Blocks may differ in size from peer to
 peer (Paddle's "unequal split sizes"), as long as what rank ``a`` sends to ``b`` has the size
-``b`` expects from ``a``. The operations complete before the call returns; with
+``b`` expects from ``a``. Inputs may be outputs too (in place). The operations complete before the call returns; with
 ``sync_op=False`` the returned task is already complete.
 """
 from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence, Union
 
+from .. import backend as array_backend
 from ..autograd.tensor import Tensor
 from .backends import Work
 from .collective import Group, resolve_group, stacked_view, tensor_array
@@ -22,6 +23,9 @@ def _run(group: Group, outputs: Sequence[Any], inputs: Sequence[Any], what: str)
     if outputs[me].nbytes != inputs[me].nbytes:
         raise ValueError(f"{what}: the block rank {me} keeps for itself has {inputs[me].nbytes} "
                          f"bytes but its output block has room for {outputs[me].nbytes}")
+    xp = array_backend.get_array_module(inputs[me])
+    inputs = [block.copy() if any(xp.may_share_memory(block, out) for out in outputs) else block
+              for block in inputs]  # an input that is also an output is read before it is written
     peers = range(group.world_size)
     exchange(group, [(inputs[k], k) for k in peers], [(outputs[k], k) for k in peers])
     return Work.completed(f"{what} on group '{group.name}' at rank {me}")

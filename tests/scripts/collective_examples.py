@@ -80,6 +80,11 @@ def doc_examples(report: Dict[str, Any]) -> None:
     output = minidp.zeros([n], "int64")
     dist.alltoall_single(output, minidp.arange(n, dtype="int64") + rank * n)
     report["alltoall_single"] = output.numpy().tolist()
+    in_place = minidp.arange(n, dtype="int64") + rank * n
+    dist.alltoall_single(in_place, in_place)
+    blocks = [block(rank, k) for k in range(n)]
+    dist.alltoall(blocks, blocks)
+    report["alltoall_in_place"] = (in_place.numpy().tolist(), _values(blocks))
     in_split_sizes = [i + 1 for i in range(n)]
     out_split_sizes = [rank + 1 for _ in range(n)]
     data = minidp.ones([sum(in_split_sizes), n], "float32") * rank
