@@ -7,10 +7,10 @@ and are translated to group-local ranks here. ``group=None`` means the default g
 ``sync_op=True``); processes outside the group do nothing and get None. Each group remembers
 its asynchronous operations until they finish, so :func:`wait` can wait for all of them.
 
-The helpers without a leading underscore (:func:`resolve_group`, :func:`tensor_array`,
+The helpers that are not Paddle functions (:func:`resolve_group`, :func:`tensor_array`,
 :func:`group_rank`, :func:`check_tensor_list`, :func:`stacked_view`, :func:`track`,
-:class:`CopyOutWork`) are shared with the other collective
-modules of this package (rooted, all-to-all, point-to-point, objects).
+:class:`CopyOutWork`) are shared with the other collective modules of this package (rooted,
+all-to-all, point-to-point, objects).
 
 Like Paddle and MPI, every process of a group must call the same collectives, in the same order,
 with arrays of the same shape and dtype; ``new_group`` must be called by every process of the job.
@@ -190,6 +190,8 @@ def destroy_process_group(group: Optional[Group] = None) -> None:
 
 
 def resolve_group(group: Union[None, Group, ProcessGroup], what: str) -> Group:
+    """The :class:`Group` that ``group`` names: the default group for None, the group carrying
+    a process group; ``what`` names the caller in errors."""
     if group is None:
         return _default_group(what)
     if isinstance(group, Group):

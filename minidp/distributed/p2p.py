@@ -19,9 +19,11 @@ raises ``RuntimeError`` instead of hanging.
 The operations run in the calling thread, in issue order with the group's other collectives:
 a process group runs one operation at a time, in the order issued, the same on every rank, and
 a background sender could be overtaken by a later collective on one rank but not on another.
-The returned tasks are therefore complete; ``wait()`` returns True at once. A lone ``isend`` of
-a large tensor that its peer answers only after its own ``isend`` (a ring of single calls)
-waits, as Paddle's gloo and NCCL backends do: use ``batch_isend_irecv`` for exchanges.
+The returned tasks are therefore complete; ``wait()`` returns True at once. Single calls are not
+reordered: a ring of lone ``isend`` then ``irecv`` calls works while the tensors fit in the
+transport's buffers, and with large tensors raises after the group timeout (NCCL outside a
+group call stalls the same way); exchanges belong in ``batch_isend_irecv``. (Paddle 3.3.1's own
+gloo backend times out on its documented ``batch_isend_irecv`` ring even for two elements.)
 """
 from __future__ import annotations
 
