@@ -73,6 +73,7 @@ def check_doc_examples(r, rank, n):
     assert r["alltoall_in_place"] == [r["alltoall_single"], r["alltoall"]]
     assert r["alltoall_single_split"] == [[float(j)] * n for j in range(n) for _ in range(rank + 1)]
     assert r["all_gather_object"] == [{"foo": [1, 2, 3]}] + [{"bar": [4, 5, 6]}] * (n - 1)
+    assert r["all_gather_object_appends"] == ["kept", *range(n)]
     assert r["broadcast_object_list"] == [{"bar": [4, 5, 6]}]
     assert r["scatter_object_list"] == [{"bar": [1 + 3 * rank, 2 + 3 * rank, 3 + 3 * rank]}]
     assert r["send_object_list"] == ["hello", {"key": 100}, [1, 2, 3]]

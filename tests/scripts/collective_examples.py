@@ -98,6 +98,9 @@ def doc_examples(report: Dict[str, Any]) -> None:
     object_list = []
     dist.all_gather_object(object_list, {"foo": [1, 2, 3]} if rank == 0 else {"bar": [4, 5, 6]})
     report["all_gather_object"] = object_list
+    object_list = ["kept"]
+    dist.all_gather_object(object_list, rank)
+    report["all_gather_object_appends"] = object_list
     object_list = [{"foo": [1, 2, 3]}] if rank == 0 else [{"bar": [4, 5, 6]}]
     dist.broadcast_object_list(object_list, src=1)
     report["broadcast_object_list"] = object_list
