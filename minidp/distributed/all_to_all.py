@@ -4,8 +4,8 @@ to group rank ``k`` and receives block ``k`` of its output from it.
 Both are one :func:`~minidp.distributed.p2p.exchange`: pairwise sends and receives in an order
 that cannot deadlock, each bounded by the group timeout. Blocks may differ in size from peer to
 peer (Paddle's "unequal split sizes"), as long as what rank ``a`` sends to ``b`` has the size
-``b`` expects from ``a``. Inputs may be outputs too (in place). The operations complete before the call returns; with
-``sync_op=False`` the returned task is already complete.
+``b`` expects from ``a``. Inputs may be outputs too (in place). The operations complete before
+the call returns; with ``sync_op=False`` the returned task is already complete.
 """
 from __future__ import annotations
 

@@ -8,9 +8,9 @@ and are translated to group-local ranks here. ``group=None`` means the default g
 its asynchronous operations until they finish, so :func:`wait` can wait for all of them.
 
 The helpers that are not Paddle functions (:func:`resolve_group`, :func:`tensor_array`,
-:func:`group_rank`, :func:`check_tensor_list`, :func:`stacked_view`, :func:`track`,
-:class:`CopyOutWork`) are shared with the other collective modules of this package (rooted,
-all-to-all, point-to-point, objects).
+:func:`group_rank`, :func:`check_tensor_list`, :func:`stacked_view`, :func:`flat_bytes`,
+:func:`track`, :class:`CopyOutWork`) are shared with the other collective modules of this
+package (rooted, all-to-all, point-to-point, objects).
 
 Like Paddle and MPI, every process of a group must call the same collectives, in the same order,
 with arrays of the same shape and dtype; ``new_group`` must be called by every process of the job.
@@ -214,6 +214,11 @@ def tensor_array(tensor: Any, what: str) -> Any:
         data = array_backend.get_array_module(data).array(data, order="C", copy=True)
         tensor._data = data
     return data
+
+
+def flat_bytes(array: Any) -> Any:
+    """The bytes of a C-contiguous NumPy or CuPy array as a flat uint8 view (no copy)."""
+    return array.reshape(-1).view("uint8")
 
 
 def group_rank(group: Group, rank: int, what: str) -> int:

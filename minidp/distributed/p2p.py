@@ -31,12 +31,15 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..autograd.tensor import Tensor
 from .backends import Work
-from .collective import Group, group_rank, recv, resolve_group, send, tensor_array
-
-
-def _raw(array: Any) -> Any:
-    """The bytes of a C-contiguous array as a flat uint8 view (no copy)."""
-    return array.reshape(-1).view("uint8")
+from .collective import (
+    Group,
+    flat_bytes,
+    group_rank,
+    recv,
+    resolve_group,
+    send,
+    tensor_array,
+)
 
 
 def exchange(group: Group, sends: Sequence[Tuple[Any, int]],
@@ -54,7 +57,7 @@ def exchange(group: Group, sends: Sequence[Tuple[Any, int]],
     for position, pairs in ((0, sends), (1, recvs)):
         for array, peer in pairs:
             if array.nbytes:
-                by_peer.setdefault(peer, ([], []))[position].append(_raw(array))
+                by_peer.setdefault(peer, ([], []))[position].append(flat_bytes(array))
     to_self, from_self = by_peer.pop(me, ([], []))
     if [a.nbytes for a in to_self] != [a.nbytes for a in from_self]:
         raise ValueError(f"rank {group.rank} sends {len(to_self)} and receives "

@@ -25,6 +25,7 @@ from .collective import (
     Group,
     all_gather,
     check_tensor_list,
+    flat_bytes,
     group_rank,
     resolve_group,
     stacked_view,
@@ -43,11 +44,6 @@ def reduce(tensor: Tensor, dst: int, op: ReduceOp = ReduceOp.SUM, group: Optiona
     data = tensor_array(tensor, "tensor")
     target = data if group.rank == group_rank(group, dst, "dst") else data.copy()
     return track(group, group.process_group.all_reduce(target, op, sync_op), sync_op)
-
-
-def _bytes_of(data: Any) -> Any:
-    """The bytes of a C-contiguous array as a flat uint8 view (no copy)."""
-    return data.reshape(-1).view("uint8")
 
 
 def scatter_rows(group: Group, out: Any, rows: Optional[Any], src: int,
@@ -91,7 +87,7 @@ def scatter(tensor: Tensor, tensor_list: Union[None, Sequence[Tensor], Tensor] =
             xp = array_backend.get_array_module(out)
             source = xp.stack([tensor_array(t, "scatter tensor_list item") for t in tensor_list])
         rows = source.reshape(size, out.size).view("uint8")
-    work = scatter_rows(group, _bytes_of(out), rows, local_src, sync_op)
+    work = scatter_rows(group, flat_bytes(out), rows, local_src, sync_op)
     return track(group, work, sync_op)
 
 
