@@ -1,0 +1,103 @@
+"""Shape ops: values against NumPy, gradients against finite differences, bad input."""
+import numpy as np
+import pytest
+
+import minidp
+from gradcheck import check_grad
+
+rng = np.random.default_rng(11)
+T = minidp.to_tensor
+
+
+def r(*shape):
+    return rng.uniform(-2.0, 2.0, shape)
+
+
+def concat_all(parts):
+    """One tensor from a list of outputs, so a single gradient check covers all of them."""
+    return minidp.concat([minidp.reshape(p, [-1]) for p in parts])
+
+
+GRAD_CASES = [
+    ("tile", lambda x: minidp.tile(x, [2, 1, 3]), (2, 3)),
+    ("tile_shorter_repeats", lambda x: x.tile([2]), (2, 3)),
+    ("repeat_interleave_int", lambda x: minidp.repeat_interleave(x, 2, axis=1), (2, 3)),
+    ("repeat_interleave_counts", lambda x: minidp.repeat_interleave(x, T(np.array([1, 0, 3])), axis=1), (2, 3)),
+    ("repeat_interleave_flat", lambda x: minidp.repeat_interleave(x, 2), (2, 3)),
+    ("flip", lambda x: minidp.flip(x, [0, 2]), (2, 3, 2)),
+    ("rot90", lambda x: minidp.rot90(x, 1, [0, 1]), (2, 3)),
+    ("rot90_k3", lambda x: minidp.rot90(x, 3, [1, 2]), (2, 3, 4)),
+    ("roll_axes", lambda x: minidp.roll(x, [1, -2], [0, 1]), (3, 4)),
+    ("roll_flat", lambda x: minidp.roll(x, 5), (3, 4)),
+    ("chunk", lambda x: concat_all(minidp.chunk(x, 2, axis=1)), (3, 4)),
+    ("unbind", lambda x: concat_all(minidp.unbind(x, axis=1)), (3, 4)),
+    ("unstack", lambda x: concat_all(x.unstack()), (3, 4)),
+    ("tensor_split_sections", lambda x: concat_all(minidp.tensor_split(x, 3, axis=1)), (2, 7)),
+    ("tensor_split_indices", lambda x: concat_all(minidp.tensor_split(x, [1, 3])), (5, 2)),
+    ("hsplit", lambda x: concat_all(minidp.hsplit(x, [1])), (2, 3)),
+    ("vsplit", lambda x: concat_all(minidp.vsplit(x, 2)), (4, 3)),
+    ("dsplit", lambda x: concat_all(minidp.dsplit(x, 2)), (2, 2, 4)),
+    ("moveaxis", lambda x: minidp.moveaxis(x, [0, 1], [2, 0]), (2, 3, 4)),
+    ("broadcast_to", lambda x: minidp.broadcast_to(x, [2, 3, 4]), (3, 1)),
+    ("broadcast_tensors", lambda x: concat_all(minidp.broadcast_tensors([x, T(np.ones((2, 1, 1)))])), (3, 1)),
+    ("expand_as", lambda x: x.expand_as(T(np.ones((2, 3, 4)))), (1, 4)),
+    ("view", lambda x: x.view([4, 3]), (2, 6)),
+    ("view_as", lambda x: minidp.view_as(x, T(np.ones((3, 4)))), (2, 6)),
+    ("unflatten", lambda x: minidp.unflatten(x, 1, [2, -1]), (3, 6)),
+    ("atleast_3d", lambda x: minidp.atleast_3d(x), (3,)),
+    ("slice", lambda x: minidp.slice(x, [0, 2], [1, 0], [3, 10]), (4, 2, 3)),
+    ("strided_slice", lambda x: minidp.strided_slice(x, [1], [4], [0], [-2]), (2, 5)),
+    ("crop", lambda x: minidp.crop(x, [2, -1], [1, 1]), (4, 3)),
+]
+
+
+@pytest.mark.parametrize("name,fn,shape", GRAD_CASES, ids=[c[0] for c in GRAD_CASES])
+def test_gradients(name, fn, shape):
+    check_grad(fn, r(*shape))
+
+
+def test_values_match_numpy():
+    a = r(2, 3, 4)
+    np.testing.assert_allclose(minidp.tile(T(a), [2, 1, 1, 2]).numpy(), np.tile(a, [2, 1, 1, 2]))
+    np.testing.assert_allclose(minidp.repeat_interleave(T(a), T(np.array([2, 1])), axis=0).numpy(),
+                               np.repeat(a, [2, 1], axis=0))
+    np.testing.assert_allclose(minidp.flip(T(a), 1).numpy(), np.flip(a, 1))
+    np.testing.assert_allclose(minidp.rot90(T(a), -1, [2, 0]).numpy(), np.rot90(a, -1, (2, 0)))
+    np.testing.assert_allclose(minidp.roll(T(a), 2, 2).numpy(), np.roll(a, 2, 2))
+    np.testing.assert_allclose(minidp.moveaxis(T(a), 0, -1).numpy(), np.moveaxis(a, 0, -1))
+    for got, want in zip(minidp.tensor_split(T(np.arange(7.0)), [5, 2]), np.array_split(np.arange(7.0), [5, 2])):
+        np.testing.assert_allclose(got.numpy(), want)
+    assert [p.shape for p in minidp.hsplit(T(np.ones((2, 5))), 2)] == [[2, 3], [2, 2]]
+    assert [p.shape for p in minidp.unbind(T(a), 2)] == [[2, 3]] * 4
+    assert [t.shape for t in minidp.atleast_2d(T(1.0), T(np.ones(2)), T(a))] == [[1, 1], [1, 2], [2, 3, 4]]
+    assert minidp.atleast_3d(T(np.ones((2, 3)))).shape == [2, 3, 1]
+    assert minidp.atleast_1d(T(1.0)).shape == [1]
+    assert minidp.broadcast_shape([2, 1], [3]) == [2, 3]
+    np.testing.assert_allclose(minidp.slice(T(a), [1, 2], [-2, 1], [10, 3]).numpy(), a[:, -2:, 1:3])
+    np.testing.assert_allclose(minidp.crop(T(a), [1, 2, 2], [1, 0, 1]).numpy(), a[1:2, 0:2, 1:3])
+    bits = minidp.view(T(np.ones(2, dtype=np.float32)), "int32")
+    np.testing.assert_array_equal(bits.numpy(), np.ones(2, dtype=np.float32).view(np.int32))
+
+
+def test_bad_inputs():
+    x = T(np.ones((3, 4)))
+    with pytest.raises(ValueError, match="cannot divide evenly"):
+        minidp.chunk(x, 3, axis=1)
+    with pytest.raises(ValueError, match="axis 2 is out of range"):
+        minidp.flip(x, 2)
+    with pytest.raises(ValueError, match="two different axes"):
+        minidp.rot90(x, 1, [0, 0])
+    with pytest.raises(ValueError, match="same length"):
+        minidp.roll(x, [1, 2], [0])
+    with pytest.raises(ValueError, match="do not broadcast"):
+        minidp.broadcast_shape([2, 3], [4])
+    with pytest.raises(ValueError, match="cannot broadcast"):
+        minidp.broadcast_to(x, [2, 4])
+    with pytest.raises(ValueError, match="at least 3 axes"):
+        minidp.dsplit(x, 2)
+    with pytest.raises(ValueError, match="one count per slice"):
+        minidp.repeat_interleave(x, T(np.array([1, 2])), axis=0)
+    with pytest.raises(ValueError, match="leaves x's shape"):
+        minidp.crop(x, [2, 2], [2, 0])
+    with pytest.raises(ValueError, match="cannot view"):
+        x.view([5, 2])
