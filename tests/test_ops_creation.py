@@ -87,3 +87,5 @@ def test_bad_inputs():
         minidp.diag(T(np.ones((2, 2, 2))))
     with pytest.raises(ValueError, match="expects 1-D tensors"):
         minidp.meshgrid(T(np.ones((2, 2))), T(np.ones(2)))
+    with pytest.raises(TypeError, match="need one dtype"):
+        minidp.meshgrid(minidp.arange(2), minidp.arange(3).astype("float32"))

@@ -138,3 +138,10 @@ def test_bad_inputs():
         minidp.linalg.cholesky(T(-np.eye(2)))
     with pytest.raises(ValueError, match="axis1 and axis2 must differ"):
         minidp.diagonal(x, 0, 1, -1)
+
+
+def test_inf_norm_gives_every_tied_extreme_the_full_gradient_as_paddle_does():
+    x = T([3.0, -1.0, -3.0, 0.0])
+    x.stop_gradient = False
+    minidp.norm(x, float("inf")).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 0.0, -1.0, 0.0])

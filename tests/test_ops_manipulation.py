@@ -101,3 +101,37 @@ def test_bad_inputs():
         minidp.crop(x, [2, 2], [2, 0])
     with pytest.raises(ValueError, match="cannot view"):
         x.view([5, 2])
+
+
+def _flat(value):
+    parts = value if isinstance(value, (list, tuple)) else [value]
+    return [p.numpy() for p in parts]
+
+
+I = T(np.array([[1, 0], [0, 1]], dtype=np.int64))
+METHOD_CASES = [
+    ("topk", (2,)), ("sort", ()), ("argsort", ()), ("nonzero", ()), ("masked_select", (T(np.eye(2, dtype=bool)),)),
+    ("bucketize", (T([0.0, 1.0]),)), ("unique", ()), ("unique_consecutive", ()), ("kthvalue", (1,)), ("mode", ()),
+    ("index_sample", (I,)), ("gather", (I[0],)), ("gather_nd", (I,)), ("scatter", (I[0], T(np.ones((2, 2))))),
+    ("scatter_nd_add", (I, T(np.ones(2)))), ("index_select", (I[0], 1)), ("index_add", (I[0], 0, T(np.ones((2, 2))))),
+    ("index_put", ((I[0], I[1]), T(1.0))), ("index_fill", (I[0], 1, 3.0)), ("take_along_axis", (I, 1)),
+    ("put_along_axis", (I, 2.0, 1)), ("masked_fill", (T(np.eye(2, dtype=bool)), 5.0)),
+    ("masked_scatter", (T(np.eye(2, dtype=bool)), T(np.ones(2)))), ("take", (I,)), ("tile", ([2],)),
+    ("repeat_interleave", (2,)), ("flip", (0,)), ("rot90", ()), ("roll", (1,)), ("chunk", (2,)), ("unbind", ()),
+    ("tensor_split", (2,)), ("hsplit", (2,)), ("vsplit", (2,)), ("moveaxis", (0, 1)), ("broadcast_to", ([3, 2, 2],)),
+    ("expand_as", (T(np.ones((3, 2, 2))),)), ("view", ([4],)), ("view_as", (T(np.ones(4)),)), ("unflatten", (1, [2, 1])),
+    ("unstack", ()), ("strided_slice", ([0], [0], [2], [2])), ("bmm", (T(np.ones((1, 2, 3))),), T(np.ones((1, 2, 2)))), ("dot", (T(np.ones((2, 2))),)),
+    ("mv", (T(np.ones(2)),)), ("outer", (T(np.ones(3)),)), ("inner", (T(np.ones((3, 2))),)), ("t", ()), ("tril", ()),
+    ("triu", (1,)), ("cross", (T(np.ones((3, 2))),), T(np.arange(6.0).reshape(3, 2))), ("kron", (T(np.ones((2, 1))),)), ("trace", ()), ("diagonal", ()),
+    ("diag_embed", ()), ("norm", ()), ("dist", (T(np.ones(2)),)), ("cdist", (T(np.ones((3, 2))),)),
+    ("addmm", (T(np.ones((2, 2))), T(np.ones((2, 2))))), ("cholesky", ()), ("inverse", ()), ("clone", ()),
+    ("numel", ()), ("diag", ()), ("diagflat", ()),
+]
+
+
+@pytest.mark.parametrize("case", METHOD_CASES, ids=[c[0] for c in METHOD_CASES])
+def test_tensor_methods_match_the_functions(case):
+    name, args = case[:2]
+    x = case[2] if len(case) > 2 else T(np.array([[4.0, 1.0], [1.0, 3.0]]))
+    for got, want in zip(_flat(getattr(x, name)(*args)), _flat(getattr(minidp, name)(x, *args))):
+        np.testing.assert_array_equal(got, want)

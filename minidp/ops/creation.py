@@ -212,6 +212,9 @@ def meshgrid(*args: Any, **kwargs: Any) -> list:
     tensors = list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else list(args)
     if any(t._data.ndim > 1 for t in tensors):
         raise ValueError(f"meshgrid: expects 1-D tensors, got shapes {[t.shape for t in tensors]}")
+    if len({t._data.dtype for t in tensors}) > 1:
+        raise TypeError(f"meshgrid: all tensors need one dtype, got {[str(t.dtype) for t in tensors]}; "
+                        "convert them with .astype first")
     shape = [t._data.size for t in tensors]
     n = len(tensors)
     return [expand(reshape(t, [1] * i + [-1] + [1] * (n - i - 1)), shape) for i, t in enumerate(tensors)]

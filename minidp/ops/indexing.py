@@ -239,7 +239,8 @@ def index_fill(x: Tensor, index: Any, axis: int, value: Any, name: str = None) -
 
 
 def _along_axis_index(op: str, xd: Any, indices: Any, axis: int, broadcast: bool) -> tuple:
-    """The normalised axis and the index array (broadcast to x except on ``axis``) of the *_along_axis ops."""
+    """The normalised axis and the checked index array (broadcast to x except on ``axis``) of the
+    *_along_axis ops."""
     idx = index_data(indices, op)
     axis = normalize_axis(axis, xd.ndim)[0]
     if idx.ndim != xd.ndim:
@@ -254,13 +255,16 @@ def _along_axis_index(op: str, xd: Any, indices: Any, axis: int, broadcast: bool
                              f"of shape {list(xd.shape)} outside axis {axis}") from None
     if idx.size and (int(idx.max()) >= xd.shape[axis] or int(idx.min()) < -xd.shape[axis]):
         raise ValueError(f"{op}: an index is out of range for axis {axis} of length {xd.shape[axis]}")
-    return axis, axis_index(idx, axis)
+    return axis, idx
 
 
-def take_along_axis(arr: Tensor, indices: Any, axis: int, broadcast: bool = True) -> Tensor:
-    """Values of arr at ``indices`` along ``axis`` (as NumPy's ``take_along_axis``)."""
-    xd = arr._data
-    axis, positions = _along_axis_index("take_along_axis", xd, indices, axis, broadcast)
+def take_along(x: Tensor, idx: Any, axis: int) -> Tensor:
+    """Values of x at the valid index array ``idx`` (x's rank, non-negative ``axis``) along ``axis``.
+
+    The unchecked core of :func:`take_along_axis`, for ops that computed ``idx`` themselves.
+    """
+    xd = x._data
+    positions = axis_index(idx, axis)
     xp = backend.get_array_module(xd)
 
     def backward(g):
@@ -268,7 +272,21 @@ def take_along_axis(arr: Tensor, indices: Any, axis: int, broadcast: bool = True
         xp.add.at(gx, positions, g)
         return (gx,)
 
-    return result(xd[positions], (arr,), backward)
+    return result(xd[positions], (x,), backward)
+
+
+def take_along_axis(arr: Tensor, indices: Any, axis: int, broadcast: bool = True) -> Tensor:
+    """Values of arr at ``indices`` along ``axis`` (as NumPy's ``take_along_axis``)."""
+    axis, idx = _along_axis_index("take_along_axis", arr._data, indices, axis, broadcast)
+    return take_along(arr, idx, axis)
+
+
+def _multiply_at(target: Any, positions: tuple, values: Any, axis: int) -> None:
+    """``target[positions] *= values`` with repeated positions multiplied in, one slice of ``axis``
+    at a time (positions within one slice never repeat, and CuPy has no ``multiply.at``)."""
+    for j in range(values.shape[axis]):
+        step = (slice(None),) * axis + (slice(j, j + 1),)
+        target[tuple(p[step] if p.shape[axis] > 1 else p for p in positions)] *= values[step]
 
 
 def put_along_axis(arr: Tensor, indices: Any, values: Any, axis: int, reduce: str = "assign",
@@ -277,12 +295,12 @@ def put_along_axis(arr: Tensor, indices: Any, values: Any, axis: int, reduce: st
 
     ``reduce`` is how: 'assign' (replace), 'add', 'mul'/'multiply', 'mean', 'amin' or 'amax'; with
     ``include_self=False`` the original values at written positions take no part. With 'assign'
-    the last value written to a position gets its gradient; for 'amin' and 'amax' tied winners
-    share it; for 'mul' the gradient of a value divides by it, so it
-    is defined where values are non-zero.
+    the last value written to a position gets its gradient; with 'amin' and 'amax' tied winners
+    share it; with 'mul' the gradient of a value divides by it, so it needs non-zero values.
     """
     xd = arr._data
-    axis, positions = _along_axis_index("put_along_axis", xd, indices, axis, broadcast)
+    axis, idx = _along_axis_index("put_along_axis", xd, indices, axis, broadcast)
+    positions = axis_index(idx, axis)
     values = lift(values, xd)
     xp = backend.get_array_module(xd)
     vd = xp.broadcast_to(xp.asarray(values._data, dtype=xd.dtype), positions[axis].shape)
@@ -300,12 +318,12 @@ def put_along_axis(arr: Tensor, indices: Any, values: Any, axis: int, reduce: st
             data = data / count
     elif reduce in ("mul", "multiply"):
         data = xd.copy() if include_self else xp.where(touched, 1, xd).astype(xd.dtype)
-        xp.multiply.at(data, positions, vd)
+        _multiply_at(data, positions, vd, axis)
     elif reduce in ("amin", "amax"):
         ufunc = xp.minimum if reduce == "amin" else xp.maximum
         data = xd.copy()
         if not include_self:
-            data[touched] = xp.inf if reduce == "amin" else -xp.inf
+            data[touched] = vd.max() if reduce == "amin" else vd.min()
         ufunc.at(data, positions, vd)
     else:
         raise ValueError(f"put_along_axis: reduce must be one of 'assign', 'add', 'mul', 'multiply', "
@@ -327,7 +345,7 @@ def put_along_axis(arr: Tensor, indices: Any, values: Any, axis: int, reduce: st
             gv = share[positions]
         elif reduce in ("mul", "multiply"):
             product = xp.ones_like(xd)
-            xp.multiply.at(product, positions, vd)
+            _multiply_at(product, positions, vd, axis)
             gx = g * product if include_self else xp.where(touched, 0, g)
             gv = (g * data)[positions] / vd
         else:

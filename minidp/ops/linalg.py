@@ -224,7 +224,11 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
 
 
 def _vector_norm(x: Tensor, p: float, axes: Any, keepdim: bool) -> Tensor:
-    """The p-norm over ``axes`` (all when None); its gradient is 0 where the norm is 0."""
+    """The p-norm over ``axes`` (all when None); its gradient is 0 where the norm is 0.
+
+    For p = +-inf every element tied for the extreme magnitude receives the full gradient, as in
+    Paddle (``max`` splits it among ties instead).
+    """
     xd = x._data
     xp = backend.get_array_module(xd)
     magnitude = xp.abs(xd)
@@ -242,8 +246,7 @@ def _vector_norm(x: Tensor, p: float, axes: Any, keepdim: bool) -> Tensor:
     def backward(g):
         g, norm = g.reshape(kept), data.reshape(kept)
         if p in (inf, -inf):
-            hits = magnitude == norm
-            return (g * xp.sign(xd) * hits / hits.sum(axis=axes, keepdims=True),)
+            return (g * xp.sign(xd) * (magnitude == norm),)
         safe = xp.where(norm == 0, 1, norm)
         if p == 2:
             return (xp.where(norm == 0, 0, g * xd / safe),)

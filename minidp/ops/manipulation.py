@@ -10,8 +10,6 @@ from __future__ import annotations
 import builtins
 from typing import Any, Sequence
 
-import numpy
-
 from .. import backend
 from ..autograd.tensor import Tensor
 from ._util import normalize_axis, result, wrap
@@ -153,7 +151,7 @@ def moveaxis(x: Tensor, source: Any, destination: Any, name: str = None) -> Tens
 def broadcast_shape(x_shape: Sequence[int], y_shape: Sequence[int]) -> list:
     """The shape that tensors of ``x_shape`` and ``y_shape`` broadcast to."""
     try:
-        return list(numpy.broadcast_shapes(tuple(x_shape), tuple(y_shape)))
+        return list(backend.numpy.broadcast_shapes(tuple(x_shape), tuple(y_shape)))
     except ValueError:
         raise ValueError(f"broadcast_shape: shapes {list(x_shape)} and {list(y_shape)} do not broadcast") from None
 

@@ -2,7 +2,7 @@
 
 Ops that return values and indices record one differentiable node for the values (a gather at
 the chosen positions, so the gradient flows back to where each value came from); indices are
-int64 tensors that need no gradient. Ties are broken towards the first occurrence, as Paddle does.
+int64 tensors that need no gradient. Sorting is stable, so equal values keep their order.
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 from .. import backend
 from ..autograd.tensor import Tensor
 from ._util import normalize_axis, result, unbroadcast, wrap
-from .indexing import take_along_axis
+from .indexing import take_along
 from .shape import squeeze
 
 
@@ -39,7 +39,7 @@ def sort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = Fal
          name: str = None) -> Tensor:
     """x sorted along ``axis``; the gradient returns to each value's original position."""
     axis = _axis(x, axis)
-    return take_along_axis(x, wrap(_order(x._data, axis, descending)), axis, broadcast=False)
+    return take_along(x, _order(x._data, axis, descending), axis)
 
 
 def topk(x: Tensor, k: Any, axis: int = None, largest: bool = True, sorted: bool = True,
@@ -51,19 +51,19 @@ def topk(x: Tensor, k: Any, axis: int = None, largest: bool = True, sorted: bool
     if not 0 < k <= length:
         raise ValueError(f"topk: k must be in [1, {length}] for axis {axis}, got {k}")
     order = _order(x._data, axis, largest)
-    indices = wrap(order[(slice(None),) * axis + (slice(0, k),)])
-    return take_along_axis(x, indices, axis, broadcast=False), indices
+    indices = order[(slice(None),) * axis + (slice(0, k),)]
+    return take_along(x, indices, axis), wrap(indices)
 
 
 def kthvalue(x: Tensor, k: int, axis: int = None, keepdim: bool = False, name: str = None) -> tuple:
-    """The k-th smallest value along ``axis`` (default last, k counts from 1) and its int64 index."""
+    """The k-th smallest value along ``axis`` (default last, k counts from 1) and its int64 index
+    (among equal values, the k-th in a stable sort; Paddle leaves that choice unspecified)."""
     axis = _axis(x, -1 if axis is None else axis)
     length = x._data.shape[axis]
     if not 1 <= k <= length:
         raise ValueError(f"kthvalue: k must be in [1, {length}] for axis {axis}, got {k}")
-    order = _order(x._data, axis, False)
-    index = order[(slice(None),) * axis + (slice(k - 1, k),)]
-    values = take_along_axis(x, wrap(index), axis, broadcast=False)
+    index = _order(x._data, axis, False)[(slice(None),) * axis + (slice(k - 1, k),)]
+    values = take_along(x, index, axis)
     if keepdim:
         return values, wrap(index)
     return squeeze(values, axis), wrap(index.squeeze(axis))
@@ -85,7 +85,7 @@ def mode(x: Tensor, axis: int = -1, keepdim: bool = False, name: str = None) -> 
     n = rows.shape[-1]
     last = n - 1 - xp.argmax((rows == winner)[..., ::-1], axis=-1)
     index = xp.expand_dims(last, axis)
-    values = take_along_axis(x, wrap(index), axis, broadcast=False)
+    values = take_along(x, index, axis)
     if keepdim:
         return values, wrap(index)
     return squeeze(values, axis), wrap(last)
