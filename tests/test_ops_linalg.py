@@ -73,7 +73,46 @@ GRAD_CASES = [
     ("solve_right", lambda x, y: minidp.linalg.solve(x, y, left=False), [well_conditioned(3), r(2, 3)]),
     ("cholesky", lambda a: minidp.linalg.cholesky(spd(a)), [r(3, 3)]),
     ("cholesky_upper_batched", lambda a: minidp.cholesky(spd(a), upper=True), [r(2, 3, 3)]),
+    ("diagonal_scatter", lambda x, y: minidp.diagonal_scatter(x, y, 1), [r(3, 4), r(3)]),
+    ("svdvals", minidp.linalg.svdvals, [r(2, 4, 3)]),
+    ("svd_tall", lambda x: svd_invariants(*minidp.linalg.svd(x)), [r(4, 3)]),
+    ("svd_wide_batched", lambda x: svd_invariants(*minidp.linalg.svd(x)), [r(2, 2, 3)]),
+    ("eigvalsh", lambda a: minidp.linalg.eigvalsh(a + minidp.t(a)), [r(3, 3)]),
+    ("eigh", lambda a: eigh_invariants(*minidp.linalg.eigh(a + minidp.t(a))), [r(3, 3)]),
+    ("eigh_upper", lambda a: eigh_invariants(*minidp.linalg.eigh(a + minidp.t(a), UPLO="U")), [r(4, 4)]),
+    ("qr", lambda x: qr_invariants(*minidp.linalg.qr(x)), [r(4, 3)]),
+    ("qr_square_batched", lambda x: qr_invariants(*minidp.linalg.qr(x)), [r(2, 3, 3)]),
+    ("qr_r_only", lambda x: minidp.linalg.qr(x, mode="r"), [r(4, 2)]),
+    ("norm_nuc", lambda x: minidp.norm(x, "nuc"), [r(3, 4)]),
+    ("norm_spectral_keepdim", lambda x: minidp.norm(x, 2, axis=[0, 2], keepdim=True), [r(3, 2, 4)]),
+    ("norm_min_singular", lambda x: minidp.linalg.matrix_norm(x, -2), [r(3, 4)]),
+    ("cond", lambda x: minidp.linalg.cond(x), [well_conditioned(3)]),
+    ("cond_fro", lambda x: minidp.linalg.cond(x, "fro"), [well_conditioned(3)]),
+    ("pinv", lambda x: minidp.linalg.pinv(x), [r(4, 3)]),
+    ("matrix_power", lambda x: minidp.linalg.matrix_power(x, 5), [r(3, 3) * 0.5]),
+    ("matrix_power_negative", lambda x: minidp.linalg.matrix_power(x, -2), [well_conditioned(3)]),
+    ("multi_dot", lambda a, b, c: minidp.linalg.multi_dot([a, b, c]), [r(4), r(4, 3), r(3, 2)]),
+    ("matrix_transpose", minidp.matrix_transpose, [r(2, 3, 4)]),
+    ("vecdot", minidp.vecdot, [r(3, 4), r(4)]),
+    ("cov", lambda x: minidp.linalg.cov(x), [r(3, 5)]),
+    ("cov_weighted_columns", lambda x: minidp.linalg.cov(x, rowvar=False, fweights=T(np.array([1, 2, 1, 3])),
+                                                         aweights=T(np.array([0.5, 1.0, 2.0, 1.0]))), [r(4, 2)]),
+    ("corrcoef", lambda x: minidp.linalg.corrcoef(x) * T(1 - np.eye(3)), [r(3, 5)]),
 ]
+
+
+def svd_invariants(u, s, vh):
+    """Functions of U, S, Vh that do not depend on the sign each singular pair is given."""
+    return minidp.concat([minidp.reshape(u * u, [-1]), minidp.reshape(s, [-1]), minidp.reshape(vh * vh, [-1]),
+                          minidp.reshape(minidp.matmul(u * minidp.unsqueeze(s * s, -2), vh), [-1])])
+
+
+def eigh_invariants(w, v):
+    return minidp.concat([w, minidp.reshape(v * v, [-1]), minidp.reshape(v[:, :1] * v[:, 1:2], [-1])])
+
+
+def qr_invariants(q, r):
+    return minidp.concat([minidp.reshape(q, [-1]), minidp.reshape(r, [-1])])
 
 
 @pytest.mark.parametrize("name,fn,inputs", GRAD_CASES, ids=[c[0] for c in GRAD_CASES])
@@ -107,6 +146,37 @@ def test_values_match_numpy():
     np.testing.assert_allclose(minidp.linalg.det(T(m)).numpy(), np.linalg.det(m))
     np.testing.assert_allclose(minidp.linalg.slogdet(T(-m)).numpy(), np.stack(np.linalg.slogdet(-m)))
     assert minidp.t(T(a[0])).shape == [4]
+    u, s, vh = minidp.linalg.svd(T(a))
+    np.testing.assert_allclose((u.numpy() * s.numpy()[None]) @ vh.numpy(), a, atol=1e-12)
+    np.testing.assert_allclose(s.numpy(), np.linalg.svd(a, compute_uv=False))
+    assert [t.shape for t in minidp.linalg.svd(T(a), full_matrices=True)] == [[3, 3], [3], [4, 4]]
+    sym = a[:, :3] + a[:, :3].T
+    w, v = minidp.linalg.eigh(T(sym))
+    np.testing.assert_allclose(v.numpy() @ np.diag(w.numpy()) @ v.numpy().T, sym, atol=1e-12)
+    q, rr = minidp.linalg.qr(T(a.T))
+    np.testing.assert_allclose(q.numpy() @ rr.numpy(), a.T, atol=1e-12)
+    assert minidp.linalg.qr(T(a), mode="complete")[0].shape == [3, 3]
+    np.testing.assert_allclose(minidp.norm(T(a), "nuc").numpy(), np.linalg.norm(a, "nuc"))
+    np.testing.assert_allclose(minidp.norm(T(a), 2, axis=[0, 1]).numpy(), np.linalg.norm(a, 2))
+    np.testing.assert_allclose(minidp.linalg.cond(T(m)).numpy(), np.linalg.cond(m))
+    np.testing.assert_allclose(minidp.linalg.cond(T(m), float("inf")).numpy(), np.linalg.cond(m, np.inf))
+    np.testing.assert_allclose(minidp.linalg.pinv(T(a)).numpy(), np.linalg.pinv(a), atol=1e-12)
+    np.testing.assert_allclose(minidp.linalg.matrix_power(T(m), -3).numpy(), np.linalg.matrix_power(m, -3))
+    np.testing.assert_allclose(minidp.linalg.matrix_power(T(m), 0).numpy(), np.eye(3))
+    assert int(minidp.linalg.matrix_rank(T(np.outer(a[0], a[1])))) == 1
+    assert minidp.linalg.matrix_rank(T(np.stack([m, np.zeros((3, 3))]))).numpy().tolist() == [3, 0]
+    assert int(minidp.linalg.matrix_rank(T(m), tol=10.0)) < 3
+    np.testing.assert_allclose(minidp.linalg.cov(T(a)).numpy(), np.cov(a))
+    np.testing.assert_allclose(minidp.linalg.cov(T(a), rowvar=False, ddof=False).numpy(), np.cov(a, rowvar=False, ddof=0))
+    fw, aw = np.array([1, 2, 1]), np.array([0.5, 1.0, 2.0])
+    np.testing.assert_allclose(minidp.linalg.cov(T(a), rowvar=False, fweights=T(fw), aweights=T(aw)).numpy(),
+                               np.cov(a, rowvar=False, fweights=fw, aweights=aw))
+    np.testing.assert_allclose(minidp.linalg.corrcoef(T(a)).numpy(), np.corrcoef(a))
+    np.testing.assert_allclose(minidp.diagonal_scatter(T(a), T(np.zeros(3))).numpy(),
+                               np.where(np.eye(3, 4, dtype=bool), 0, a))
+    np.testing.assert_allclose(minidp.linalg.multi_dot([T(a), T(b), T(b.T)]).numpy(), a @ b @ b.T)
+    assert minidp.swapaxes(T(np.ones((2, 3, 4))), 0, 2).shape == [4, 3, 2]
+    assert minidp.swapdims(T(np.ones((2, 3, 4))), [1, 2, 0]).shape == [3, 4, 2]
 
 
 def test_norm_gradient_is_zero_at_zero():
@@ -130,8 +200,22 @@ def test_bad_inputs():
         minidp.einsum("ij,jk->ik", x, x)
     with pytest.raises(ValueError, match="names 2 operands"):
         minidp.einsum("ij,jk->ik", x)
-    with pytest.raises(ValueError, match="spectral and nuclear"):
-        minidp.norm(x, 2, axis=[0, 1])
+    with pytest.raises(ValueError, match="matrix norms take"):
+        minidp.norm(x, 3, axis=[0, 1])
+    with pytest.raises(ValueError, match="'fro' or 'nuc'"):
+        minidp.norm(x, "max")
+    with pytest.raises(ValueError, match="UPLO must be"):
+        minidp.linalg.eigh(T(np.eye(2)), UPLO="X")
+    with pytest.raises(ValueError, match="diagonal's shape"):
+        minidp.diagonal_scatter(x, T(np.ones(4)))
+    needs_grad = T(np.ones((2, 3)))
+    needs_grad.stop_gradient = False
+    with pytest.raises(ValueError, match="has no gradient here"):
+        minidp.linalg.qr(needs_grad)
+    with pytest.raises(ValueError, match="has no gradient here"):
+        minidp.linalg.svd(needs_grad, full_matrices=True)
+    with pytest.raises(ValueError, match="at least two tensors"):
+        minidp.linalg.multi_dot([x])
     with pytest.raises(ValueError, match="square matrices"):
         minidp.linalg.inv(x)
     with pytest.raises(ValueError, match="not positive definite"):

@@ -17,12 +17,13 @@ from .creation import (assign, clone, diag, diagflat, empty, empty_like, linspac
 from .indexing import (gather, gather_nd, index_add, index_fill, index_put, index_sample, index_select,
                        masked_fill, masked_scatter, put_along_axis, scatter, scatter_nd, scatter_nd_add,
                        take, take_along_axis)
-from .linalg import (addmm, baddbmm, bmm, cdist, cholesky, cross, diag_embed, diagonal, dist, dot, einsum,
-                     inner, inv as inverse, kron, mv, norm, outer, t, trace, tril, triu)
+from .linalg import (addmm, baddbmm, bmm, cdist, cholesky, cond, corrcoef, cov, cross, diag_embed, diagonal,
+                     diagonal_scatter, dist, dot, eigvalsh, einsum, inner, inv as inverse, kron, matrix_power, matrix_transpose, multi_dot, mv, norm, outer, pinv, qr, slogdet,
+                     solve, t, trace, tril, triu, vecdot)
 from .manipulation import (atleast_1d, atleast_2d, atleast_3d, broadcast_shape, broadcast_tensors,
                            broadcast_to, chunk, crop, dsplit, expand_as, flip, hsplit, moveaxis,
-                           repeat_interleave, roll, rot90, slice, strided_slice, tensor_split, tile,
-                           unbind, unflatten, unstack, view, view_as, vsplit)
+                           repeat_interleave, roll, rot90, slice, strided_slice, swapaxes, swapdims,
+                           tensor_split, tile, unbind, unflatten, unstack, view, view_as, vsplit)
 from .search import (argsort, bucketize, kthvalue, masked_select, mode, nonzero, searchsorted, sort, topk,
                      unique, unique_consecutive)
 
@@ -112,6 +113,12 @@ __all__ = [
     "rank",
     "tril_indices",
     "triu_indices",
+    "diagonal_scatter",
+    "eigvalsh",
+    "matrix_transpose",
+    "swapaxes",
+    "swapdims",
+    "vecdot",
     "gather",
     "gather_nd",
     "index_add",
@@ -229,7 +236,12 @@ _METHODS.update({
     "cross": cross, "kron": kron, "trace": trace, "diagonal": diagonal, "diag_embed": diag_embed,
     "norm": norm, "dist": dist, "cdist": cdist, "addmm": addmm, "baddbmm": baddbmm,
     "cholesky": cholesky, "inverse": inverse, "clone": clone, "numel": numel, "diag": diag,
-    "diagflat": diagflat,
+    "diagflat": diagflat, "rank": rank, "atleast_1d": atleast_1d, "atleast_2d": atleast_2d,
+    "atleast_3d": atleast_3d, "slice": slice, "scatter_nd": scatter_nd, "eigvalsh": eigvalsh, "qr": qr,
+    "pinv": pinv, "cond": cond, "matrix_power": matrix_power, "multi_dot": multi_dot,
+    "matrix_transpose": matrix_transpose, "cov": cov, "corrcoef": corrcoef,
+    "diagonal_scatter": diagonal_scatter, "swapaxes": swapaxes, "swapdims": swapdims,
+    "slogdet": slogdet, "solve": solve,
 })
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)

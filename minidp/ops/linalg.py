@@ -6,9 +6,10 @@ import string
 from typing import Any
 
 from .. import backend
+from ..autograd.engine import is_grad_enabled
 from ..autograd.tensor import Tensor
 from ._util import normalize_axis, result, unbroadcast, wrap
-from .math import abs as absolute, add, multiply, scale, subtract
+from .math import abs as absolute, add, clip, divide, multiply, scale, sqrt, subtract, where
 from .reduction import max as reduce_max, min as reduce_min, sum as reduce_sum
 from .shape import reshape, squeeze, transpose, unsqueeze
 
@@ -223,6 +224,27 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     return result(data, (input,), lambda g: (g[index],))
 
 
+def diagonal_scatter(x: Tensor, y: Tensor, offset: int = 0, axis1: int = 0, axis2: int = 1,
+                     name: str = None) -> Tensor:
+    """x with the diagonal of the plane ``axis1``/``axis2`` replaced by y (shaped as ``diagonal`` returns it)."""
+    xd, yd = x._data, y._data
+    a1, a2 = normalize_axis([axis1, axis2], xd.ndim)
+    xp = backend.get_array_module(xd)
+    index = _diagonal_index(xp, xd.shape, offset, a1, a2)
+    if xd[index].shape != yd.shape:
+        raise ValueError(f"diagonal_scatter: y must have the diagonal's shape {list(xd[index].shape)}, "
+                         f"got {list(yd.shape)}")
+    data = xd.copy()
+    data[index] = yd
+
+    def backward(g):
+        gx = g.copy()
+        gx[index] = 0
+        return gx, g[index]
+
+    return result(data, (x, y), backward)
+
+
 def _vector_norm(x: Tensor, p: float, axes: Any, keepdim: bool) -> Tensor:
     """The p-norm over ``axes`` (all when None); its gradient is 0 where the norm is 0.
 
@@ -260,21 +282,36 @@ def _matrix_norm(x: Tensor, p: Any, axes: tuple, keepdim: bool) -> Tensor:
     """Frobenius, or the largest (smallest) absolute column (p=+-1) or row (p=+-inf) sum."""
     if p in (None, "fro"):
         return _vector_norm(x, 2, axes, keepdim)
+    if p in (2, -2, "nuc"):
+        return _singular_value_norm(x, p, axes, keepdim)
     if p not in (1, -1, inf, -inf):
-        raise ValueError(f"norm: matrix norms support p='fro', 1, -1, inf, -inf; got {p!r} "
-                         "(spectral and nuclear norms need a singular value decomposition)")
+        raise ValueError(f"norm: matrix norms take p = 'fro', 'nuc', 1, -1, 2, -2, inf or -inf; got {p!r}")
     summed_axis, picked_axis = (axes[0], axes[1]) if p in (1, -1) else (axes[1], axes[0])
     sums = reduce_sum(absolute(x), axis=summed_axis, keepdim=True)
     picked = (reduce_max if p > 0 else reduce_min)(sums, axis=picked_axis, keepdim=True)
     return picked if keepdim else squeeze(picked, list(axes))
 
 
+def _singular_value_norm(x: Tensor, p: Any, axes: tuple, keepdim: bool) -> Tensor:
+    """The largest (p=2) or smallest (p=-2) singular value, or their sum (p='nuc'), over ``axes``."""
+    nd = x._data.ndim
+    rest = [a for a in range(nd) if a not in axes]
+    values = svdvals(transpose(x, rest + list(axes)))
+    reduced = {2: reduce_max, -2: reduce_min, "nuc": reduce_sum}[p](values, axis=-1)
+    return unsqueeze(unsqueeze(reduced, min(axes)), max(axes)) if keepdim else reduced
+
+
 def norm(x: Tensor, p: Any = None, axis: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
     """Vector or matrix norm, as Paddle's: ``axis`` None or an int gives a vector norm (2 by default,
-    all elements when None); two axes give a matrix norm ('fro' by default, or 1, -1, inf, -inf)."""
+    all elements when None); two axes give a matrix norm ('fro' by default, 'nuc', 1, -1, 2, -2,
+    inf, -inf). 'nuc' without ``axis`` takes the matrix of a 2-D x."""
     axes = normalize_axis(axis, x._data.ndim)
-    if isinstance(p, str) and p not in ("fro",):
-        raise ValueError(f"norm: p must be a number or 'fro', got {p!r}")
+    if isinstance(p, str) and p not in ("fro", "nuc"):
+        raise ValueError(f"norm: p must be a number, 'fro' or 'nuc', got {p!r}")
+    if p == "nuc" and axes is None:
+        if x._data.ndim != 2:
+            raise ValueError(f"norm: p='nuc' needs two axes; pass axis for a tensor of shape {x.shape}")
+        axes = (0, 1)
     if axes is not None and len(axes) == 2:
         return _matrix_norm(x, p, axes, keepdim)
     if axes is not None and len(axes) != 1:
@@ -474,3 +511,237 @@ def cholesky(x: Tensor, upper: bool = False, name: str = None) -> Tensor:
         return (0.5 * (s + _mT(s)),)
 
     return result(_mT(lower) if upper else lower, (x,), backward)
+
+
+def _outputs_by_linearity(arrays: tuple, parents: tuple, contribution: Any) -> tuple:
+    """One tensor per output of a decomposition, each with its own node.
+
+    The gradient of the input is linear in the output gradients, so the part each output sends
+    (``contribution(i, g)``: output i's gradient g, the others zero) adds up to the whole.
+    """
+    return tuple(result(a, parents, lambda g, i=i: (contribution(i, g),)) for i, a in enumerate(arrays))
+
+
+def _off_diagonal_inverse(differences: Any) -> Any:
+    """1 / differences off the diagonal and 0 on it (the F matrix of eigen- and SVD gradients)."""
+    xp = backend.get_array_module(differences)
+    eye = xp.eye(differences.shape[-1], dtype=bool)
+    return xp.where(eye, 0, 1 / xp.where(eye, 1, differences))
+
+
+def _no_gradient_form(op: str, x: Tensor, form: str) -> None:
+    """Refuse a decomposition form without a gradient when x needs one (rather than drop it silently)."""
+    if not x.stop_gradient and is_grad_enabled():
+        raise ValueError(f"{op}: {form} has no gradient here; use the reduced form, or detach() x")
+
+
+def svdvals(x: Tensor, name: str = None) -> Tensor:
+    """The singular values of each matrix, in descending order (their gradient is U diag(g) V^T)."""
+    xp = backend.get_array_module(x._data)
+    u, s, vh = xp.linalg.svd(x._data, full_matrices=False)
+    return result(s, (x,), lambda g: ((u * g[..., None, :]) @ vh,))
+
+
+def svd(x: Tensor, full_matrices: bool = False, name: str = None) -> tuple:
+    """U, S, Vh with x = U @ diag(S) @ Vh (reduced unless ``full_matrices``); Vh is V transposed.
+
+    Gradients need distinct non-zero singular values and the reduced form.
+    """
+    xd = x._data
+    xp = backend.get_array_module(xd)
+    u, s, vh = xp.linalg.svd(xd, full_matrices=full_matrices)
+    if full_matrices:
+        _no_gradient_form("svd", x, "full_matrices=True")
+        return tuple(wrap(a) for a in (u, s, vh))
+    v = _mT(vh)
+    f = _off_diagonal_inverse(s[..., None, :] ** 2 - s[..., :, None] ** 2)
+    m, n = xd.shape[-2:]
+
+    def contribution(i, g):
+        if i == 1:
+            return (u * g[..., None, :]) @ vh
+        if i == 0:
+            inner = (f * (_mT(u) @ g - _mT(g) @ u)) * s[..., None, :]
+            outside = (g - u @ (_mT(u) @ g)) / s[..., None, :] if m > s.shape[-1] else 0
+            return (u @ inner + outside) @ vh
+        gv = _mT(g)
+        inner = s[..., :, None] * (f * (_mT(v) @ gv - _mT(gv) @ v))
+        outside = _mT((gv - v @ (_mT(v) @ gv)) / s[..., None, :]) if n > s.shape[-1] else 0
+        return u @ (inner @ vh + outside)
+
+    return _outputs_by_linearity((u, s, vh), (x,), contribution)
+
+
+def _symmetric_check(op: str, x: Tensor, uplo: str) -> None:
+    _square_check(op, x)
+    if uplo not in ("L", "U"):
+        raise ValueError(f"{op}: UPLO must be 'L' or 'U', got {uplo!r}")
+
+
+def eigvalsh(x: Tensor, UPLO: str = "L", name: str = None) -> Tensor:
+    """The eigenvalues of each symmetric matrix (read from the ``UPLO`` triangle), ascending."""
+    _symmetric_check("eigvalsh", x, UPLO)
+    xp = backend.get_array_module(x._data)
+    w, v = xp.linalg.eigh(x._data, UPLO=UPLO)
+    return result(w, (x,), lambda g: ((v * g[..., None, :]) @ _mT(v),))
+
+
+def eigh(x: Tensor, UPLO: str = "L", name: str = None) -> tuple:
+    """Eigenvalues (ascending) and eigenvectors (columns) of each symmetric matrix.
+
+    The gradient is symmetric and needs distinct eigenvalues.
+    """
+    _symmetric_check("eigh", x, UPLO)
+    xp = backend.get_array_module(x._data)
+    w, v = xp.linalg.eigh(x._data, UPLO=UPLO)
+    f = _off_diagonal_inverse(w[..., None, :] - w[..., :, None])
+
+    def contribution(i, g):
+        inner = g[..., None, :] * xp.eye(w.shape[-1], dtype=g.dtype) if i == 0 else f * (_mT(v) @ g)
+        full = v @ inner @ _mT(v)
+        return 0.5 * (full + _mT(full))
+
+    return _outputs_by_linearity((w, v), (x,), contribution)
+
+
+def qr(x: Tensor, mode: str = "reduced", name: str = None) -> Any:
+    """Q (orthonormal columns) and R (upper triangular) with x = Q @ R; mode 'r' returns R alone.
+
+    Gradients are for the reduced form of matrices with at least as many rows as columns.
+    """
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
+    xd = x._data
+    xp = backend.get_array_module(xd)
+    q, r = xp.linalg.qr(xd, mode="complete" if mode == "complete" else "reduced")
+    m, n = xd.shape[-2:]
+    if mode == "complete" or m < n:
+        _no_gradient_form("qr", x, "mode='complete' or more columns than rows")
+        pair = (wrap(q), wrap(r))
+        return pair[1] if mode == "r" else pair
+
+    def contribution(i, g):
+        mixed = -(_mT(g) @ q) if i == 0 else r @ _mT(g)
+        lower = xp.tril(mixed, -1)
+        spread = q @ (lower + _mT(lower) + mixed * xp.eye(n, dtype=mixed.dtype))
+        return _mT(xp.linalg.solve(r, _mT(g + spread if i == 0 else spread)))
+
+    outputs = _outputs_by_linearity((q, r), (x,), contribution)
+    return outputs[1] if mode == "r" else outputs
+
+
+def matrix_transpose(x: Tensor, name: str = None) -> Tensor:
+    """x with its last two axes swapped."""
+    if x._data.ndim < 2:
+        raise ValueError(f"matrix_transpose: expects at least 2 axes, got shape {x.shape}")
+    return _swap_last(x)
+
+
+def vecdot(x: Tensor, y: Tensor, axis: int = -1, name: str = None) -> Tensor:
+    """Dot products of x and y (broadcast) along ``axis``."""
+    return reduce_sum(multiply(x, y), axis=axis)
+
+
+def multi_dot(x: Any, name: str = None) -> Tensor:
+    """The product of a chain of matrices (the first may be a row vector, the last a column vector)."""
+    matrices = list(x)
+    if len(matrices) < 2:
+        raise ValueError(f"multi_dot: needs at least two tensors, got {len(matrices)}")
+    out = matrices[0]
+    for m in matrices[1:]:
+        out = matmul(out, m)
+    return out
+
+
+def matrix_power(x: Tensor, n: int, name: str = None) -> Tensor:
+    """x multiplied by itself ``n`` times (the inverse's power for negative n, identity for 0)."""
+    _square_check("matrix_power", x)
+    if n == 0:
+        xp = backend.get_array_module(x._data)
+        return wrap(xp.broadcast_to(xp.eye(x._data.shape[-1], dtype=x._data.dtype), x._data.shape).copy())
+    base = inv(x) if n < 0 else x
+    out = None
+    n = abs(n)
+    while n:
+        if n & 1:
+            out = base if out is None else matmul(out, base)
+        n >>= 1
+        if n:
+            base = matmul(base, base)
+    return out
+
+
+def cond(x: Tensor, p: Any = None, name: str = None) -> Tensor:
+    """The condition number: largest over smallest singular value (p None, 2), its inverse (-2),
+    or norm(x, p) * norm(inv(x), p) for the other matrix norms."""
+    if p in (None, 2, -2):
+        values = svdvals(x)
+        ratio = divide(reduce_max(values, axis=-1), reduce_min(values, axis=-1))
+        return ratio if p != -2 else divide(reduce_min(values, axis=-1), reduce_max(values, axis=-1))
+    axes = (x._data.ndim - 2, x._data.ndim - 1)
+    return multiply(_matrix_norm(x, p, axes, False), _matrix_norm(inv(x), p, axes, False))
+
+
+def matrix_rank(x: Tensor, tol: Any = None, hermitian: bool = False, atol: Any = None, rtol: Any = None,
+                name: str = None) -> Tensor:
+    """The number of singular values above the tolerance, as int64 (``tol`` absolute; else the larger of
+    ``atol`` and ``rtol`` times the largest singular value, rtol defaulting to eps * max(m, n))."""
+    xd = x._data
+    xp = backend.get_array_module(xd)
+    values = xp.abs(xp.linalg.eigvalsh(xd)) if hermitian else xp.linalg.svd(xd, compute_uv=False)
+    largest = values.max(axis=-1, keepdims=True)
+    if tol is not None:
+        limit = _plain(tol)
+    else:
+        relative = _plain(rtol) if rtol is not None else (
+            xp.finfo(xd.dtype).eps * max(xd.shape[-2:]) if atol is None else 0.0)
+        limit = xp.maximum(_plain(atol) if atol is not None else 0.0, relative * largest)
+    return wrap(xp.asarray((values > limit).sum(axis=-1), dtype="int64"))
+
+
+def _plain(value: Any) -> Any:
+    return value._data if isinstance(value, Tensor) else value
+
+
+def pinv(x: Tensor, rcond: Any = 1e-15, hermitian: bool = False, name: str = None) -> Tensor:
+    """The Moore-Penrose pseudo-inverse, from the SVD: singular values at most ``rcond`` times the
+    largest are treated as zero (the gradient needs distinct singular values)."""
+    u, s, vh = svd(x)
+    keep = s._data > _plain(rcond) * s._data.max(axis=-1, keepdims=True)
+    inverse = where(wrap(keep), divide(1.0, where(wrap(keep), s, 1.0)), 0.0)
+    return matmul(multiply(_swap_last(vh), unsqueeze(inverse, -2)), _swap_last(u))
+
+
+def cov(x: Tensor, rowvar: bool = True, ddof: bool = True, fweights: Tensor = None, aweights: Tensor = None,
+        name: str = None) -> Tensor:
+    """The covariance matrix of the variables (rows, or columns with ``rowvar=False``) of x, with
+    optional integer frequency and real observation weights, as NumPy's ``cov``."""
+    if x._data.ndim > 2:
+        raise ValueError(f"cov: expects at most 2 axes, got shape {x.shape}")
+    obs = reshape(x, [1, -1]) if x._data.ndim < 2 else (x if rowvar else transpose(x, [1, 0]))
+    xp = backend.get_array_module(obs._data)
+    weights = xp.ones(obs._data.shape[1], dtype=obs._data.dtype)
+    if fweights is not None:
+        weights = weights * _plain(fweights)
+    if aweights is not None:
+        weights = weights * _plain(aweights)
+    total = weights.sum()
+    mean = divide(reduce_sum(multiply(obs, wrap(weights)), axis=1, keepdim=True), float(total))
+    centred = subtract(obs, mean)
+    if not ddof:
+        factor = total
+    elif aweights is None:
+        factor = total - 1
+    else:
+        factor = total - (weights * _plain(aweights)).sum() / total
+    product = matmul(multiply(centred, wrap(weights)), centred, transpose_y=True)
+    return squeeze(divide(product, float(factor))) if x._data.ndim < 2 else divide(product, float(factor))
+
+
+def corrcoef(x: Tensor, rowvar: bool = True, name: str = None) -> Tensor:
+    """Pearson correlation coefficients of the variables of x (rows, or columns with ``rowvar=False``)."""
+    c = cov(x, rowvar)
+    if c._data.ndim == 0:
+        return divide(c, c)
+    spread = sqrt(diagonal(c))
+    return clip(divide(divide(c, unsqueeze(spread, 1)), unsqueeze(spread, 0)), -1.0, 1.0)

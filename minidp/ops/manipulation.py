@@ -148,6 +148,19 @@ def moveaxis(x: Tensor, source: Any, destination: Any, name: str = None) -> Tens
     return transpose(x, [perm[i] if i in placed else next(others) for i in range(nd)])
 
 
+def swapaxes(x: Tensor, perm: Any, axis1: int = None, name: str = None) -> Tensor:
+    """x with two axes exchanged (``swapaxes(x, 0, 2)``), or permuted by a list (``swapaxes(x, [2, 0, 1])``)."""
+    if axis1 is None:
+        return transpose(x, perm)
+    axes = list(range(x._data.ndim))
+    a, b = normalize_axis([perm, axis1], len(axes))
+    axes[a], axes[b] = axes[b], axes[a]
+    return transpose(x, axes)
+
+
+swapdims = swapaxes
+
+
 def broadcast_shape(x_shape: Sequence[int], y_shape: Sequence[int]) -> list:
     """The shape that tensors of ``x_shape`` and ``y_shape`` broadcast to."""
     try:
