@@ -82,6 +82,25 @@ def test_clone_is_a_copy():
     assert y.numpy()[0] == 5.0 and x.numpy()[0] == 1.0
 
 
+def test_conversions_and_predicates():
+    array = np.ones(3)
+    shared = minidp.from_numpy(array)
+    array[0] = 7.0
+    assert shared.numpy()[0] == 7.0 and shared.dtype == np.float64
+    with pytest.raises(TypeError, match="expects a numpy.ndarray"):
+        minidp.from_numpy([1.0])
+    grad_ready = minidp.as_tensor([1.0, 2.0], requires_grad=True)
+    assert grad_ready.dtype == np.float32 and not grad_ready.stop_gradient
+    x = T(np.ones(2, dtype=np.float32))
+    assert minidp.asarray(x) is x and minidp.asarray(x, copy=True) is not x
+    assert minidp.asarray(x, dtype="float64").dtype == np.float64
+    assert minidp.is_tensor(x) and not minidp.is_tensor(array)
+    assert minidp.is_floating_point(x) and not minidp.is_integer(x) and not minidp.is_complex(x)
+    assert minidp.is_integer(T([1])) and x.is_floating_point()
+    assert bool(minidp.is_empty(minidp.zeros([0]))) and not bool(x.is_empty())
+    assert minidp.tolist(T([[1, 2]])) == [[1, 2]]
+
+
 def test_bad_inputs():
     with pytest.raises(ValueError, match="1-D or 2-D"):
         minidp.diag(T(np.ones((2, 2, 2))))

@@ -45,6 +45,17 @@ GRAD_CASES = [
     ("masked_fill_tensor_value", lambda x, v: minidp.masked_fill(x, MASK, v), [(3, 4), ()]),
     ("masked_fill_scalar", lambda x: minidp.masked_fill(x, MASK, -1.0), [(3, 4)]),
     ("masked_scatter", lambda x, v: minidp.masked_scatter(x, MASK, v), [(3, 4), (8,)]),
+    ("take_along_dim", lambda x: minidp.take_along_dim(x, idx([[1], [0], [3]]), 1), [(3, 4)]),
+    ("scatter_reduce_sum_partial_src",
+     lambda x, s: minidp.scatter_reduce(x, 1, idx([[0, 0], [3, 1]]), s, "sum"), [(2, 4), (3, 3)]),
+    ("scatter_reduce_prod", lambda x, s: minidp.scatter_reduce(x, 0, idx([[1, 0, 1]]), s, "prod"), [(2, 3), (1, 3)]),
+    ("scatter_reduce_amax_exclusive",
+     lambda x, s: minidp.scatter_reduce(x, 1, idx([[2, 2]]), s, "amax", include_self=False), [(1, 3), (1, 2)]),
+    ("scatter_add", lambda x, s: minidp.scatter_add(x, 0, idx([[1, 1], [1, 0]]), s), [(2, 2), (2, 2)]),
+    ("select_scatter", lambda x, v: minidp.select_scatter(x, v, 1, -1), [(3, 4), (3,)]),
+    ("slice_scatter", lambda x, v: minidp.slice_scatter(x, v, [1], [0], [4], [2]), [(3, 4), (3, 2)]),
+    ("slice_scatter_broadcast", lambda x, v: minidp.slice_scatter(x, v, [0, 1], [1, 1], [3, 3], [1, 1]), [(3, 4), ()]),
+    ("multiplex", lambda a, b: minidp.multiplex([a, b], T(np.array([[1], [0], [1]], dtype=np.int32))), [(3, 2), (3, 2)]),
 ]
 for _reduce in ["assign", "add", "mean", "mul", "amax", "amin"]:
     for _include in [True, False]:
@@ -112,8 +123,30 @@ def test_put_along_axis_mean_of_repeated_positions():
     np.testing.assert_allclose(out.numpy(), [[5, 1, 2], [1, 5, 5]])
 
 
+def test_scatter_reduce_and_friends_values():
+    src = T([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    out = minidp.scatter_reduce(minidp.zeros([2, 3]), 1, idx([[0, 0]]), src, "sum")
+    np.testing.assert_allclose(out.numpy(), [[3, 0, 0], [0, 0, 0]])
+    out = minidp.scatter_reduce(T(np.ones((2, 3))), 0, idx([[1, 1, 0]]), src, "mean", include_self=False)
+    np.testing.assert_allclose(out.numpy(), [[1, 1, 3], [1, 2, 1]])
+    np.testing.assert_allclose(minidp.select_scatter(minidp.zeros([2, 3]), minidp.ones([2]), 1, 1).numpy(),
+                               [[0, 1, 0], [0, 1, 0]])
+    picked = minidp.multiplex([T([[1.0, 2.0], [3.0, 4.0]]), T([[5.0, 6.0], [7.0, 8.0]])], idx([[1], [0]]))
+    np.testing.assert_allclose(picked.numpy(), [[5, 6], [3, 4]])
+
+
 def test_bad_inputs():
     x = T(np.ones((3, 4)))
+    with pytest.raises(ValueError, match="reduce must be one of"):
+        minidp.scatter_reduce(x, 0, idx([[0]]), x, "max")
+    with pytest.raises(ValueError, match="fit inside src"):
+        minidp.scatter_reduce(x, 0, idx([[0, 0, 0, 0, 0]]), x, "sum")
+    with pytest.raises(ValueError, match="out of range"):
+        minidp.select_scatter(x, T(np.ones(3)), 1, 4)
+    with pytest.raises(ValueError, match="does not fit"):
+        minidp.slice_scatter(x, T(np.ones(3)), [1], [0], [2], [1])
+    with pytest.raises(ValueError, match="out of range for 2 inputs"):
+        minidp.multiplex([x, x], idx([[2], [0], [0]]))
     with pytest.raises(TypeError, match="must hold integers"):
         minidp.gather(x, T([1.0]))
     with pytest.raises(ValueError, match="out of range"):

@@ -98,6 +98,16 @@ GRAD_CASES = [
     ("cov_weighted_columns", lambda x: minidp.linalg.cov(x, rowvar=False, fweights=T(np.array([1, 2, 1, 3])),
                                                          aweights=T(np.array([0.5, 1.0, 2.0, 1.0]))), [r(4, 2)]),
     ("corrcoef", lambda x: minidp.linalg.corrcoef(x) * T(1 - np.eye(3)), [r(3, 5)]),
+    ("ger", minidp.ger, [r(3), r(2)]),
+    ("mm", minidp.mm, [r(3, 4), r(4, 2)]),
+    ("tensordot_int", minidp.tensordot, [r(2, 3, 4), r(3, 4, 2)]),
+    ("tensordot_pairs", lambda x, y: minidp.tensordot(x, y, [[1, 2], [1, 0]]), [r(2, 3, 4), r(4, 3)]),
+    ("tensordot_shared_list", lambda x, y: minidp.tensordot(x, y, [0]), [r(3, 2), r(3, 4)]),
+    ("pdist", minidp.pdist, [r(4, 3)]),
+    ("pdist_p1", lambda x: minidp.pdist(x, 1.0), [r(3, 2)]),
+    ("renorm", lambda x: minidp.renorm(x, 2.0, 0, 1.5), [r(3, 4)]),
+    ("vander", lambda x: minidp.vander(x, 4), [r(3)]),
+    ("vander_increasing", lambda x: x.vander(increasing=True), [r(3)]),
 ]
 
 
@@ -176,6 +186,13 @@ def test_values_match_numpy():
                                np.where(np.eye(3, 4, dtype=bool), 0, a))
     np.testing.assert_allclose(minidp.linalg.multi_dot([T(a), T(b), T(b.T)]).numpy(), a @ b @ b.T)
     assert minidp.swapaxes(T(np.ones((2, 3, 4))), 0, 2).shape == [4, 3, 2]
+    np.testing.assert_allclose(minidp.tensordot(T(a), T(b), 1).numpy(), np.tensordot(a, b, 1))
+    np.testing.assert_allclose(minidp.tensordot(T(a), T(a), [[0, 1], [0, 1]]).numpy(), np.tensordot(a, a, 2))
+    points = np.array([[0.0, 0.0], [3.0, 4.0], [6.0, 8.0]])
+    np.testing.assert_allclose(minidp.pdist(T(points)).numpy(), [5.0, 10.0, 5.0])
+    np.testing.assert_allclose(minidp.vander(T(np.array([1.0, 2.0, 3.0])), 4).numpy(), np.vander([1.0, 2.0, 3.0], 4))
+    big = np.array([[3.0, 4.0], [0.1, 0.2]])
+    np.testing.assert_allclose(minidp.renorm(T(big), 2.0, 0, 1.0).numpy(), [[0.6, 0.8], [0.1, 0.2]], rtol=1e-6)
     assert minidp.swapdims(T(np.ones((2, 3, 4))), [1, 2, 0]).shape == [3, 4, 2]
 
 
@@ -208,6 +225,10 @@ def test_bad_inputs():
         minidp.linalg.eigh(T(np.eye(2)), UPLO="X")
     with pytest.raises(ValueError, match="diagonal's shape"):
         minidp.diagonal_scatter(x, T(np.ones(4)))
+    with pytest.raises(ValueError, match="differ in length"):
+        minidp.tensordot(x, x, [[0], [1]])
+    with pytest.raises(ValueError, match="cannot pair"):
+        minidp.tensordot(x, x, [[0, 1], [1]])
     needs_grad = T(np.ones((2, 3)))
     needs_grad.stop_gradient = False
     with pytest.raises(ValueError, match="has no gradient here"):

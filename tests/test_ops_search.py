@@ -26,6 +26,7 @@ GRAD_CASES = [
     ("masked_select", lambda x: minidp.masked_select(x, T(np.arange(12).reshape(3, 4) % 3 == 0)), (3, 4)),
     ("masked_select_broadcast", lambda x: minidp.masked_select(x, T(np.array([True, False, True, True]))), (3, 4)),
     ("tensor_method_topk", lambda x: x.topk(1)[0], (2, 3)),
+    ("msort", minidp.msort, (4, 2)),
 ]
 
 
@@ -112,7 +113,35 @@ def test_unique_consecutive():
     np.testing.assert_array_equal(rows.numpy(), [[1, 1], [2, 0]])
 
 
+def test_counting_ops():
+    x = T(np.array([1, 1, 3]))
+    np.testing.assert_array_equal(minidp.bincount(x).numpy(), [0, 2, 0, 1])
+    weighted = minidp.bincount(x, T(np.array([0.5, 1.0, 2.0], dtype=np.float32)), minlength=6)
+    np.testing.assert_allclose(weighted.numpy(), [0, 1.5, 0, 2, 0, 0])
+    assert minidp.bincount(x).dtype == np.int64 and weighted.dtype == np.float32
+    values = T(np.array([1.0, 2.0, 1.0, 4.0], dtype=np.float32))
+    counts = minidp.histogram(values, bins=3)
+    np.testing.assert_array_equal(counts.numpy(), [2, 1, 1])
+    assert counts.dtype == np.int64
+    np.testing.assert_allclose(minidp.histogram(values, 3, density=True).numpy(), [0.5, 0.25, 0.25])
+    np.testing.assert_array_equal(minidp.histogram(values, 2, 2.0, 4.0).numpy(), [1, 1])
+    np.testing.assert_allclose(minidp.histogram_bin_edges(values, 3).numpy(), [1, 2, 3, 4])
+    np.testing.assert_allclose(minidp.histogram_bin_edges(T([1.0, 1.0]), 2).numpy(), [0.5, 1.0, 1.5])
+    doubles = T(np.array([1.0, 2.0, 3.0]))
+    assert minidp.histogram_bin_edges(doubles, 2).dtype == np.float32
+    assert minidp.histogram(doubles, 2, weight=T(np.ones(3))).dtype == np.float32
+    np.testing.assert_array_equal(minidp.isin(T([1, 2, 3]), T([2, 5])).numpy(), [False, True, False])
+    np.testing.assert_array_equal(minidp.isin(T([1, 2]), T([2]), invert=True).numpy(), [True, False])
+    np.testing.assert_array_equal(minidp.argwhere(T([[0.0, 1.0], [2.0, 0.0]])).numpy(), [[0, 1], [1, 0]])
+
+
 def test_bad_inputs():
+    with pytest.raises(TypeError, match="1-D integer tensor"):
+        minidp.bincount(T([1.0, 2.0]))
+    with pytest.raises(ValueError, match="negative"):
+        minidp.bincount(T([1, -2]))
+    with pytest.raises(ValueError, match="must not exceed"):
+        minidp.histogram(T([1.0]), 2, 3.0, 1.0)
     x = T(np.ones((2, 3)))
     with pytest.raises(ValueError, match="k must be in"):
         minidp.topk(x, 4)

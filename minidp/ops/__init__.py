@@ -12,19 +12,28 @@ from .math import (abs, add, astype, cast, clip, divide, exp, gelu, log, maximum
 from .reduction import argmax, argmin, log_softmax, logsumexp, max, mean, min, softmax, sum
 from .shape import concat, expand, flatten, getitem, reshape, split, squeeze, stack, transpose, unsqueeze
 # ops-more: search, indexing, manipulation, linalg and creation additions
-from .creation import (assign, clone, diag, diagflat, empty, empty_like, linspace, logspace, meshgrid,
-                       numel, rank, tril_indices, triu_indices)
-from .indexing import (gather, gather_nd, index_add, index_fill, index_put, index_sample, index_select,
-                       masked_fill, masked_scatter, put_along_axis, scatter, scatter_nd, scatter_nd_add,
-                       take, take_along_axis)
-from .linalg import (addmm, baddbmm, bmm, cdist, cholesky, cond, corrcoef, cov, cross, diag_embed, diagonal,
-                     diagonal_scatter, dist, dot, eigvalsh, einsum, inner, inv as inverse, kron, matrix_power, matrix_transpose, multi_dot, mv, norm, outer, pinv, qr, slogdet,
-                     solve, t, trace, tril, triu, vecdot)
-from .manipulation import (atleast_1d, atleast_2d, atleast_3d, broadcast_shape, broadcast_tensors,
-                           broadcast_to, chunk, crop, dsplit, expand_as, flip, hsplit, moveaxis,
-                           repeat_interleave, roll, rot90, slice, strided_slice, swapaxes, swapdims,
-                           tensor_split, tile, unbind, unflatten, unstack, view, view_as, vsplit)
-from .search import (argsort, bucketize, kthvalue, masked_select, mode, nonzero, searchsorted, sort, topk,
+from .creation import (as_tensor, asarray, assign, clone, diag, diagflat, empty, empty_like,
+                       from_numpy, is_complex, is_empty, is_floating_point, is_integer, is_tensor,
+                       linspace, logspace, meshgrid, numel, rank, tolist, tril_indices,
+                       triu_indices)
+from .indexing import (gather, gather_nd, index_add, index_fill, index_put, index_sample,
+                       index_select, masked_fill, masked_scatter, multiplex, put_along_axis,
+                       scatter, scatter_add, scatter_nd, scatter_nd_add, scatter_reduce,
+                       select_scatter, slice_scatter, take, take_along_axis, take_along_dim)
+from .linalg import (addmm, baddbmm, bmm, cdist, cholesky, cond, corrcoef, cov, cross, diag_embed,
+                     diagonal, diagonal_scatter, dist, dot, eigvalsh, einsum, ger, inner,
+                     inv as inverse, kron, matrix_power, matrix_transpose, mm, multi_dot, mv, norm,
+                     outer, pdist, pinv, qr, renorm, slogdet, solve, t, tensordot, trace, tril,
+                     triu, vander, vecdot)
+from .manipulation import (atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_shape,
+                           broadcast_shapes, broadcast_tensors, broadcast_to, cartesian_prod, cat,
+                           chunk, column_stack, combinations, concatenate, crop, dsplit, dstack,
+                           expand_as, flip, hsplit, hstack, moveaxis, narrow, permute, ravel,
+                           repeat_interleave, reverse, roll, rot90, row_stack, slice, strided_slice,
+                           swapaxes, swapdims, tensor_split, tile, unbind, unflatten, unfold,
+                           unstack, view, view_as, vsplit, vstack)
+from .search import (argsort, argwhere, bincount, bucketize, histogram, histogram_bin_edges, isin,
+                     kthvalue, masked_select, mode, msort, nonzero, searchsorted, sort, topk,
                      unique, unique_consecutive)
 
 __all__ = [
@@ -119,6 +128,49 @@ __all__ = [
     "swapaxes",
     "swapdims",
     "vecdot",
+    "as_tensor",
+    "asarray",
+    "from_numpy",
+    "is_complex",
+    "is_empty",
+    "is_floating_point",
+    "is_integer",
+    "is_tensor",
+    "tolist",
+    "multiplex",
+    "scatter_add",
+    "scatter_reduce",
+    "select_scatter",
+    "slice_scatter",
+    "take_along_dim",
+    "ger",
+    "mm",
+    "pdist",
+    "renorm",
+    "tensordot",
+    "vander",
+    "block_diag",
+    "broadcast_shapes",
+    "cartesian_prod",
+    "cat",
+    "column_stack",
+    "combinations",
+    "concatenate",
+    "dstack",
+    "hstack",
+    "narrow",
+    "permute",
+    "ravel",
+    "reverse",
+    "row_stack",
+    "unfold",
+    "vstack",
+    "argwhere",
+    "bincount",
+    "histogram",
+    "histogram_bin_edges",
+    "isin",
+    "msort",
     "gather",
     "gather_nd",
     "index_add",
@@ -242,6 +294,15 @@ _METHODS.update({
     "matrix_transpose": matrix_transpose, "cov": cov, "corrcoef": corrcoef,
     "diagonal_scatter": diagonal_scatter, "swapaxes": swapaxes, "swapdims": swapdims,
     "slogdet": slogdet, "solve": solve,
+    "take_along_dim": take_along_dim, "scatter_reduce": scatter_reduce, "scatter_add": scatter_add,
+    "select_scatter": select_scatter, "slice_scatter": slice_scatter, "multiplex": multiplex,
+    "argwhere": argwhere, "msort": msort, "isin": isin, "bincount": bincount,
+    "histogram": histogram, "histogram_bin_edges": histogram_bin_edges, "permute": permute,
+    "reverse": reverse, "ravel": ravel, "narrow": narrow, "broadcast_shapes": broadcast_shapes,
+    "block_diag": block_diag, "combinations": combinations, "unfold": unfold,
+    "tensordot": tensordot, "renorm": renorm, "vander": vander, "is_empty": is_empty,
+    "is_floating_point": is_floating_point, "is_integer": is_integer, "is_complex": is_complex,
+   
 })
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)

@@ -269,3 +269,55 @@ def shape(input: Tensor) -> Tensor:
 def rank(input: Tensor) -> Tensor:
     """The number of axes of ``input`` as an int32 0-D tensor."""
     return wrap(backend.get_array_module(input._data).asarray(input._data.ndim, dtype="int32"))
+
+
+def as_tensor(data: Any, dtype: Any = None, device: Optional[str] = None, requires_grad: bool = False,
+              pin_memory: bool = False) -> Tensor:
+    """A tensor from ``data`` (as :func:`to_tensor`); ``requires_grad`` is the opposite of stop_gradient."""
+    return to_tensor(data, dtype, device, stop_gradient=not requires_grad)
+
+
+def asarray(obj: Any, *, dtype: Any = None, device: Optional[str] = None, copy: Optional[bool] = None,
+            requires_grad: bool = False) -> Tensor:
+    """A tensor from ``obj`` (as :func:`as_tensor`); a tensor of the right dtype is returned as it is
+    unless ``copy`` is True."""
+    if isinstance(obj, Tensor) and not copy and (dtype is None or obj._data.dtype == backend.convert_dtype(dtype)):
+        return obj
+    return as_tensor(obj, dtype, device, requires_grad)
+
+
+def from_numpy(ndarray: Any) -> Tensor:
+    """A CPU tensor sharing memory with the NumPy array (writes to one show in the other)."""
+    if not isinstance(ndarray, numpy.ndarray):
+        raise TypeError(f"from_numpy: expects a numpy.ndarray, got {type(ndarray).__name__}")
+    return wrap(ndarray)
+
+
+def is_tensor(x: Any) -> bool:
+    """Whether x is a minidp Tensor."""
+    return isinstance(x, Tensor)
+
+
+def is_empty(x: Tensor, name: str = None) -> Tensor:
+    """A bool 0-D tensor: whether x has no elements."""
+    return wrap(backend.get_array_module(x._data).asarray(x._data.size == 0))
+
+
+def is_floating_point(x: Tensor) -> bool:
+    """Whether x holds floating-point numbers."""
+    return x._data.dtype.kind == "f"
+
+
+def is_integer(x: Tensor) -> bool:
+    """Whether x holds integers."""
+    return x._data.dtype.kind in "iu"
+
+
+def is_complex(x: Tensor) -> bool:
+    """Whether x holds complex numbers."""
+    return x._data.dtype.kind == "c"
+
+
+def tolist(x: Tensor) -> list:
+    """x's values as (nested) Python lists."""
+    return x.tolist()

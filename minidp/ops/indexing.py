@@ -12,6 +12,7 @@ from .. import backend
 from ..autograd.tensor import Tensor
 from ._util import lift, normalize_axis, result, unbroadcast, wrap
 from .math import where
+from .shape import getitem, squeeze, stack
 
 
 def index_data(index: Any, op: str) -> Any:
@@ -425,3 +426,86 @@ def index_sample(x: Tensor, index: Any) -> Tensor:
     if x._data.ndim != 2:
         raise ValueError(f"index_sample: x must be 2-D, got shape {x.shape}")
     return take_along_axis(x, index, 1, broadcast=False)
+
+
+def take_along_dim(arr: Tensor, indices: Any, axis: int, broadcast: bool = True) -> Tensor:
+    """The same as :func:`take_along_axis` (Paddle's PyTorch-style name)."""
+    return take_along_axis(arr, indices, axis, broadcast)
+
+
+_SCATTER_REDUCE_MODES = {"sum": "add", "prod": "mul", "mean": "mean", "amin": "amin", "amax": "amax"}
+
+
+def scatter_reduce(input: Tensor, dim: int, index: Any, src: Tensor, reduce: str, *,
+                   include_self: bool = True) -> Tensor:
+    """input with ``src[i][j]...`` combined into position ``index[i][j]...`` along ``dim`` by ``reduce``
+    ('sum', 'prod', 'mean', 'amin', 'amax'); only the leading block of src shaped like index is used."""
+    if reduce not in _SCATTER_REDUCE_MODES:
+        raise ValueError(f"scatter_reduce: reduce must be one of {sorted(_SCATTER_REDUCE_MODES)}, got {reduce!r}")
+    idx = index_data(index, "scatter_reduce")
+    if idx.ndim != src._data.ndim or any(i > s for i, s in zip(idx.shape, src._data.shape)):
+        raise ValueError(f"scatter_reduce: index of shape {list(idx.shape)} must have src's rank and fit "
+                         f"inside src's shape {src.shape}")
+    block = src if idx.shape == src._data.shape else getitem(src, tuple(slice(0, n) for n in idx.shape))
+    return put_along_axis(input, index, block, dim, _SCATTER_REDUCE_MODES[reduce], include_self, broadcast=False)
+
+
+def scatter_add(input: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
+    """input with ``src`` added at positions ``index`` along ``dim`` (:func:`scatter_reduce` with 'sum')."""
+    return scatter_reduce(input, dim, index, src, "sum")
+
+
+def write_at(op: str, x: Tensor, value: Any, index: tuple) -> Tensor:
+    """x with ``value`` (broadcast) written at ``x[index]``; the overwritten positions get no gradient."""
+    xd = x._data
+    value = lift(value, xd)
+    xp = backend.get_array_module(xd)
+    data = xd.copy()
+    try:
+        data[index] = value._data
+    except ValueError:
+        raise ValueError(f"{op}: a value of shape {list(xp.shape(value._data))} does not fit the selected "
+                         f"block of shape {list(xd[index].shape)}") from None
+
+    def backward(g):
+        gx = g.copy()
+        gx[index] = 0
+        return gx, unbroadcast(g[index], xp.shape(value._data))
+
+    return result(data, (x, value), backward)
+
+
+def select_scatter(x: Tensor, values: Any, axis: int, index: int, name: str = None) -> Tensor:
+    """x with the slice at position ``index`` of ``axis`` replaced by ``values``."""
+    axis = normalize_axis(axis, x._data.ndim)[0]
+    length = x._data.shape[axis]
+    if not -length <= index < length:
+        raise ValueError(f"select_scatter: index {index} is out of range for axis {axis} of length {length}")
+    return write_at("select_scatter", x, values, _along(axis, index))
+
+
+def slice_scatter(x: Tensor, value: Any, axes: Sequence[int], starts: Sequence[int], ends: Sequence[int],
+                  strides: Sequence[int], name: str = None) -> Tensor:
+    """x with the strided block ``starts:ends:strides`` on ``axes`` replaced by ``value``."""
+    axes = normalize_axis(axes, x._data.ndim)
+    if not len(axes) == len(starts) == len(ends) == len(strides):
+        raise ValueError("slice_scatter: axes, starts, ends and strides must have the same length")
+    index = [slice(None)] * x._data.ndim
+    for a, s, e, st in zip(axes, starts, ends, strides):
+        index[a] = slice(int(s), int(e), int(st))
+    return write_at("slice_scatter", x, value, tuple(index))
+
+
+def multiplex(inputs: Sequence[Tensor], index: Any, name: str = None) -> Tensor:
+    """Row i of the result is row i of ``inputs[index[i]]`` (index is [N, 1])."""
+    idx = index_data(index, "multiplex").reshape(-1)
+    stacked = stack(list(inputs))
+    if idx.size != stacked._data.shape[1]:
+        raise ValueError(f"multiplex: index needs one entry per row ({stacked._data.shape[1]}), got {idx.size}")
+    if idx.size and (int(idx.max()) >= len(inputs) or int(idx.min()) < 0):
+        raise ValueError(f"multiplex: an index is out of range for {len(inputs)} inputs")
+    picks = idx.reshape((1, -1) + (1,) * (stacked._data.ndim - 2))
+    target = list(stacked._data.shape)
+    target[0] = 1
+    picked = take_along(stacked, backend.get_array_module(idx).broadcast_to(picks, target), 0)
+    return squeeze(picked, 0)

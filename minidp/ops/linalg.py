@@ -9,9 +9,10 @@ from .. import backend
 from ..autograd.engine import is_grad_enabled
 from ..autograd.tensor import Tensor
 from ._util import normalize_axis, result, unbroadcast, wrap
+from .indexing import write_at
 from .math import abs as absolute, add, clip, divide, multiply, scale, sqrt, subtract, where
 from .reduction import max as reduce_max, min as reduce_min, sum as reduce_sum
-from .shape import reshape, squeeze, transpose, unsqueeze
+from .shape import getitem, reshape, squeeze, stack, transpose, unsqueeze
 
 inf = float("inf")
 
@@ -227,22 +228,13 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
 def diagonal_scatter(x: Tensor, y: Tensor, offset: int = 0, axis1: int = 0, axis2: int = 1,
                      name: str = None) -> Tensor:
     """x with the diagonal of the plane ``axis1``/``axis2`` replaced by y (shaped as ``diagonal`` returns it)."""
-    xd, yd = x._data, y._data
+    xd = x._data
     a1, a2 = normalize_axis([axis1, axis2], xd.ndim)
-    xp = backend.get_array_module(xd)
-    index = _diagonal_index(xp, xd.shape, offset, a1, a2)
-    if xd[index].shape != yd.shape:
+    index = _diagonal_index(backend.get_array_module(xd), xd.shape, offset, a1, a2)
+    if xd[index].shape != y._data.shape:
         raise ValueError(f"diagonal_scatter: y must have the diagonal's shape {list(xd[index].shape)}, "
-                         f"got {list(yd.shape)}")
-    data = xd.copy()
-    data[index] = yd
-
-    def backward(g):
-        gx = g.copy()
-        gx[index] = 0
-        return gx, g[index]
-
-    return result(data, (x, y), backward)
+                         f"got {y.shape}")
+    return write_at("diagonal_scatter", x, y, index)
 
 
 def _vector_norm(x: Tensor, p: float, axes: Any, keepdim: bool) -> Tensor:
@@ -745,3 +737,73 @@ def corrcoef(x: Tensor, rowvar: bool = True, name: str = None) -> Tensor:
         return divide(c, c)
     spread = sqrt(diagonal(c))
     return clip(divide(divide(c, unsqueeze(spread, 1)), unsqueeze(spread, 0)), -1.0, 1.0)
+
+
+ger = outer
+
+
+def mm(input: Tensor, mat2: Tensor, name: str = None) -> Tensor:
+    """The matrix product of input and mat2 (as :func:`matmul`)."""
+    return matmul(input, mat2)
+
+
+def tensordot(x: Tensor, y: Tensor, axes: Any = 2, name: str = None) -> Tensor:
+    """Sums of products over paired axes: the last ``axes`` of x with the first of y (an int), the
+    same axes of both (a list), or x's ``axes[0]`` with y's ``axes[1]`` (two lists)."""
+    nx, ny = x._data.ndim, y._data.ndim
+    if isinstance(axes, Tensor):
+        axes = axes.tolist()
+    if isinstance(axes, int):
+        pairs = (list(range(nx - axes, nx)), list(range(axes)))
+    elif axes and all(isinstance(a, int) for a in axes):
+        pairs = (list(axes), list(axes))
+    else:
+        pairs = (list(axes[0]), list(axes[1]) if len(axes) > 1 else list(axes[0]))
+    x_axes, y_axes = normalize_axis(pairs[0], nx) or (), normalize_axis(pairs[1], ny) or ()
+    if len(x_axes) != len(y_axes):
+        raise ValueError(f"tensordot: {len(x_axes)} axes of x cannot pair with {len(y_axes)} axes of y")
+    letters = iter(string.ascii_letters)
+    x_sub = [next(letters) for _ in range(nx)]
+    y_sub = [next(letters) for _ in range(ny)]
+    for a, b in zip(x_axes, y_axes):
+        if x._data.shape[a] != y._data.shape[b]:
+            raise ValueError(f"tensordot: axis {a} of x ({x._data.shape[a]}) and axis {b} of y "
+                             f"({y._data.shape[b]}) differ in length")
+        y_sub[b] = x_sub[a]
+    out = [c for i, c in enumerate(x_sub) if i not in x_axes] + [c for i, c in enumerate(y_sub) if i not in y_axes]
+    return einsum("".join(x_sub) + "," + "".join(y_sub) + "->" + "".join(out), x, y)
+
+
+def pdist(x: Tensor, p: float = 2.0, name: str = None) -> Tensor:
+    """The p-norm distances between every pair of rows i < j of the 2-D x, in row-major order."""
+    if x._data.ndim != 2:
+        raise ValueError(f"pdist: x must be 2-D, got shape {x.shape}")
+    xp = backend.get_array_module(x._data)
+    first, second = xp.triu_indices(x._data.shape[0], 1)
+    diff = subtract(getitem(x, wrap(first)), getitem(x, wrap(second)))
+    return _vector_norm(diff, float(p), (1,), False)
+
+
+def renorm(x: Tensor, p: float, axis: int, max_norm: float) -> Tensor:
+    """x with every slice along ``axis`` whose p-norm exceeds ``max_norm`` scaled down to that norm."""
+    axis = normalize_axis(axis, x._data.ndim)[0]
+    others = tuple(a for a in range(x._data.ndim) if a != axis)
+    norms = _vector_norm(x, float(p), others, True)
+    xp = backend.get_array_module(x._data)
+    over = wrap(norms._data > max_norm)
+    factor = where(over, divide(max_norm, add(norms, 1e-7)), xp.ones((), dtype=x._data.dtype))
+    return multiply(x, factor)
+
+
+def vander(x: Tensor, n: int = None, increasing: bool = False, name: str = None) -> Tensor:
+    """The Vandermonde matrix of the 1-D x: column j holds x ** j (reversed unless ``increasing``)."""
+    if x._data.ndim != 1:
+        raise ValueError(f"vander: x must be 1-D, got shape {x.shape}")
+    n = x._data.shape[0] if n is None else n
+    xp = backend.get_array_module(x._data)
+    columns = [wrap(xp.ones_like(x._data))] if n else []
+    for _ in range(1, n):
+        columns.append(multiply(columns[-1], x))
+    if not columns:
+        return wrap(xp.zeros((x._data.shape[0], 0), dtype=x._data.dtype))
+    return stack(columns if increasing else columns[::-1], axis=1)

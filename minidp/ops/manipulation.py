@@ -8,13 +8,15 @@ their gradients come from those.
 from __future__ import annotations
 
 import builtins
+import itertools
 from typing import Any, Sequence
 
 from .. import backend
 from ..autograd.tensor import Tensor
 from ._util import normalize_axis, result, wrap
+from .creation import meshgrid
 from .indexing import index_data, index_select
-from .shape import _as_shape, expand, getitem, reshape, split, squeeze, transpose
+from .shape import _as_shape, concat, expand, getitem, reshape, split, squeeze, stack, transpose
 
 
 def tile(x: Tensor, repeat_times: Any, name: str = None) -> Tensor:
@@ -262,3 +264,108 @@ def crop(x: Tensor, shape: Any = None, offsets: Any = None, name: str = None) ->
     if any(e > n or o < 0 for e, n, o in zip(ends, dims, start)):
         raise ValueError(f"crop: the block at offsets {start} of shape {size} leaves x's shape {list(dims)}")
     return slice(x, list(range(len(dims))), start, ends)
+
+
+cat = concatenate = concat
+permute = transpose
+reverse = flip
+
+
+def ravel(input: Tensor) -> Tensor:
+    """input flattened to one axis."""
+    return reshape(input, [-1])
+
+
+def narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:
+    """The ``length`` slices of ``input`` along ``dim`` starting at ``start``."""
+    start = int(start.item() if isinstance(start, Tensor) else start)
+    size = input._data.shape[normalize_axis(dim, input._data.ndim)[0]]
+    start = start + size if start < 0 else start
+    if length < 0 or start + length > size:
+        raise ValueError(f"narrow: start {start} and length {length} leave axis {dim} of length {size}")
+    return slice(input, [dim], [start], [start + length])
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> list:
+    """The shape that tensors of all of ``shapes`` broadcast to."""
+    out: list = []
+    for shape in shapes:
+        out = broadcast_shape(out, shape)
+    return out
+
+
+def hstack(x: Sequence[Tensor], name: str = None) -> Tensor:
+    """Tensors joined along axis 1 (axis 0 for 1-D ones)."""
+    parts = [atleast_1d(t) for t in x]
+    return concat(parts, axis=0 if parts[0]._data.ndim == 1 else 1)
+
+
+def vstack(x: Sequence[Tensor], name: str = None) -> Tensor:
+    """Tensors joined along axis 0, 1-D ones as rows."""
+    return concat([atleast_2d(t) for t in x], axis=0)
+
+
+row_stack = vstack
+
+
+def dstack(x: Sequence[Tensor], name: str = None) -> Tensor:
+    """Tensors joined along axis 2, 1-D and 2-D ones raised to 3-D first."""
+    return concat([atleast_3d(t) for t in x], axis=2)
+
+
+def column_stack(x: Sequence[Tensor], name: str = None) -> Tensor:
+    """1-D tensors as columns (2-D ones as they are) joined along axis 1."""
+    return concat([reshape(t, [-1, 1]) if t._data.ndim < 2 else t for t in x], axis=1)
+
+
+def block_diag(inputs: Sequence[Tensor], name: str = None) -> Tensor:
+    """A matrix with the inputs (each made 2-D) along its diagonal and zeros elsewhere."""
+    blocks = [atleast_2d(t) for t in inputs]
+    if any(b._data.ndim != 2 for b in blocks):
+        raise ValueError(f"block_diag: inputs must have at most 2 axes, got {[t.shape for t in inputs]}")
+    xp = backend.get_array_module(blocks[0]._data)
+    dtype = blocks[0]._data.dtype
+    width = builtins.sum(b._data.shape[1] for b in blocks)
+    rows, left = [], 0
+    for b in blocks:
+        height, cols = b._data.shape
+        pieces = [wrap(xp.zeros((height, left), dtype)), b, wrap(xp.zeros((height, width - left - cols), dtype))]
+        rows.append(concat(pieces, axis=1))
+        left += cols
+    return concat(rows, axis=0)
+
+
+def cartesian_prod(x: Sequence[Tensor], name: str = None) -> Tensor:
+    """Every combination of one element from each 1-D tensor, one per row ([N1 * N2 * ..., len(x)])."""
+    tensors = list(x)
+    if len(tensors) == 1:
+        return tensors[0]
+    return stack([reshape(g, [-1]) for g in meshgrid(tensors)], axis=1)
+
+
+def combinations(x: Tensor, r: int = 2, with_replacement: bool = False, name: str = None) -> Tensor:
+    """Every length-``r`` combination of the elements of the 1-D x, one per row (as itertools')."""
+    if x._data.ndim != 1:
+        raise ValueError(f"combinations: x must be 1-D, got shape {x.shape}")
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    positions = [p for combo in pick(range(x._data.shape[0]), r) for p in combo]
+    xp = backend.get_array_module(x._data)
+    chosen = index_select(x, wrap(xp.asarray(positions, dtype="int64")), 0)
+    return reshape(chosen, [len(positions) // r if r else 0, r])
+
+
+def unfold(x: Tensor, axis: int, size: int, step: int, name: str = None) -> Tensor:
+    """Windows of ``size`` elements every ``step`` along ``axis``: that axis counts the windows and a
+    new last axis holds each window."""
+    nd = x._data.ndim
+    axis = normalize_axis(axis, nd)[0]
+    length = x._data.shape[axis]
+    if size <= 0 or step <= 0 or size > length:
+        raise ValueError(f"unfold: size ({size}) must be in [1, {length}] and step ({step}) positive")
+    count = (length - size) // step + 1
+    xp = backend.get_array_module(x._data)
+    positions = (xp.arange(count)[:, None] * step + xp.arange(size)[None, :]).reshape(-1)
+    windows = index_select(x, wrap(positions), axis)
+    shape = list(x._data.shape)
+    shape[axis:axis + 1] = [count, size]
+    return moveaxis(reshape(windows, shape), axis + 1, -1)

@@ -198,3 +198,66 @@ def unique_consecutive(x: Tensor, return_inverse: bool = False, return_counts: b
     counts = xp.diff(xp.append(positions, n))
     extras = [e for e, wanted in ((inverse, return_inverse), (counts, return_counts)) if wanted]
     return _outputs(values, extras, dtype)
+
+
+def argwhere(input: Tensor) -> Tensor:
+    """The int64 [N, ndim] positions of the non-zero elements (as :func:`nonzero`)."""
+    return nonzero(input)
+
+
+def msort(input: Tensor) -> Tensor:
+    """input sorted along its first axis."""
+    return sort(input, axis=0)
+
+
+def isin(x: Tensor, test_x: Tensor, assume_unique: bool = False, invert: bool = False, name: str = None) -> Tensor:
+    """A bool tensor: whether each element of x occurs in ``test_x`` (the opposite with ``invert``)."""
+    xp = backend.get_array_module(x._data)
+    return wrap(xp.isin(x._data, test_x._data, assume_unique=assume_unique, invert=invert))
+
+
+def bincount(x: Tensor, weights: Tensor = None, minlength: int = 0, name: str = None) -> Tensor:
+    """How often each value 0..max(x) occurs in the 1-D non-negative integer x (or the sum of the
+    ``weights`` at its occurrences); at least ``minlength`` bins."""
+    xd = x._data
+    if xd.ndim != 1 or xd.dtype.kind not in "iu":
+        raise TypeError(f"bincount: x must be a 1-D integer tensor, got {xd.dtype} of shape {x.shape}")
+    if xd.size and int(xd.min()) < 0:
+        raise ValueError("bincount: x must not hold negative values")
+    xp = backend.get_array_module(xd)
+    wd = None if weights is None else weights._data
+    counts = xp.bincount(xd, weights=wd, minlength=minlength)
+    return wrap(counts.astype("int64" if wd is None else wd.dtype))
+
+
+def _histogram_range(xd: Any, min: float, max: float) -> tuple:
+    if min == 0 and max == 0:
+        if not xd.size:
+            return 0.0, 1.0
+        min, max = float(xd.min()), float(xd.max())
+    if min > max:
+        raise ValueError(f"histogram: min ({min}) must not exceed max ({max})")
+    return (min - 0.5, max + 0.5) if min == max else (min, max)
+
+
+def histogram(input: Tensor, bins: int = 100, min: float = 0.0, max: float = 0.0, weight: Tensor = None,
+              density: bool = False, name: str = None) -> Tensor:
+    """Counts of the elements in ``bins`` equal-width bins over [min, max] (the data's range when both
+    are 0): int64 counts, or float32 sums of ``weight`` / a density when those are asked for."""
+    xd = input._data
+    xp = backend.get_array_module(xd)
+    low, high = _histogram_range(xd, min, max)
+    wd = None if weight is None else weight._data.reshape(-1)
+    counts, _ = xp.histogram(xd.reshape(-1), bins=bins, range=(low, high), weights=wd, density=density)
+    if wd is None and not density:
+        return wrap(counts.astype("int64"))
+    return wrap(counts.astype(backend.DEFAULT_FLOAT))
+
+
+def histogram_bin_edges(input: Tensor, bins: int = 100, min: float = 0.0, max: float = 0.0,
+                        name: str = None) -> Tensor:
+    """The ``bins + 1`` edges :func:`histogram` uses (float32, as Paddle's)."""
+    xd = input._data
+    xp = backend.get_array_module(xd)
+    low, high = _histogram_range(xd, min, max)
+    return wrap(xp.linspace(low, high, bins + 1).astype(backend.DEFAULT_FLOAT))
