@@ -240,22 +240,20 @@ def index_fill(x: Tensor, index: Any, axis: int, value: Any, name: str = None) -
 
 
 def _along_axis_index(op: str, xd: Any, indices: Any, axis: int, broadcast: bool) -> tuple:
-    """The normalised axis and the checked index array (broadcast to x except on ``axis``) of the
-    *_along_axis ops."""
+    """The normalised axis and the index array (broadcast to x except on ``axis``) of the
+    *_along_axis ops; positions out of range raise where they are used."""
     idx = index_data(indices, op)
     axis = normalize_axis(axis, xd.ndim)[0]
     if idx.ndim != xd.ndim:
         raise ValueError(f"{op}: indices need as many axes as arr ({xd.ndim}), got shape {list(idx.shape)}")
     if broadcast:
-        target = list(xd.shape)
-        target[axis] = idx.shape[axis]
-        try:
-            idx = backend.get_array_module(idx).broadcast_to(idx, target)
-        except ValueError:
-            raise ValueError(f"{op}: indices of shape {list(idx.shape)} do not broadcast against arr "
-                             f"of shape {list(xd.shape)} outside axis {axis}") from None
-    if idx.size and (int(idx.max()) >= xd.shape[axis] or int(idx.min()) < -xd.shape[axis]):
-        raise ValueError(f"{op}: an index is out of range for axis {axis} of length {xd.shape[axis]}")
+        target = xd.shape[:axis] + idx.shape[axis:axis + 1] + xd.shape[axis + 1:]
+        if idx.shape != target:
+            try:
+                idx = backend.get_array_module(idx).broadcast_to(idx, target)
+            except ValueError:
+                raise ValueError(f"{op}: indices of shape {list(idx.shape)} do not broadcast against arr "
+                                 f"of shape {list(xd.shape)} outside axis {axis}") from None
     return axis, idx
 
 
@@ -265,21 +263,23 @@ def take_along(x: Tensor, idx: Any, axis: int) -> Tensor:
     The unchecked core of :func:`take_along_axis`, for ops that computed ``idx`` themselves.
     """
     xd = x._data
-    positions = axis_index(idx, axis)
     xp = backend.get_array_module(xd)
 
     def backward(g):
         gx = xp.zeros_like(xd)
-        xp.add.at(gx, positions, g)
+        xp.add.at(gx, axis_index(idx, axis), g)
         return (gx,)
 
-    return result(xd[positions], (x,), backward)
+    return result(xp.take_along_axis(xd, idx, axis), (x,), backward)
 
 
 def take_along_axis(arr: Tensor, indices: Any, axis: int, broadcast: bool = True) -> Tensor:
     """Values of arr at ``indices`` along ``axis`` (as NumPy's ``take_along_axis``)."""
     axis, idx = _along_axis_index("take_along_axis", arr._data, indices, axis, broadcast)
-    return take_along(arr, idx, axis)
+    try:
+        return take_along(arr, idx, axis)
+    except IndexError as error:
+        raise _out_of_range("take_along_axis", error) from None
 
 
 def _multiply_at(target: Any, positions: tuple, values: Any, axis: int) -> None:
@@ -306,7 +306,10 @@ def put_along_axis(arr: Tensor, indices: Any, values: Any, axis: int, reduce: st
     xp = backend.get_array_module(xd)
     vd = xp.broadcast_to(xp.asarray(values._data, dtype=xd.dtype), positions[axis].shape)
     touched = xp.zeros(xd.shape, dtype=bool)
-    touched[positions] = True
+    try:
+        touched[positions] = True
+    except IndexError as error:
+        raise _out_of_range("put_along_axis", error) from None
     if reduce == "assign":
         data = xd.copy()
         data[positions] = vd

@@ -2,6 +2,7 @@
 einsum, inverses and decompositions), each with its backward."""
 from __future__ import annotations
 
+import functools
 import string
 from typing import Any
 
@@ -351,8 +352,10 @@ def baddbmm(input: Tensor, x: Tensor, y: Tensor, beta: float = 1.0, alpha: float
     return add(scale(input, beta), scale(bmm(x, y), alpha))
 
 
-def _einsum_explicit(equation: str, shapes: list) -> tuple:
-    """The subscripts of each operand and of the output, with ``...`` spelled out as letters."""
+@functools.lru_cache(maxsize=256)
+def _einsum_explicit(equation: str, shapes: tuple) -> tuple:
+    """The subscripts of each operand and of the output, with ``...`` spelled out as letters
+    (cached: a training loop calls one equation on the same shapes at every step)."""
     lhs, arrow, rhs = equation.replace(" ", "").partition("->")
     inputs = lhs.split(",")
     if len(inputs) != len(shapes):
@@ -368,6 +371,7 @@ def _einsum_explicit(equation: str, shapes: list) -> tuple:
         if len(s) != len(shape):
             raise ValueError(f"einsum: subscripts {s!r} do not match an operand of shape {list(shape)}")
         spelled.append(s)
+    spelled = tuple(spelled)
     if arrow:
         out = rhs.replace("...", ellipsis)
     else:
@@ -405,7 +409,7 @@ def einsum(equation: str, *operands: Tensor) -> Tensor:
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     arrays = [t._data for t in operands]
-    spelled, out = _einsum_explicit(equation, [a.shape for a in arrays])
+    spelled, out = _einsum_explicit(equation, tuple(a.shape for a in arrays))
     xp = backend.get_array_module(arrays[0])
     explicit = ",".join(spelled) + "->" + out
     try:
