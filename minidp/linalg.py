@@ -2,10 +2,10 @@
 
 The ops live in :mod:`minidp.ops.linalg`, forward and backward together; this module gathers them.
 """
-from .ops.linalg import (cholesky, cond, corrcoef, cov, cross, det, diagonal, eigh, eigvalsh, inv, matmul,
+from .ops.linalg import (cholesky, cholesky_inverse, cholesky_solve, cond, corrcoef, cov, cross, det, diagonal, eigh, eigvalsh, inv, matmul,
                          matrix_norm, matrix_power, matrix_rank, matrix_transpose, multi_dot, norm, pinv, qr,
-                         slogdet, solve, svd, svdvals, vecdot, vector_norm)
+                         slogdet, solve, svd, svdvals, triangular_solve, vecdot, vector_norm)
 
-__all__ = ["cholesky", "cond", "corrcoef", "cov", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
+__all__ = ["cholesky", "cholesky_inverse", "cholesky_solve", "cond", "corrcoef", "cov", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
            "matmul", "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "multi_dot", "norm",
-           "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "vecdot", "vector_norm"]
+           "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "triangular_solve", "vecdot", "vector_norm"]

@@ -108,6 +108,14 @@ GRAD_CASES = [
     ("renorm", lambda x: minidp.renorm(x, 2.0, 0, 1.5), [r(3, 4)]),
     ("vander", lambda x: minidp.vander(x, 4), [r(3)]),
     ("vander_increasing", lambda x: x.vander(increasing=True), [r(3)]),
+    ("triangular_solve", minidp.linalg.triangular_solve, [well_conditioned(3), r(3, 2)]),
+    ("triangular_solve_lower_unit_transposed",
+     lambda x, y: minidp.linalg.triangular_solve(x, y, upper=False, transpose=True, unitriangular=True),
+     [well_conditioned(3), r(3, 2)]),
+    ("cholesky_solve", lambda b, f: minidp.linalg.cholesky_solve(b, f), [r(3, 2), well_conditioned(3)]),
+    ("cholesky_solve_upper", lambda b, f: minidp.linalg.cholesky_solve(b, f, upper=True),
+     [r(3, 2), well_conditioned(3)]),
+    ("cholesky_inverse", lambda f: minidp.linalg.cholesky_inverse(f), [well_conditioned(3)]),
 ]
 
 
@@ -191,6 +199,12 @@ def test_values_match_numpy():
     points = np.array([[0.0, 0.0], [3.0, 4.0], [6.0, 8.0]])
     np.testing.assert_allclose(minidp.pdist(T(points)).numpy(), [5.0, 10.0, 5.0])
     np.testing.assert_allclose(minidp.vander(T(np.array([1.0, 2.0, 3.0])), 4).numpy(), np.vander([1.0, 2.0, 3.0], 4))
+    upper = np.triu(m)
+    np.testing.assert_allclose(minidp.linalg.triangular_solve(T(m), T(b[:3])).numpy(), np.linalg.solve(upper, b[:3]))
+    lower = np.tril(m)
+    np.testing.assert_allclose(minidp.linalg.cholesky_solve(T(b[:3]), T(lower)).numpy(),
+                               np.linalg.solve(lower @ lower.T, b[:3]))
+    np.testing.assert_allclose(minidp.linalg.cholesky_inverse(T(lower)).numpy(), np.linalg.inv(lower @ lower.T))
     big = np.array([[3.0, 4.0], [0.1, 0.2]])
     np.testing.assert_allclose(minidp.renorm(T(big), 2.0, 0, 1.0).numpy(), [[0.6, 0.8], [0.1, 0.2]], rtol=1e-6)
     assert minidp.swapdims(T(np.ones((2, 3, 4))), [1, 2, 0]).shape == [3, 4, 2]

@@ -811,3 +811,38 @@ def vander(x: Tensor, n: int = None, increasing: bool = False, name: str = None)
     if not columns:
         return wrap(xp.zeros((x._data.shape[0], 0), dtype=x._data.dtype))
     return stack(columns if increasing else columns[::-1], axis=1)
+
+
+def _triangle_of(x: Tensor, upper: bool, unitriangular: bool) -> Tensor:
+    """The triangle of x a triangular solver reads (with ones on the diagonal when ``unitriangular``)."""
+    if not unitriangular:
+        return triu(x) if upper else tril(x)
+    strict = triu(x, 1) if upper else tril(x, -1)
+    xp = backend.get_array_module(x._data)
+    return add(strict, wrap(xp.eye(x._data.shape[-1], dtype=x._data.dtype)))
+
+
+def triangular_solve(x: Tensor, y: Tensor, upper: bool = True, transpose: bool = False,
+                     unitriangular: bool = False, name: str = None) -> Tensor:
+    """The solution of A @ out = y, A the upper (or lower) triangle of the square x (transposed with
+    ``transpose``); only that triangle takes part, in values and in gradients."""
+    _square_check("triangular_solve", x)
+    matrix = _triangle_of(x, upper, unitriangular)
+    return solve(_swap_last(matrix) if transpose else matrix, y)
+
+
+def _from_factor(factor: Tensor, upper: bool) -> Tensor:
+    """L @ L^T from a lower factor, U^T @ U from an upper one."""
+    return matmul(factor, factor, transpose_x=upper, transpose_y=not upper)
+
+
+def cholesky_solve(x: Tensor, y: Tensor, upper: bool = False, name: str = None) -> Tensor:
+    """The solution of A @ out = x, where y is A's Cholesky factor (lower, or upper with ``upper``)."""
+    _square_check("cholesky_solve", y)
+    return solve(_from_factor(y, upper), x)
+
+
+def cholesky_inverse(x: Tensor, upper: bool = False, name: str = None) -> Tensor:
+    """The inverse of A, where x is A's Cholesky factor (lower, or upper with ``upper``)."""
+    _square_check("cholesky_inverse", x)
+    return inv(_from_factor(x, upper))
