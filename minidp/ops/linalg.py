@@ -332,7 +332,11 @@ def dist(x: Tensor, y: Tensor, p: float = 2, name: str = None) -> Tensor:
 
 def cdist(x: Tensor, y: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary",
           name: str = None) -> Tensor:
-    """Pairwise p-norm distances between the rows of x [..., P, M] and y [..., R, M]: [..., P, R]."""
+    """Pairwise p-norm distances between the rows of x [..., P, M] and y [..., R, M]: [..., P, R].
+
+    Differences are formed directly for every ``compute_mode``, so the gradient is exact (0 at
+    zero distance) at the cost of a [..., P, R, M] intermediate.
+    """
     if x._data.ndim < 2 or x._data.shape[-1] != y._data.shape[-1]:
         raise ValueError(f"cdist: x and y must be [..., P, M] and [..., R, M], got {x.shape} and {y.shape}")
     diff = subtract(unsqueeze(x, -2), unsqueeze(y, -3))

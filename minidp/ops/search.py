@@ -31,7 +31,8 @@ def _axis(x: Tensor, axis: Any) -> int:
 
 def argsort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = False,
             name: str = None) -> Tensor:
-    """The int64 indices that sort x along ``axis`` (equal values keep their order)."""
+    """The int64 indices that sort x along ``axis``; the sort is always stable (equal values keep
+    their order), whatever ``stable`` says."""
     return wrap(_order(x._data, _axis(x, axis), descending))
 
 
@@ -44,7 +45,8 @@ def sort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = Fal
 
 def topk(x: Tensor, k: Any, axis: int = None, largest: bool = True, sorted: bool = True,
          name: str = None) -> tuple:
-    """The ``k`` largest (or smallest) values along ``axis`` (default last) and their int64 indices."""
+    """The ``k`` largest (or smallest) values along ``axis`` (default last) and their int64 indices,
+    always in sorted order (which ``sorted=False`` permits)."""
     axis = _axis(x, -1 if axis is None else axis)
     k = int(k.item() if isinstance(k, Tensor) else k)
     length = x._data.shape[axis] if x._data.ndim else 1
@@ -162,7 +164,10 @@ def _outputs(values: Any, extras: list, dtype: Any) -> Any:
 def unique(x: Tensor, return_index: bool = False, return_inverse: bool = False, return_counts: bool = False,
            axis: int = None, dtype: Any = "int64", sorted: bool = True, name: str = None) -> Any:
     """The sorted distinct values (or distinct slices along ``axis``), optionally with the index of
-    each one's first occurrence, the inverse map that rebuilds x, and the counts."""
+    each one's first occurrence, the inverse map that rebuilds x, and the counts (in ``dtype``).
+
+    The values always come sorted; ``sorted`` is accepted for Paddle's signature.
+    """
     xd = x._data
     xp = backend.get_array_module(xd)
     if axis is not None:
