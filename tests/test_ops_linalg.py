@@ -116,6 +116,8 @@ GRAD_CASES = [
     ("cholesky_solve_upper", lambda b, f: minidp.linalg.cholesky_solve(b, f, upper=True),
      [r(3, 2), well_conditioned(3)]),
     ("cholesky_inverse", lambda f: minidp.linalg.cholesky_inverse(f), [well_conditioned(3)]),
+    ("tensor_fill_diagonal_tensor", lambda x, y: x.fill_diagonal_tensor(y, -1), [r(3, 3), r(2)]),
+    ("tensor_cholesky_solve", lambda b, f: b.cholesky_solve(f), [r(3, 2), well_conditioned(3)]),
 ]
 
 

@@ -62,6 +62,9 @@ GRAD_CASES = [
     ("combinations_with_replacement", lambda x: minidp.combinations(x, 3, True), (3,)),
     ("unfold", lambda x: x.unfold(1, 2, 2), (2, 5)),
     ("unfold_overlapping", lambda x: minidp.unfold(x, 0, 3, 1), (5, 2)),
+    ("tensor_repeat", lambda x: x.repeat(2, 1, 3), (2, 3)),
+    ("tensor_split_with_sizes", lambda x: concat_all(x.split_with_sizes([1, 2], 1)), (2, 3)),
+    ("tensor_mT", lambda x: x.mT, (2, 3, 4)),
 ]
 
 
@@ -116,6 +119,21 @@ def test_stacking_and_windows_values():
     np.testing.assert_allclose(windows.numpy(), [[[0, 1], [2, 3]], [[5, 6], [7, 8]]])
     assert minidp.broadcast_shapes([2, 1], [1, 3], [4, 1, 1]) == [4, 2, 3]
     np.testing.assert_allclose(minidp.narrow(T(a), 0, 1, 2).numpy(), a[1:3])
+
+
+def test_tensor_only_methods():
+    x = T(np.arange(6.0).reshape(2, 3))
+    np.testing.assert_allclose(x.repeat([2, 1]).numpy(), np.tile(x.numpy(), [2, 1]))
+    np.testing.assert_allclose(x.mT.numpy(), x.numpy().T)
+    assert x.is_same_shape(T(np.zeros((2, 3)))) and not x.is_same_shape(T(np.zeros(3)))
+    full = x.new_full([2], 3.0)
+    np.testing.assert_allclose(full.numpy(), [3.0, 3.0])
+    assert full.dtype == np.float64 and full.stop_gradient
+    zeros = x.new_zeros([3], dtype="int32", requires_grad=True)
+    assert zeros.dtype == np.int32 and not zeros.stop_gradient and not zeros.numpy().any()
+    assert x.new_ones((1, 2)).numpy().tolist() == [[1.0, 1.0]] and x.new_empty([4]).shape == [4]
+    filled = minidp.ones([2, 3]).fill_diagonal_tensor(T(np.array([7.0, 8.0], dtype=np.float32)), offset=1)
+    np.testing.assert_allclose(filled.numpy(), [[1, 7, 1], [1, 1, 8]])
 
 
 def test_bad_inputs():

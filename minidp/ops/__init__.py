@@ -12,6 +12,9 @@ from .math import (abs, add, astype, cast, clip, divide, exp, gelu, log, maximum
 from .reduction import argmax, argmin, log_softmax, logsumexp, max, mean, min, softmax, sum
 from .shape import concat, expand, flatten, getitem, reshape, split, squeeze, stack, transpose, unsqueeze
 # ops-more: search, indexing, manipulation, linalg and creation additions
+from .creation import new_empty, new_full, new_ones, new_zeros
+from .linalg import cholesky_inverse, cholesky_solve, fill_diagonal_tensor
+from .manipulation import is_same_shape, repeat, split_with_sizes
 from .creation import (as_tensor, asarray, assign, clone, diag, diagflat, empty, empty_like,
                        from_numpy, is_complex, is_empty, is_floating_point, is_integer, is_tensor,
                        linspace, logspace, meshgrid, numel, rank, tolist, tril_indices,
@@ -302,8 +305,13 @@ _METHODS.update({
     "block_diag": block_diag, "combinations": combinations, "unfold": unfold,
     "tensordot": tensordot, "renorm": renorm, "vander": vander, "is_empty": is_empty,
     "is_floating_point": is_floating_point, "is_integer": is_integer, "is_complex": is_complex,
-   
+    "broadcast_shape": broadcast_shape, "broadcast_tensors": broadcast_tensors,
+    "cholesky_inverse": cholesky_inverse, "cholesky_solve": cholesky_solve, "repeat": repeat,
+    "split_with_sizes": split_with_sizes, "is_same_shape": is_same_shape, "new_empty": new_empty,
+    "new_full": new_full, "new_ones": new_ones, "new_zeros": new_zeros,
+    "fill_diagonal_tensor": fill_diagonal_tensor,
 })
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
 Tensor.T = property(lambda self: transpose(self, list(range(self.ndim))[::-1]))
+Tensor.mT = property(matrix_transpose)

@@ -321,3 +321,37 @@ def is_complex(x: Tensor) -> bool:
 def tolist(x: Tensor) -> list:
     """x's values as (nested) Python lists."""
     return x.tolist()
+
+
+def _new_like(var: Tensor, size: Any, fill: Any, dtype: Any, device: Optional[str], requires_grad: bool) -> Tensor:
+    """A new tensor of ``size`` on var's device unless ``device`` names one, in var's dtype unless given."""
+    target = var._data.dtype if dtype is None else backend.convert_dtype(dtype)
+    xp = backend.get_array_module(var._data) if device is None else (numpy if device == "cpu" else backend._cupy())
+    tensor = wrap(fill(xp, _as_shape(size), target))
+    tensor.stop_gradient = not requires_grad
+    return tensor
+
+
+def new_empty(var: Tensor, size: Any, *, dtype: Any = None, device: Optional[str] = None,
+              requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """``Tensor.new_empty``: an uninitialised tensor of ``size`` like var (dtype, device)."""
+    return _new_like(var, size, lambda xp, s, d: xp.empty(s, d), dtype, device, requires_grad)
+
+
+def new_zeros(var: Tensor, size: Any, *, dtype: Any = None, device: Optional[str] = None,
+              requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """``Tensor.new_zeros``: zeros of ``size`` like var (dtype, device)."""
+    return _new_like(var, size, lambda xp, s, d: xp.zeros(s, d), dtype, device, requires_grad)
+
+
+def new_ones(var: Tensor, size: Any, *, dtype: Any = None, device: Optional[str] = None,
+             requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """``Tensor.new_ones``: ones of ``size`` like var (dtype, device)."""
+    return _new_like(var, size, lambda xp, s, d: xp.ones(s, d), dtype, device, requires_grad)
+
+
+def new_full(var: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, device: Optional[str] = None,
+             requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """``Tensor.new_full``: ``fill_value`` everywhere in a tensor of ``size`` like var (dtype, device)."""
+    value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
+    return _new_like(var, size, lambda xp, s, d: xp.full(s, value, d), dtype, device, requires_grad)

@@ -850,3 +850,9 @@ def cholesky_inverse(x: Tensor, upper: bool = False, name: str = None) -> Tensor
     """The inverse of A, where x is A's Cholesky factor (lower, or upper with ``upper``)."""
     _square_check("cholesky_inverse", x)
     return inv(_from_factor(x, upper))
+
+
+def fill_diagonal_tensor(x: Tensor, y: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1,
+                         name: str = None) -> Tensor:
+    """``Tensor.fill_diagonal_tensor``: the same as :func:`diagonal_scatter`."""
+    return diagonal_scatter(x, y, offset, dim1, dim2)

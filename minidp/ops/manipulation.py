@@ -369,3 +369,20 @@ def unfold(x: Tensor, axis: int, size: int, step: int, name: str = None) -> Tens
     shape = list(x._data.shape)
     shape[axis:axis + 1] = [count, size]
     return moveaxis(reshape(windows, shape), axis + 1, -1)
+
+
+def repeat(input: Tensor, *repeats: Any) -> Tensor:
+    """``Tensor.repeat``: input tiled ``repeats`` times per axis, given as ints or as one list."""
+    if len(repeats) == 1 and not isinstance(repeats[0], int):
+        repeats = repeats[0]
+    return tile(input, repeats)
+
+
+def split_with_sizes(x: Tensor, split_sizes: Sequence[int], dim: int = 0) -> list:
+    """``Tensor.split_with_sizes``: x cut along ``dim`` into parts of the given sizes."""
+    return split(x, list(split_sizes), dim)
+
+
+def is_same_shape(x: Tensor, y: Tensor) -> bool:
+    """``Tensor.is_same_shape``: whether x and y have one shape."""
+    return x._data.shape == y._data.shape
