@@ -11,6 +11,8 @@ from .ops import __all__ as _op_names
 from . import io, nn, optimizer, distributed
 from .serialization import load, save
 from .distributed.data_parallel import DataParallel
+from . import linalg
+from .ops.creation import shape
 
 float16 = backend.DTYPES["float16"]
 float32 = backend.DTYPES["float32"]
