@@ -13,6 +13,7 @@ from .serialization import load, save
 from .distributed.data_parallel import DataParallel
 
 float16 = backend.DTYPES["float16"]
+bfloat16 = backend.DTYPES["bfloat16"]
 float32 = backend.DTYPES["float32"]
 float64 = backend.DTYPES["float64"]
 int32 = backend.DTYPES["int32"]

@@ -9,10 +9,13 @@ import functools
 import math
 from typing import Any
 
+import ml_dtypes
 import numpy
 
+BFLOAT16 = numpy.dtype(ml_dtypes.bfloat16)
 DTYPES = {
     "float16": numpy.dtype("float16"),
+    "bfloat16": BFLOAT16,
     "float32": numpy.dtype("float32"),
     "float64": numpy.dtype("float64"),
     "int32": numpy.dtype("int32"),
@@ -65,6 +68,11 @@ def convert_dtype(dtype: Any) -> numpy.dtype:
         return numpy.dtype(dtype)
     except TypeError:
         raise TypeError(f"unsupported dtype {dtype!r}; use one of {sorted(DTYPES)}") from None
+
+
+def is_floating(dtype: numpy.dtype) -> bool:
+    """True for the real floating dtypes, bfloat16 included (NumPy files it under kind 'V')."""
+    return dtype.kind == "f" or dtype == BFLOAT16
 
 
 def _parse_place(place: str) -> str:

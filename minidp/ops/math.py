@@ -13,28 +13,42 @@ from .. import backend
 from ..autograd.tensor import Tensor
 from ._util import lift, result, unbroadcast, wrap
 
+_BFLOAT16 = backend.BFLOAT16
+
 
 def _check_dtypes(op: str, xd: Any, yd: Any) -> Any:
     """Two tensor operands must agree on a floating dtype; integer/bool ones follow the other."""
-    xk, yk = xd.dtype.kind, yd.dtype.kind
-    if xk == "f" and yk == "f":
+    x_floating, y_floating = backend.is_floating(xd.dtype), backend.is_floating(yd.dtype)
+    if x_floating and y_floating:
         raise TypeError(
             f"{op}: the operands have different dtypes {xd.dtype} and {yd.dtype}; "
             f"convert one with .astype('{xd.dtype}') first"
         )
-    if xk == "f":
+    if x_floating:
         return xd, yd.astype(xd.dtype)
-    if yk == "f":
+    if y_floating:
         return xd.astype(yd.dtype), yd
     return xd, yd
+
+
+def _scalar_for(scalar: Any, other: Any) -> Any:
+    """A Python number operand as the array side's dtype where the array library would widen it.
+
+    ml_dtypes promotes bfloat16 with a Python float to float32; Paddle keeps bfloat16.
+    """
+    if scalar.__class__ is float and not isinstance(other, (int, float, bool)) and other.dtype == _BFLOAT16:
+        return _BFLOAT16.type(scalar)
+    return scalar
 
 
 def _operands(op: str, x: Any, y: Any):
     x = lift(x, y._data if isinstance(y, Tensor) else None)
     y = lift(y, x._data)
     xd, yd = x._data, y._data
-    if isinstance(xd, (int, float, bool)) or isinstance(yd, (int, float, bool)):
-        return x, y, xd, yd
+    if isinstance(xd, (int, float, bool)):
+        return x, y, _scalar_for(xd, yd), yd
+    if isinstance(yd, (int, float, bool)):
+        return x, y, xd, _scalar_for(yd, xd)
     if xd.dtype is not yd.dtype and xd.dtype != yd.dtype:
         xd, yd = _check_dtypes(op, xd, yd)
     return x, y, xd, yd
@@ -284,7 +298,7 @@ def astype(x: Tensor, dtype: Any) -> Tensor:
     if xd.dtype == target:
         return result(xd, (x,), lambda g: (g,))
     data = xd.astype(target)
-    if target.kind not in "fc":
+    if target.kind != "c" and not backend.is_floating(target):
         return wrap(data)
     return result(data, (x,), lambda g: (g.astype(xd.dtype),))
 
