@@ -5,9 +5,10 @@ both. CuPy is imported lazily: a CPU-only install never touches it.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
-from typing import Any
+from typing import Any, ContextManager
 
 import ml_dtypes
 import numpy
@@ -130,6 +131,17 @@ def place_of(x: Any) -> str:
     if isinstance(x, numpy.ndarray):
         return "cpu"
     return f"gpu:{x.device.id}"
+
+
+def device_guard(x: Any) -> ContextManager:
+    """A context in which the device of the CuPy array ``x`` is the current CUDA device.
+
+    Kernels and device allocations go to the current device, which need not be the data's
+    (``set_device`` or another thread may have changed it). For a NumPy array: no-op.
+    """
+    if isinstance(x, numpy.ndarray):
+        return contextlib.nullcontext()
+    return x.device
 
 
 def to_host(x: Any) -> numpy.ndarray:

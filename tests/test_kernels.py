@@ -19,6 +19,7 @@ from kernel_host.runner import run
 from minidp.kernels import kernel_sources, translation_unit
 from minidp.kernels.launch_args import (
     COPY_TYPE_PAIRS,
+    NAME_EXPRESSIONS,
     KernelLaunch,
     adam_scalars,
     fused_adam_launch,
@@ -231,18 +232,14 @@ def test_importing_the_kernels_package_does_not_import_cupy():
     assert subprocess.run([sys.executable, "-c", code], timeout=60).returncode == 0
 
 
-class _HostModule:
-    """Stands in for cupy.RawModule: its functions run on the host runner."""
-
-    def __init__(self, source):
-        self.source = source
-
-    def get_function(self, name):
-        return lambda grid, block, args: run(KernelLaunch(self.source, name, grid, block, args))
+def _host_function(source, name, place):
+    """Stands in for minidp.kernels._function: the kernel runs on the host runner."""
+    assert place == "cpu"
+    return lambda grid, block, args: run(KernelLaunch(source, name, grid, block, args))
 
 
 def test_public_wrappers_build_and_launch_the_right_kernels(monkeypatch):
-    monkeypatch.setattr(minidp.kernels, "_raw_module", _HostModule)
+    monkeypatch.setattr(minidp.kernels, "_function", _host_function)
     sizes = ref.SIZE_CASES["random-small"]
     grads = ref.random_tensors(numpy.random.default_rng(8), sizes, numpy.float32)
     offsets, flat_size = ref.padded_offsets(sizes)
@@ -276,3 +273,68 @@ def test_host_runner_rejects_arguments_that_do_not_match_the_kernel_signature():
         run(as_double)
     with pytest.raises(TypeError, match="bytes"):
         run(dataclasses.replace(plan, args=plan.args[:-1]))
+
+
+class _RecordingDevice:
+    """Stands in for a cupy.cuda.Device: records which device is current."""
+
+    current = [0]
+
+    def __init__(self, device_id: int) -> None:
+        self.id = device_id
+
+    def __enter__(self):
+        self.previous = self.current[0]
+        self.current[0] = self.id
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.current[0] = self.previous
+
+
+class _DeviceArray:
+    """A stand-in for a CuPy array on device ``device_id``."""
+
+    def __init__(self, device_id: int) -> None:
+        self.device = _RecordingDevice(device_id)
+
+
+class _CountingModule:
+    """Stands in for cupy.RawModule: counts get_function calls; its kernels record the current
+    device when fetched and when called."""
+
+    fetched: list = []
+    called: list = []
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def get_function(self, name: str):
+        self.fetched.append((self.source, name, _RecordingDevice.current[0]))
+        return lambda grid, block, args: self.called.append((name, _RecordingDevice.current[0]))
+
+
+@pytest.fixture
+def counting_module(monkeypatch):
+    minidp.kernels._function.cache_clear()
+    _CountingModule.fetched, _CountingModule.called = [], []
+    monkeypatch.setattr(minidp.kernels, "_raw_module", _CountingModule)
+    yield _CountingModule
+    minidp.kernels._function.cache_clear()
+
+
+def test_launch_fetches_each_kernel_once_per_device(counting_module):
+    name = NAME_EXPRESSIONS["bucket.cu"][0]
+    for device_id in (1, 1, 2, 1):
+        minidp.kernels.launch(KernelLaunch("bucket.cu", name, (1, 1, 1), (1, 1, 1),
+                                           (_DeviceArray(device_id),)))
+    assert counting_module.fetched == [("bucket.cu", name, 1), ("bucket.cu", name, 2)]
+    assert len(counting_module.called) == 4
+
+
+def test_launch_makes_the_device_of_its_data_current(counting_module):
+    name = NAME_EXPRESSIONS["fused_adam.cu"][0]
+    assert _RecordingDevice.current == [0]
+    minidp.kernels.launch(KernelLaunch("fused_adam.cu", name, (1, 1, 1), (1, 1, 1), (_DeviceArray(3),)))
+    assert counting_module.called == [(name, 3)]
+    assert _RecordingDevice.current == [0], "the previous device is current again"

@@ -4,7 +4,7 @@ The kernels live as CUDA C sources next to this file (``*.cu``, sharing ``common
 They are compiled by NVRTC through ``cupy.RawModule`` the first time a GPU path needs them;
 importing this package does not import CuPy. The functions below take CuPy arrays, build
 their arguments with :mod:`minidp.kernels.launch_args` (the code the CPU host runner of the
-tests executes too) and launch on the current CUDA stream.
+tests executes too) and launch on the device that holds the data, on its current CUDA stream.
 """
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import re
 from importlib import resources
 from typing import Any, Sequence
 
+from minidp import backend
 from minidp.kernels.launch_args import (
     NAME_EXPRESSIONS,
     KernelLaunch,
@@ -61,10 +62,24 @@ def _raw_module(source: str) -> Any:
     )
 
 
+@functools.lru_cache(maxsize=None)
+def _function(source: str, name: str, place: str) -> Any:
+    """Kernel ``name`` of ``source`` loaded on ``place``'s device (the caller makes it current).
+
+    ``RawModule.get_function`` builds a new kernel object on every call; launches reuse this one.
+    """
+    return _raw_module(source).get_function(name)
+
+
 def launch(plan: KernelLaunch) -> None:
-    """Run a launch built by :mod:`minidp.kernels.launch_args` on the current CUDA stream."""
-    kernel = _raw_module(plan.source).get_function(plan.name)
-    kernel(plan.grid, plan.block, plan.args)
+    """Run a launch built by :mod:`minidp.kernels.launch_args` on the device of its arrays.
+
+    Every launch's first argument is an array on that device (a pointer table or the flat
+    buffer); the device is made current around the launch, whatever device was current.
+    """
+    data = plan.args[0]
+    with backend.device_guard(data):
+        _function(plan.source, plan.name, backend.place_of(data))(plan.grid, plan.block, plan.args)
 
 
 def pack(sources: Sequence[Any], flat: Any, offsets: Sequence[int], scale: float = 1.0) -> None:

@@ -148,17 +148,25 @@ def _check_arrays(arrays: Sequence[Any], role: str, place: str) -> str:
     return names.pop() if names else ""
 
 
-def _pointer_table(xp: Any, arrays: Sequence[Any]) -> Any:
-    """The arrays' data addresses as a uint64 table of the array module ``xp``."""
+def _beside(like: Any, table: numpy.ndarray) -> Any:
+    """``table`` where ``like`` lives: itself for a NumPy array, else a copy on like's device."""
+    if isinstance(like, numpy.ndarray):
+        return table
+    with like.device:
+        return get_array_module(like).asarray(table)
+
+
+def _pointer_table(like: Any, arrays: Sequence[Any]) -> Any:
+    """The arrays' data addresses as a uint64 table on the device of ``like``."""
     pointers = numpy.fromiter((data_pointer(a) for a in arrays), numpy.uint64, len(arrays))
-    return xp.asarray(pointers)
+    return _beside(like, pointers)
 
 
-def _starts_table(xp: Any, arrays: Sequence[Any]) -> tuple[Any, int]:
+def _starts_table(like: Any, arrays: Sequence[Any]) -> tuple[Any, int]:
     """Where each array starts in the flat index space (prefix sums of sizes), and the total."""
     starts = numpy.zeros(len(arrays) + 1, dtype=numpy.int64)
     numpy.cumsum([array.size for array in arrays], out=starts[1:])
-    return xp.asarray(starts), int(starts[-1])
+    return _beside(like, starts), int(starts[-1])
 
 
 def _copy_launch(kernel: str, tensors: Sequence[Any], flat: Any, offsets: Sequence[int],
@@ -184,13 +192,12 @@ def _copy_launch(kernel: str, tensors: Sequence[Any], flat: Any, offsets: Sequen
         if offset < 0 or offset + tensor.size > flat.size:
             raise ValueError(f"{tensors_role}[{index}] ({tensor.size} elements at offset {offset}) "
                              f"does not fit the flat buffer of {flat.size} elements")
-    xp = get_array_module(flat)
-    pointers = _pointer_table(xp, tensors)
-    starts, total = _starts_table(xp, tensors)
+    pointers = _pointer_table(flat, tensors)
+    starts, total = _starts_table(flat, tensors)
     grid, block = launch_shape(total, block_size, grid_size)
     scalar = arithmetic_dtype(in_name, out_name)(scale)
     count = numpy.int32(len(tensors))
-    offset_table = xp.asarray(offset_table)
+    offset_table = _beside(flat, offset_table)
     if packing:
         args = (pointers, starts, offset_table, count, numpy.int64(total), scalar, flat)
     else:
@@ -247,9 +254,9 @@ def fused_adam_launch(params: Sequence[Any], grads: Sequence[Any], moment1s: Seq
                              f"{[array.size for array in group]}")
     type_name = names.pop()
     scalar = arithmetic_dtype(type_name)
-    xp = get_array_module(tables[0][0])
-    starts, total = _starts_table(xp, tables[0])
-    param_table, grad_table, moment1_table, moment2_table = (_pointer_table(xp, t) for t in tables)
+    like = tables[0][0]
+    starts, total = _starts_table(like, tables[0])
+    param_table, grad_table, moment1_table, moment2_table = (_pointer_table(like, t) for t in tables)
     lr_t, eps_hat = adam_scalars(lr, beta1_pow, beta2_pow, epsilon)
     l2_coeff = 0.0 if decoupled else weight_decay
     decay_factor = 1.0 - lr * weight_decay if decoupled else 1.0
