@@ -47,7 +47,7 @@ def lift(value: Any, like: Any = None) -> Tensor:
 def matmul_arrays(a: Any, b: Any) -> Any:
     """``a @ b`` in ``a``'s dtype (ml_dtypes' matmul returns float32 for bfloat16 operands)."""
     out = a @ b
-    return out if out.dtype == a.dtype else out.astype(a.dtype)
+    return out if out.dtype is a.dtype else out.astype(a.dtype)
 
 
 def unbroadcast(grad: Any, shape: tuple) -> Any:

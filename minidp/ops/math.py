@@ -31,24 +31,20 @@ def _check_dtypes(op: str, xd: Any, yd: Any) -> Any:
     return xd, yd
 
 
-def _scalar_for(scalar: Any, other: Any) -> Any:
-    """A Python number operand as the array side's dtype where the array library would widen it.
-
-    ml_dtypes promotes bfloat16 with a Python float to float32; Paddle keeps bfloat16.
-    """
-    if scalar.__class__ is float and not isinstance(other, (int, float, bool)) and other.dtype == _BFLOAT16:
-        return _BFLOAT16.type(scalar)
-    return scalar
-
-
 def _operands(op: str, x: Any, y: Any):
     x = lift(x, y._data if isinstance(y, Tensor) else None)
     y = lift(y, x._data)
     xd, yd = x._data, y._data
+    # A Python float meets a bfloat16 array as a bfloat16 scalar: ml_dtypes would promote the
+    # pair to float32, Paddle keeps bfloat16.
     if isinstance(xd, (int, float, bool)):
-        return x, y, _scalar_for(xd, yd), yd
+        if xd.__class__ is float and yd.__class__ is not float and yd.dtype is _BFLOAT16:
+            xd = _BFLOAT16.type(xd)
+        return x, y, xd, yd
     if isinstance(yd, (int, float, bool)):
-        return x, y, xd, _scalar_for(yd, xd)
+        if yd.__class__ is float and xd.dtype is _BFLOAT16:
+            yd = _BFLOAT16.type(yd)
+        return x, y, xd, yd
     if xd.dtype is not yd.dtype and xd.dtype != yd.dtype:
         xd, yd = _check_dtypes(op, xd, yd)
     return x, y, xd, yd

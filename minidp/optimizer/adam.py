@@ -8,16 +8,18 @@ At step t (per parameter), with ``b1p = beta1**t`` and ``b2p = beta2**t``:
 
 which is the textbook bias-corrected Adam with epsilon added to the corrected sqrt(v).
 
-Every operation is rounded to the compute dtype in the order of the fused kernel
-``minidp/kernels/fused_adam.cu`` (see :mod:`minidp.optimizer.precision`), and ``beta_pow``
-accumulates in that dtype as Paddle's accumulators do. The moments of float16 and bfloat16
-parameters are float32, as in Paddle.
+Two paths compute the same operations in the same order, each rounded to the compute dtype
+(see :mod:`minidp.optimizer.precision`): the array library one parameter at a time (NumPy on
+the CPU), and on the GPU the multi-tensor kernel ``minidp/kernels/fused_adam.cu``, one launch
+per set of parameters sharing dtypes and every scalar of the step. Their results are identical
+bit for bit. ``beta_pow`` accumulates in the compute dtype as Paddle's accumulators do, and
+the moments of float16 and bfloat16 parameters are float32, as in Paddle.
 """
 from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Optional, Union
 
-from .. import backend
+from .. import backend, kernels
 from ..kernels.launch_args import adam_scalars
 from . import precision
 from .lr import LRScheduler
@@ -91,6 +93,28 @@ class Adam(Optimizer):
         precision.store_param(data, p)
         self._advance_pows(slot)
 
+    def _update_on_device(self, pending: list, lr: float) -> None:
+        """One fused launch per set of parameters sharing dtypes and every scalar of the step."""
+        launches: dict = {}
+        for slot, grad in pending:
+            if not slot.ready:
+                self._prepare(slot)
+            data, state, hyper = slot.param._data, slot.state, slot.hyper
+            slot_lr = lr * slot.lr_ratio
+            key = (data.dtype, slot_lr, slot.weight_decay, hyper["beta1"], hyper["beta2"],
+                   hyper["epsilon"], state["beta1_pow_acc"], state["beta2_pow_acc"])
+            tables = launches.setdefault(key, ([], [], [], [], []))
+            xp = backend.get_array_module(data)
+            for table, array in zip(tables, (data, xp.ascontiguousarray(grad, dtype=data.dtype), slot.master,
+                                             state["moment1"], state["moment2"])):
+                table.append(array)
+        for (_, slot_lr, weight_decay, beta1, beta2, epsilon, beta1_pow, beta2_pow), tables in launches.items():
+            params, grads, masters, moment1s, moment2s = tables
+            kernels.fused_adam(params, grads, moment1s, moment2s, masters=masters, lr=slot_lr, beta1=beta1,
+                               beta2=beta2, epsilon=epsilon, beta1_pow=beta1_pow, beta2_pow=beta2_pow,
+                               weight_decay=weight_decay, decoupled=self._decoupled_decay)
+        for slot, _ in pending:
+            self._advance_pows(slot)
 
 
 class AdamW(Adam):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional, Union
 
-from .. import backend
+from .. import backend, kernels
 from . import precision
 from .lr import LRScheduler
 from .optimizer import Optimizer, _Slot
@@ -14,7 +14,9 @@ class Momentum(Optimizer):
 
     ``grad`` includes the L2 term ``weight_decay * p``. A group may override ``momentum``.
     The velocity has the parameter's dtype, or float32 with ``multi_precision=True``, which also
-    keeps a float32 master weight for each float16/bfloat16 parameter (as in Paddle).
+    keeps a float32 master weight for each float16/bfloat16 parameter (as in Paddle). On the GPU
+    every parameter sharing dtypes and scalars is updated by one launch of
+    ``minidp/kernels/sgd_momentum.cu``, bit for bit as the per-parameter path.
     """
 
     _array_states = ("velocity",)
@@ -57,3 +59,18 @@ class Momentum(Optimizer):
         step *= lr
         p -= step
         precision.store_param(data, p)
+
+    def _update_on_device(self, pending: list, lr: float) -> None:
+        launches: dict = {}
+        for slot, grad in pending:
+            if not slot.ready:
+                self._prepare(slot)
+            data, velocity = slot.param._data, slot.state["velocity"]
+            key = (data.dtype, velocity.dtype, lr * slot.lr_ratio, slot.weight_decay, slot.hyper["momentum"])
+            tables = launches.setdefault(key, ([], [], [], []))
+            grad = backend.get_array_module(data).ascontiguousarray(grad, dtype=data.dtype)
+            for table, array in zip(tables, (data, grad, slot.master, velocity)):
+                table.append(array)
+        for (_, _, slot_lr, weight_decay, momentum), (params, grads, masters, velocities) in launches.items():
+            kernels.momentum(params, grads, velocities, masters=masters, lr=slot_lr, momentum=momentum,
+                             weight_decay=weight_decay, nesterov=self._use_nesterov)

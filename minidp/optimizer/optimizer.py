@@ -5,6 +5,11 @@ data-parallel buckets and device buffers that point at them stay valid. Gradient
 ``p._grad`` and never written; frozen parameters and those without a gradient are skipped.
 Everything that can be decided once (per-parameter learning-rate factors, decay,
 hyperparameters) is decided at construction, so a step is a plain loop over the parameters.
+
+Where the parameters live is decided once per step, in :meth:`Optimizer.step`: on the CPU each
+parameter is updated by the array library (``_update_each``); on the GPU an optimizer with
+multi-tensor kernels updates them in a few launches (``_update_on_device``). Both paths round
+every operation alike, so they give the same bits.
 """
 from __future__ import annotations
 
@@ -186,11 +191,18 @@ class Optimizer:
             (self._update_on_device if on_device else self._update_each)(pending, lr)
 
     def _update_each(self, pending: list, lr: float) -> None:
-        """The array-library path: one ``_update`` per parameter, after the L2 term."""
+        """The array-library path: one ``_update`` per parameter, after the L2 term.
+
+        The gradient is taken in the parameter's dtype, as the kernels read it (clipping may
+        have widened a 16-bit one).
+        """
         l2 = not self._decoupled_decay
         for slot, grad in pending:
+            data = slot.param._data
+            if grad.dtype is not data.dtype:
+                grad = grad.astype(data.dtype)
             if l2 and slot.weight_decay:
-                grad = precision.with_l2(grad, slot.weight_decay, slot.param._data)
+                grad = precision.with_l2(grad, slot.weight_decay, data)
             self._update(slot, grad, lr * slot.lr_ratio)
 
     def _update_on_device(self, pending: list, lr: float) -> None:
