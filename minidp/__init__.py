@@ -15,6 +15,7 @@ from . import linalg
 from .ops.creation import shape
 
 float16 = backend.DTYPES["float16"]
+bfloat16 = backend.DTYPES["bfloat16"]
 float32 = backend.DTYPES["float32"]
 float64 = backend.DTYPES["float64"]
 int32 = backend.DTYPES["int32"]

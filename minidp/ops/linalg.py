@@ -9,7 +9,7 @@ from typing import Any
 from .. import backend
 from ..autograd.engine import is_grad_enabled
 from ..autograd.tensor import Tensor
-from ._util import normalize_axis, result, unbroadcast, wrap
+from ._util import matmul_arrays, normalize_axis, result, unbroadcast, wrap
 from .indexing import write_at
 from .math import abs as absolute, add, clip, divide, multiply, scale, sqrt, subtract, where
 from .reduction import max as reduce_max, min as reduce_min, sum as reduce_sum
@@ -36,7 +36,7 @@ def matmul(x: Tensor, y: Tensor, transpose_x: bool = False, transpose_y: bool = 
     if transpose_y and yd.ndim >= 2:
         yd = _t(yd)
     try:
-        data = xd @ yd
+        data = matmul_arrays(xd, yd)
     except ValueError:
         raise ValueError(
             f"matmul: shapes {list(xd.shape)} and {list(yd.shape)} (after transposes) do not "
@@ -53,10 +53,10 @@ def matmul(x: Tensor, y: Tensor, transpose_x: bool = False, transpose_y: bool = 
             g = g[..., None]
         gx = gy = None
         if not x.stop_gradient:
-            gx = unbroadcast(g @ _t(b), a.shape)
+            gx = unbroadcast(matmul_arrays(g, _t(b)), a.shape)
             gx = gx[0] if x_vec else (_t(gx) if transpose_x else gx)
         if not y.stop_gradient:
-            gy = unbroadcast(_t(a) @ g, b.shape)
+            gy = unbroadcast(matmul_arrays(_t(a), g), b.shape)
             gy = gy[:, 0] if y_vec else (_t(gy) if transpose_y else gy)
         return gx, gy
 
