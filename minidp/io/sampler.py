@@ -7,7 +7,7 @@ from typing import Any, Iterator, Optional
 
 import numpy
 
-from ..ops.creation import host_generator
+from ..random import host_generator
 
 
 class Sampler:

@@ -1,8 +1,8 @@
 """Creating tensors: from data, filled with constants, ranges, and random values.
 
 Creation functions take Paddle's signatures (shape first, then dtype) and place new arrays at the
-current device (see :func:`minidp.backend.set_device`). Random values come from one generator per
-process, reset by :func:`seed`, so a seeded run repeats exactly.
+current device (see :func:`minidp.backend.set_device`). Random values come from the process's host
+generator (:mod:`minidp.random`), seeded from the OS unless :func:`minidp.seed` is called.
 """
 from __future__ import annotations
 
@@ -12,24 +12,9 @@ import numpy
 
 from .. import backend
 from ..autograd.tensor import Tensor
+from ..random import host_generator, seed  # noqa: F401  (seed is exported from here as an op)
 from ._util import wrap
 from .shape import _as_shape
-
-_host_generator = numpy.random.default_rng(0)
-
-
-def seed(value: int) -> None:
-    """Reset the process's random generators (host and, when used, GPU) to ``value``."""
-    global _host_generator
-    _host_generator = numpy.random.default_rng(int(value))
-    cupy = backend._cupy()
-    if cupy is not None and backend.get_device() != "cpu":
-        cupy.random.seed(int(value))
-
-
-def host_generator() -> numpy.random.Generator:
-    """The process's host random generator (data shuffling and dropout draw from it too)."""
-    return _host_generator
 
 
 def _default_dtype(data: Any) -> Any:
@@ -118,7 +103,7 @@ def eye(num_rows: int, num_columns: Optional[int] = None, dtype: Any = None, nam
 def _random(draw, shape: Any, dtype: Any) -> Tensor:
     """Draw on the host generator and move the result to the current place."""
     target = backend.convert_dtype(dtype)
-    values = draw(_host_generator, _as_shape(shape)).astype(target, copy=False)
+    values = draw(host_generator(), _as_shape(shape)).astype(target, copy=False)
     return wrap(backend.default_array_module().asarray(values))
 
 

@@ -1,0 +1,146 @@
+"""minidp.random: unseeded processes differ, seed() repeats a run, states round-trip, and every
+consumer (creation ops, dropout, initializers, samplers, DataLoader shuffle) draws from it."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy
+import pytest
+
+import minidp
+import minidp.random as mrandom
+from minidp.distributed.spawn import spawn
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "scripts"))
+
+import random_tasks  # noqa: E402  (lives in tests/scripts)
+
+REPO = str(Path(__file__).resolve().parents[1])
+DRAW = ("import minidp; d = minidp.io.DataLoader(list(range(20)), batch_size=20, shuffle=True); "
+        "print(minidp.rand([4]).numpy().tolist(), next(iter(d)).numpy().tolist())")
+
+
+def fresh_process_draw(prefix: str = "") -> str:
+    env = dict(os.environ, PYTHONPATH=REPO)
+    return subprocess.run([sys.executable, "-c", prefix + DRAW], env=env, capture_output=True, text=True,
+                          check=True, timeout=60).stdout
+
+
+def test_unseeded_processes_draw_different_values():
+    assert fresh_process_draw() != fresh_process_draw()
+
+
+def test_seeded_processes_draw_identical_values():
+    assert fresh_process_draw("import minidp; minidp.seed(5); ") == fresh_process_draw("import minidp; minidp.seed(5); ")
+
+
+def test_seed_returns_the_host_generator_with_its_seed():
+    generator = minidp.seed(123)
+    assert isinstance(generator, mrandom.Generator)
+    assert generator.initial_seed() == 123
+
+
+@pytest.mark.parametrize("draw", [
+    lambda: minidp.randn([5]).numpy(),
+    lambda: minidp.rand([5]).numpy(),
+    lambda: minidp.uniform([5]).numpy(),
+    lambda: minidp.randint(0, 100, [5]).numpy(),
+    lambda: minidp.randperm(10).numpy(),
+    lambda: minidp.nn.functional.dropout(minidp.ones([64]), p=0.5).numpy(),
+    lambda: minidp.nn.Linear(4, 3).weight.numpy(),
+    lambda: numpy.array(list(minidp.io.RandomSampler(list(range(30))))),
+    lambda: next(iter(minidp.io.DataLoader(list(range(30)), batch_size=30, shuffle=True))).numpy(),
+], ids=["randn", "rand", "uniform", "randint", "randperm", "dropout", "initializer", "sampler", "shuffle"])
+def test_every_consumer_repeats_after_seed_and_after_state_restore(draw):
+    minidp.seed(42)
+    first = draw()
+    minidp.seed(42)
+    numpy.testing.assert_array_equal(draw(), first)
+    state = minidp.get_rng_state()
+    after_state = draw()
+    assert not numpy.array_equal(after_state, draw())  # the stream moves on
+    minidp.set_rng_state(state)
+    numpy.testing.assert_array_equal(draw(), after_state)
+
+
+def test_state_is_a_snapshot_not_a_live_view():
+    minidp.seed(1)
+    state = minidp.get_rng_state()
+    expected = minidp.rand([3]).numpy()
+    minidp.rand([100])
+    minidp.set_rng_state(state)
+    numpy.testing.assert_array_equal(minidp.rand([3]).numpy(), expected)
+    minidp.set_rng_state(state)
+    numpy.testing.assert_array_equal(minidp.rand([3]).numpy(), expected)
+
+
+def test_cuda_states_are_empty_without_gpus_as_in_paddle():
+    if minidp.backend.cuda_device_count():
+        pytest.skip("a GPU is visible; the GPU test below covers this machine")
+    assert minidp.get_cuda_rng_state() == []
+    minidp.set_cuda_rng_state([])
+    with pytest.raises(ValueError, match="0 visible GPUs"):
+        minidp.set_cuda_rng_state(minidp.get_rng_state())
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: minidp.seed(1.5), TypeError, "must be an int"),
+    (lambda: minidp.set_rng_state([]), ValueError, "one generator"),
+    (lambda: minidp.set_rng_state(["state"]), TypeError, "GeneratorState"),
+    (lambda: minidp.get_rng_state(device=3), TypeError, "device must be"),
+])
+def test_bad_arguments_are_named(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="fork")
+def test_forked_children_of_an_unseeded_process_draw_their_own_values(monkeypatch):
+    monkeypatch.setattr(mrandom, "_explicitly_seeded", False)
+    draws = []
+    for _ in range(2):
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.write(write, minidp.rand([4]).numpy().tobytes())
+            os._exit(0)
+        os.waitpid(pid, 0)
+        draws.append(os.read(read, 64))
+        os.close(read)
+        os.close(write)
+    assert draws[0] != draws[1]
+
+
+@pytest.mark.gpu
+def test_gpu_dropout_repeats_after_seed_and_state_restore():
+    if not minidp.backend.cuda_device_count():
+        pytest.skip("needs a CUDA device")
+    minidp.set_device("gpu:0")
+    try:
+        minidp.seed(3)
+        first = minidp.nn.functional.dropout(minidp.ones([1001]), p=0.5).numpy()
+        minidp.seed(3)
+        numpy.testing.assert_array_equal(minidp.nn.functional.dropout(minidp.ones([1001]), p=0.5).numpy(), first)
+        state = minidp.get_cuda_rng_state()
+        expected = minidp.nn.functional.dropout(minidp.ones([7]), p=0.5).numpy()
+        minidp.set_cuda_rng_state(state)
+        numpy.testing.assert_array_equal(minidp.nn.functional.dropout(minidp.ones([7]), p=0.5).numpy(), expected)
+    finally:
+        minidp.set_device("cpu")
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("seed", [None, 9], ids=["unseeded", "seeded"])
+def test_ranks_of_an_unseeded_job_draw_different_batches_but_start_from_equal_models(seed):
+    context = spawn(random_tasks.draw_and_build, args=(seed,), nprocs=2)
+    first, second = (queue.get() for queue in context.return_queues)
+    if seed is None:
+        assert first["batch"] != second["batch"]
+        assert first["mask"] != second["mask"]
+        assert not numpy.array_equal(first["initial"], second["initial"])
+    else:
+        assert first["batch"] == second["batch"]
+        assert first["mask"] == second["mask"]
+    numpy.testing.assert_array_equal(first["synced"], first["initial"])
+    numpy.testing.assert_array_equal(second["synced"], first["initial"])
