@@ -198,14 +198,13 @@ class Optimizer:
         """Restore :meth:`state_dict` so that the next step is the one the saved run would take.
 
         Parameters are matched by position through ``param_names`` (so a model rebuilt in the
-        same process, whose parameters got new names, still matches); without that entry, by
-        name. Everything is checked before anything changes.
+        same process, whose parameters got new names, still matches); without that entry (as in
+        Paddle's ``.pdopt`` files), see :meth:`_saved_names`. Everything is checked before
+        anything changes.
         """
         cls = type(self).__name__
         names = state_dict.get("param_names")
-        if names is None:
-            names = [slot.param.name for slot in self._slots]
-        names = list(names)
+        names = self._saved_names(state_dict) if names is None else list(names)
         if len(names) != len(self._slots):
             raise ValueError(f"{cls}.set_state_dict: the state is for {len(names)} parameters but this "
                              f"optimizer has {len(self._slots)}")
@@ -241,6 +240,19 @@ class Optimizer:
             slot.state = restored
 
     set_dict = set_state_dict
+
+    def _saved_names(self, state_dict: dict) -> list:
+        """The parameter names of a state without ``param_names``: this optimizer's own names when
+        the state uses them; otherwise the names it lists for the first accumulator, in order
+        (Paddle writes parameters in order), so that a state saved by another process, whose
+        parameters got other generated names, still matches by position."""
+        own = [slot.param.name for slot in self._slots]
+        keys = self._array_states + self._scalar_states
+        if not keys or any(f"{name}_{key}_0" in state_dict for name in own for key in keys):
+            return own
+        suffix = f"_{keys[0]}_0"
+        listed = [entry[:-len(suffix)] for entry in state_dict if isinstance(entry, str) and entry.endswith(suffix)]
+        return listed or own
 
     @staticmethod
     def _state_array(param: Tensor, value: Any, entry: str) -> Any:
