@@ -12,6 +12,7 @@ import numpy
 
 from .. import backend
 from ..autograd.tensor import Tensor
+from ..framework import place_name
 from ..random import host_generator, seed  # noqa: F401  (seed is exported from here as an op)
 from ._util import wrap
 from .shape import _as_shape
@@ -27,17 +28,20 @@ def _default_dtype(data: Any) -> Any:
     return None
 
 
-def to_tensor(data: Any, dtype: Any = None, place: Optional[str] = None,
-              stop_gradient: bool = True) -> Tensor:
-    """A new tensor holding a copy of ``data`` (a number, nested list, NumPy/CuPy array or tensor)."""
+def to_tensor(data: Any, dtype: Any = None, place: Any = None, stop_gradient: bool = True) -> Tensor:
+    """A new tensor holding a copy of ``data`` (a number, nested list, NumPy/CuPy array or tensor,
+    or a list of tensors). ``place`` is a string or a ``CPUPlace``/``CUDAPlace``; NumPy scalars
+    keep their dtype, Python floats become float32 and ints int64 (Paddle's rules)."""
     if isinstance(data, Tensor):
         data = data._data
+    if place is not None:
+        place = place_name(place)
     target = None if dtype is None else backend.convert_dtype(dtype)
     on_device = place is not None and place != "cpu" or (place is None and backend.get_device() != "cpu")
     xp = backend._cupy() if on_device else numpy
     if backend.get_array_module(data) is not numpy and not on_device:
         data = backend.to_host(data)
-    if target is None and isinstance(data, (list, tuple, int, float, bool)):
+    if target is None and isinstance(data, (list, tuple, int, float, bool)) and not isinstance(data, numpy.generic):
         target = _default_dtype(data)
     if xp is numpy and not isinstance(data, numpy.ndarray) and not numpy.isscalar(data):
         data = numpy.array(data)

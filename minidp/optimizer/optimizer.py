@@ -149,11 +149,39 @@ class Optimizer:
         gradient is None; a gradient cleared with ``clear_grad(set_to_zero=True)`` reads as zeros
         and is applied as zeros (momentum, Adam's moments and weight decay keep acting on it).
         """
-        lr = self.get_lr()
+        self._apply(self._slots, self._parameter_list)
+
+    def minimize(self, loss: Tensor, startup_program: Any = None, parameters: Optional[Iterable] = None,
+                 no_grad_set: Any = None) -> tuple:
+        """Paddle's dynamic-graph ``minimize``: apply the gradients that ``loss.backward()`` left (it
+        does not run backward), to ``parameters`` (default: all of this optimizer's).
+
+        Returns ``(optimize_ops, params_grads)`` as Paddle does in dynamic mode: an empty list and
+        the ``(parameter, gradient)`` pairs of the parameters that had a gradient.
+        ``startup_program`` and ``no_grad_set`` belong to static graphs and are ignored, as Paddle
+        ignores them in dynamic mode.
+        """
+        if not isinstance(loss, Tensor):
+            raise TypeError(f"{type(self).__name__}.minimize: loss must be a Tensor, got {type(loss).__name__}")
         slots = self._slots
+        if parameters is not None:
+            wanted = {}
+            for param in parameters:
+                if not isinstance(param, Tensor):
+                    raise TypeError(f"{type(self).__name__}.minimize: parameters must be Tensors, got "
+                                    f"{type(param).__name__}")
+                wanted[id(param)] = True
+            slots = [slot for slot in slots if id(slot.param) in wanted]
+        params_grads = [(slot.param, slot.param.grad) for slot in slots if slot.param._grad is not None]
+        self._apply(slots, [slot.param for slot in slots])
+        return [], params_grads
+
+    def _apply(self, slots: list, params: list) -> None:
+        """One update of ``slots`` (whose parameters are ``params``, in order)."""
+        lr = self.get_lr()
         grads = [slot.param._grad for slot in slots]
         if self._grad_clip is not None:
-            grads = self._grad_clip._clip_arrays(self._parameter_list, grads)
+            grads = self._grad_clip._clip_arrays(params, grads)
         l2 = not self._decoupled_decay
         for slot, grad in zip(slots, grads):
             param = slot.param
