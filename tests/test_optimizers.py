@@ -346,3 +346,184 @@ def test_set_state_dict_warns_when_the_scheduler_state_cannot_be_restored():
         with_scheduler.set_state_dict(fixed.state_dict())
     with pytest.warns(UserWarning, match="fixed learning rate"):
         fixed.set_state_dict(with_scheduler.state_dict())
+
+
+# ---------------------------------------------------------------------------------------------
+# RMSProp, Adagrad, Adadelta, Adamax, NAdam, RAdam, Lamb, ASGD, Rprop against Paddle 3.3.1
+# ---------------------------------------------------------------------------------------------
+# A float32 parameter p = [0.5, -1.0, 2.0] minimising sum([1, 2, 3] * p * p) + sum(p) with the
+# options in PADDLE_OPTIMIZERS: Paddle's parameter after each step and its state-dict key stems
+# (the part before the trailing "_0"), recorded with Paddle 3.3.1.
+PADDLE_OPTIMIZERS = {
+    "RMSProp": lambda ps: optim.RMSProp(0.1, parameters=ps),
+    "RMSProp_centered_momentum": lambda ps: optim.RMSProp(0.1, rho=0.9, epsilon=1e-6, momentum=0.5, centered=True,
+                                                          parameters=ps),
+    "Adagrad": lambda ps: optim.Adagrad(0.1, parameters=ps, initial_accumulator_value=0.1),
+    "Lamb": lambda ps: optim.Lamb(0.1, parameters=ps),
+    "Adadelta": lambda ps: optim.Adadelta(0.1, parameters=ps),
+    "Adamax": lambda ps: optim.Adamax(0.1, parameters=ps),
+    "NAdam": lambda ps: optim.NAdam(0.1, parameters=ps),
+    "RAdam": lambda ps: optim.RAdam(0.1, parameters=ps),
+    "RAdam_long": lambda ps: optim.RAdam(0.1, parameters=ps),
+    "ASGD": lambda ps: optim.ASGD(0.1, batch_num=2, parameters=ps),
+    "Rprop": lambda ps: optim.Rprop(0.1, parameters=ps),
+}
+PADDLE_TRAJECTORIES = {
+    "RMSProp": (
+        [[0.052787542, -0.55278695, 1.5527865],
+         [-0.16783564, -0.38164932, 1.2704198],
+         [-0.29796445, -0.30639565, 1.0574965],
+         [-0.37786362, -0.27341127, 0.88568896]],
+        ['p_mean_grad', 'p_mean_square', 'p_momentum']),
+    "RMSProp_centered_momentum": (
+        [[0.16666716, -0.66666687, 1.6666667],
+         [-0.20109811, -0.32403454, 1.2663122],
+         [-0.47915819, -0.11979724, 0.88894463],
+         [-0.62503415, -0.075605288, 0.56598747]],
+        ['p_mean_grad', 'p_mean_square', 'p_momentum']),
+    "Adagrad": (
+        [[0.40122709, -0.90055102, 1.9000295],
+         [0.33473733, -0.83523303, 1.8310187],
+         [0.28229925, -0.78457183, 1.7755257],
+         [0.2381936, -0.74257493, 1.7280439]],
+        ['p_moment']),
+    "Lamb": (
+        [[0.36858672, -0.86793286, 1.8666253],
+         [0.24866924, -0.7478379, 1.7444307],
+         [0.13892587, -0.63871205, 1.6317838],
+         [0.038149871, -0.53970921, 1.527178]],
+        ['p_beta1_pow_acc', 'p_beta2_pow_acc', 'p_moment1', 'p_moment2']),
+    "Adadelta": (
+        [[0.49955279, -0.99955279, 1.9995528],
+         [0.49909997, -0.99910003, 1.9991],
+         [0.49864343, -0.99864358, 1.9986433],
+         [0.49818411, -0.99818438, 1.9981837]],
+        ['p__avg_squared_grad', 'p__avg_squared_update']),
+    "Adamax": (
+        [[0.40000001, -0.89999998, 1.9],
+         [0.30516833, -0.80692446, 1.8023314],
+         [0.21549949, -0.72067952, 1.7070403],
+         [0.1309731, -0.64114827, 1.6141684]],
+        ['p_beta1_pow_acc', 'p_inf_norm', 'p_moment']),
+    "NAdam": (
+        [[0.39435482, -0.89435482, 1.8943548],
+         [0.31997332, -0.82145488, 1.8177451],
+         [0.25272995, -0.75649202, 1.7471278],
+         [0.1877169, -0.6946525, 1.6774989]],
+        ['p_beta2_pow', 'p_moment1', 'p_moment2', 'p_momentum_decay_pow', 'p_mu_product']),
+    "RAdam": (
+        [[0.30000001, -0.69999999, 0.69999993],
+         [0.12105265, -0.46315789, -0.18947363],
+         [-0.0376966, -0.28224897, -0.74567866],
+         [-0.17717032, -0.15019418, -1.0391294]],
+        ['p_beta1_pow', 'p_beta2_pow', 'p_moment1', 'p_moment2', 'p_rho']),
+    "RAdam_long": (
+        [[0.30000001, -0.69999999, 0.69999993],
+         [0.12105265, -0.46315789, -0.18947363],
+         [-0.0376966, -0.28224897, -0.74567866],
+         [-0.17717032, -0.15019418, -1.0391294],
+         [-0.298352, -0.060135208, -1.1330909],
+         [-0.30048189, -0.059201494, -1.1328986],
+         [-0.30303365, -0.058524422, -1.1321443],
+         [-0.30591595, -0.058214623, -1.1307901]],
+        ['p_beta1_pow', 'p_beta2_pow', 'p_moment1', 'p_moment2', 'p_rho']),
+    "ASGD": (
+        [[0.30000001, -0.69999999, 0.69999993],
+         [0.12000002, -0.45999998, -0.2100001],
+         [-0.021999985, -0.32799995, -0.45700011],
+         [-0.1318, -0.27039996, -0.3569001]],
+        ['p_d', 'p_m', 'p_y']),
+    "Rprop": (
+        [[0.40000001, -0.89999998, 1.9],
+         [0.28, -0.77999997, 1.78],
+         [0.13599999, -0.63599998, 1.6359999],
+         [-0.036800027, -0.46319997, 1.4631999]],
+        ['p_learning_rates', 'p_prevs']),
+}
+
+
+def quadratic_run(make, steps, start=None):
+    """Minimise the recorded quadratic for ``steps`` steps; return the parameter, optimizer and values."""
+    p = minidp.Parameter(np.array(START if start is None else start, dtype=np.float32), name="p")
+    opt = make([p])
+    weights = minidp.to_tensor([1.0, 2.0, 3.0])
+    history = []
+    for _ in range(steps):
+        ((weights * p * p).sum() + p.sum()).backward()
+        opt.step()
+        opt.clear_grad()
+        history.append(p.numpy().copy())
+    return p, opt, history
+
+
+@pytest.mark.parametrize("case", sorted(PADDLE_TRAJECTORIES))
+def test_new_optimizers_follow_paddle_step_by_step(case):
+    expected, key_stems = PADDLE_TRAJECTORIES[case]
+    _, opt, history = quadratic_run(PADDLE_OPTIMIZERS[case], len(expected))
+    np.testing.assert_allclose(history, expected, rtol=1e-4, atol=1e-6)
+    state_keys = sorted(key for key in opt.state_dict() if key.startswith("p_"))
+    assert state_keys == [stem + "_0" for stem in key_stems]
+
+
+@pytest.mark.parametrize("case", ["RMSProp_centered_momentum", "Adagrad", "Lamb", "Adadelta", "Adamax", "NAdam",
+                                  "RAdam", "ASGD", "Rprop"])
+def test_new_optimizers_resume_from_state_dict_to_the_identical_step(case):
+    make = PADDLE_OPTIMIZERS[case]
+    _, _, straight = quadratic_run(make, 5)
+    p, opt, first = quadratic_run(make, 3)
+    saved = {key: (value.numpy().copy() if isinstance(value, minidp.Tensor) else value)
+             for key, value in opt.state_dict().items()}
+    resumed_p = minidp.Parameter(p.numpy().copy(), name="q")
+    resumed = make([resumed_p])
+    resumed.set_state_dict(saved)
+    weights = minidp.to_tensor([1.0, 2.0, 3.0])
+    for expected in straight[3:]:
+        ((weights * resumed_p * resumed_p).sum() + resumed_p.sum()).backward()
+        resumed.step()
+        resumed.clear_grad()
+        np.testing.assert_array_equal(resumed_p.numpy(), expected)
+
+
+def test_asgd_state_has_paddles_history_shape_and_checks_it():
+    _, opt, _ = quadratic_run(PADDLE_OPTIMIZERS["ASGD"], 3)
+    state = opt.state_dict()
+    assert state["p_y_0"].shape == [2, 3] and float(state["p_m_0"].numpy()[0]) == 3
+    fresh = optim.ASGD(0.1, batch_num=3, parameters=[minidp.Parameter(np.zeros(3, np.float32), name="p")])
+    with pytest.raises(ValueError, match=r"p_y_0 has shape \[2, 3\] but parameter .* needs \[3, 3\]"):
+        fresh.set_state_dict(state)
+
+
+@pytest.mark.parametrize("excluded, always_adapt, expected", [
+    (True, False, [0.40000004, -0.90000004, 1.9]),  # no decay, no trust ratio: lr * sign(g)
+    (True, True, [0.36771244, -0.86771244, 1.8677124]),
+    (False, False, [0.39753053, -0.87703657, 1.8360487]),
+], ids=["excluded", "excluded-always-adapt", "decayed"])
+def test_lamb_exclusion_and_always_adapt_follow_paddle(excluded, always_adapt, expected):
+    def make(ps):
+        return optim.Lamb(0.1, lamb_weight_decay=0.5, parameters=ps, always_adapt=always_adapt,
+                          exclude_from_weight_decay_fn=lambda param: excluded)
+
+    _, _, history = quadratic_run(make, 1)
+    np.testing.assert_allclose(history[0], expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda ps: optim.RMSProp(0.1, rho=1.5, parameters=ps), "rho must lie in"),
+    (lambda ps: optim.Adagrad(0.1, epsilon=-1, parameters=ps), "epsilon must be a non-negative"),
+    (lambda ps: optim.Adamax(0.1, beta1=1.0, parameters=ps), "beta1 must lie in"),
+    (lambda ps: optim.NAdam(0.1, momentum_decay=-0.1, parameters=ps), "momentum_decay must be"),
+    (lambda ps: optim.RAdam(0.1, beta2=-0.5, parameters=ps), "beta2 must lie in"),
+    (lambda ps: optim.ASGD(0.1, batch_num=0, parameters=ps), "batch_num must be a positive int"),
+    (lambda ps: optim.Rprop(0.1, etas=(1.5, 1.2), parameters=ps), "etas must be"),
+    (lambda ps: optim.Rprop(0.1, learning_rate_range=(1.0, 0.5), parameters=ps), "learning_rate_range must be"),
+], ids=["rmsprop-rho", "adagrad-eps", "adamax-beta1", "nadam-decay", "radam-beta2", "asgd-batch", "rprop-etas",
+        "rprop-range"])
+def test_new_optimizers_name_bad_hyperparameters(make, match):
+    with pytest.raises(ValueError, match=match):
+        make([param(START)])
+
+
+def test_every_paddle_optimizer_except_lbfgs_exists():
+    expected = ["Adagrad", "Adam", "AdamW", "Adamax", "ASGD", "RAdam", "RMSProp", "Adadelta", "SGD", "Rprop",
+                "Momentum", "NAdam", "Lamb"]
+    assert [name for name in expected if not hasattr(optim, name)] == []

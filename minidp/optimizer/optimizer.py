@@ -40,6 +40,21 @@ def _check_decay(cls: str, value: Any) -> float:
                     f"got {value!r}")
 
 
+def check_unit_interval(cls: str, name: str, value: Any, closed_high: bool = False) -> float:
+    """``value`` as a float after checking it lies in [0, 1) (or [0, 1] with ``closed_high``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+            0 <= value < 1 or (closed_high and value == 1)):
+        raise ValueError(f"{cls}: {name} must lie in [0, {'1]' if closed_high else '1)'}, got {value!r}")
+    return float(value)
+
+
+def check_non_negative(cls: str, name: str, value: Any) -> float:
+    """``value`` as a float after checking it is a non-negative number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ValueError(f"{cls}: {name} must be a non-negative number, got {value!r}")
+    return float(value)
+
+
 def _host_scalar(value: Any) -> float:
     """A Python float from a number, a one-element array or a one-element tensor."""
     if isinstance(value, Tensor):
@@ -246,7 +261,8 @@ class Optimizer:
                     continue
                 used[entry] = True
                 restored[key] = (_host_scalar(state_dict[entry]) if key in self._scalar_states
-                                 else self._state_array(slot.param, state_dict[entry], entry))
+                                 else self._state_array(slot.param, state_dict[entry], entry,
+                                                        self._state_shape(key, slot.param)))
             if restored and len(restored) != len(self._array_states) + len(self._scalar_states):
                 raise ValueError(f"{cls}.set_state_dict: the state of {saved} is incomplete: has "
                                  f"{sorted(restored)}, needs {list(self._array_states + self._scalar_states)}")
@@ -282,13 +298,17 @@ class Optimizer:
         listed = [entry[:-len(suffix)] for entry in state_dict if isinstance(entry, str) and entry.endswith(suffix)]
         return listed or own
 
+    def _state_shape(self, key: str, param: Tensor) -> tuple:
+        """The shape of array state ``key`` of ``param``: the parameter's, unless a subclass says otherwise."""
+        return tuple(param._data.shape)
+
     @staticmethod
-    def _state_array(param: Tensor, value: Any, entry: str) -> Any:
+    def _state_array(param: Tensor, value: Any, entry: str, shape: tuple) -> Any:
         """A private copy of a saved state array, on the parameter's device, in its dtype."""
         array = value._data if isinstance(value, Tensor) else value
-        if tuple(array.shape) != tuple(param._data.shape):
+        if tuple(array.shape) != shape:
             raise ValueError(f"set_state_dict: {entry} has shape {list(array.shape)} but parameter "
-                             f"{param.name} has shape {param.shape}")
+                             f"{param.name} needs {list(shape)}")
         xp = backend.get_array_module(param._data)
         if xp is backend.numpy:
             array = backend.to_host(array)
