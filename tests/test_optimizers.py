@@ -527,3 +527,183 @@ def test_every_paddle_optimizer_except_lbfgs_exists():
     expected = ["Adagrad", "Adam", "AdamW", "Adamax", "ASGD", "RAdam", "RMSProp", "Adadelta", "SGD", "Rprop",
                 "Momentum", "NAdam", "Lamb"]
     assert [name for name in expected if not hasattr(optim, name)] == []
+
+
+# ---------------------------------------------------------------------------------------------
+# Every scheduler of paddle.optimizer.lr: get_lr() sequences recorded with Paddle 3.3.1
+# ---------------------------------------------------------------------------------------------
+PADDLE_SCHEDULERS = {
+    "NoamDecay": lambda: lr_sched.NoamDecay(d_model=64, warmup_steps=4, learning_rate=2.0),
+    "PiecewiseDecay": lambda: lr_sched.PiecewiseDecay(boundaries=[3, 6], values=[0.1, 0.05, 0.01]),
+    "NaturalExpDecay": lambda: lr_sched.NaturalExpDecay(0.5, gamma=0.1),
+    "InverseTimeDecay": lambda: lr_sched.InverseTimeDecay(0.5, gamma=0.1),
+    "PolynomialDecay": lambda: lr_sched.PolynomialDecay(0.5, decay_steps=5, end_lr=0.01, power=2.0),
+    "PolynomialDecay_cycle": lambda: lr_sched.PolynomialDecay(0.5, decay_steps=3, end_lr=0.01, power=1.0, cycle=True),
+    "LinearWarmup": lambda: lr_sched.LinearWarmup(0.5, warmup_steps=3, start_lr=0.0, end_lr=0.5),
+    "LinearWarmup_sched": lambda: lr_sched.LinearWarmup(lr_sched.StepDecay(0.5, step_size=2), warmup_steps=3,
+                                                        start_lr=0.1, end_lr=0.5),
+    "ExponentialDecay": lambda: lr_sched.ExponentialDecay(0.5, gamma=0.8),
+    "MultiStepDecay": lambda: lr_sched.MultiStepDecay(0.5, milestones=[2, 5], gamma=0.5),
+    "StepDecay": lambda: lr_sched.StepDecay(0.5, step_size=3, gamma=0.5),
+    "LambdaDecay": lambda: lr_sched.LambdaDecay(0.5, lr_lambda=lambda e: 0.9 ** e),
+    "CosineAnnealingDecay": lambda: lr_sched.CosineAnnealingDecay(0.5, T_max=4, eta_min=0.1),
+    "MultiplicativeDecay": lambda: lr_sched.MultiplicativeDecay(0.5, lr_lambda=lambda e: 0.9),
+    "OneCycleLR": lambda: lr_sched.OneCycleLR(max_learning_rate=1.0, total_steps=10),
+    "OneCycleLR_three_linear": lambda: lr_sched.OneCycleLR(max_learning_rate=1.0, total_steps=10, three_phase=True,
+                                                           anneal_strategy="linear"),
+    "CyclicLR": lambda: lr_sched.CyclicLR(base_learning_rate=0.1, max_learning_rate=1.0, step_size_up=3),
+    "CyclicLR_tri2": lambda: lr_sched.CyclicLR(base_learning_rate=0.1, max_learning_rate=1.0, step_size_up=2,
+                                               step_size_down=3, mode="triangular2"),
+    "CyclicLR_exp": lambda: lr_sched.CyclicLR(base_learning_rate=0.1, max_learning_rate=1.0, step_size_up=2,
+                                              mode="exp_range", exp_gamma=0.9),
+    "LinearLR": lambda: lr_sched.LinearLR(0.5, total_steps=4, start_factor=0.2, end_factor=1.0),
+    "CosineAnnealingWarmRestarts": lambda: lr_sched.CosineAnnealingWarmRestarts(0.5, T_0=3, T_mult=2, eta_min=0.1),
+}
+PADDLE_LR_SEQUENCES = {
+    "NoamDecay": [
+        0, 0.03125, 0.0625, 0.09375, 0.125, 0.111803398875, 0.102062072616, 0.0944911182523, 0.0883883476483,
+        0.0833333333333, 0.0790569415042, 0.0753778361444, 0.0721687836487, 0.0693375245282],
+    "PiecewiseDecay": [
+        0.1, 0.1, 0.1, 0.05, 0.05, 0.05, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01],
+    "NaturalExpDecay": [
+        0.5, 0.452418709018, 0.409365376539, 0.370409110341, 0.335160023018, 0.303265329856, 0.274405818047,
+        0.248292651896, 0.224664482059, 0.20328482987, 0.183939720586, 0.166435541849, 0.150597105956,
+        0.136265896517],
+    "InverseTimeDecay": [
+        0.5, 0.454545454545, 0.416666666667, 0.384615384615, 0.357142857143, 0.333333333333, 0.3125, 0.294117647059,
+        0.277777777778, 0.263157894737, 0.25, 0.238095238095, 0.227272727273, 0.217391304348],
+    "PolynomialDecay": [
+        0.5, 0.3236, 0.1864, 0.0884, 0.0296, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01],
+    "PolynomialDecay_cycle": [
+        0.5, 0.336666666667, 0.173333333333, 0.01, 0.173333333333, 0.0916666666667, 0.01, 0.118888888889,
+        0.0644444444444, 0.01, 0.0916666666667, 0.0508333333333, 0.01, 0.0753333333333],
+    "LinearWarmup": [
+        0, 0.166666666667, 0.333333333333, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5],
+    "LinearWarmup_sched": [
+        0.1, 0.233333333333, 0.366666666667, 0.5, 0.5, 0.05, 0.05, 0.005, 0.005, 0.0005, 0.0005, 5e-05, 5e-05,
+        5e-06],
+    "ExponentialDecay": [
+        0.5, 0.4, 0.32, 0.256, 0.2048, 0.16384, 0.131072, 0.1048576, 0.08388608, 0.067108864, 0.0536870912,
+        0.04294967296, 0.034359738368, 0.0274877906944],
+    "MultiStepDecay": [
+        0.5, 0.5, 0.25, 0.25, 0.25, 0.125, 0.125, 0.125, 0.125, 0.125, 0.125, 0.125, 0.125, 0.125],
+    "StepDecay": [
+        0.5, 0.5, 0.5, 0.25, 0.25, 0.25, 0.125, 0.125, 0.125, 0.0625, 0.0625, 0.0625, 0.03125, 0.03125],
+    "LambdaDecay": [
+        0.5, 0.45, 0.405, 0.3645, 0.32805, 0.295245, 0.2657205, 0.23914845, 0.215233605, 0.1937102445,
+        0.17433922005, 0.156905298045, 0.141214768241, 0.127093291416],
+    "CosineAnnealingDecay": [
+        0.5, 0.441421356237, 0.3, 0.158578643763, 0.1, 0.158578643763, 0.3, 0.441421356237, 0.5, 0.441421356237,
+        0.3, 0.158578643763, 0.1, 0.158578643763],
+    "MultiplicativeDecay": [
+        0.5, 0.45, 0.405, 0.3645, 0.32805, 0.295245, 0.2657205, 0.23914845, 0.215233605, 0.1937102445,
+        0.17433922005, 0.156905298045, 0.141214768241, 0.127093291416],
+    "OneCycleLR": [
+        0.04, 0.52, 1, 0.950489385508, 0.811763726439, 0.611299340931, 0.388800659069, 0.188336273561,
+        0.0496106144922, 0.0001],
+    "OneCycleLR_three_linear": [
+        0.04, 0.52, 1, 0.52, 0.04, 0.03202, 0.02404, 0.01606, 0.00808, 0.0001],
+    "CyclicLR": [
+        0.1, 0.4, 0.7, 1, 0.7, 0.4, 0.1, 0.4, 0.7, 1, 0.7, 0.4, 0.1, 0.4],
+    "CyclicLR_tri2": [
+        0.1, 0.55, 1, 0.7, 0.4, 0.1, 0.325, 0.55, 0.4, 0.25, 0.1, 0.2125, 0.325, 0.25],
+    "CyclicLR_exp": [
+        0.1, 0.505, 0.829, 0.42805, 0.1, 0.3657205, 0.5782969, 0.315233605, 0.1, 0.27433922005, 0.41381059609,
+        0.241214768241, 0.1, 0.214383962275],
+    "LinearLR": [
+        0.1, 0.2, 0.3, 0.4, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5],
+    "CosineAnnealingWarmRestarts": [
+        0.5, 0.4, 0.2, 0.5, 0.473205080757, 0.4, 0.3, 0.2, 0.126794919243, 0.5, 0.493185165258, 0.473205080757,
+        0.441421356237, 0.4],
+}
+
+
+@pytest.mark.parametrize("case", sorted(PADDLE_LR_SEQUENCES))
+def test_schedulers_follow_paddles_sequence_and_state_keys(case):
+    scheduler = PADDLE_SCHEDULERS[case]()
+    seen = []
+    for _ in PADDLE_LR_SEQUENCES[case]:
+        seen.append(scheduler())
+        scheduler.step()
+    np.testing.assert_allclose(seen, PADDLE_LR_SEQUENCES[case], rtol=1e-9, atol=1e-12)
+    expected_keys = {"last_epoch", "last_lr"} | ({"LinearWarmup_LR"} if case == "LinearWarmup_sched" else set())
+    assert set(scheduler.state_dict()) == expected_keys
+
+
+@pytest.mark.parametrize("case", sorted(PADDLE_LR_SEQUENCES))
+def test_schedulers_resume_from_state_dict_and_jump_to_an_epoch(case):
+    scheduler = PADDLE_SCHEDULERS[case]()
+    for _ in range(4):
+        scheduler.step()
+    resumed = PADDLE_SCHEDULERS[case]()
+    resumed.set_state_dict(scheduler.state_dict())
+    for expected in PADDLE_LR_SEQUENCES[case][4:9]:
+        assert resumed() == pytest.approx(expected, rel=1e-9, abs=1e-12)
+        resumed.step()
+    jumped = PADDLE_SCHEDULERS[case]()
+    jumped.step(7)
+    assert jumped() == pytest.approx(PADDLE_LR_SEQUENCES[case][7], rel=1e-9, abs=1e-12)
+
+
+def test_reduce_on_plateau_follows_paddle_and_keeps_its_state_keys():
+    scheduler = lr_sched.ReduceOnPlateau(1.0, factor=0.5, patience=1, cooldown=1, min_lr=0.1)
+    rates = []
+    for metric in [5, 4, 4, 4, 4, 4, 3.9999, 4, 4, 4, 4, 4, 4, 4]:
+        scheduler.step(metric)
+        rates.append(scheduler())
+    # Paddle 3.3.1: 3.9999 is not an improvement on 4 within the relative threshold 1e-4.
+    assert rates == [1.0, 1.0, 1.0, 0.5, 0.5, 0.5, 0.25, 0.25, 0.25, 0.125, 0.125, 0.125, 0.1, 0.1]
+    assert scheduler.state_dict() == {"cooldown_counter": 0, "best": 4, "num_bad_epochs": 0, "last_epoch": 14,
+                                      "last_lr": 0.1}
+    rising = lr_sched.ReduceOnPlateau(1.0, mode="max", factor=0.5, patience=0, threshold=0.1, threshold_mode="abs")
+    for metric in [1, 1.05, minidp.to_tensor(1.2), np.array([1.2]), 1.35]:
+        rising.step(metric)
+    assert rising.state_dict() == {"cooldown_counter": 0, "best": 1.35, "num_bad_epochs": 0, "last_epoch": 5,
+                                   "last_lr": 0.25}
+    restored = lr_sched.ReduceOnPlateau(1.0, mode="max", factor=0.5, patience=0, threshold=0.1, threshold_mode="abs")
+    restored.set_state_dict(rising.state_dict())
+    restored.step(1.3)
+    assert restored() == 0.125
+
+
+def test_an_optimizer_follows_reduce_on_plateau():
+    p = param(START)
+    scheduler = lr_sched.ReduceOnPlateau(1.0, factor=0.5, patience=0)
+    opt = optim.SGD(scheduler, parameters=[p])
+    scheduler.step(1.0)
+    scheduler.step(2.0)
+    assert opt.get_lr() == 0.5
+
+
+@pytest.mark.parametrize("make, error, match", [
+    (lambda: lr_sched.PiecewiseDecay([3, 6], [0.1, 0.05]), ValueError, "one more value than boundaries"),
+    (lambda: lr_sched.ExponentialDecay(0.5, gamma=1.5), ValueError, "gamma must lie in"),
+    (lambda: lr_sched.PolynomialDecay(0.5, decay_steps=0), ValueError, "decay_steps must be a positive int"),
+    (lambda: lr_sched.LambdaDecay(0.5, lr_lambda=0.9), TypeError, "lr_lambda must be a function"),
+    (lambda: lr_sched.OneCycleLR(1.0, total_steps=10, three_phase=True, phase_pct=0.6), ValueError, "phase_pct"),
+    (lambda: lr_sched.CyclicLR(0.1, 1.0, step_size_up=2, mode="sawtooth"), ValueError, "mode must be"),
+    (lambda: lr_sched.ReduceOnPlateau(1.0, factor=2.0), ValueError, "factor must be below 1.0"),
+    (lambda: lr_sched.ReduceOnPlateau(1.0).step("loss"), TypeError, "metrics must be a number"),
+    (lambda: lr_sched.ReduceOnPlateau(1.0).step(np.ones(2)), ValueError, "metrics must hold one value"),
+    (lambda: lr_sched.LinearLR(0.5, total_steps=4, start_factor=0), ValueError, "start_factor"),
+], ids=["piecewise", "exponential", "polynomial", "lambda", "onecycle", "cyclic", "plateau-factor", "plateau-metric",
+        "plateau-size", "linear"])
+def test_schedulers_name_bad_arguments(make, error, match):
+    with pytest.raises(error, match=match):
+        make()
+
+
+def test_one_cycle_refuses_to_step_past_its_total():
+    scheduler = lr_sched.OneCycleLR(max_learning_rate=1.0, total_steps=3)
+    for _ in range(3):
+        scheduler.step()
+    with pytest.raises(ValueError, match="past total_steps=3"):
+        scheduler.step()
+
+
+def test_every_paddle_scheduler_exists():
+    names = ["LRScheduler", "NoamDecay", "PiecewiseDecay", "NaturalExpDecay", "InverseTimeDecay", "PolynomialDecay",
+             "LinearWarmup", "ExponentialDecay", "MultiStepDecay", "StepDecay", "LambdaDecay", "ReduceOnPlateau",
+             "CosineAnnealingDecay", "MultiplicativeDecay", "OneCycleLR", "CyclicLR", "LinearLR",
+             "CosineAnnealingWarmRestarts"]
+    assert [name for name in names if name not in lr_sched.__all__] == []
