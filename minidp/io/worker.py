@@ -34,7 +34,7 @@ from ..ops._util import wrap
 from ..ops.creation import to_tensor
 
 _POLL_SECONDS = 0.2
-_JOIN_SECONDS = 5.0
+_JOIN_SECONDS = 2.0
 
 
 class WorkerInfo:
@@ -194,7 +194,9 @@ class WorkerPool:
                  timeout: float) -> None:
         context = multiprocessing.get_context()
         self.num_workers, self.timeout = num_workers, timeout
-        self.base_seed = int(minidp_random.host_generator().integers(0, 2 ** 62))
+        # A child of the host generator: seeded runs repeat, and the main stream (the sampler's
+        # shuffle) does not move, so batches are the same with and without workers.
+        self.base_seed = int(minidp_random.host_generator().spawn(1)[0].integers(0, 2 ** 62))
         self.results = context.Queue()
         self.task_queues = [context.Queue() for _ in range(num_workers)]
         self.processes = [
