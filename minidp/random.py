@@ -77,6 +77,13 @@ class Generator:
         self.numpy.bit_generator.state = copy.deepcopy(state.value)
 
 
+def _curand() -> Any:
+    """cuRAND's binding in CuPy (imported on first use: it needs the CUDA libraries)."""
+    from cupy_backends.cuda.libs import curand
+
+    return curand
+
+
 class _DeviceGenerator:
     """One GPU's generator: cuRAND Philox with an offset this object owns."""
 
@@ -96,9 +103,7 @@ class _DeviceGenerator:
 
     def uniform(self, shape: tuple) -> Any:
         """float32 values in (0, 1] on this GPU; advances the offset by what was drawn."""
-        from cupy_backends.cuda.libs import curand
-
-        cupy = backend._cupy()
+        curand, cupy = _curand(), backend._cupy()
         if self._curand_handle is None:
             self._curand_handle = curand.createGenerator(curand.CURAND_RNG_PSEUDO_PHILOX4_32_10)
         count = int(numpy.prod(shape, dtype=numpy.int64))

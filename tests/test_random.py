@@ -144,3 +144,83 @@ def test_ranks_of_an_unseeded_job_draw_different_batches_but_start_from_equal_mo
         assert first["mask"] == second["mask"]
     numpy.testing.assert_array_equal(first["synced"], first["initial"])
     numpy.testing.assert_array_equal(second["synced"], first["initial"])
+
+
+class _DeviceBuffer(numpy.ndarray):
+    """A host array that offers the ``.data.ptr`` of a CuPy array."""
+
+    @property
+    def data(self):
+        return type("Pointer", (), {"ptr": self.ctypes.data})()
+
+
+class _StandinCupy:
+    """Just what minidp.random needs from CuPy: empty() and the current device."""
+
+    class cuda:  # noqa: N801  (CuPy's name)
+        class Device:
+            id = 0
+
+    @staticmethod
+    def empty(count, dtype):
+        return numpy.empty(count, dtype).view(_DeviceBuffer)
+
+
+class _StandinCurand:
+    """cuRAND's calls: the value at stream position i is a fixed function of (seed, i)."""
+
+    CURAND_RNG_PSEUDO_PHILOX4_32_10 = 5
+
+    def __init__(self):
+        self.offsets = []
+
+    def createGenerator(self, method):  # noqa: N802  (cuRAND's names)
+        assert method == self.CURAND_RNG_PSEUDO_PHILOX4_32_10
+        return {}
+
+    def setPseudoRandomGeneratorSeed(self, handle, seed):  # noqa: N802
+        handle["seed"] = seed
+
+    def setGeneratorOffset(self, handle, offset):  # noqa: N802
+        handle["offset"] = offset
+        self.offsets.append(offset)
+
+    def generateUniform(self, handle, pointer, count):  # noqa: N802
+        import ctypes
+        positions = handle["offset"] + numpy.arange(count)
+        values = ((handle["seed"] % 9973) * 7919 + positions * 104729) % 99991 / 99991.0 + 1e-6
+        numpy.ctypeslib.as_array((ctypes.c_float * count).from_address(pointer))[:] = values
+
+
+@pytest.fixture
+def standin_gpu(monkeypatch):
+    curand = _StandinCurand()
+    monkeypatch.setattr(mrandom, "_curand", lambda: curand)
+    monkeypatch.setattr(minidp.backend, "_cupy", lambda: _StandinCupy)
+    monkeypatch.setattr(minidp.backend, "cuda_device_count", lambda: 1)
+    monkeypatch.setattr(mrandom, "_device_generators", {})
+    return curand
+
+
+def test_gpu_generator_repeats_after_seed_and_restores_its_state(standin_gpu):
+    minidp.seed(21)
+    first = numpy.array(mrandom.device_uniform((2, 3)))
+    assert first.shape == (2, 3) and len(set(first.ravel().tolist())) == 6
+    minidp.seed(21)
+    numpy.testing.assert_array_equal(mrandom.device_uniform((2, 3)), first)
+    state = minidp.get_cuda_rng_state()
+    assert len(state) == 1 and minidp.get_rng_state("gpu")[0].value == state[0].value
+    expected = numpy.array(mrandom.device_uniform((5,)))
+    minidp.set_cuda_rng_state(state)
+    numpy.testing.assert_array_equal(mrandom.device_uniform((5,)), expected)
+    # Each draw starts where the last one ended, rounded up to Philox's blocks of four values.
+    assert standin_gpu.offsets == [0, 0, 8, 8]
+    minidp.seed(22)
+    assert not numpy.array_equal(mrandom.device_uniform((2, 3)), first)
+
+
+def test_gpu_generators_of_unseeded_processes_start_from_the_os(standin_gpu, monkeypatch):
+    monkeypatch.setattr(mrandom, "_explicitly_seeded", False)
+    first = numpy.array(mrandom.device_uniform((4,)))
+    monkeypatch.setattr(mrandom, "_device_generators", {})
+    assert not numpy.array_equal(mrandom.device_uniform((4,)), first)
