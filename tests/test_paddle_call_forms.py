@@ -110,3 +110,27 @@ def test_dynamic_mode_is_the_only_mode():
     with pytest.raises(RuntimeError, match="dynamic graph .* only"):
         minidp.enable_static()
     assert minidp.in_dynamic_mode()
+
+
+def test_backward_and_apply_gradients_split_minimize_as_in_paddle():
+    layer, opt = model_and_optimizer()
+    layer(minidp.ones([1, 2])).sum().backward()
+    params_grads = opt.backward(layer.weight)
+    assert [p is q for (p, _), q in zip(params_grads, layer.parameters())] == [True, True]
+    weight = layer.weight.numpy().copy()
+    halved = [(param, grad * 0.5) for param, grad in params_grads]
+    assert opt.apply_gradients(halved) == []
+    np_weight = layer.weight.numpy()
+    numpy.testing.assert_allclose(np_weight, weight - 0.1 * 0.5, rtol=1e-6)
+    stranger = minidp.nn.Linear(1, 1).weight
+    with pytest.raises(ValueError, match="not one of this optimizer's parameters"):
+        opt.apply_gradients([(stranger, stranger)])
+
+
+@pytest.mark.parametrize("set_to_none, expected", [(True, None), (False, [[0.0], [0.0]])])
+def test_zero_grad_is_clear_grad_with_pytorchs_flag(set_to_none, expected):
+    layer, opt = model_and_optimizer()
+    layer(minidp.ones([1, 2])).sum().backward()
+    opt.zero_grad(set_to_none=set_to_none)
+    grad = layer.weight.grad
+    assert (grad is None) if expected is None else grad.numpy().tolist() == expected

@@ -164,37 +164,52 @@ class Optimizer:
         gradient is None; a gradient cleared with ``clear_grad(set_to_zero=True)`` reads as zeros
         and is applied as zeros (momentum, Adam's moments and weight decay keep acting on it).
         """
-        self._apply(self._slots, self._parameter_list)
+        slots = self._slots
+        self._apply(slots, self._parameter_list, [slot.param._grad for slot in slots])
+
+    def backward(self, loss: Tensor, startup_program: Any = None, parameters: Optional[Iterable] = None,
+                 no_grad_set: Any = None, callbacks: Any = None) -> list:
+        """Paddle's dynamic-graph ``backward``: the ``(parameter, gradient)`` pairs that
+        ``loss.backward()`` left, for ``parameters`` (default: all of this optimizer's) that have a
+        gradient. Like Paddle's, it does not run backward itself; ``startup_program``,
+        ``no_grad_set`` and ``callbacks`` belong to static graphs and are ignored, as there."""
+        cls = type(self).__name__
+        if not isinstance(loss, Tensor):
+            raise TypeError(f"{cls}.backward: loss must be a Tensor, got {type(loss).__name__}")
+        params = self._parameter_list
+        if parameters is not None:
+            params = list(parameters)
+            for param in params:
+                if not isinstance(param, Tensor):
+                    raise TypeError(f"{cls}: parameters must be Tensors, got {type(param).__name__}")
+        return [(param, param.grad) for param in params if param._grad is not None]
+
+    def apply_gradients(self, params_grads: Iterable) -> list:
+        """Update the parameters of ``params_grads`` (``(parameter, gradient)`` pairs of this
+        optimizer's parameters) with those gradients; returns Paddle's dynamic-mode ``[]``."""
+        slot_of = {id(slot.param): slot for slot in self._slots}
+        slots, grads = [], []
+        for param, grad in params_grads:
+            slot = slot_of.get(id(param))
+            if slot is None:
+                raise ValueError(f"{type(self).__name__}.apply_gradients: {getattr(param, 'name', param)!r} is not "
+                                 "one of this optimizer's parameters")
+            slots.append(slot)
+            grads.append(grad._data if isinstance(grad, Tensor) else grad)
+        self._apply(slots, [slot.param for slot in slots], grads)
+        return []
 
     def minimize(self, loss: Tensor, startup_program: Any = None, parameters: Optional[Iterable] = None,
                  no_grad_set: Any = None) -> tuple:
-        """Paddle's dynamic-graph ``minimize``: apply the gradients that ``loss.backward()`` left (it
-        does not run backward), to ``parameters`` (default: all of this optimizer's).
+        """Paddle's dynamic-graph ``minimize``: :meth:`backward` then :meth:`apply_gradients`, so it
+        applies the gradients ``loss.backward()`` left (it does not run backward) and returns
+        ``(optimize_ops, params_grads)``: an empty list and the pairs it applied."""
+        params_grads = self.backward(loss, startup_program, parameters, no_grad_set)
+        return self.apply_gradients(params_grads), params_grads
 
-        Returns ``(optimize_ops, params_grads)`` as Paddle does in dynamic mode: an empty list and
-        the ``(parameter, gradient)`` pairs of the parameters that had a gradient.
-        ``startup_program`` and ``no_grad_set`` belong to static graphs and are ignored, as Paddle
-        ignores them in dynamic mode.
-        """
-        if not isinstance(loss, Tensor):
-            raise TypeError(f"{type(self).__name__}.minimize: loss must be a Tensor, got {type(loss).__name__}")
-        slots = self._slots
-        if parameters is not None:
-            wanted = {}
-            for param in parameters:
-                if not isinstance(param, Tensor):
-                    raise TypeError(f"{type(self).__name__}.minimize: parameters must be Tensors, got "
-                                    f"{type(param).__name__}")
-                wanted[id(param)] = True
-            slots = [slot for slot in slots if id(slot.param) in wanted]
-        params_grads = [(slot.param, slot.param.grad) for slot in slots if slot.param._grad is not None]
-        self._apply(slots, [slot.param for slot in slots])
-        return [], params_grads
-
-    def _apply(self, slots: list, params: list) -> None:
-        """One update of ``slots`` (whose parameters are ``params``, in order)."""
+    def _apply(self, slots: list, params: list, grads: list) -> None:
+        """One update of ``slots`` (whose parameters are ``params``) with the arrays ``grads``."""
         lr = self.get_lr()
-        grads = [slot.param._grad for slot in slots]
         if self._grad_clip is not None:
             grads = self._grad_clip._clip_arrays(params, grads)
         l2 = not self._decoupled_decay
@@ -216,6 +231,10 @@ class Optimizer:
             param.clear_grad(set_to_zero)
 
     clear_gradients = clear_grad
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """PyTorch's spelling that Paddle also offers: ``clear_grad(set_to_zero=not set_to_none)``."""
+        self.clear_grad(set_to_zero=not set_to_none)
 
     # --- state ----------------------------------------------------------------------------
     def state_dict(self) -> "collections.OrderedDict":
