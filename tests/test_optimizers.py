@@ -523,9 +523,9 @@ def test_new_optimizers_name_bad_hyperparameters(make, match):
         make([param(START)])
 
 
-def test_every_paddle_optimizer_except_lbfgs_exists():
+def test_every_paddle_optimizer_exists():
     expected = ["Adagrad", "Adam", "AdamW", "Adamax", "ASGD", "RAdam", "RMSProp", "Adadelta", "SGD", "Rprop",
-                "Momentum", "NAdam", "Lamb"]
+                "Momentum", "NAdam", "Lamb", "LBFGS"]
     assert [name for name in expected if not hasattr(optim, name)] == []
 
 
@@ -707,3 +707,66 @@ def test_every_paddle_scheduler_exists():
              "CosineAnnealingDecay", "MultiplicativeDecay", "OneCycleLR", "CyclicLR", "LinearLR",
              "CosineAnnealingWarmRestarts"]
     assert [name for name in names if name not in lr_sched.__all__] == []
+
+
+# ---------------------------------------------------------------------------------------------
+# LBFGS on Rosenbrock's function from (-1.2, 1), float64, history 3, max_iter 5: Paddle 3.3.1's
+# (loss returned, parameters after) for four steps
+# ---------------------------------------------------------------------------------------------
+PADDLE_LBFGS = {
+    None: [(24.2, [-0.9681431272364309, 1.0046005515440506]),
+           (4.326508787690915, [-0.9361268040574892, 0.9092172292291852]),
+           (3.856721668096776, [-0.6100948624136006, 0.3832689633547576]),
+           (2.6046228380958816, [-0.5056410330706793, 0.2596369268135241])],
+    "strong_wolfe": [(24.2, [-1.0276177663827242, 1.0584120782656612]),
+                     (4.111816451757751, [-0.6801753334182947, 0.4353312787318103]),
+                     (2.8975574980246157, [-0.35746140788508807, 0.09673522333402643]),
+                     (1.9390709582731012, [0.2057748035942888, -0.0014625542990334764])],
+}
+
+
+def rosenbrock_lbfgs(line_search_fn, start=(-1.2, 1.0)):
+    p = minidp.Parameter(np.array(start))
+    opt = optim.LBFGS(learning_rate=1, max_iter=5, history_size=3, line_search_fn=line_search_fn, parameters=[p])
+
+    def closure():
+        opt.clear_grad()
+        loss = (1 - p[0]) ** 2 + 100 * (p[1] - p[0] * p[0]) ** 2
+        loss.backward()
+        return loss
+
+    return p, opt, closure
+
+
+@pytest.mark.parametrize("line_search_fn", [None, "strong_wolfe"])
+def test_lbfgs_follows_paddle_on_rosenbrock(line_search_fn):
+    p, opt, closure = rosenbrock_lbfgs(line_search_fn)
+    for expected_loss, expected_param in PADDLE_LBFGS[line_search_fn]:
+        assert float(opt.step(closure)) == pytest.approx(expected_loss, rel=1e-10)
+        np.testing.assert_allclose(p.numpy(), expected_param, rtol=1e-9, atol=1e-12)
+    assert set(opt.state_dict()["state"]) == {"func_evals", "n_iter", "d", "alpha", "old_yk", "old_sk", "ro",
+                                              "H_diag", "prev_flat_grad", "prev_loss"}
+
+
+def test_lbfgs_state_survives_a_checkpoint(tmp_path):
+    p, opt, closure = rosenbrock_lbfgs("strong_wolfe")
+    opt.step(closure)
+    opt.step(closure)
+    minidp.save(opt.state_dict(), tmp_path / "lbfgs.pdopt")
+    q, resumed, resumed_closure = rosenbrock_lbfgs("strong_wolfe", start=p.numpy())
+    resumed.set_state_dict(minidp.load(tmp_path / "lbfgs.pdopt"))
+    opt.step(closure)
+    resumed.step(resumed_closure)
+    np.testing.assert_array_equal(q.numpy(), p.numpy())
+
+
+def test_lbfgs_needs_a_closure_and_checks_its_options():
+    p, opt, _ = rosenbrock_lbfgs(None)
+    with pytest.raises(TypeError, match="step\\(closure\\)"):
+        opt.minimize(minidp.to_tensor(1.0))
+    with pytest.raises(TypeError, match="pass closure"):
+        opt.step(None)
+    with pytest.raises(ValueError, match="line_search_fn must be None or 'strong_wolfe'"):
+        optim.LBFGS(line_search_fn="backtracking", parameters=[p])
+    with pytest.raises(ValueError, match="history_size must be a positive int"):
+        optim.LBFGS(history_size=0, parameters=[p])

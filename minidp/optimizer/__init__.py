@@ -9,10 +9,11 @@ from .adagrad import Adagrad
 from .adamax import Adamax
 from .asgd import ASGD
 from .lamb import Lamb
+from .lbfgs import LBFGS
 from .nadam import NAdam
 from .radam import RAdam
 from .rmsprop import RMSProp
 from .rprop import Rprop
 
 __all__ = ["Optimizer", "SGD", "Momentum", "Adam", "AdamW", "lr"]
-__all__ += ["RMSProp", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "Lamb", "ASGD", "Rprop"]
+__all__ += ["RMSProp", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam", "Lamb", "ASGD", "Rprop", "LBFGS"]
