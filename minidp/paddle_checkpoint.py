@@ -19,8 +19,12 @@ from .ops.creation import to_tensor
 
 PICKLE_MAGIC = b"\x80"
 
-# Paddle's bookkeeping entry that maps structured names to parameter names; paddle.load drops it.
+# Paddle's bookkeeping entry that maps structured names to parameter names; paddle.load drops it
+# unless asked to keep it (keep_name_table=True).
 _STRUCTURE_KEY = "StructuredToParameterName@@"
+# With pickle protocols 2 and 3 Paddle splits arrays over 1 GiB into slices and records here how
+# to join them: {name: {"OriginShape": shape, "slices": [slice names]}}.
+_BIG_ARRAY_KEY = "UnpackBigParamInfor@@"
 
 
 class _RefusedGlobal(pickle.UnpicklingError):
@@ -100,13 +104,25 @@ def _convert(obj: Any, selects: Callable[[Any], bool], convert: Callable[[Any], 
     return obj
 
 
-def _as_paddle_loads(result: Any, return_numpy: bool) -> Any:
+def _join_big_arrays(result: dict, path: str) -> None:
+    """Put back together the arrays Paddle split into slices (see ``_BIG_ARRAY_KEY``), in place."""
+    plan = result.pop(_BIG_ARRAY_KEY)
+    try:
+        for name, info in plan.items():
+            parts = [result.pop(part) for part in info["slices"]]
+            result[name] = numpy.concatenate(parts).reshape(info["OriginShape"])
+    except (AttributeError, KeyError, TypeError, ValueError) as error:
+        raise ValueError(f"minidp.load: {path!r} has a malformed {_BIG_ARRAY_KEY} entry ({type(error).__name__}: "
+                         f"{error}); the checkpoint is corrupted") from None
+
+
+def _as_paddle_loads(result: Any, return_numpy: bool, keep_name_table: bool) -> Any:
     """Paddle's rules for what becomes a tensor: in a layer's state dict (it carries Paddle's name
     table), the listed arrays; elsewhere the ``(name, array)`` tensor tuples if there are any,
     otherwise every array. ``return_numpy`` keeps arrays (tensor tuples become their arrays)."""
     array = (lambda a: a) if return_numpy else to_tensor
     if isinstance(result, dict) and _STRUCTURE_KEY in result:
-        table = result.pop(_STRUCTURE_KEY)
+        table = result[_STRUCTURE_KEY] if keep_name_table else result.pop(_STRUCTURE_KEY)
         for key in table:
             if isinstance(result.get(key), numpy.ndarray):
                 result[key] = array(result[key])
@@ -116,7 +132,7 @@ def _as_paddle_loads(result: Any, return_numpy: bool) -> Any:
     return _convert(result, lambda part: isinstance(part, numpy.ndarray), array)
 
 
-def load_paddle_checkpoint(path: str, handle: BinaryIO, return_numpy: bool) -> Any:
+def load_paddle_checkpoint(path: str, handle: BinaryIO, return_numpy: bool, keep_name_table: bool = False) -> Any:
     """Unpickle the Paddle checkpoint at ``path`` (open as ``handle``) with only the allowed
     globals; arrays become tensors where ``paddle.load`` makes them tensors, unless ``return_numpy``."""
     try:
@@ -129,4 +145,6 @@ def load_paddle_checkpoint(path: str, handle: BinaryIO, return_numpy: bool) -> A
             KeyError, OverflowError, MemoryError) as error:
         raise ValueError(f"minidp.load: {path!r} looks like a pickled Paddle checkpoint but cannot be read "
                          f"({type(error).__name__}: {error}); it may be truncated or corrupted") from None
-    return _as_paddle_loads(result, return_numpy)
+    if isinstance(result, dict) and _BIG_ARRAY_KEY in result:
+        _join_big_arrays(result, path)
+    return _as_paddle_loads(result, return_numpy, keep_name_table)

@@ -201,13 +201,15 @@ class _Reader:
         raise self.corrupt(f"unknown structure tag {tag!r}")
 
 
-def load(path: Any, return_numpy: bool = False) -> Any:
+def load(path: Any, return_numpy: bool = False, keep_name_table: bool = False) -> Any:
     """Read what :func:`save` wrote. Tensors come back as tensors at the current place (NumPy
     arrays with ``return_numpy=True``), NumPy arrays as NumPy arrays, other values as saved.
 
     A file written by Paddle's ``paddle.save`` (a pickle) is read as Paddle reads it -- arrays
     become tensors, unless ``return_numpy`` -- admitting only containers, numbers, strings and
     NumPy arrays; a pickle that names anything else is refused, unexecuted, with a ValueError.
+    ``keep_name_table`` keeps the name table Paddle stores in a layer's state dict
+    (``StructuredToParameterName@@``), as ``paddle.load`` does when asked.
 
     Raises FileNotFoundError for a missing file and ValueError for a file that is not a
     minidp checkpoint or is truncated or corrupted; the message names the path.
@@ -223,7 +225,7 @@ def load(path: Any, return_numpy: bool = False) -> Any:
     with open(path, "rb") as handle:
         if handle.read(1) == PICKLE_MAGIC:
             handle.seek(0)
-            return load_paddle_checkpoint(path, handle, return_numpy)
+            return load_paddle_checkpoint(path, handle, return_numpy, keep_name_table)
     try:
         archive = zipfile.ZipFile(path)
     except zipfile.BadZipFile:

@@ -111,3 +111,27 @@ def test_minidp_checkpoints_stay_pickle_free(tmp_path):
     minidp.save(mlp().state_dict(), path)
     assert not path.read_bytes().startswith(b"\x80")
     assert set(minidp.load(path)) == {"0.weight", "0.bias", "2.weight", "2.bias"}
+
+
+def test_keep_name_table_keeps_paddles_parameter_names():
+    state = minidp.load(FIXTURES / "paddle_mlp.pdparams", keep_name_table=True)
+    assert state["StructuredToParameterName@@"] == {"0.weight": "linear_0.w_0", "0.bias": "linear_0.b_0",
+                                                    "2.weight": "linear_1.w_0", "2.bias": "linear_1.b_0"}
+    assert isinstance(state["0.weight"], minidp.Tensor)
+
+
+def test_arrays_paddle_split_into_slices_are_joined(tmp_path):
+    # The layout paddle.save writes with protocol 2 or 3 for arrays over 1 GiB, on a small array.
+    whole = numpy.arange(12, dtype=numpy.float32).reshape(3, 4)
+    flat = whole.reshape(-1)
+    saved = {"w@@.0": flat[:5], "w@@.1": flat[5:], "b": numpy.ones(2, numpy.float32),
+             "UnpackBigParamInfor@@": {"w": {"OriginShape": (3, 4), "slices": ["w@@.0", "w@@.1"]}}}
+    path = tmp_path / "big.pdparams"
+    path.write_bytes(pickle.dumps(saved, protocol=2))
+    loaded = minidp.load(path, return_numpy=True)
+    assert set(loaded) == {"w", "b"}
+    numpy.testing.assert_array_equal(loaded["w"], whole)
+    saved["UnpackBigParamInfor@@"] = {"w": {"OriginShape": (3, 4), "slices": ["w@@.0", "w@@.9"]}}
+    path.write_bytes(pickle.dumps(saved, protocol=2))
+    with pytest.raises(ValueError, match="malformed UnpackBigParamInfor@@"):
+        minidp.load(path)

@@ -131,19 +131,20 @@ def test_gpu_dropout_repeats_after_seed_and_state_restore():
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("seed", [None, 9], ids=["unseeded", "seeded"])
-def test_ranks_of_an_unseeded_job_draw_different_batches_but_start_from_equal_models(seed):
-    context = spawn(random_tasks.draw_and_build, args=(seed,), nprocs=2)
-    first, second = (queue.get() for queue in context.return_queues)
-    if seed is None:
-        assert first["batch"] != second["batch"]
-        assert first["mask"] != second["mask"]
-        assert not numpy.array_equal(first["initial"], second["initial"])
-    else:
-        assert first["batch"] == second["batch"]
-        assert first["mask"] == second["mask"]
-    numpy.testing.assert_array_equal(first["synced"], first["initial"])
-    numpy.testing.assert_array_equal(second["synced"], first["initial"])
+@pytest.mark.parametrize("seed, nprocs", [(None, 2), (None, 3), (9, 2)], ids=["unseeded-2", "unseeded-3", "seeded-2"])
+def test_ranks_of_an_unseeded_job_draw_different_batches_but_start_from_equal_models(seed, nprocs):
+    context = spawn(random_tasks.draw_and_build, args=(seed,), nprocs=nprocs)
+    reports = [queue.get() for queue in context.return_queues]
+    for first, second in zip(reports, reports[1:] + reports[:1]):
+        if seed is None:
+            assert first["batch"] != second["batch"]
+            assert first["mask"] != second["mask"]
+            assert not numpy.array_equal(first["initial"], second["initial"])
+        else:
+            assert first["batch"] == second["batch"]
+            assert first["mask"] == second["mask"]
+    for report in reports:  # DataParallel broadcast rank 0's parameters
+        numpy.testing.assert_array_equal(report["synced"], reports[0]["initial"])
 
 
 class _DeviceBuffer(numpy.ndarray):
