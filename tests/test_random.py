@@ -225,3 +225,13 @@ def test_gpu_generators_of_unseeded_processes_start_from_the_os(standin_gpu, mon
     first = numpy.array(mrandom.device_uniform((4,)))
     monkeypatch.setattr(mrandom, "_device_generators", {})
     assert not numpy.array_equal(mrandom.device_uniform((4,)), first)
+
+
+def test_uniform_with_its_own_seed_repeats_and_leaves_the_process_generator_alone():
+    first = minidp.uniform([4], seed=3).numpy()
+    numpy.testing.assert_array_equal(minidp.uniform([4], seed=3).numpy(), first)
+    minidp.seed(1)
+    expected = minidp.uniform([2]).numpy()
+    minidp.seed(1)
+    minidp.uniform([2], seed=5)
+    numpy.testing.assert_array_equal(minidp.uniform([2]).numpy(), expected)

@@ -104,10 +104,10 @@ def eye(num_rows: int, num_columns: Optional[int] = None, dtype: Any = None, nam
     return wrap(xp.eye(num_rows, num_columns, dtype=backend.convert_dtype(dtype)))
 
 
-def _random(draw, shape: Any, dtype: Any) -> Tensor:
-    """Draw on the host generator and move the result to the current place."""
+def _random(draw, shape: Any, dtype: Any, generator: Optional[numpy.random.Generator] = None) -> Tensor:
+    """Draw on ``generator`` (default: the host generator) and move the result to the current place."""
     target = backend.convert_dtype(dtype)
-    values = draw(host_generator(), _as_shape(shape)).astype(target, copy=False)
+    values = draw(generator or host_generator(), _as_shape(shape)).astype(target, copy=False)
     return wrap(backend.default_array_module().asarray(values))
 
 
@@ -123,8 +123,10 @@ def rand(shape: Any, dtype: Any = None, name: str = None) -> Tensor:
 
 def uniform(shape: Any, dtype: Any = None, min: float = -1.0, max: float = 1.0, seed: int = 0,
             name: str = None) -> Tensor:
-    """Uniform values in [min, max)."""
-    return _random(lambda g, s: g.uniform(min, max, s), shape, dtype)
+    """Uniform values in [min, max). A non-zero ``seed`` draws from a generator of its own seeded
+    with it (the same values every call, the process's generator untouched), as in Paddle."""
+    own = numpy.random.default_rng(seed) if seed else None
+    return _random(lambda g, s: g.uniform(min, max, s), shape, dtype, own)
 
 
 def normal(mean: float = 0.0, std: float = 1.0, shape: Any = None, name: str = None) -> Tensor:
