@@ -32,7 +32,8 @@ def test_unseeded_processes_draw_different_values():
 
 
 def test_seeded_processes_draw_identical_values():
-    assert fresh_process_draw("import minidp; minidp.seed(5); ") == fresh_process_draw("import minidp; minidp.seed(5); ")
+    seeded = "import minidp; minidp.seed(5); "
+    assert fresh_process_draw(seeded) == fresh_process_draw(seeded)
 
 
 def test_seed_returns_the_host_generator_with_its_seed():

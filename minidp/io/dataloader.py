@@ -27,8 +27,8 @@ def default_collate_fn(samples: list) -> Any:
     """Stack a list of samples field by field into batch tensors.
 
     Tensors and arrays are stacked along a new first axis; Python ints become an int64 tensor
-    and floats a float64 one (as in Paddle, which batches them with NumPy); tuples and lists are collated per position (giving a list),
-    dicts per key; strings are returned as a list.
+    and floats a float64 one (as in Paddle, which batches them with NumPy); tuples and lists are
+    collated per position (giving a list), dicts per key; strings are returned as a list.
     """
     first = samples[0]
     if isinstance(first, Tensor):

@@ -107,7 +107,8 @@ class ComposeDataset(Dataset):
         self.datasets = _check_map_datasets("ComposeDataset", datasets)
         lengths = {len(d) for d in self.datasets}
         if len(lengths) != 1:
-            raise ValueError(f"ComposeDataset: the datasets must have one length, got {[len(d) for d in self.datasets]}")
+            raise ValueError(f"ComposeDataset: the datasets must have one length, got "
+                             f"{[len(d) for d in self.datasets]}")
 
     def __len__(self) -> int:
         return len(self.datasets[0])

@@ -31,7 +31,8 @@ class Lamb(Optimizer):
                  exclude_from_weight_decay_fn: Optional[Callable[[Any], bool]] = None, multi_precision: bool = False,
                  always_adapt: bool = False, name: Optional[str] = None) -> None:
         if exclude_from_weight_decay_fn is not None and not callable(exclude_from_weight_decay_fn):
-            raise TypeError(f"Lamb: exclude_from_weight_decay_fn must be callable, got {exclude_from_weight_decay_fn!r}")
+            raise TypeError(f"Lamb: exclude_from_weight_decay_fn must be callable, got "
+                            f"{exclude_from_weight_decay_fn!r}")
         self._exclude_from_weight_decay_fn = exclude_from_weight_decay_fn
         self._always_adapt = bool(always_adapt)
         super().__init__(learning_rate, parameters, None, grad_clip,

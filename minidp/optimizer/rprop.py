@@ -28,7 +28,8 @@ class Rprop(Optimizer):
                              f"{tuple(learning_rate_range)}")
         shrink, grow = (float(v) for v in etas)
         if not 0 < shrink < 1 < grow:
-            raise ValueError(f"Rprop: etas must be (decrease, increase) with 0 < decrease < 1 < increase, got {tuple(etas)}")
+            raise ValueError(f"Rprop: etas must be (decrease, increase) with 0 < decrease < 1 < increase, "
+                             f"got {tuple(etas)}")
         self._range, self._etas = (low, high), (shrink, grow)
         super().__init__(learning_rate, parameters, None, grad_clip, {})
 
