@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import os
+import weakref
 from typing import Any, List, Optional, Sequence
 
 import numpy
@@ -106,6 +107,7 @@ class _DeviceGenerator:
         curand, cupy = _curand(), backend._cupy()
         if self._curand_handle is None:
             self._curand_handle = curand.createGenerator(curand.CURAND_RNG_PSEUDO_PHILOX4_32_10)
+            weakref.finalize(self, curand.destroyGenerator, self._curand_handle)
         count = int(numpy.prod(shape, dtype=numpy.int64))
         padded = -(-count // 4) * 4  # Philox yields values in fours; keep every draw aligned
         out = cupy.empty(padded, dtype=numpy.float32)

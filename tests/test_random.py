@@ -178,7 +178,10 @@ class _StandinCurand:
 
     def createGenerator(self, method):  # noqa: N802  (cuRAND's names)
         assert method == self.CURAND_RNG_PSEUDO_PHILOX4_32_10
-        return {}
+        return {"method": method}
+
+    def destroyGenerator(self, handle):  # noqa: N802
+        handle.clear()
 
     def setPseudoRandomGeneratorSeed(self, handle, seed):  # noqa: N802
         handle["seed"] = seed
