@@ -10,6 +10,10 @@ from .ops import *  # noqa: F401,F403  (the op functions are the top-level API)
 from .ops import __all__ as _op_names
 from . import io, nn, optimizer, distributed
 from .serialization import load, save
+from .batch import batch
+from .framework import CPUPlace, CUDAPlace, disable_static, enable_static, in_dynamic_mode
+from .nn.param_attr import ParamAttr
+from .random import get_cuda_rng_state, get_rng_state, set_cuda_rng_state, set_rng_state
 from .distributed.data_parallel import DataParallel
 from . import linalg
 from .ops.creation import shape

@@ -1,5 +1,8 @@
 """save/load: checkpoints as NumPy arrays plus a JSON description of the structure, never pickle.
 
+``load`` also reads Paddle's pickled checkpoints (``.pdparams``/``.pdopt``), through the
+restricted unpickler of :mod:`minidp.paddle_checkpoint`.
+
 A checkpoint is a ZIP archive (uncompressed, like ``.npz``) holding ``minidp.json`` -- a format
 marker, a version and the object tree, where each tensor or array is a reference -- and one
 ``arrays/<i>.npy`` file per array, written and read with ``allow_pickle=False``. Loading
@@ -23,6 +26,7 @@ import numpy
 from . import backend
 from .autograd.tensor import Tensor
 from .ops.creation import to_tensor
+from .paddle_checkpoint import PICKLE_MAGIC, load_paddle_checkpoint
 
 __all__ = ["save", "load"]
 
@@ -217,9 +221,15 @@ class _Reader:
         raise self.corrupt(f"unknown structure tag {tag!r}")
 
 
-def load(path: Any, return_numpy: bool = False) -> Any:
+def load(path: Any, return_numpy: bool = False, keep_name_table: bool = False) -> Any:
     """Read what :func:`save` wrote. Tensors come back as tensors at the current place (NumPy
     arrays with ``return_numpy=True``), NumPy arrays as NumPy arrays, other values as saved.
+
+    A file written by Paddle's ``paddle.save`` (a pickle) is read as Paddle reads it -- arrays
+    become tensors, unless ``return_numpy`` -- admitting only containers, numbers, strings and
+    NumPy arrays; a pickle that names anything else is refused, unexecuted, with a ValueError.
+    ``keep_name_table`` keeps the name table Paddle stores in a layer's state dict
+    (``StructuredToParameterName@@``), as ``paddle.load`` does when asked.
 
     Raises FileNotFoundError for a missing file and ValueError for a file that is not a
     minidp checkpoint or is truncated or corrupted; the message names the path.
@@ -232,6 +242,10 @@ def load(path: Any, return_numpy: bool = False) -> Any:
         raise FileNotFoundError(f"minidp.load: no checkpoint at {path!r}")
     if os.path.isdir(path):
         raise ValueError(f"minidp.load: {path!r} is a directory, not a checkpoint file")
+    with open(path, "rb") as handle:
+        if handle.read(1) == PICKLE_MAGIC:
+            handle.seek(0)
+            return load_paddle_checkpoint(path, handle, return_numpy, keep_name_table)
     try:
         archive = zipfile.ZipFile(path)
     except zipfile.BadZipFile:

@@ -38,7 +38,7 @@ def test_default_collate_handles_dicts_numbers_and_strings():
     batch = next(iter(DataLoader(Squares(5), batch_size=3)))
     assert batch["x"].shape == [3, 2]
     assert batch["y"].dtype == np.int64 and batch["y"].numpy().tolist() == [0, 1, 4]
-    assert batch["w"].dtype == np.float32
+    assert batch["w"].dtype == np.float64  # Python floats batch as float64, as in Paddle
     assert batch["name"] == ["s0", "s1", "s2"]
     pairs = default_collate_fn([(np.zeros(2), 1), (np.ones(2), 2)])
     assert isinstance(pairs, list) and pairs[0].shape == [2, 2] and pairs[1].numpy().tolist() == [1, 2]
@@ -148,3 +148,106 @@ def test_distributed_sampler_shuffles_exactly_as_paddle(n, batch, ranks, drop_la
                                           drop_last=drop_last)
         sampler.set_epoch(3)
         assert list(sampler) == expected[rank]
+
+
+# ---------------------------------------------------------------------------------------------
+# More datasets and samplers, batch_size=None, iterable datasets (checked against Paddle 3.3.1)
+# ---------------------------------------------------------------------------------------------
+from minidp.io import (ChainDataset, ComposeDataset, ConcatDataset, IterableDataset,  # noqa: E402
+                       SubsetRandomSampler, WeightedRandomSampler, get_worker_info, random_split)
+
+
+class Pairs(Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        return np.array([i, i], "float32"), i
+
+
+class Counting(IterableDataset):
+    """0..n-1; in a worker, only the numbers congruent to its id modulo the number of workers."""
+
+    def __init__(self, n=7):
+        self.n = n
+
+    def __iter__(self):
+        info = get_worker_info()
+        return iter(range(info.id, self.n, info.num_workers) if info else range(self.n))
+
+
+def test_concat_and_compose_datasets():
+    concat = ConcatDataset([list(range(3)), list(range(10, 12))])
+    assert len(concat) == 5 and [concat[i] for i in range(5)] == [0, 1, 2, 10, 11] and concat[-1] == 11
+    with pytest.raises(IndexError):
+        concat[5]
+    composed = ComposeDataset([Pairs(), Pairs()])
+    assert len(composed) == 4
+    sample = composed[1]
+    assert len(sample) == 4 and sample[1] == 1 and sample[3] == 1
+    with pytest.raises(ValueError, match="one length"):
+        ComposeDataset([Pairs(), list(range(3))])
+    with pytest.raises(TypeError, match="IterableDataset"):
+        ConcatDataset([Counting()])
+
+
+def test_chain_and_iterable_datasets():
+    assert list(ChainDataset([Counting(3), Counting(2)])) == [0, 1, 2, 0, 1]
+    with pytest.raises(TypeError, match="not an IterableDataset"):
+        ChainDataset([Pairs()])
+    with pytest.raises(TypeError, match="no length"):
+        len(Counting())
+
+
+def test_random_split_by_lengths_and_fractions_is_a_seeded_partition():
+    minidp.seed(4)
+    parts = random_split(list(range(10)), [3, 7])
+    assert [len(p) for p in parts] == [3, 7]
+    assert sorted([p[i] for p in parts for i in range(len(p))]) == list(range(10))
+    minidp.seed(4)
+    again = random_split(list(range(10)), [3, 7])
+    assert [again[0][i] for i in range(3)] == [parts[0][i] for i in range(3)]
+    assert [len(p) for p in random_split(list(range(10)), [0.3, 0.7])] == [3, 7]  # Paddle 3.3.1 gives [3, 7]
+    assert [len(p) for p in random_split(list(range(10)), [0.5, 0.25, 0.25])] == [6, 2, 2]  # as Paddle 3.3.1
+    with pytest.raises(ValueError, match="summing to the dataset's length 10"):
+        random_split(list(range(10)), [3, 6])
+
+
+def test_subset_and_weighted_samplers():
+    minidp.seed(0)
+    assert sorted(SubsetRandomSampler([5, 7, 9])) == [5, 7, 9] and len(SubsetRandomSampler([5, 7, 9])) == 3
+    weighted = WeightedRandomSampler(np.array([0.0, 1.0, 3.0]), 200)
+    drawn = list(weighted)
+    assert len(drawn) == len(weighted) == 200 and 0 not in drawn and drawn.count(2) > drawn.count(1)
+    unique = list(WeightedRandomSampler([1.0, 1.0, 1.0, 0.0], 3, replacement=False))
+    assert sorted(unique) == [0, 1, 2]
+    with pytest.raises(ValueError, match="cannot exceed the number of positive weights"):
+        WeightedRandomSampler([1.0, 0.0], 2, replacement=False)
+    with pytest.raises(ValueError, match="non-negative"):
+        WeightedRandomSampler([-1.0, 2.0], 2)
+
+
+def test_batch_size_none_yields_converted_samples():
+    samples = list(DataLoader(Pairs(), batch_size=None))
+    assert len(samples) == 4
+    array, index = samples[1]
+    assert isinstance(array, minidp.Tensor) and array.shape == [2] and index == 1
+    assert list(DataLoader(Counting(3), batch_size=None)) == [0, 1, 2]
+    assert len(DataLoader(Pairs(), batch_size=None)) == 4
+
+
+def test_iterable_dataset_batches_in_stream_order_and_has_no_length():
+    loader = DataLoader(Counting(), batch_size=2)
+    assert [b.numpy().tolist() for b in loader] == [[0, 1], [2, 3], [4, 5], [6]]
+    assert [b.numpy().tolist() for b in DataLoader(Counting(), batch_size=2, drop_last=True)] == [[0, 1], [2, 3],
+                                                                                                    [4, 5]]
+    with pytest.raises(TypeError, match="no length"):
+        len(loader)
+    with pytest.raises(ValueError, match="IterableDataset decides its own order"):
+        DataLoader(Counting(), batch_size=2, shuffle=True)
+
+
+def test_custom_collate_fn_and_paddles_argument_order():
+    loader = DataLoader(Pairs(), None, None, True, None, 2, collate_fn=lambda samples: [s[1] for s in samples])
+    assert list(loader) == [[0, 1], [2, 3]]
+    assert get_worker_info() is None

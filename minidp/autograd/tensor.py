@@ -105,8 +105,11 @@ class Tensor:
     __hash__ = object.__hash__
 
     # --- conversion --------------------------------------------------------------------
-    def numpy(self):
-        """The values as a NumPy array (copied to the host when the tensor lives on a GPU)."""
+    def numpy(self, force: bool = False):
+        """The values as a NumPy array (copied to the host when the tensor lives on a GPU).
+
+        ``force`` is accepted as Paddle's C method accepts a positional flag; it changes nothing.
+        """
         return backend.to_host(self._data)
 
     def __array__(self, dtype=None, copy=None):
@@ -153,14 +156,12 @@ class Tensor:
     def backward(self, grad_tensor: Optional["Tensor"] = None, retain_graph: bool = False) -> None:
         """Accumulate d(self)/d(leaf) into every leaf with ``stop_gradient=False``.
 
-        A non-scalar tensor back-propagates ones unless ``grad_tensor`` is given.
+        A non-scalar tensor back-propagates ones unless ``grad_tensor`` is given. On a tensor
+        with ``stop_gradient=True`` (nothing it depends on needs a gradient) it does nothing,
+        as in Paddle.
         """
         if self.stop_gradient:
-            raise RuntimeError(
-                "backward() called on a tensor with stop_gradient=True: nothing it depends on "
-                "needs a gradient. Set stop_gradient=False on the inputs (parameters do this) "
-                "before computing it."
-            )
+            return
         xp = backend.get_array_module(self._data)
         if grad_tensor is None:
             grad = xp.ones_like(self._data)

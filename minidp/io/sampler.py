@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator, Optional, Sequence
 
 import numpy
 
-from ..ops.creation import host_generator
+from ..random import host_generator
 
 
 class Sampler:
@@ -48,6 +48,50 @@ class RandomSampler(Sampler):
 
     def __len__(self) -> int:
         return self._num_samples or len(self.data_source)
+
+
+class SubsetRandomSampler(Sampler):
+    """The given indices in a fresh random order at every pass."""
+
+    def __init__(self, indices: Sequence[int]) -> None:
+        indices = list(indices)
+        if not indices:
+            raise ValueError("SubsetRandomSampler: indices must not be empty")
+        super().__init__(indices)
+        self.indices = indices
+
+    def __iter__(self) -> Iterator[int]:
+        return iter([self.indices[i] for i in host_generator().permutation(len(self.indices))])
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """``num_samples`` indices drawn with probability proportional to ``weights`` (with or
+    without replacement)."""
+
+    def __init__(self, weights: Any, num_samples: int, replacement: bool = True) -> None:
+        if hasattr(weights, "numpy"):
+            weights = weights.numpy()
+        weights = numpy.asarray(weights, dtype=numpy.float64).reshape(-1)
+        if weights.size == 0 or (weights < 0).any() or not numpy.isfinite(weights).all() or weights.sum() <= 0:
+            raise ValueError("WeightedRandomSampler: weights must be finite, non-negative and not all zero")
+        if isinstance(num_samples, bool) or not isinstance(num_samples, int) or num_samples <= 0:
+            raise ValueError(f"WeightedRandomSampler: num_samples must be a positive int, got {num_samples!r}")
+        if not replacement and num_samples > int((weights > 0).sum()):
+            raise ValueError(f"WeightedRandomSampler: without replacement num_samples ({num_samples}) cannot exceed "
+                             f"the number of positive weights ({int((weights > 0).sum())})")
+        super().__init__()
+        self.weights, self.num_samples, self.replacement = weights, num_samples, bool(replacement)
+
+    def __iter__(self) -> Iterator[int]:
+        chosen = host_generator().choice(self.weights.size, self.num_samples, replace=self.replacement,
+                                         p=self.weights / self.weights.sum())
+        return iter(chosen.tolist())
+
+    def __len__(self) -> int:
+        return self.num_samples
 
 
 def _check_batch_args(cls: str, batch_size: Any, drop_last: Any) -> None:

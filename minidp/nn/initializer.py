@@ -13,7 +13,7 @@ from typing import Any, Optional, Sequence
 import numpy
 
 from ..autograd.tensor import Tensor
-from ..ops.creation import host_generator
+from ..random import host_generator
 
 __all__ = ["Initializer", "Constant", "Normal", "TruncatedNormal", "Uniform", "XavierUniform",
            "XavierNormal", "KaimingNormal", "KaimingUniform", "Assign", "calculate_gain"]

@@ -13,7 +13,7 @@ class ParamAttr:
     """
 
     def __init__(self, name: Optional[str] = None, initializer: Any = None, learning_rate: float = 1.0,
-                 regularizer: Any = None, trainable: bool = True, do_model_average: bool = False,
+                 regularizer: Any = None, trainable: bool = True, do_model_average: bool = True,
                  need_clip: bool = True) -> None:
         if initializer is not None and not callable(initializer):
             raise TypeError(f"ParamAttr: initializer must be an Initializer, got {initializer!r}")

@@ -1,8 +1,8 @@
 """Creating tensors: from data, filled with constants, ranges, and random values.
 
 Creation functions take Paddle's signatures (shape first, then dtype) and place new arrays at the
-current device (see :func:`minidp.backend.set_device`). Random values come from one generator per
-process, reset by :func:`seed`, so a seeded run repeats exactly.
+current device (see :func:`minidp.backend.set_device`). Random values come from the process's host
+generator (:mod:`minidp.random`), seeded from the OS unless :func:`minidp.seed` is called.
 """
 from __future__ import annotations
 
@@ -12,26 +12,12 @@ import numpy
 
 from .. import backend
 from ..autograd.tensor import Tensor
+from ..framework import place_name
+from ..random import host_generator, seed  # noqa: F401  (seed is exported from here as an op)
 from ._util import result, wrap
 from .linalg import diag_embed, diagonal
 from .math import add
 from .shape import _as_shape, expand, reshape
-
-_host_generator = numpy.random.default_rng(0)
-
-
-def seed(value: int) -> None:
-    """Reset the process's random generators (host and, when used, GPU) to ``value``."""
-    global _host_generator
-    _host_generator = numpy.random.default_rng(int(value))
-    cupy = backend._cupy()
-    if cupy is not None and backend.get_device() != "cpu":
-        cupy.random.seed(int(value))
-
-
-def host_generator() -> numpy.random.Generator:
-    """The process's host random generator (data shuffling and dropout draw from it too)."""
-    return _host_generator
 
 
 def _default_dtype(data: Any) -> Any:
@@ -44,17 +30,20 @@ def _default_dtype(data: Any) -> Any:
     return None
 
 
-def to_tensor(data: Any, dtype: Any = None, place: Optional[str] = None,
-              stop_gradient: bool = True) -> Tensor:
-    """A new tensor holding a copy of ``data`` (a number, nested list, NumPy/CuPy array or tensor)."""
+def to_tensor(data: Any, dtype: Any = None, place: Any = None, stop_gradient: bool = True) -> Tensor:
+    """A new tensor holding a copy of ``data`` (a number, nested list, NumPy/CuPy array or tensor,
+    or a list of tensors). ``place`` is a string or a ``CPUPlace``/``CUDAPlace``; NumPy scalars
+    keep their dtype, Python floats become float32 and ints int64 (Paddle's rules)."""
     if isinstance(data, Tensor):
         data = data._data
+    if place is not None:
+        place = place_name(place)
     target = None if dtype is None else backend.convert_dtype(dtype)
     on_device = place is not None and place != "cpu" or (place is None and backend.get_device() != "cpu")
     xp = backend._cupy() if on_device else numpy
     if backend.get_array_module(data) is not numpy and not on_device:
         data = backend.to_host(data)
-    if target is None and isinstance(data, (list, tuple, int, float, bool)):
+    if target is None and isinstance(data, (list, tuple, int, float, bool)) and not isinstance(data, numpy.generic):
         target = _default_dtype(data)
     if xp is numpy and not isinstance(data, numpy.ndarray) and not numpy.isscalar(data):
         data = numpy.array(data)
@@ -117,10 +106,10 @@ def eye(num_rows: int, num_columns: Optional[int] = None, dtype: Any = None, nam
     return wrap(xp.eye(num_rows, num_columns, dtype=backend.convert_dtype(dtype)))
 
 
-def _random(draw, shape: Any, dtype: Any) -> Tensor:
-    """Draw on the host generator and move the result to the current place."""
+def _random(draw, shape: Any, dtype: Any, generator: Optional[numpy.random.Generator] = None) -> Tensor:
+    """Draw on ``generator`` (default: the host generator) and move the result to the current place."""
     target = backend.convert_dtype(dtype)
-    values = draw(_host_generator, _as_shape(shape)).astype(target, copy=False)
+    values = draw(generator or host_generator(), _as_shape(shape)).astype(target, copy=False)
     return wrap(backend.default_array_module().asarray(values))
 
 
@@ -136,8 +125,10 @@ def rand(shape: Any, dtype: Any = None, name: str = None) -> Tensor:
 
 def uniform(shape: Any, dtype: Any = None, min: float = -1.0, max: float = 1.0, seed: int = 0,
             name: str = None) -> Tensor:
-    """Uniform values in [min, max)."""
-    return _random(lambda g, s: g.uniform(min, max, s), shape, dtype)
+    """Uniform values in [min, max). A non-zero ``seed`` draws from a generator of its own seeded
+    with it (the same values every call, the process's generator untouched), as in Paddle."""
+    own = numpy.random.default_rng(seed) if seed else None
+    return _random(lambda g, s: g.uniform(min, max, s), shape, dtype, own)
 
 
 def normal(mean: float = 0.0, std: float = 1.0, shape: Any = None, name: str = None) -> Tensor:

@@ -56,6 +56,21 @@ def _updates_with_kernels(param_data: Any) -> bool:
     return backend.get_array_module(param_data) is not numpy
 
 
+def check_unit_interval(cls: str, name: str, value: Any, closed_high: bool = False) -> float:
+    """``value`` as a float after checking it lies in [0, 1) (or [0, 1] with ``closed_high``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+            0 <= value < 1 or (closed_high and value == 1)):
+        raise ValueError(f"{cls}: {name} must lie in [0, {'1]' if closed_high else '1)'}, got {value!r}")
+    return float(value)
+
+
+def check_non_negative(cls: str, name: str, value: Any) -> float:
+    """``value`` as a float after checking it is a non-negative number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ValueError(f"{cls}: {name} must be a non-negative number, got {value!r}")
+    return float(value)
+
+
 def _host_scalar(value: Any) -> float:
     """A Python float from a number, a one-element array or a one-element tensor."""
     if isinstance(value, Tensor):
@@ -171,11 +186,54 @@ class Optimizer:
         gradient is None; a gradient cleared with ``clear_grad(set_to_zero=True)`` reads as zeros
         and is applied as zeros (momentum, Adam's moments and weight decay keep acting on it).
         """
-        lr = self.get_lr()
         slots = self._slots
-        grads = [slot.param._grad for slot in slots]
+        self._apply(slots, self._parameter_list, [slot.param._grad for slot in slots])
+
+    def backward(self, loss: Tensor, startup_program: Any = None, parameters: Optional[Iterable] = None,
+                 no_grad_set: Any = None, callbacks: Any = None) -> list:
+        """Paddle's dynamic-graph ``backward``: the ``(parameter, gradient)`` pairs that
+        ``loss.backward()`` left, for ``parameters`` (default: all of this optimizer's) that have a
+        gradient. Like Paddle's, it does not run backward itself; ``startup_program``,
+        ``no_grad_set`` and ``callbacks`` belong to static graphs and are ignored, as there."""
+        cls = type(self).__name__
+        if not isinstance(loss, Tensor):
+            raise TypeError(f"{cls}.backward: loss must be a Tensor, got {type(loss).__name__}")
+        params = self._parameter_list
+        if parameters is not None:
+            params = list(parameters)
+            for param in params:
+                if not isinstance(param, Tensor):
+                    raise TypeError(f"{cls}: parameters must be Tensors, got {type(param).__name__}")
+        return [(param, param.grad) for param in params if param._grad is not None]
+
+    def apply_gradients(self, params_grads: Iterable) -> list:
+        """Update the parameters of ``params_grads`` (``(parameter, gradient)`` pairs of this
+        optimizer's parameters) with those gradients; returns Paddle's dynamic-mode ``[]``."""
+        slot_of = {id(slot.param): slot for slot in self._slots}
+        slots, grads = [], []
+        for param, grad in params_grads:
+            slot = slot_of.get(id(param))
+            if slot is None:
+                raise ValueError(f"{type(self).__name__}.apply_gradients: {getattr(param, 'name', param)!r} is not "
+                                 "one of this optimizer's parameters")
+            slots.append(slot)
+            grads.append(grad._data if isinstance(grad, Tensor) else grad)
+        self._apply(slots, [slot.param for slot in slots], grads)
+        return []
+
+    def minimize(self, loss: Tensor, startup_program: Any = None, parameters: Optional[Iterable] = None,
+                 no_grad_set: Any = None) -> tuple:
+        """Paddle's dynamic-graph ``minimize``: :meth:`backward` then :meth:`apply_gradients`, so it
+        applies the gradients ``loss.backward()`` left (it does not run backward) and returns
+        ``(optimize_ops, params_grads)``: an empty list and the pairs it applied."""
+        params_grads = self.backward(loss, startup_program, parameters, no_grad_set)
+        return self.apply_gradients(params_grads), params_grads
+
+    def _apply(self, slots: list, params: list, grads: list) -> None:
+        """One update of ``slots`` (whose parameters are ``params``) with the arrays ``grads``."""
+        lr = self.get_lr()
         if self._grad_clip is not None:
-            grads = self._grad_clip._clip_arrays(self._parameter_list, grads)
+            grads = self._grad_clip._clip_arrays(params, grads)
         pending = []
         for slot, grad in zip(slots, grads):
             param = slot.param
@@ -236,6 +294,10 @@ class Optimizer:
 
     clear_gradients = clear_grad
 
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """PyTorch's spelling that Paddle also offers: ``clear_grad(set_to_zero=not set_to_none)``."""
+        self.clear_grad(set_to_zero=not set_to_none)
+
     # --- state ----------------------------------------------------------------------------
     def state_dict(self) -> "collections.OrderedDict":
         """Per-parameter state as ``{param.name}_{state}_0`` tensors (Paddle's key names), the
@@ -266,14 +328,13 @@ class Optimizer:
         """Restore :meth:`state_dict` so that the next step is the one the saved run would take.
 
         Parameters are matched by position through ``param_names`` (so a model rebuilt in the
-        same process, whose parameters got new names, still matches); without that entry, by
-        name. Everything is checked before anything changes.
+        same process, whose parameters got new names, still matches); without that entry (as in
+        Paddle's ``.pdopt`` files), see :meth:`_saved_names`. Everything is checked before
+        anything changes.
         """
         cls = type(self).__name__
         names = state_dict.get("param_names")
-        if names is None:
-            names = [slot.param.name for slot in self._slots]
-        names = list(names)
+        names = self._saved_names(state_dict) if names is None else list(names)
         if len(names) != len(self._slots):
             raise ValueError(f"{cls}.set_state_dict: the state is for {len(names)} parameters but this "
                              f"optimizer has {len(self._slots)}")
@@ -284,7 +345,7 @@ class Optimizer:
             master = saved_masters.get(saved)
             if master is not None:
                 master = self._state_array(slot.param, master, f"master_weights[{saved!r}]",
-                                           precision.FLOAT32)
+                                           tuple(slot.param._data.shape), precision.FLOAT32)
                 saved += precision.MASTER_SUFFIX
             new_masters.append(master)
             template = self._init_state(slot)
@@ -296,6 +357,7 @@ class Optimizer:
                 used[entry] = True
                 restored[key] = (_host_scalar(state_dict[entry]) if key in self._scalar_states
                                  else self._state_array(slot.param, state_dict[entry], entry,
+                                                        self._state_shape(key, slot.param),
                                                         template[key].dtype if key in template
                                                         else slot.param._data.dtype))
             if restored and len(restored) != len(self._array_states) + len(self._scalar_states):
@@ -322,13 +384,32 @@ class Optimizer:
 
     set_dict = set_state_dict
 
+    def _saved_names(self, state_dict: dict) -> list:
+        """The parameter names of a state without ``param_names``: this optimizer's own names when
+        the state uses them; otherwise the names it lists for the first accumulator, in order
+        (Paddle writes parameters in order), so that a state saved by another process, whose
+        parameters got other generated names, still matches by position."""
+        own = [slot.param.name for slot in self._slots]
+        keys = self._array_states + self._scalar_states
+        if not keys or any(f"{name}_{key}_0" in state_dict for name in own for key in keys):
+            return own
+        suffix = f"_{keys[0]}_0"
+        listed = [entry[:-len(suffix)] for entry in state_dict if isinstance(entry, str) and entry.endswith(suffix)]
+        return listed or own
+
+    def _state_shape(self, key: str, param: Tensor) -> tuple:
+        """The shape of array state ``key`` of ``param``: the parameter's, unless a subclass says otherwise."""
+        return tuple(param._data.shape)
+
     @staticmethod
-    def _state_array(param: Tensor, value: Any, entry: str, dtype: numpy.dtype) -> Any:
-        """A private copy of a saved state array, on the parameter's device, in ``dtype``."""
+    def _state_array(param: Tensor, value: Any, entry: str, shape: tuple,
+                     dtype: numpy.dtype) -> Any:
+        """A private copy of a saved state array of ``shape``, on the parameter's device, in
+        ``dtype``."""
         array = value._data if isinstance(value, Tensor) else value
-        if tuple(array.shape) != tuple(param._data.shape):
+        if tuple(array.shape) != shape:
             raise ValueError(f"set_state_dict: {entry} has shape {list(array.shape)} but parameter "
-                             f"{param.name} has shape {param.shape}")
+                             f"{param.name} needs {list(shape)}")
         xp = backend.get_array_module(param._data)
         if xp is backend.numpy:
             array = backend.to_host(array)

@@ -6,7 +6,7 @@ from typing import Any, Optional
 from ... import backend
 from ...autograd.tensor import Tensor
 from ...ops._util import matmul_arrays, result
-from ...ops.creation import host_generator
+from ...random import device_uniform, host_generator
 from ._util import check_tensor
 
 _DROPOUT_MODES = ("upscale_in_train", "downscale_in_infer")
@@ -47,7 +47,7 @@ def _keep_mask(xp: Any, shape: tuple, keep: float, dtype: Any) -> Any:
     if xp is backend.numpy:
         draws = host_generator().random(shape)
     else:
-        draws = xp.random.random(shape)
+        draws = device_uniform(shape)
     return (draws < keep).astype(dtype)
 
 

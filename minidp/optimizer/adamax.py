@@ -1,0 +1,48 @@
+"""Adamax (Adam with the infinity norm) with Paddle's update."""
+from __future__ import annotations
+
+from typing import Any, Iterable, Optional, Union
+
+from .. import backend
+from .lr import LRScheduler
+from .optimizer import Optimizer, _Slot, check_non_negative, check_unit_interval
+
+
+class Adamax(Optimizer):
+    """Per step, with ``beta1_pow_acc`` = beta1**t::
+
+        moment   = beta1 * moment + (1 - beta1) * g
+        inf_norm = max(beta2 * inf_norm + epsilon, |g|)
+        p       -= lr / (1 - beta1_pow_acc) * moment / inf_norm
+
+    A group may override ``beta1``, ``beta2`` and ``epsilon``.
+    """
+
+    _array_states = ("moment", "inf_norm")
+    _scalar_states = ("beta1_pow_acc",)
+    _hyper_names = ("beta1", "beta2", "epsilon")
+
+    def __init__(self, learning_rate: Union[float, LRScheduler] = 0.001, beta1: float = 0.9, beta2: float = 0.999,
+                 epsilon: float = 1e-08, parameters: Optional[Iterable] = None, weight_decay: Optional[float] = None,
+                 grad_clip: Any = None, name: Optional[str] = None) -> None:
+        super().__init__(learning_rate, parameters, weight_decay, grad_clip,
+                         {"beta1": check_unit_interval("Adamax", "beta1", beta1),
+                          "beta2": check_unit_interval("Adamax", "beta2", beta2),
+                          "epsilon": check_non_negative("Adamax", "epsilon", epsilon)})
+
+    def _update(self, slot: _Slot, grad: Any, lr: float) -> None:
+        data, state, hyper = slot.param._data, slot.state, slot.hyper
+        xp = backend.get_array_module(data)
+        beta1 = hyper["beta1"]
+        if not state:
+            state["moment"] = xp.zeros_like(data)
+            state["inf_norm"] = xp.zeros_like(data)
+            state["beta1_pow_acc"] = beta1
+        moment, inf_norm = state["moment"], state["inf_norm"]
+        moment *= beta1
+        moment += (1 - beta1) * grad
+        inf_norm *= hyper["beta2"]
+        inf_norm += hyper["epsilon"]
+        xp.maximum(inf_norm, xp.abs(grad), out=inf_norm)
+        data -= lr / (1 - state["beta1_pow_acc"]) * moment / inf_norm
+        state["beta1_pow_acc"] *= beta1
