@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from dist_utils import WorkerFailure, run_workers, run_workers_outcomes
-from minidp.distributed.backends.base import ReduceOp
+from minidp.distributed.backends.base import Collective, ReduceOp
 from minidp.distributed.backends.gloo import GlooProcessGroup, SMALL_ALL_REDUCE_BYTES
 from minidp.distributed.store import TCPStore
 
@@ -293,3 +293,28 @@ def failing_worker():
 def test_run_workers_reports_a_failing_rank_with_its_traceback():
     with pytest.raises(WorkerFailure, match="boom from a worker"):
         run_workers(failing_worker, 2, timeout=30)
+
+
+def test_every_public_operation_is_issued_once_as_a_described_collective(monkeypatch):
+    pg = GlooProcessGroup(None, 0, 1, name="solo", timeout=5)
+    issued = []
+    issue = pg._issue
+
+    def recording_issue(call, run, sync_op):
+        issued.append(call)
+        return issue(call, run, sync_op)
+
+    monkeypatch.setattr(pg, "_issue", recording_issue)
+    data = np.arange(6, dtype=np.float32)
+    pg.all_reduce(data, ReduceOp.MAX)
+    pg.broadcast(data, 0, sync_op=False).wait()
+    pg.all_gather(np.empty((1, 6), np.float32), data)
+    pg.reduce_scatter(np.empty(6, np.float32), data.copy(), ReduceOp.AVG)
+    pg.barrier(timeout=2)
+    pg.shutdown()
+    f32 = np.dtype(np.float32)
+    assert issued == [Collective("all_reduce", f32, 6, 5.0, reduce_op=ReduceOp.MAX),
+                      Collective("broadcast", f32, 6, 5.0, root=0),
+                      Collective("all_gather", f32, 6, 5.0),
+                      Collective("reduce_scatter", f32, 6, 5.0, reduce_op=ReduceOp.AVG),
+                      Collective("barrier", None, 0, 2.0)]

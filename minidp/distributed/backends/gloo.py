@@ -37,7 +37,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Set
 import numpy
 
 from ..store import connect_with_retry
-from .base import GroupSpec, ProcessGroup, ReduceOp, divide_by_size
+from .base import GroupSpec, ReduceOp, ThreadedProcessGroup, divide_by_size
 
 logger = logging.getLogger("minidp.distributed")
 
@@ -91,7 +91,7 @@ def _split_points(count: int, parts: int) -> List[int]:
     return [(count * i) // parts for i in range(parts + 1)]
 
 
-class GlooProcessGroup(ProcessGroup):
+class GlooProcessGroup(ThreadedProcessGroup):
     """Process group over TCP; see the module docstring for the algorithms."""
 
     backend_name = "gloo"

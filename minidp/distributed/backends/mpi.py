@@ -19,7 +19,7 @@ from typing import Any, Optional
 import numpy
 from mpi4py import MPI
 
-from .base import GroupSpec, ProcessGroup, ReduceOp, divide_by_size
+from .base import GroupSpec, ReduceOp, ThreadedProcessGroup, divide_by_size
 
 logger = logging.getLogger("minidp.distributed")
 
@@ -59,7 +59,7 @@ def _buffer(array: numpy.ndarray):
     return array.reshape(-1)
 
 
-class MpiProcessGroup(ProcessGroup):
+class MpiProcessGroup(ThreadedProcessGroup):
     """Process group on an mpi4py communicator."""
 
     backend_name = "mpi"

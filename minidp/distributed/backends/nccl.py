@@ -16,6 +16,14 @@ that moment (so ``set_device`` may still be called after ``init_parallel_env``).
 hang. (Without a store, under mpirun, creation waits as NCCL does; an MPI job ends as a whole
 when one rank fails.)
 
+Structure
+---------
+:class:`NcclProcessGroup` inherits the shared :class:`~.base.ProcessGroup` (validation, failure
+and closed state, messages) but not the threaded execution of the CPU backends: its ``_issue``
+queues each operation on a CUDA stream. Each operation's method returns the :class:`Staging` it
+made (the NumPy arrays it copied to the device), and the operation's :class:`NcclWork` keeps it
+until the copies back are done.
+
 Streams and ordering
 --------------------
 Every operation runs on one dedicated, non-blocking CUDA stream per group. Before the NCCL call
@@ -47,7 +55,6 @@ over NumPy buffers, so everything in this module but :class:`CupyRuntime` runs i
 from __future__ import annotations
 
 import logging
-import threading
 import time
 import warnings
 from typing import Any, Callable, List, Optional, Protocol, Sequence, Tuple, Union
@@ -56,7 +63,7 @@ import numpy
 
 from ... import backend as array_backend
 from ..env import mpi_launch
-from .base import GroupSpec, ProcessGroup, ReduceOp, Work, divide_by_size
+from .base import Collective, GroupSpec, ProcessGroup, ReduceOp, Work, divide_by_size
 
 logger = logging.getLogger("minidp.distributed")
 
@@ -259,26 +266,68 @@ def _dtype_name(array: Any) -> str:
     return numpy.dtype(array.dtype).name
 
 
-class NcclWork(Work):
-    """Handle of one NCCL operation: complete once the event recorded after it has fired.
+def _datatype(array: Any) -> int:
+    """The ``ncclDataType_t`` of ``array``'s elements."""
+    return NCCL_DATATYPES[_dtype_name(array)]
 
-    Holds the operation's arrays until then, so that memory cannot be reused under NCCL.
+
+class Staging:
+    """The device buffers of one operation's arrays, and the copies back that it owes.
+
+    Device arrays are used as they are. A NumPy array is copied to the device in order on the
+    NCCL stream and, when the operation writes a result into it, copied back by
+    :meth:`copy_back` once the operation has completed.
     """
 
-    __slots__ = ("_group", "_op", "_deadline", "_event", "_keepalive", "_staged")
+    __slots__ = ("_runtime", "_stream", "_copies")
 
-    def __init__(self, group: "NcclProcessGroup", op: str, timeout: float) -> None:
-        super().__init__(group.describe(op))
+    def __init__(self, runtime: CudaRuntime, stream: Any) -> None:
+        self._runtime = runtime
+        self._stream = stream
+        self._copies: List[Tuple[Any, Optional[numpy.ndarray]]] = []
+
+    def device(self, array: Any, result: bool = True) -> Any:
+        """``array`` on the device: itself, or a copy that is kept until the operation ends."""
+        if self._runtime.is_device_array(array):
+            return array
+        staged = self._runtime.to_device(array, self._stream)
+        self._copies.append((staged, array if result else None))
+        return staged
+
+    @property
+    def holds_host_arrays(self) -> bool:
+        """True when NumPy arrays were staged: the operation must complete before returning."""
+        return bool(self._copies)
+
+    def copy_back(self) -> None:
+        """Copy the results of the completed operation into the NumPy arrays that receive them."""
+        for staged, host in self._copies:
+            if host is not None:
+                self._runtime.to_host(staged, host)
+        self._copies = []
+
+
+class NcclWork(Work):
+    """Handle of one NCCL operation: complete once ``event``, recorded after it, has fired.
+
+    Holds the operation's closure (``keepalive``) and ``staging`` until then, so that their
+    memory cannot be reused under NCCL.
+    """
+
+    __slots__ = ("_group", "_deadline", "_event", "_keepalive", "_staging")
+
+    def __init__(self, group: "NcclProcessGroup", call: Collective, event: Any,
+                 keepalive: Callable[[], Any], staging: Staging) -> None:
+        super().__init__(group.describe(call.op))
         self._group = group
-        self._op = op
-        self._deadline = time.monotonic() + timeout
-        self._event: Any = None
-        self._keepalive: Any = None
-        self._staged: List[Tuple[Any, Optional[numpy.ndarray]]] = []
+        self._deadline = time.monotonic() + call.timeout
+        self._event = event
+        self._keepalive: Any = keepalive
+        self._staging: Optional[Staging] = staging
 
     def is_completed(self) -> bool:
         """True once the operation has finished, successfully or not."""
-        return self._done.is_set() or (self._event is not None and self._event.done)
+        return self._done.is_set() or self._event.done
 
     def wait(self, timeout: Optional[float] = None) -> bool:
         """Block until the operation is done; return True, or raise ``RuntimeError``.
@@ -291,6 +340,14 @@ class NcclWork(Work):
         if self._error is not None:
             raise RuntimeError(str(self._error)) from self._error
         return True
+
+    def _complete(self) -> None:
+        """The event has fired: deliver staged results and release what was kept alive."""
+        if self._staging is not None:
+            self._staging.copy_back()
+        self._keepalive = None
+        self._staging = None
+        self._finish()
 
 
 class NcclProcessGroup(ProcessGroup):
@@ -315,9 +372,6 @@ class NcclProcessGroup(ProcessGroup):
         self._stream: Any = None
         self._barrier_buffer: Any = None
         self._outstanding: List[NcclWork] = []
-        # (device copy, NumPy array or None) of each array staged by the operation being issued
-        self._staged: List[Tuple[Any, Optional[numpy.ndarray]]] = []
-        self._failure_lock = threading.Lock()
         logger.info("rank %d: nccl group '%s' ready (rank %d of %d; communicator at the first "
                     "collective)", self.global_ranks[rank], name, rank, size)
 
@@ -338,80 +392,44 @@ class NcclProcessGroup(ProcessGroup):
         elif isinstance(array, numpy.ndarray):
             super()._check_array(array, what)
         else:
-            raise TypeError(f"nccl backend moves CuPy arrays (and stages NumPy ones); {what} is "
-                            f"{type(array).__name__}")
+            raise TypeError(f"nccl backend moves CuPy arrays and minidp Tensors (and stages "
+                            f"NumPy arrays); {what} is {type(array).__name__}")
         if _dtype_name(array) not in NCCL_DATATYPES:
             raise TypeError(f"NCCL cannot move {what} of dtype {_dtype_name(array)}; supported: "
                             f"{sorted(NCCL_DATATYPES)}")
-
-    def _device_buffer(self, array: Any, result: bool = True) -> Any:
-        """``array`` itself on the device; a NumPy array is copied in on the NCCL stream, kept
-        with the operation's work and, when it receives a ``result``, copied back once the
-        operation completes."""
-        if self._runtime.is_device_array(array):
-            return array
-        staged = self._runtime.to_device(array, self._stream)
-        self._staged.append((staged, array if result else None))
-        return staged
 
     @staticmethod
     def _nccl_op(array: Any, op: ReduceOp) -> int:
         return _BOOL_OPS[op] if _dtype_name(array) == "bool" else _NCCL_OPS[op]
 
-    def _check_reduction(self, array: Any, op: Any, what: str) -> None:
-        """Refuse ``AVG`` on bool arrays before anything is queued (the division cannot run)."""
-        if op == ReduceOp.AVG and getattr(array, "dtype", None) == numpy.bool_:
-            raise TypeError(f"{self.describe(what)}: cannot average bool arrays; cast them to a "
-                            "number type first")
-
     # --- issuing -----------------------------------------------------------------------------
-    def all_reduce(self, array: Any, op: ReduceOp = ReduceOp.SUM, sync_op: bool = True) -> Work:
-        """Reduce ``array`` over all ranks, in place, leaving the result on every rank."""
-        self._check_reduction(array, op, "all_reduce")
-        return super().all_reduce(array, op, sync_op)
-
-    def reduce_scatter(self, out_array: Any, in_array: Any, op: ReduceOp = ReduceOp.SUM,
-                       sync_op: bool = True) -> Work:
-        """Reduce ``in_array`` over ranks; block ``rank`` of the result goes to ``out_array``."""
-        self._check_reduction(in_array, op, "reduce_scatter")
-        return super().reduce_scatter(out_array, in_array, op, sync_op)
-
-    def barrier(self, timeout: Optional[float] = None) -> None:
-        """Return once every rank has entered (raise after ``timeout`` seconds, default the
-        group's): a one-element all-reduce, since NCCL has no barrier."""
-        limit = self.timeout if timeout is None else float(timeout)
-        if not limit > 0:
-            raise ValueError(f"barrier timeout must be positive, got {timeout!r}")
-        self._launch("barrier", lambda: self._barrier(limit), True, timeout=limit)
-
-    def _launch(self, op: str, run: Callable[[], None], sync_op: bool,
-                timeout: Optional[float] = None) -> Work:
+    def _issue(self, call: Collective, run: Callable[[], Staging], sync_op: bool) -> Work:
         """Queue ``run``'s NCCL calls on the group's stream; wait when synchronous or staged."""
         with self._issue_lock:
-            self._check_open(op)
-            work = NcclWork(self, op, self.timeout if timeout is None else timeout)
-            self._execute(op, lambda: self._enqueue(work, run))
+            self._check_open(call.op)
+            work = self._guarded(call, lambda: self._enqueue(call, run))
             self._outstanding = [w for w in self._outstanding if not w.is_completed()]
             self._outstanding.append(work)
-        if sync_op or work._staged:
+        if sync_op or work._staging.holds_host_arrays:
             work.wait()
         return work
 
-    def _enqueue(self, work: NcclWork, run: Callable[[], None]) -> None:
-        """Order ``run`` after the current stream's work, then arm ``work`` with its event."""
+    def _enqueue(self, call: Collective, run: Callable[[], Staging]) -> NcclWork:
+        """Order ``run`` after the current stream's work; the work handle armed with its event."""
         runtime = self._runtime
         if self._comm is None:
             self._connect()
         produced = runtime.new_event()
         produced.record(runtime.current_stream())
         self._stream.wait_event(produced)
-        self._staged = []
-        run()
+        staging = run()
         done = runtime.new_event()
         done.record(self._stream)
-        work._event = done
-        work._keepalive = run
-        work._staged = self._staged
+        return NcclWork(self, call, done, run, staging)
+
+    def _staging(self) -> Staging:
+        """A new :class:`Staging` on the group's stream, for one operation."""
+        return Staging(self._runtime, self._stream)
 
     def _connect(self) -> None:
         """Meet the other ranks in the store (bounded), then create the communicator."""
@@ -449,9 +467,7 @@ class NcclProcessGroup(ProcessGroup):
         pause = FIRST_POLL_PAUSE
         while not work._event.done:
             if self._failure is not None:
-                work._finish(RuntimeError(
-                    f"{work._description}: the group is unusable after an earlier failure "
-                    f"({self._failure}); destroy it and initialise again"))
+                work._finish(self._unusable(work._description))
                 return
             comm = self._comm
             try:
@@ -476,20 +492,12 @@ class NcclProcessGroup(ProcessGroup):
                                    "collectives")
             time.sleep(pause)
             pause = min(2 * pause, LONGEST_POLL_PAUSE)
-        for staged, host in work._staged:
-            if host is not None:
-                self._runtime.to_host(staged, host)
-        work._keepalive = None
-        work._staged = []
-        work._finish()
+        work._complete()
 
     def _fail(self, work: NcclWork, error: RuntimeError) -> None:
         """Record the group's first failure, abort the communicator and fail ``work``."""
-        with self._failure_lock:
-            if self._failure is None:
-                self._failure = error
-                logger.error("rank %d: %s", self.global_ranks[self.rank], error)
-                self._abort()
+        if self._record_failure(error):
+            self._abort()
         work._finish(error)
 
     def _on_failure(self) -> None:
@@ -502,8 +510,8 @@ class NcclProcessGroup(ProcessGroup):
         if comm is not None:
             comm.abort()
 
-    def _close(self) -> None:
-        """Finish outstanding operations (each bounded by its timeout), then destroy."""
+    def _finish_outstanding(self) -> None:
+        """Wait for the issued operations (each bounded by its timeout), stopping at a failure."""
         outstanding, self._outstanding = self._outstanding, []
         for work in outstanding:
             try:
@@ -512,63 +520,77 @@ class NcclProcessGroup(ProcessGroup):
                 logger.warning("rank %d: shutting down after a failed operation: %s",
                                self.global_ranks[self.rank], error)
                 break
+
+    def _close(self) -> None:
+        """Destroy the communicator."""
         comm, self._comm = self._comm, None
         if comm is not None:
             comm.destroy()
 
     # --- the operations (called with the group's stream ordered after the current one) -------
-    def _all_reduce(self, array: Any, op: ReduceOp) -> None:
-        buffer = self._device_buffer(array)
-        if not buffer.size:
-            return
-        pointer = self._runtime.pointer(buffer)
-        self._comm.allReduce(pointer, pointer, buffer.size, NCCL_DATATYPES[_dtype_name(buffer)],
-                             self._nccl_op(buffer, op), self._stream.ptr)
-        if op == ReduceOp.AVG:
-            self._runtime.run_on(self._stream, lambda: divide_by_size(buffer, self.size))
-
-    def _broadcast(self, array: Any, src: int) -> None:
-        buffer = self._device_buffer(array)
+    def _all_reduce(self, array: Any, op: ReduceOp) -> Staging:
+        staging = self._staging()
+        buffer = staging.device(array)
         if buffer.size:
-            self._comm.bcast(self._runtime.pointer(buffer), buffer.size,
-                             NCCL_DATATYPES[_dtype_name(buffer)], src, self._stream.ptr)
+            pointer = self._runtime.pointer(buffer)
+            self._comm.allReduce(pointer, pointer, buffer.size, _datatype(buffer),
+                                 self._nccl_op(buffer, op), self._stream.ptr)
+            if op == ReduceOp.AVG:
+                self._runtime.run_on(self._stream, lambda: divide_by_size(buffer, self.size))
+        return staging
 
-    def _all_gather(self, out_array: Any, array: Any) -> None:
-        source = self._device_buffer(array, result=False)
-        out = self._device_buffer(out_array)
+    def _broadcast(self, array: Any, src: int) -> Staging:
+        staging = self._staging()
+        buffer = staging.device(array)
+        if buffer.size:
+            self._comm.bcast(self._runtime.pointer(buffer), buffer.size, _datatype(buffer), src,
+                             self._stream.ptr)
+        return staging
+
+    def _all_gather(self, out_array: Any, array: Any) -> Staging:
+        staging = self._staging()
+        source = staging.device(array, result=False)
+        out = staging.device(out_array)
         if source.size:
             self._comm.allGather(self._runtime.pointer(source), self._runtime.pointer(out),
-                                 source.size, NCCL_DATATYPES[_dtype_name(source)],
-                                 self._stream.ptr)
+                                 source.size, _datatype(source), self._stream.ptr)
+        return staging
 
-    def _reduce_scatter(self, out_array: Any, in_array: Any, op: ReduceOp) -> None:
-        source = self._device_buffer(in_array, result=False)
-        out = self._device_buffer(out_array)
-        if not out.size:
-            return
-        self._comm.reduceScatter(self._runtime.pointer(source), self._runtime.pointer(out),
-                                 out.size, NCCL_DATATYPES[_dtype_name(out)],
-                                 self._nccl_op(out, op), self._stream.ptr)
-        if op == ReduceOp.AVG:
-            self._runtime.run_on(self._stream, lambda: divide_by_size(out, self.size))
+    def _reduce_scatter(self, out_array: Any, in_array: Any, op: ReduceOp) -> Staging:
+        staging = self._staging()
+        source = staging.device(in_array, result=False)
+        out = staging.device(out_array)
+        if out.size:
+            self._comm.reduceScatter(self._runtime.pointer(source), self._runtime.pointer(out),
+                                     out.size, _datatype(out), self._nccl_op(out, op),
+                                     self._stream.ptr)
+            if op == ReduceOp.AVG:
+                self._runtime.run_on(self._stream, lambda: divide_by_size(out, self.size))
+        return staging
 
-    def _barrier(self, timeout: float) -> None:
-        """Queue the barrier's all-reduce; ``timeout`` bounds the wait :meth:`barrier` does."""
+    def _barrier(self, timeout: float) -> Staging:
+        """Queue the barrier's one-byte all-reduce (NCCL has no barrier); ``timeout`` bounds the
+        wait, through the operation's :class:`Collective`."""
         pointer = self._runtime.pointer(self._barrier_buffer)
         self._comm.allReduce(pointer, pointer, 1, NCCL_DATATYPES["uint8"], NCCL_MAX,
                              self._stream.ptr)
+        return self._staging()
 
-    def _send(self, array: Any, dst: int) -> None:
-        buffer = self._device_buffer(array, result=False)
+    def _send(self, array: Any, dst: int) -> Staging:
+        staging = self._staging()
+        buffer = staging.device(array, result=False)
         if buffer.size:
-            self._comm.send(self._runtime.pointer(buffer), buffer.size,
-                            NCCL_DATATYPES[_dtype_name(buffer)], dst, self._stream.ptr)
+            self._comm.send(self._runtime.pointer(buffer), buffer.size, _datatype(buffer), dst,
+                            self._stream.ptr)
+        return staging
 
-    def _recv(self, array: Any, src: int) -> None:
-        buffer = self._device_buffer(array)
+    def _recv(self, array: Any, src: int) -> Staging:
+        staging = self._staging()
+        buffer = staging.device(array)
         if buffer.size:
-            self._comm.recv(self._runtime.pointer(buffer), buffer.size,
-                            NCCL_DATATYPES[_dtype_name(buffer)], src, self._stream.ptr)
+            self._comm.recv(self._runtime.pointer(buffer), buffer.size, _datatype(buffer), src,
+                            self._stream.ptr)
+        return staging
 
 
 def _mpi_world(spec: GroupSpec) -> Any:
