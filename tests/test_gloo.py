@@ -318,3 +318,41 @@ def test_every_public_operation_is_issued_once_as_a_described_collective(monkeyp
                       Collective("all_gather", f32, 6, 5.0),
                       Collective("reduce_scatter", f32, 6, 5.0, reduce_op=ReduceOp.AVG),
                       Collective("barrier", None, 0, 2.0)]
+
+
+def tensor_operands_worker():
+    import minidp
+
+    pg, _ = make_group()
+    r = pg.rank
+    summed = minidp.to_tensor(np.full(3, r + 1.0, np.float32))
+    pg.all_reduce(summed)
+    maximum = minidp.to_tensor(np.array([r, -r], np.int64))
+    pg.all_reduce(maximum, ReduceOp.MAX, sync_op=False).wait()
+    broadcast = minidp.to_tensor(np.full(2, float(r)))
+    pg.broadcast(broadcast, 1)
+    gathered = minidp.zeros([pg.size, 2], "float32")
+    pg.all_gather(gathered, minidp.to_tensor(np.array([r, 10 * r], np.float32)))
+    scattered = minidp.zeros([2], "float64")
+    pg.reduce_scatter(scattered, minidp.to_tensor(np.arange(2.0 * pg.size) + r))
+    token = minidp.zeros([3], "int32")
+    if r == 0:
+        pg.send(minidp.to_tensor(np.array([4, 5, 6], np.int32)), 1)
+    else:
+        pg.recv(token, 0)
+    pg.shutdown()
+    return {name: tensor.numpy().tolist() for name, tensor in [
+        ("sum", summed), ("max", maximum), ("broadcast", broadcast), ("gather", gathered),
+        ("scatter", scattered), ("token", token)]}
+
+
+@pytest.mark.timeout(60)
+def test_process_group_collectives_take_minidp_tensors_in_place():
+    results = run_workers(tensor_operands_worker, 2, timeout=50)
+    for rank, got in enumerate(results):
+        assert got["sum"] == [3.0] * 3
+        assert got["max"] == [1, 0]
+        assert got["broadcast"] == [1.0, 1.0]
+        assert got["gather"] == [[0.0, 0.0], [1.0, 10.0]]
+        assert got["scatter"] == [1.0 + 4 * rank, 3.0 + 4 * rank]
+        assert got["token"] == ([0, 0, 0] if rank == 0 else [4, 5, 6])

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import minidp
 from dist_utils import run_workers
 from minidp import backend
 from minidp.distributed.backends import GroupSpec, ReduceOp
@@ -356,7 +357,7 @@ def test_collectives_match_numpy(job_of, size):
         assert got["async"] == [True] * 8
 
 
-def test_numpy_arrays_are_staged_through_the_device_and_complete_before_returning(job_of):
+def test_numpy_arrays_and_host_tensors_are_staged_and_complete_before_returning(job_of):
     job = job_of(2)
 
     def body(group):
@@ -365,12 +366,15 @@ def test_numpy_arrays_are_staged_through_the_device_and_complete_before_returnin
         done = work.is_completed()
         gathered = np.zeros((2, 2), "int64")
         group.all_gather(gathered, np.array([group.rank, 10], "int64"))
-        return x, done, gathered
+        tensor = minidp.to_tensor(np.array([group.rank, 5.0]))
+        group.all_reduce(tensor, ReduceOp.MAX)
+        return x, done, gathered, tensor.numpy()
 
-    for x, done, gathered in in_threads(job.groups(), body):
+    for x, done, gathered, tensor in in_threads(job.groups(), body):
         np.testing.assert_array_equal(x, [3.0, 3.0, 3.0])
         assert done
         np.testing.assert_array_equal(gathered, [[0, 10], [1, 10]])
+        np.testing.assert_array_equal(tensor, [1.0, 5.0])
     calls = job.runtimes[0].calls
     assert ("to_device", "nccl1") in calls and ("to_host",) in calls
 
