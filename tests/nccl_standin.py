@@ -24,10 +24,14 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy
 
-from minidp.distributed.backends.nccl import NCCL_DATATYPES, NCCL_MAX, NCCL_MIN, NCCL_PROD, NCCL_SUM
+import ml_dtypes
 
-_DTYPE_OF = {code: numpy.dtype(name) for name, code in NCCL_DATATYPES.items()
-             if name not in ("bool", "bfloat16")}
+from minidp.distributed.backends.base import divide_by_size, is_floating
+from minidp.distributed.backends.nccl import (NCCL_AVG, NCCL_DATATYPES, NCCL_MAX, NCCL_MIN,
+                                              NCCL_PROD, NCCL_SUM)
+
+_DTYPE_OF = {code: numpy.dtype(ml_dtypes.bfloat16 if name == "bfloat16" else name)
+             for name, code in NCCL_DATATYPES.items() if name != "bool"}
 _REDUCE = {NCCL_SUM: numpy.add, NCCL_PROD: numpy.multiply, NCCL_MAX: numpy.maximum,
            NCCL_MIN: numpy.minimum}
 _pointers = itertools.count(0x7000)
@@ -170,8 +174,8 @@ class Communicator:
         self.destroyed = False
         self.async_error: Optional[BaseException] = None
 
-    def _queue(self, name: str, stream: int, work: Callable[[], None]) -> None:
-        self._calls.append((name, _streams[stream].name))
+    def _queue(self, name: str, stream: int, work: Callable[[], None], *details: Any) -> None:
+        self._calls.append((name, _streams[stream].name, *details))
 
         def run() -> None:
             if self.aborted:
@@ -184,7 +188,17 @@ class Communicator:
         _streams[stream].enqueue(run)
 
     def _reduce(self, arrays: List[numpy.ndarray], op: int) -> numpy.ndarray:
-        return _REDUCE[op].reduce(numpy.stack(arrays), axis=0)
+        """Combine the ranks' arrays as NCCL does: ``ncclAvg`` premultiplies floating values by
+        1/n and sums them; for integers it sums and divides, truncating toward zero."""
+        stacked = numpy.stack(arrays)
+        if op != NCCL_AVG:
+            return _REDUCE[op].reduce(stacked, axis=0, dtype=stacked.dtype)
+        if is_floating(stacked.dtype):
+            scaled = stacked * stacked.dtype.type(1 / len(arrays))
+            return numpy.add.reduce(scaled, axis=0, dtype=stacked.dtype)
+        total = numpy.add.reduce(stacked, axis=0, dtype=stacked.dtype)
+        divide_by_size(total, len(arrays))
+        return total
 
     def allReduce(self, sendbuf: int, recvbuf: int, count: int, datatype: int, op: int,
                   stream: int) -> None:
@@ -193,7 +207,7 @@ class Communicator:
             everyone = self.clique.exchange(self.rank, ("allReduce", count, datatype, op), mine)
             memory(recvbuf, count, datatype)[:] = self._reduce(everyone, op)
 
-        self._queue("allReduce", stream, work)
+        self._queue("allReduce", stream, work, op)
 
     def bcast(self, buff: int, count: int, datatype: int, root: int, stream: int) -> None:
         def work() -> None:
@@ -222,7 +236,7 @@ class Communicator:
             memory(recvbuf, recvcount, datatype)[:] = self._reduce([a[block] for a in everyone],
                                                                    op)
 
-        self._queue("reduceScatter", stream, work)
+        self._queue("reduceScatter", stream, work, op)
 
     def send(self, sendbuf: int, count: int, datatype: int, peer: int, stream: int) -> None:
         def work() -> None:
@@ -324,10 +338,6 @@ class StandinRuntime:
     def to_host(self, device: Any, host: numpy.ndarray) -> None:
         self.calls.append(("to_host",))
         numpy.copyto(host, device)
-
-    def run_on(self, stream: Stream, kernels: Callable[[], None]) -> None:
-        self.calls.append(("run_on", stream.name))
-        stream.enqueue(kernels)
 
     def stop(self) -> None:
         """End the stream threads (test clean-up)."""

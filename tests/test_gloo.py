@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from dist_utils import WorkerFailure, run_workers, run_workers_outcomes
+from reduce_cases import check_every_op_and_dtype
 from minidp.distributed.backends.base import Collective, ReduceOp
 from minidp.distributed.backends.gloo import GlooProcessGroup, SMALL_ALL_REDUCE_BYTES
 from minidp.distributed.store import TCPStore
@@ -356,3 +357,16 @@ def test_process_group_collectives_take_minidp_tensors_in_place():
         assert got["gather"] == [[0.0, 0.0], [1.0, 10.0]]
         assert got["scatter"] == [1.0 + 4 * rank, 3.0 + 4 * rank]
         assert got["token"] == ([0, 0, 0] if rank == 0 else [4, 5, 6])
+
+
+def every_op_and_dtype_worker():
+    pg, _ = make_group()
+    failures = check_every_op_and_dtype(pg)
+    pg.shutdown()
+    return failures
+
+
+@pytest.mark.timeout(60)
+def test_every_reduce_op_on_every_dtype_including_bfloat16_and_uint8():
+    for rank, failures in enumerate(run_workers(every_op_and_dtype_worker, 2, timeout=50)):
+        assert failures == [], f"rank {rank}: {failures}"

@@ -77,6 +77,7 @@ def mpi_rank_main(mode):
     import minidp
     import minidp.distributed as dist
     from minidp.distributed.backends.base import ReduceOp
+    from reduce_cases import check_every_op_and_dtype
 
     group = dist.init_parallel_env()
     env = dist.ParallelEnv()
@@ -106,6 +107,7 @@ def mpi_rank_main(mode):
                     want = np.floor(want)
                 if not np.allclose(mine.astype(np.float64), want, rtol=1e-3):
                     failures.append(f"all_reduce {op.name} {dtype} x{count}")
+    failures += check_every_op_and_dtype(pg)
     data = np.full(5, rank, np.int64)
     pg.broadcast(data, src=1)
     if not (data == 1).all():

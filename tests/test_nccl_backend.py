@@ -23,7 +23,8 @@ from minidp import backend
 from minidp.distributed.backends import GroupSpec, ReduceOp
 from minidp.distributed.backends import nccl
 from minidp.distributed.store import TCPStore
-from nccl_standin import StandinNcclError, StandinRuntime, World, device_array
+from nccl_standin import DeviceArray, StandinNcclError, StandinRuntime, World, device_array
+from reduce_cases import check_every_op_and_dtype
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -357,6 +358,14 @@ def test_collectives_match_numpy(job_of, size):
         assert got["async"] == [True] * 8
 
 
+def test_every_reduce_op_on_every_dtype_including_bfloat16(job_of):
+    job = job_of(2)
+    results = in_threads(job.groups(), lambda g: check_every_op_and_dtype(
+        g, to_device=lambda a: a.view(DeviceArray), to_host=np.asarray))
+    for rank, failures in enumerate(results):
+        assert failures == [], f"rank {rank}: {failures}"
+
+
 def test_numpy_arrays_and_host_tensors_are_staged_and_complete_before_returning(job_of):
     job = job_of(2)
 
@@ -390,12 +399,12 @@ def test_nccl_stream_waits_for_an_event_of_the_producing_stream_before_each_call
     in_threads(groups, lambda g: g.all_reduce(device_array([1.0, 2.0]), ReduceOp.AVG))
     calls = job.runtimes[0].calls
     kinds = [call[0] for call in calls]
-    assert kinds == ["record", "wait_event", "allReduce", "run_on", "record"], calls
+    assert kinds == ["record", "wait_event", "allReduce", "record"], calls
     produced, waited = calls[0], calls[1]
     assert produced[2] == "compute", "the ready event is recorded on the producing stream"
     assert waited[1:] == ("nccl1", produced[1]), "the NCCL stream waits for that event"
-    assert calls[2] == ("allReduce", "nccl1") and calls[3] == ("run_on", "nccl1")
-    assert calls[4][2] == "nccl1", "completion is recorded on the NCCL stream after the call"
+    assert calls[2] == ("allReduce", "nccl1", nccl.NCCL_AVG), "AVG is NCCL's own ncclAvg"
+    assert calls[3][2] == "nccl1", "completion is recorded on the NCCL stream after the call"
 
 
 def test_async_collective_runs_after_the_producing_stream_and_wait_follows_the_event(job_of):

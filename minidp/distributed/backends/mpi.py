@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Optional
+from typing import Any, Dict, Optional, Tuple
 
 import numpy
 from mpi4py import MPI
 
-from .base import GroupSpec, ReduceOp, ThreadedProcessGroup, divide_by_size
+from .base import GroupSpec, ReduceOp, ThreadedProcessGroup, divide_by_size, is_floating
 
 logger = logging.getLogger("minidp.distributed")
 
@@ -34,27 +34,35 @@ _MPI_OPS = {
     ReduceOp.PROD: MPI.PROD,
 }
 
-_float16_ops = {}
+# ReduceOp -> the NumPy ufunc that reduces what MPI cannot (AVG divides afterwards).
+_UFUNCS = {ReduceOp.SUM: numpy.add, ReduceOp.AVG: numpy.add, ReduceOp.MAX: numpy.maximum,
+           ReduceOp.MIN: numpy.minimum, ReduceOp.PROD: numpy.multiply}
+_numpy_ops: Dict[Tuple[str, ReduceOp], Any] = {}
 
 
-def _float16_op(op: ReduceOp) -> Any:
-    """A user-defined MPI op reducing float16 buffers with NumPy (MPI has no float16 type)."""
-    if op not in _float16_ops:
-        ufunc = {ReduceOp.SUM: numpy.add, ReduceOp.AVG: numpy.add, ReduceOp.MAX: numpy.maximum,
-                 ReduceOp.MIN: numpy.minimum, ReduceOp.PROD: numpy.multiply}[op]
+def _is_16bit_float(dtype: numpy.dtype) -> bool:
+    """float16 and bfloat16: floating types MPI has no datatype for."""
+    return dtype.itemsize == 2 and is_floating(dtype)
+
+
+def _numpy_op(dtype: numpy.dtype, op: ReduceOp) -> Any:
+    """A user-defined MPI op reducing buffers of ``dtype`` with NumPy, made once per pair."""
+    key = (dtype.name, op)
+    if key not in _numpy_ops:
+        ufunc = _UFUNCS[op]
 
         def combine(incoming, inout, datatype) -> None:
-            a = numpy.frombuffer(incoming, numpy.float16)
-            b = numpy.frombuffer(inout, numpy.float16)
+            a = numpy.frombuffer(incoming, dtype)
+            b = numpy.frombuffer(inout, dtype)
             ufunc(a, b, out=b)
 
-        _float16_ops[op] = MPI.Op.Create(combine, commute=True)
-    return _float16_ops[op]
+        _numpy_ops[key] = MPI.Op.Create(combine, commute=True)
+    return _numpy_ops[key]
 
 
 def _buffer(array: numpy.ndarray):
-    """The MPI buffer spec for ``array``; float16 travels as raw 16-bit words."""
-    if array.dtype == numpy.float16:
+    """The MPI buffer spec for ``array``; float16 and bfloat16 travel as raw 16-bit words."""
+    if _is_16bit_float(array.dtype):
         return [array.reshape(-1).view(numpy.uint16), MPI.SHORT]
     return array.reshape(-1)
 
@@ -85,7 +93,7 @@ class MpiProcessGroup(ThreadedProcessGroup):
                 )
 
     def _reduce_op(self, array: numpy.ndarray, op: ReduceOp) -> Any:
-        return _float16_op(op) if array.dtype == numpy.float16 else _MPI_OPS[op]
+        return _numpy_op(array.dtype, op) if _is_16bit_float(array.dtype) else _MPI_OPS[op]
 
     def _all_reduce(self, array: numpy.ndarray, op: ReduceOp) -> None:
         deadline = time.monotonic() + self.timeout

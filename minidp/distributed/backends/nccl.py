@@ -30,8 +30,9 @@ Every operation runs on one dedicated, non-blocking CUDA stream per group. Befor
 the backend records an event on the caller's current stream (the one that produced the data)
 and makes the NCCL stream wait for it; after the call it records a completion event on the NCCL
 stream. The host never blocks to issue an operation, so the reducer's bucket all-reduces run on
-the GPU while backward keeps computing on the current stream. ``AVG`` is a ``SUM`` followed by
-a division queued on the NCCL stream.
+the GPU while backward keeps computing on the current stream. ``AVG`` is NCCL's own ``ncclAvg``
+(NCCL >= 2.10): exact division for floating types, bfloat16 included, and the quotient truncated
+toward zero for integers, as Paddle's AVG gives it.
 
 Completion, errors and timeouts
 -------------------------------
@@ -63,7 +64,7 @@ import numpy
 
 from ... import backend as array_backend
 from ..env import mpi_launch
-from .base import Collective, GroupSpec, ProcessGroup, ReduceOp, Work, divide_by_size
+from .base import Collective, GroupSpec, ProcessGroup, ReduceOp, Work
 
 logger = logging.getLogger("minidp.distributed")
 
@@ -75,11 +76,11 @@ NCCL_DATATYPES = {
     "int8": 0, "uint8": 1, "bool": 1, "int32": 2, "uint32": 3, "int64": 4, "uint64": 5,
     "float16": 6, "float32": 7, "float64": 8, "bfloat16": 9,
 }
-NCCL_SUM, NCCL_PROD, NCCL_MAX, NCCL_MIN = 0, 1, 2, 3
-_NCCL_OPS = {ReduceOp.SUM: NCCL_SUM, ReduceOp.AVG: NCCL_SUM, ReduceOp.PROD: NCCL_PROD,
+NCCL_SUM, NCCL_PROD, NCCL_MAX, NCCL_MIN, NCCL_AVG = 0, 1, 2, 3, 4
+_NCCL_OPS = {ReduceOp.SUM: NCCL_SUM, ReduceOp.AVG: NCCL_AVG, ReduceOp.PROD: NCCL_PROD,
              ReduceOp.MAX: NCCL_MAX, ReduceOp.MIN: NCCL_MIN}
 # On bool arrays NumPy's add is a logical or and multiply a logical and; on 0/1 bytes those are
-# MAX and MIN (a byte SUM could leave 2 in a bool).
+# MAX and MIN (a byte SUM could leave 2 in a bool). AVG of bools is refused before issuing.
 _BOOL_OPS = {ReduceOp.SUM: NCCL_MAX, ReduceOp.PROD: NCCL_MIN, ReduceOp.MAX: NCCL_MAX,
              ReduceOp.MIN: NCCL_MIN}
 
@@ -188,9 +189,6 @@ class CudaRuntime(Protocol):
     def to_host(self, device: Any, host: numpy.ndarray) -> None:
         """Copy a device array whose producers have all finished into ``host``."""
 
-    def run_on(self, stream: Any, kernels: Callable[[], None]) -> None:
-        """Queue the array operations of ``kernels`` on ``stream``."""
-
 
 class CupyRuntime:
     """The real CUDA and NCCL calls, through CuPy: needs a GPU, its driver and libnccl.
@@ -256,10 +254,6 @@ class CupyRuntime:
 
     def to_host(self, device: Any, host: numpy.ndarray) -> None:
         device.get(out=host)
-
-    def run_on(self, stream: Any, kernels: Callable[[], None]) -> None:
-        with stream:
-            kernels()
 
 
 def _dtype_name(array: Any) -> str:
@@ -535,8 +529,6 @@ class NcclProcessGroup(ProcessGroup):
             pointer = self._runtime.pointer(buffer)
             self._comm.allReduce(pointer, pointer, buffer.size, _datatype(buffer),
                                  self._nccl_op(buffer, op), self._stream.ptr)
-            if op == ReduceOp.AVG:
-                self._runtime.run_on(self._stream, lambda: divide_by_size(buffer, self.size))
         return staging
 
     def _broadcast(self, array: Any, src: int) -> Staging:
@@ -564,8 +556,6 @@ class NcclProcessGroup(ProcessGroup):
             self._comm.reduceScatter(self._runtime.pointer(source), self._runtime.pointer(out),
                                      out.size, _datatype(out), self._nccl_op(out, op),
                                      self._stream.ptr)
-            if op == ReduceOp.AVG:
-                self._runtime.run_on(self._stream, lambda: divide_by_size(out, self.size))
         return staging
 
     def _barrier(self, timeout: float) -> Staging:
