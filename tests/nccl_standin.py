@@ -42,6 +42,10 @@ class StandinNcclError(RuntimeError):
     """What the stand-in communicator raises, as CuPy raises ``NcclError``."""
 
 
+class StandinCudaError(RuntimeError):
+    """What the stand-in runtime raises for a CUDA error, as CuPy raises ``CUDARuntimeError``."""
+
+
 class DeviceArray(numpy.ndarray):
     """A NumPy array that the stand-in runtime treats as living in device memory."""
 
@@ -72,9 +76,6 @@ class Event:
         self._calls.append(("record", self.name, stream.name))
         stream.enqueue(self.fired.set)
 
-    @property
-    def done(self) -> bool:
-        return self.fired.is_set()
 
 
 class Stream:
@@ -291,6 +292,7 @@ class StandinRuntime:
         self.device = 0
         self.compute = Stream("compute", self.calls)
         self.streams = [self.compute]
+        self.cuda_error: Optional[str] = None
 
     def unique_id(self) -> Any:
         self.unique_id_calls += 1
@@ -318,6 +320,16 @@ class StandinRuntime:
 
     def new_event(self) -> Event:
         return Event(self.calls)
+
+    def event_done(self, event: Event) -> bool:
+        if self.cuda_error is not None:
+            raise StandinCudaError(self.cuda_error)
+        return event.fired.is_set()
+
+    def inject_cuda_error(self, message: str) -> None:
+        """Make every later event query fail with ``message``, as a sticky CUDA error (an illegal
+        address in a kernel) makes ``cudaEventQuery`` fail."""
+        self.cuda_error = message
 
     def is_device_array(self, array: Any) -> bool:
         return isinstance(array, DeviceArray)

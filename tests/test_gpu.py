@@ -203,6 +203,11 @@ def test_nccl_group_of_one_gpu_runs_every_collective(cupy):
         works = [group.all_reduce(cupy.ones(1 << 16), sync_op=False) for _ in range(4)]
         assert all(work.wait() for work in works)
         group.barrier()
+        runtime = nccl.CupyRuntime("rank 0")
+        event = runtime.new_event()
+        event.record(runtime.current_stream())
+        event.synchronize()
+        assert runtime.event_done(event)
     finally:
         group.shutdown()
         store.close()

@@ -13,6 +13,7 @@ import textwrap
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -487,6 +488,52 @@ def test_an_asynchronous_nccl_error_aborts_and_raises(job_of):
     assert "nccl all_reduce on group 'default' at rank 0" in message
     assert "asynchronous error" in message and "unhandled system error" in message
     assert communicator.aborted
+
+
+def test_a_cuda_error_fails_the_group_at_once_naming_rank_and_operation(job_of):
+    job = job_of(2)
+    groups = job.groups(timeout=30)
+    connect(groups)
+    work = groups[0].all_reduce(device_array([1.0]), sync_op=False)  # rank 1 never joins
+    assert not work.is_completed()
+    job.runtimes[0].inject_cuda_error("cudaErrorIllegalAddress: an illegal memory access was "
+                                      "encountered")
+    started = time.monotonic()
+    with pytest.raises(RuntimeError) as caught:
+        work.wait()
+    assert time.monotonic() - started < 5, "a CUDA error must not wait for the group timeout"
+    message = str(caught.value)
+    assert "nccl all_reduce on group 'default' at rank 0: CUDA reported an error" in message
+    assert "cudaErrorIllegalAddress" in message and "aborted" in message
+    assert job.runtimes[0].communicators[0].aborted
+    with pytest.raises(RuntimeError, match="nccl broadcast .* unusable after an earlier failure"):
+        groups[0].broadcast(device_array([1.0]), 0)
+
+
+class FakeCudaRuntimeModule:
+    """``cupy.cuda.runtime``'s eventQuery and check_status, answering with a chosen status."""
+
+    def __init__(self, status: int) -> None:
+        self.status = status
+
+    def eventQuery(self, pointer: int) -> int:
+        return self.status
+
+    def check_status(self, status: int) -> None:
+        if status:
+            raise RuntimeError(f"cudaError {status}")
+
+
+@pytest.mark.parametrize("status, answer", [(0, True), (600, False), (700, "cudaError 700")])
+def test_cupy_runtime_tells_a_pending_event_from_a_cuda_error(status, answer):
+    runtime = nccl.CupyRuntime.__new__(nccl.CupyRuntime)
+    runtime._cupy = SimpleNamespace(cuda=SimpleNamespace(runtime=FakeCudaRuntimeModule(status)))
+    event = SimpleNamespace(ptr=0x1234)
+    if isinstance(answer, bool):
+        assert runtime.event_done(event) is answer
+    else:
+        with pytest.raises(RuntimeError, match=answer):
+            runtime.event_done(event)
 
 
 def test_shutdown_finishes_outstanding_work_then_destroys(job_of):

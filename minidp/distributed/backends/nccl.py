@@ -36,13 +36,15 @@ toward zero for integers, as Paddle's AVG gives it.
 
 Completion, errors and timeouts
 -------------------------------
-A :class:`NcclWork` is done when its completion event is. ``wait`` polls the event and, between
-polls, ``check_async_error`` of the communicator. An asynchronous NCCL error, or an operation
-still unfinished when the group's timeout (counted from its issue) has passed, aborts the
-communicator (``abort``) and raises ``RuntimeError`` naming the rank and the operation; the
-group then refuses further operations, as every backend does after a failure. Synchronous
-operations (``sync_op=True``, ``barrier``, ``send``, ``recv``) wait in this way before
-returning. NumPy arrays are accepted too (DataParallel checks its replicas with small host
+A :class:`NcclWork` is done when its completion event is. ``wait`` polls the event through
+``cudaEventQuery`` (the runtime's ``event_done``, which tells a pending event from a CUDA error
+such as an illegal address in a kernel) and, between polls, ``check_async_error`` of the
+communicator. A CUDA error, an asynchronous NCCL error, or an operation still unfinished when the
+group's timeout (counted from its issue) has passed, aborts the communicator (``abort``) and
+raises ``RuntimeError`` naming the rank and the operation -- a CUDA error at once, not after the
+timeout; the group then refuses further operations, as every backend does after a failure.
+Synchronous operations (``sync_op=True``, ``barrier``, ``send``, ``recv``) wait in this way
+before returning. NumPy arrays are accepted too (DataParallel checks its replicas with small host
 arrays): they are staged through device memory, and their operation completes before the call
 returns.
 
@@ -50,7 +52,7 @@ Testing without a GPU
 ---------------------
 Every CUDA and NCCL call goes through a runtime object: :class:`CupyRuntime` is the real one;
 tests pass a stand-in with the same methods (communicators with ``NcclCommunicator``'s method
-signatures, stream and event objects with CuPy's ``ptr``/``wait_event``/``record``/``done``)
+signatures, stream and event objects with CuPy's ``ptr``/``wait_event``/``record``)
 over NumPy buffers, so everything in this module but :class:`CupyRuntime` runs in CI.
 """
 from __future__ import annotations
@@ -83,6 +85,9 @@ _NCCL_OPS = {ReduceOp.SUM: NCCL_SUM, ReduceOp.AVG: NCCL_AVG, ReduceOp.PROD: NCCL
 # MAX and MIN (a byte SUM could leave 2 in a bool). AVG of bools is refused before issuing.
 _BOOL_OPS = {ReduceOp.SUM: NCCL_MAX, ReduceOp.PROD: NCCL_MIN, ReduceOp.MAX: NCCL_MAX,
              ReduceOp.MIN: NCCL_MIN}
+
+# cudaErrorNotReady: what cudaEventQuery returns for a pending event (CUDA runtime ABI).
+CUDA_ERROR_NOT_READY = 600
 
 # Polling of a pending operation: first pause, longest pause (seconds).
 FIRST_POLL_PAUSE = 20e-6
@@ -149,8 +154,8 @@ def share_unique_id_via_mpi(comm: Any, root: int,
 class CudaRuntime(Protocol):
     """The CUDA and NCCL operations the backend uses (CuPy's in :class:`CupyRuntime`).
 
-    Streams have ``ptr`` and ``wait_event(event)``; events ``record(stream)`` and a ``done``
-    property; communicators the methods of ``cupy.cuda.nccl.NcclCommunicator``.
+    Streams have ``ptr`` and ``wait_event(event)``; events ``record(stream)``; communicators
+    the methods of ``cupy.cuda.nccl.NcclCommunicator``.
     """
 
     def unique_id(self) -> UniqueId:
@@ -170,6 +175,9 @@ class CudaRuntime(Protocol):
 
     def new_event(self) -> Any:
         """A new event (no timing)."""
+
+    def event_done(self, event: Any) -> bool:
+        """True once ``event`` has fired, False while it is pending; raises on a CUDA error."""
 
     def is_device_array(self, array: Any) -> bool:
         """True for arrays in device memory."""
@@ -235,6 +243,15 @@ class CupyRuntime:
 
     def new_event(self) -> Any:
         return self._cupy.cuda.Event(disable_timing=True)
+
+    def event_done(self, event: Any) -> bool:
+        """``cudaEventQuery``: CuPy's ``Event.done`` is False for errors too, so ask directly."""
+        runtime = self._cupy.cuda.runtime
+        status = runtime.eventQuery(event.ptr)
+        if status == CUDA_ERROR_NOT_READY:
+            return False
+        runtime.check_status(status)  # CUDARuntimeError naming any other status
+        return True
 
     def is_device_array(self, array: Any) -> bool:
         return isinstance(array, self._cupy.ndarray)
@@ -321,7 +338,7 @@ class NcclWork(Work):
 
     def is_completed(self) -> bool:
         """True once the operation has finished, successfully or not."""
-        return self._done.is_set() or self._event.done
+        return self._group._poll(self)
 
     def wait(self, timeout: Optional[float] = None) -> bool:
         """Block until the operation is done; return True, or raise ``RuntimeError``.
@@ -456,22 +473,11 @@ class NcclProcessGroup(ProcessGroup):
 
     # --- completion --------------------------------------------------------------------------
     def _wait_for(self, work: NcclWork, timeout: Optional[float]) -> None:
-        """Poll ``work``'s event and the communicator's errors until done, failed or timed out."""
+        """Poll ``work`` until it is done or failed; the group's timeout fails it, ``timeout``
+        only ends this wait."""
         limit = None if timeout is None else time.monotonic() + float(timeout)
         pause = FIRST_POLL_PAUSE
-        while not work._event.done:
-            if self._failure is not None:
-                work._finish(self._unusable(work._description))
-                return
-            comm = self._comm
-            try:
-                if comm is not None:
-                    comm.check_async_error()
-            except Exception as error:
-                self._fail(work, RuntimeError(
-                    f"{work._description}: NCCL reported an asynchronous error ({error}); the "
-                    "communicator was aborted and the group cannot be used again"))
-                return
+        while not self._poll(work):
             now = time.monotonic()
             if now >= work._deadline:
                 self._fail(work, RuntimeError(
@@ -486,7 +492,36 @@ class NcclProcessGroup(ProcessGroup):
                                    "collectives")
             time.sleep(pause)
             pause = min(2 * pause, LONGEST_POLL_PAUSE)
-        work._complete()
+
+    def _poll(self, work: NcclWork) -> bool:
+        """True once ``work`` has finished, successfully or not: its event has fired (results
+        delivered), or a CUDA error, an asynchronous NCCL error or an earlier failure of the group
+        has failed it."""
+        if work._done.is_set():
+            return True
+        try:
+            fired = self._runtime.event_done(work._event)
+        except Exception as error:
+            self._fail(work, RuntimeError(
+                f"{work._description}: CUDA reported an error while the operation ran ({error}); "
+                "the communicator was aborted and the group cannot be used again"))
+            return True
+        if fired:
+            work._complete()
+            return True
+        if self._failure is not None:
+            work._finish(self._unusable(work._description))
+            return True
+        comm = self._comm
+        try:
+            if comm is not None:
+                comm.check_async_error()
+        except Exception as error:
+            self._fail(work, RuntimeError(
+                f"{work._description}: NCCL reported an asynchronous error ({error}); the "
+                "communicator was aborted and the group cannot be used again"))
+            return True
+        return False
 
     def _fail(self, work: NcclWork, error: RuntimeError) -> None:
         """Record the group's first failure, abort the communicator and fail ``work``."""
