@@ -15,12 +15,13 @@ order, so tests can check how operations were ordered.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import itertools
 import os
 import queue
 import threading
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import numpy
 
@@ -67,8 +68,9 @@ class Event:
 
     _names = itertools.count()
 
-    def __init__(self, calls: List[tuple]) -> None:
+    def __init__(self, calls: List[tuple], device: int) -> None:
         self.name = f"event{next(self._names)}"
+        self.device = device
         self._calls = calls
         self.fired = threading.Event()
 
@@ -289,7 +291,7 @@ class StandinRuntime:
         self.tuple_ids = tuple_ids
         self.unique_id_calls = 0
         self.communicators: List[Communicator] = []
-        self.device = 0
+        self.current = 0  # the current device
         self.compute = Stream("compute", self.calls)
         self.streams = [self.compute]
         self.cuda_error: Optional[str] = None
@@ -308,7 +310,15 @@ class StandinRuntime:
         return comm
 
     def current_device(self) -> int:
-        return self.device
+        return self.current
+
+    @contextlib.contextmanager
+    def device(self, index: int) -> Iterator[None]:
+        previous, self.current = self.current, index
+        try:
+            yield
+        finally:
+            self.current = previous
 
     def current_stream(self) -> Stream:
         return self.compute
@@ -319,7 +329,7 @@ class StandinRuntime:
         return stream
 
     def new_event(self) -> Event:
-        return Event(self.calls)
+        return Event(self.calls, self.current)
 
     def event_done(self, event: Event) -> bool:
         if self.cuda_error is not None:

@@ -433,6 +433,25 @@ def test_async_collective_runs_after_the_producing_stream_and_wait_follows_the_e
     assert all(r.communicators[0].aborted is False for r in job.runtimes)
 
 
+def test_operations_are_issued_on_the_group_device_whatever_device_is_current(job_of):
+    job = job_of(2)
+    groups = job.groups()
+    connect(groups)
+    created = []
+    for runtime in job.runtimes:
+        runtime.current = 1  # set_device after the first collective, or another thread's device
+        new_event = runtime.new_event
+
+        def recording_new_event(new_event=new_event):
+            created.append(new_event())
+            return created[-1]
+
+        runtime.new_event = recording_new_event
+    in_threads(groups, lambda g: g.all_reduce(device_array([1.0, 2.0]), sync_op=False).wait())
+    assert len(created) == 4 and all(event.device == 0 for event in created)
+    assert [runtime.current for runtime in job.runtimes] == [1, 1], "the caller's device returns"
+
+
 # --- failures ------------------------------------------------------------------------------
 
 def test_timeout_aborts_the_communicator_and_names_rank_and_operation(job_of):

@@ -10,7 +10,10 @@ out as ``bytes``, older CuPy as a tuple of 128 signed chars; :func:`normalize_un
 both into bytes and :func:`unique_id_argument` back into what the installed CuPy takes.
 
 The communicator itself is created at the group's first collective, on the device current at
-that moment (so ``set_device`` may still be called after ``init_parallel_env``). NCCL's
+that moment (so ``set_device`` may still be called after ``init_parallel_env``). That device is
+the group's: every later operation enters it while it is issued, so its events, stream work and
+staging buffers stay there even when the caller has since switched devices or issues from
+another thread. NCCL's
 ``ncclCommInitRank`` blocks until every rank has joined, so ranks first meet in the store
 (bounded by the group's timeout): a rank that never arrives becomes an error naming it, not a
 hang. (Without a store, under mpirun, creation waits as NCCL does; an MPI job ends as a whole
@@ -60,7 +63,8 @@ from __future__ import annotations
 import logging
 import time
 import warnings
-from typing import Any, Callable, List, Optional, Protocol, Sequence, Tuple, Union
+from typing import (Any, Callable, ContextManager, List, Optional, Protocol, Sequence, Tuple,
+                    Union)
 
 import numpy
 
@@ -167,6 +171,9 @@ class CudaRuntime(Protocol):
     def current_device(self) -> int:
         """The current device's index."""
 
+    def device(self, index: int) -> ContextManager[Any]:
+        """A context in which device ``index`` is the current device (restored on exit)."""
+
     def current_stream(self) -> Any:
         """The current stream of the current device: where the caller's kernels run."""
 
@@ -234,6 +241,9 @@ class CupyRuntime:
 
     def current_device(self) -> int:
         return self._cupy.cuda.runtime.getDevice()
+
+    def device(self, index: int) -> ContextManager[Any]:
+        return self._cupy.cuda.Device(index)
 
     def current_stream(self) -> Any:
         return self._cupy.cuda.get_current_stream()
@@ -426,16 +436,20 @@ class NcclProcessGroup(ProcessGroup):
         return work
 
     def _enqueue(self, call: Collective, run: Callable[[], Staging]) -> NcclWork:
-        """Order ``run`` after the current stream's work; the work handle armed with its event."""
+        """Order ``run`` after the work of the caller's stream on the group's device (current
+        for the whole enqueue, whatever device the calling thread had); the work handle armed
+        with its completion event."""
         runtime = self._runtime
-        if self._comm is None:
-            self._connect()
-        produced = runtime.new_event()
-        produced.record(runtime.current_stream())
-        self._stream.wait_event(produced)
-        staging = run()
-        done = runtime.new_event()
-        done.record(self._stream)
+        device = self._device if self._device is not None else runtime.current_device()
+        with runtime.device(device):
+            if self._comm is None:
+                self._connect()
+            produced = runtime.new_event()
+            produced.record(runtime.current_stream())
+            self._stream.wait_event(produced)
+            staging = run()
+            done = runtime.new_event()
+            done.record(self._stream)
         return NcclWork(self, call, done, run, staging)
 
     def _staging(self) -> Staging:
@@ -507,7 +521,8 @@ class NcclProcessGroup(ProcessGroup):
                 "the communicator was aborted and the group cannot be used again"))
             return True
         if fired:
-            work._complete()
+            with self._runtime.device(self._device):
+                work._complete()
             return True
         if self._failure is not None:
             work._finish(self._unusable(work._description))
