@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import itertools
 import os
 import queue
 import threading
+import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import numpy
@@ -163,8 +165,34 @@ class World:
         return clique
 
 
+# How long each communicator call holds the communicator: CuPy releases the GIL inside them, so
+# NCCL would see two threads' calls overlap; the pause gives overlaps the room to show.
+CALL_SECONDS = 0.0005
+
+
+def _exclusive(method: Callable) -> Callable:
+    """Record, in ``overlaps``, a call made while another thread is inside the communicator."""
+
+    @functools.wraps(method)
+    def call(self: "Communicator", *args: Any) -> Any:
+        if not self._inside.acquire(blocking=False):
+            self.overlaps.append(method.__name__)
+            self._inside.acquire()
+        try:
+            time.sleep(CALL_SECONDS)
+            return method(self, *args)
+        finally:
+            self._inside.release()
+
+    return call
+
+
 class Communicator:
-    """Stand-in for ``cupy.cuda.nccl.NcclCommunicator`` (same method signatures)."""
+    """Stand-in for ``cupy.cuda.nccl.NcclCommunicator`` (same method signatures).
+
+    Calls from several threads must never overlap (NCCL communicators are not thread-safe);
+    ``overlaps`` names the calls that did.
+    """
 
     def __init__(self, world: World, size: int, unique_id: bytes, rank: int,
                  calls: List[tuple]) -> None:
@@ -176,6 +204,8 @@ class Communicator:
         self.aborted = False
         self.destroyed = False
         self.async_error: Optional[BaseException] = None
+        self.overlaps: List[str] = []
+        self._inside = threading.Lock()
 
     def _queue(self, name: str, stream: int, work: Callable[[], None], *details: Any) -> None:
         self._calls.append((name, _streams[stream].name, *details))
@@ -203,6 +233,7 @@ class Communicator:
         divide_by_size(total, len(arrays))
         return total
 
+    @_exclusive
     def allReduce(self, sendbuf: int, recvbuf: int, count: int, datatype: int, op: int,
                   stream: int) -> None:
         def work() -> None:
@@ -212,6 +243,7 @@ class Communicator:
 
         self._queue("allReduce", stream, work, op)
 
+    @_exclusive
     def bcast(self, buff: int, count: int, datatype: int, root: int, stream: int) -> None:
         def work() -> None:
             mine = memory(buff, count, datatype).copy()
@@ -220,6 +252,7 @@ class Communicator:
 
         self._queue("bcast", stream, work)
 
+    @_exclusive
     def allGather(self, sendbuf: int, recvbuf: int, count: int, datatype: int,
                   stream: int) -> None:
         def work() -> None:
@@ -229,6 +262,7 @@ class Communicator:
 
         self._queue("allGather", stream, work)
 
+    @_exclusive
     def reduceScatter(self, sendbuf: int, recvbuf: int, recvcount: int, datatype: int, op: int,
                       stream: int) -> None:
         def work() -> None:
@@ -241,12 +275,14 @@ class Communicator:
 
         self._queue("reduceScatter", stream, work, op)
 
+    @_exclusive
     def send(self, sendbuf: int, count: int, datatype: int, peer: int, stream: int) -> None:
         def work() -> None:
             self.clique.mailboxes[(self.rank, peer)].put(memory(sendbuf, count, datatype).copy())
 
         self._queue("send", stream, work)
 
+    @_exclusive
     def recv(self, recvbuf: int, count: int, datatype: int, peer: int, stream: int) -> None:
         def work() -> None:
             while not self.aborted:
@@ -259,15 +295,18 @@ class Communicator:
 
         self._queue("recv", stream, work)
 
+    @_exclusive
     def check_async_error(self) -> None:
         if self.async_error is not None:
             raise StandinNcclError(f"stand-in NCCL error: {self.async_error}")
 
+    @_exclusive
     def abort(self) -> None:
         self._calls.append(("abort",))
         self.aborted = True
         self.clique.barrier.abort()
 
+    @_exclusive
     def destroy(self) -> None:
         self._calls.append(("destroy",))
         self.destroyed = True

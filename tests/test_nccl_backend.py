@@ -475,6 +475,32 @@ def test_timeout_aborts_the_communicator_and_names_rank_and_operation(job_of):
     groups[0].shutdown()  # returns: the failed work is logged, not raised
 
 
+def test_issuing_error_checks_and_abort_never_overlap_in_the_communicator(job_of):
+    job = job_of(2)
+    groups = job.groups(timeout=0.5)
+    connect(groups)
+    group = groups[0]
+    first = group.all_reduce(device_array([1.0]), sync_op=False)  # rank 1 never joins
+
+    def issue_many() -> None:
+        for _ in range(60):
+            try:
+                group.all_reduce(device_array([1.0]), sync_op=False)
+            except RuntimeError:  # the group failed: the timeout aborted it
+                return
+
+    issuers = [threading.Thread(target=issue_many, daemon=True) for _ in range(2)]
+    for thread in issuers:
+        thread.start()
+    with pytest.raises(RuntimeError, match="timed out"):
+        first.wait()  # polls check_async_error, then aborts, while the issuers issue
+    for thread in issuers:
+        thread.join(10)
+    communicator = job.runtimes[0].communicators[0]
+    assert communicator.aborted
+    assert communicator.overlaps == []
+
+
 def test_a_barrier_that_not_every_rank_enters_times_out(job_of):
     job = job_of(2)
     groups = job.groups()

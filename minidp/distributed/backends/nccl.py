@@ -46,6 +46,9 @@ communicator. A CUDA error, an asynchronous NCCL error, or an operation still un
 group's timeout (counted from its issue) has passed, aborts the communicator (``abort``) and
 raises ``RuntimeError`` naming the rank and the operation -- a CUDA error at once, not after the
 timeout; the group then refuses further operations, as every backend does after a failure.
+CuPy releases the GIL inside ``abort``, ``check_async_error`` and the collectives, so all calls
+into the communicator -- issuing, error checks, abort and destroy -- are serialised by the
+group's issue lock: an abort from a waiting thread never runs beside an issue on another.
 Synchronous operations (``sync_op=True``, ``barrier``, ``send``, ``recv``) wait in this way
 before returning. NumPy arrays are accepted too (DataParallel checks its replicas with small host
 arrays): they are staged through device memory, and their operation completes before the call
@@ -429,7 +432,8 @@ class NcclProcessGroup(ProcessGroup):
         with self._issue_lock:
             self._check_open(call.op)
             work = self._guarded(call, lambda: self._enqueue(call, run))
-            self._outstanding = [w for w in self._outstanding if not w.is_completed()]
+            self._outstanding = [w for w in self._outstanding
+                                 if not self._poll(w, check_communicator=False)]
             self._outstanding.append(work)
         if sync_op or work._staging.holds_host_arrays:
             work.wait()
@@ -507,10 +511,10 @@ class NcclProcessGroup(ProcessGroup):
             time.sleep(pause)
             pause = min(2 * pause, LONGEST_POLL_PAUSE)
 
-    def _poll(self, work: NcclWork) -> bool:
+    def _poll(self, work: NcclWork, check_communicator: bool = True) -> bool:
         """True once ``work`` has finished, successfully or not: its event has fired (results
-        delivered), or a CUDA error, an asynchronous NCCL error or an earlier failure of the group
-        has failed it."""
+        delivered), or a CUDA error, an earlier failure of the group or (with
+        ``check_communicator``) an asynchronous NCCL error has failed it."""
         if work._done.is_set():
             return True
         try:
@@ -527,10 +531,12 @@ class NcclProcessGroup(ProcessGroup):
         if self._failure is not None:
             work._finish(self._unusable(work._description))
             return True
-        comm = self._comm
+        if not check_communicator:
+            return False
         try:
-            if comm is not None:
-                comm.check_async_error()
+            with self._issue_lock:  # CuPy releases the GIL here: never beside an issue or abort
+                if self._comm is not None:
+                    self._comm.check_async_error()
         except Exception as error:
             self._fail(work, RuntimeError(
                 f"{work._description}: NCCL reported an asynchronous error ({error}); the "
@@ -550,9 +556,10 @@ class NcclProcessGroup(ProcessGroup):
 
     def _abort(self) -> None:
         """Abort the communicator (NCCL's way out of a hung or failed operation), once."""
-        comm, self._comm = self._comm, None
-        if comm is not None:
-            comm.abort()
+        with self._issue_lock:
+            comm, self._comm = self._comm, None
+            if comm is not None:
+                comm.abort()
 
     def _finish_outstanding(self) -> None:
         """Wait for the issued operations (each bounded by its timeout), stopping at a failure."""
@@ -567,9 +574,10 @@ class NcclProcessGroup(ProcessGroup):
 
     def _close(self) -> None:
         """Destroy the communicator."""
-        comm, self._comm = self._comm, None
-        if comm is not None:
-            comm.destroy()
+        with self._issue_lock:
+            comm, self._comm = self._comm, None
+            if comm is not None:
+                comm.destroy()
 
     # --- the operations (called with the group's stream ordered after the current one) -------
     def _all_reduce(self, array: Any, op: ReduceOp) -> Staging:
