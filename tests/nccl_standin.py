@@ -10,11 +10,19 @@ Ranks are threads. :class:`StandinRuntime` offers the methods of the backend's r
   each call is queued on the stream whose ``ptr`` it is given and, when the stream reaches it,
   meets the other ranks' matching calls in a shared :class:`Clique`.
 
+Where it matters, the stand-in behaves as NCCL and CUDA do, so that CI proves what it claims:
+``send`` blocks until the peer posts ``recv`` (two ranks that both send first deadlock, and the
+backend's timeout must catch it); ``abort`` is local (the peers learn of it only through their own
+timeouts); bfloat16 is a datatype and ``ncclAvg`` an op; calls into one communicator from two
+threads at once are recorded as ``overlaps``; and ``inject_cuda_error`` makes event queries fail
+as a sticky CUDA error (an illegal address in a kernel) does.
+
 Every call the backend makes on these objects is appended to the runtime's ``calls`` list, in
 order, so tests can check how operations were ordered.
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import ctypes
 import functools
@@ -23,7 +31,7 @@ import os
 import queue
 import threading
 import time
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Deque, Dict, Iterator, List, Optional, Tuple
 
 import numpy
 
@@ -127,26 +135,100 @@ class Stream:
         _streams.pop(self.ptr, None)
 
 
+class _PostedSend:
+    """A send waiting for its receive (compared by identity)."""
+
+    __slots__ = ("data", "taken")
+
+    def __init__(self, data: numpy.ndarray) -> None:
+        self.data = data
+        self.taken = False
+
+
 class Clique:
-    """The ranks sharing one unique id: where their collective calls meet."""
+    """The ranks sharing one unique id: where their calls meet.
+
+    Collective calls meet in rounds: a rank's k-th collective joins round k and waits until every
+    rank has joined it. A send waits until the peer posts the matching receive, as NCCL's does,
+    so two ranks that both send before receiving deadlock here as they would on GPUs. A rank
+    waits only while its own communicator is not aborted: aborting is local, and the peers learn
+    of it only through their own timeouts.
+    """
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self.barrier = threading.Barrier(size)
-        self.slots: List[Any] = [None] * size
-        self.mailboxes: Dict[Tuple[int, int], "queue.Queue"] = {
-            (src, dst): queue.Queue() for src in range(size) for dst in range(size)}
+        self._changed = threading.Condition()
+        self._rounds: Dict[int, Dict[int, Tuple[tuple, Any]]] = {}
+        self._reads: Dict[int, int] = {}
+        self._next_round = [0] * size
+        self._sends: Dict[Tuple[int, int], Deque[_PostedSend]] = collections.defaultdict(
+            collections.deque)
 
-    def exchange(self, rank: int, signature: tuple, payload: Any) -> List[Any]:
+    def _wait_until(self, ready: Callable[[], bool], aborted: Callable[[], bool]) -> None:
+        """Wait (holding ``_changed``) until ``ready()``; raise once ``aborted()``."""
+        while not ready():
+            if aborted():
+                raise StandinNcclError("the communicator was aborted")
+            self._changed.wait(0.01)
+
+    def exchange(self, rank: int, signature: tuple, payload: Any,
+                 aborted: Callable[[], bool]) -> List[Any]:
         """Every rank's ``payload``, once all have called with the same ``signature``."""
-        self.slots[rank] = (signature, payload)
-        self.barrier.wait()
-        everyone = list(self.slots)
-        self.barrier.wait()
+        with self._changed:
+            number = self._next_round[rank]
+            self._next_round[rank] += 1
+            entries = self._rounds.setdefault(number, {})
+            entries[rank] = (signature, payload)
+            self._changed.notify_all()
+            try:
+                self._wait_until(lambda: len(entries) == self.size, aborted)
+            except StandinNcclError:
+                entries.pop(rank, None)  # an aborted rank takes no part in the round
+                raise
+            everyone = [entries[r] for r in range(self.size)]
+            self._reads[number] = self._reads.get(number, 0) + 1
+            if self._reads[number] == self.size:
+                del self._rounds[number], self._reads[number]
         if any(other != signature for other, _ in everyone):
             raise StandinNcclError(f"ranks issued different collectives: "
                                    f"{[other for other, _ in everyone]}")
         return [data for _, data in everyone]
+
+    def leave(self, rank: int) -> None:
+        """``rank`` aborted: withdraw what it posted and never completed. Its peers are not told;
+        their pending and later calls just never complete."""
+        with self._changed:
+            for entries in self._rounds.values():
+                if len(entries) < self.size:
+                    entries.pop(rank, None)
+            for (src, _), pending in self._sends.items():
+                if src == rank:
+                    pending.clear()
+            self._changed.notify_all()
+
+    def send(self, src: int, dst: int, data: numpy.ndarray, aborted: Callable[[], bool]) -> None:
+        """Hand ``data`` to ``dst``; return once ``dst`` has received it."""
+        slot = _PostedSend(data)
+        with self._changed:
+            pending = self._sends[(src, dst)]
+            pending.append(slot)
+            self._changed.notify_all()
+            try:
+                self._wait_until(lambda: slot.taken, aborted)
+            except StandinNcclError:
+                if slot in pending:
+                    pending.remove(slot)
+                raise
+
+    def recv(self, src: int, dst: int, aborted: Callable[[], bool]) -> numpy.ndarray:
+        """What ``src`` sends to ``dst`` next, once it has posted the send."""
+        with self._changed:
+            pending = self._sends[(src, dst)]
+            self._wait_until(lambda: bool(pending), aborted)
+            slot = pending.popleft()
+            slot.taken = True
+            self._changed.notify_all()
+            return slot.data
 
 
 class World:
@@ -207,6 +289,9 @@ class Communicator:
         self.overlaps: List[str] = []
         self._inside = threading.Lock()
 
+    def _aborted(self) -> bool:
+        return self.aborted
+
     def _queue(self, name: str, stream: int, work: Callable[[], None], *details: Any) -> None:
         self._calls.append((name, _streams[stream].name, *details))
 
@@ -215,7 +300,7 @@ class Communicator:
                 return
             try:
                 work()
-            except Exception as error:  # a broken barrier after abort, or a mismatch
+            except Exception as error:  # aborted while waiting for peers, or a mismatch
                 self.async_error = self.async_error or error
 
         _streams[stream].enqueue(run)
@@ -238,7 +323,8 @@ class Communicator:
                   stream: int) -> None:
         def work() -> None:
             mine = memory(sendbuf, count, datatype).copy()
-            everyone = self.clique.exchange(self.rank, ("allReduce", count, datatype, op), mine)
+            everyone = self.clique.exchange(self.rank, ("allReduce", count, datatype, op), mine,
+                                            self._aborted)
             memory(recvbuf, count, datatype)[:] = self._reduce(everyone, op)
 
         self._queue("allReduce", stream, work, op)
@@ -247,7 +333,8 @@ class Communicator:
     def bcast(self, buff: int, count: int, datatype: int, root: int, stream: int) -> None:
         def work() -> None:
             mine = memory(buff, count, datatype).copy()
-            everyone = self.clique.exchange(self.rank, ("bcast", count, datatype, root), mine)
+            everyone = self.clique.exchange(self.rank, ("bcast", count, datatype, root), mine,
+                                            self._aborted)
             memory(buff, count, datatype)[:] = everyone[root]
 
         self._queue("bcast", stream, work)
@@ -257,7 +344,8 @@ class Communicator:
                   stream: int) -> None:
         def work() -> None:
             mine = memory(sendbuf, count, datatype).copy()
-            everyone = self.clique.exchange(self.rank, ("allGather", count, datatype), mine)
+            everyone = self.clique.exchange(self.rank, ("allGather", count, datatype), mine,
+                                            self._aborted)
             memory(recvbuf, count * self.clique.size, datatype)[:] = numpy.concatenate(everyone)
 
         self._queue("allGather", stream, work)
@@ -268,7 +356,8 @@ class Communicator:
         def work() -> None:
             mine = memory(sendbuf, recvcount * self.clique.size, datatype).copy()
             everyone = self.clique.exchange(self.rank,
-                                            ("reduceScatter", recvcount, datatype, op), mine)
+                                            ("reduceScatter", recvcount, datatype, op), mine,
+                                            self._aborted)
             block = slice(self.rank * recvcount, (self.rank + 1) * recvcount)
             memory(recvbuf, recvcount, datatype)[:] = self._reduce([a[block] for a in everyone],
                                                                    op)
@@ -278,20 +367,15 @@ class Communicator:
     @_exclusive
     def send(self, sendbuf: int, count: int, datatype: int, peer: int, stream: int) -> None:
         def work() -> None:
-            self.clique.mailboxes[(self.rank, peer)].put(memory(sendbuf, count, datatype).copy())
+            self.clique.send(self.rank, peer, memory(sendbuf, count, datatype).copy(),
+                             self._aborted)
 
         self._queue("send", stream, work)
 
     @_exclusive
     def recv(self, recvbuf: int, count: int, datatype: int, peer: int, stream: int) -> None:
         def work() -> None:
-            while not self.aborted:
-                try:
-                    data = self.clique.mailboxes[(peer, self.rank)].get(timeout=0.01)
-                except queue.Empty:
-                    continue
-                memory(recvbuf, count, datatype)[:] = data
-                return
+            memory(recvbuf, count, datatype)[:] = self.clique.recv(peer, self.rank, self._aborted)
 
         self._queue("recv", stream, work)
 
@@ -304,7 +388,7 @@ class Communicator:
     def abort(self) -> None:
         self._calls.append(("abort",))
         self.aborted = True
-        self.clique.barrier.abort()
+        self.clique.leave(self.rank)
 
     @_exclusive
     def destroy(self) -> None:
@@ -401,6 +485,8 @@ class StandinRuntime:
         numpy.copyto(host, device)
 
     def stop(self) -> None:
-        """End the stream threads (test clean-up)."""
+        """End the stream threads and any wait for peers (test clean-up)."""
+        for comm in self.communicators:
+            comm.aborted = True
         for stream in self.streams:
             stream.stop()

@@ -501,6 +501,56 @@ def test_issuing_error_checks_and_abort_never_overlap_in_the_communicator(job_of
     assert communicator.overlaps == []
 
 
+def test_two_ranks_that_both_send_first_deadlock_and_the_timeout_says_so(job_of):
+    job = job_of(2)
+    groups = job.groups(timeout=0.5)
+    connect(groups)
+
+    def send_then_receive(group):
+        peer = 1 - group.rank
+        started = time.monotonic()
+        try:
+            group.send(device_array([group.rank + 1.0]), peer)
+            group.recv(device_array([0.0]), peer)
+        except RuntimeError as error:
+            return str(error), time.monotonic() - started
+        return "no error", 0.0
+
+    for rank, (message, waited) in enumerate(in_threads(groups, send_then_receive)):
+        assert f"nccl send on group 'default' at rank {rank}: timed out" in message
+        assert waited >= 0.4
+    # the same exchange in a safe order completes: rank 0 sends first, rank 1 receives first
+    job2 = job_of(2)
+    groups = job2.groups(timeout=5)
+
+    def ordered(group):
+        peer, received = 1 - group.rank, device_array([0.0])
+        if group.rank == 0:
+            group.send(device_array([1.0]), peer)
+            group.recv(received, peer)
+        else:
+            group.recv(received, peer)
+            group.send(device_array([2.0]), peer)
+        return float(received[0])
+
+    assert in_threads(groups, ordered) == [2.0, 1.0]
+
+
+def test_abort_is_local_and_peers_learn_of_it_through_their_own_timeout(job_of):
+    job = job_of(2)
+    groups = job.groups(timeout=0.5)
+    connect(groups)
+    with pytest.raises(RuntimeError, match="rank 0: timed out"):
+        groups[0].all_reduce(device_array([1.0]))  # rank 1 is not there yet
+    assert job.runtimes[0].communicators[0].aborted
+    assert not job.runtimes[1].communicators[0].aborted
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match="at rank 1: timed out"):
+        groups[1].all_reduce(device_array([1.0]))  # its peer aborted: nothing answers
+    assert time.monotonic() - started >= 0.4, "rank 1 learns only through its own timeout"
+    assert job.runtimes[1].communicators[0].aborted
+
+
 def test_a_barrier_that_not_every_rank_enters_times_out(job_of):
     job = job_of(2)
     groups = job.groups()
