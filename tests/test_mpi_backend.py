@@ -70,6 +70,7 @@ def test_gloo_under_bare_mpirun_shares_endpoints_over_mpi(tmp_path):
     for rank, result in enumerate(results):
         assert result["backend"] == "gloo" and result["sum"] == 3.0
         assert result["current_endpoint"] == endpoints[rank]
+        assert result["environment_untouched"]
 
 
 def mpi_rank_main(mode):
@@ -84,7 +85,9 @@ def mpi_rank_main(mode):
     rank, size = dist.get_rank(), dist.get_world_size()
     report = {"rank": rank, "world_size": size, "backend": group.backend,
               "launched_by_mpi": env.launched_by_mpi, "current_endpoint": env.current_endpoint,
-              "trainer_endpoints": env.trainer_endpoints, "minidp_file": minidp.__file__}
+              "trainer_endpoints": env.trainer_endpoints, "minidp_file": minidp.__file__,
+              "environment_untouched": not any(name in os.environ for name in (
+                  "PADDLE_CURRENT_ENDPOINT", "PADDLE_TRAINER_ENDPOINTS", "PADDLE_MASTER"))}
     if mode == "gloo":
         x = minidp.to_tensor(np.array([rank + 1.0]))
         dist.all_reduce(x)
