@@ -86,6 +86,7 @@ NCCL_DATATYPES = {
     "float16": 6, "float32": 7, "float64": 8, "bfloat16": 9,
 }
 NCCL_SUM, NCCL_PROD, NCCL_MAX, NCCL_MIN, NCCL_AVG = 0, 1, 2, 3, 4
+NCCL_AVG_SINCE = 21000  # ncclGetVersion() of NCCL 2.10.0, the first with ncclAvg
 _NCCL_OPS = {ReduceOp.SUM: NCCL_SUM, ReduceOp.AVG: NCCL_AVG, ReduceOp.PROD: NCCL_PROD,
              ReduceOp.MAX: NCCL_MAX, ReduceOp.MIN: NCCL_MIN}
 # On bool arrays NumPy's add is a logical or and multiply a logical and; on 0/1 bytes those are
@@ -230,6 +231,11 @@ class CupyRuntime:
             raise RuntimeError(
                 f"{who}: CuPy cannot load the NCCL library; install it with "
                 "pip install 'nvidia-nccl-cu12>=2.18.1,<3' (part of minidp[gpu]) or use gloo"
+            )
+        if nccl.get_version() < NCCL_AVG_SINCE:
+            raise RuntimeError(
+                f"{who}: NCCL {nccl.get_version()} is too old: minidp's AVG is ncclAvg, which "
+                "needs NCCL 2.10 or newer; pip install 'nvidia-nccl-cu12>=2.18.1,<3'"
             )
         self._cupy = cupy
         self._nccl = nccl
