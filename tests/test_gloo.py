@@ -4,14 +4,16 @@ import os
 import signal
 import time
 
+import ml_dtypes
 import numpy as np
 import pytest
 
 from dist_utils import WorkerFailure, run_workers, run_workers_outcomes
-from reduce_cases import check_every_op_and_dtype
-from minidp.distributed.backends.base import Collective, ReduceOp
+from minidp.distributed.backends.base import Collective, Fingerprint, ReduceOp
 from minidp.distributed.backends.gloo import GlooProcessGroup, SMALL_ALL_REDUCE_BYTES
 from minidp.distributed.store import TCPStore
+from mismatch_cases import check_mismatch_reports, run_mismatch_cases
+from reduce_cases import check_every_op_and_dtype
 
 DTYPES = ["float16", "float32", "float64", "int32", "int64"]
 # 0, 1, odd, just past the small-message path, odd and ring-sized, several MiB
@@ -370,3 +372,39 @@ def every_op_and_dtype_worker():
 def test_every_reduce_op_on_every_dtype_including_bfloat16_and_uint8():
     for rank, failures in enumerate(run_workers(every_op_and_dtype_worker, 2, timeout=50)):
         assert failures == [], f"rank {rank}: {failures}"
+
+
+def mismatch_worker():
+    rank, size = int(os.environ["PADDLE_TRAINER_ID"]), int(os.environ["PADDLE_TRAINERS_NUM"])
+    store = TCPStore("127.0.0.1", int(os.environ["MASTER_PORT"]), is_master=rank == 0,
+                     timeout=30)
+    names = iter(range(100))
+    report = run_mismatch_cases(
+        lambda: GlooProcessGroup(store, rank, size, name=f"case{next(names)}", timeout=30))
+    GlooProcessGroup(store, rank, size, name="done", timeout=30).barrier()  # store outlives all
+    return report
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("world_size", [2, 3])
+def test_ranks_that_issue_different_operations_all_raise_naming_both(world_size):
+    check_mismatch_reports(run_workers(mismatch_worker, world_size, timeout=80))
+
+
+def test_fingerprints_round_trip_describe_themselves_and_pair_sends_with_receives():
+    bf16 = np.dtype(ml_dtypes.bfloat16)
+    reduce = Fingerprint.of(Collective("all_reduce", bf16, 1000, 5.0, reduce_op=ReduceOp.AVG), 12)
+    barrier = Fingerprint.of(Collective("barrier", None, 0, 5.0), 12)
+    send = Fingerprint.of(Collective("send", np.dtype(np.int64), 5, 5.0, root=1), 3)
+    for fingerprint in (reduce, barrier, send):
+        encoded = fingerprint.encode()
+        assert len(encoded) == Fingerprint.SIZE
+        assert Fingerprint.decode(encoded) == fingerprint
+    assert str(reduce) == "all_reduce AVG bfloat16[1000] (#12)"
+    assert str(barrier) == "barrier (#12)"
+    assert str(send) == "send int64[5] to rank 1 (#3)"
+    receive = Fingerprint.of(Collective("recv", np.dtype(np.int64), 5, 5.0, root=0), 3)
+    assert send.counterpart(0) == receive and receive.counterpart(1) == send
+    assert reduce.counterpart(0) == reduce
+    garbage = Fingerprint.decode(bytes(range(200, 256)) + bytes(Fingerprint.SIZE - 56))
+    assert isinstance(str(garbage), str)

@@ -40,7 +40,11 @@ and the descriptions that prefix every error message.
 :class:`ThreadedProcessGroup` adds the execution gloo and mpi use: with ``sync_op=False`` an
 operation is queued on the group's single background thread, so asynchronous operations run in
 the order they were issued -- the same order on every rank -- and a synchronous operation issued
-after them runs after them. The nccl backend inherits :class:`ProcessGroup` only: it queues
+after them runs after them. Before it moves data, each operation exchanges a small
+:class:`Fingerprint` (sequence number, op, reduce op, dtype, element count, root) with its
+peers, so ranks that issued different operations raise, naming both, instead of exchanging
+mismatched bytes: "rank 0 called barrier (#12) while rank 1 called all_reduce SUM
+float32[1000] (#12)". The nccl backend inherits :class:`ProcessGroup` only: it queues
 operations on a CUDA stream instead.
 
 Backends implement the underscore methods (``_all_reduce``, ``_broadcast``, ``_all_gather``,
@@ -57,9 +61,10 @@ import dataclasses
 import enum
 import logging
 import queue
+import struct
 import sys
 import threading
-from typing import Any, Callable, Dict, NamedTuple, Optional, Sequence
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy
 
@@ -194,6 +199,64 @@ class Collective(NamedTuple):
     timeout: float
     root: Optional[int] = None
     reduce_op: Optional[ReduceOp] = None
+
+
+_FINGERPRINT = struct.Struct("!Q16s8s16sqi")
+_POINT_TO_POINT = ("send", "recv")
+
+
+class Fingerprint(NamedTuple):
+    """What a rank is about to run, as exchanged with its peers before any data moves.
+
+    ``seq`` numbers the group's collectives (and, separately, each pair's sends and receives)
+    in issue order; ``reduce_op`` and ``dtype`` are names ("" when there is none); ``root`` is
+    -1 when there is none. :meth:`encode` packs it into :data:`Fingerprint.SIZE` bytes.
+    """
+
+    seq: int
+    op: str
+    reduce_op: str
+    dtype: str
+    count: int
+    root: int
+
+    SIZE = _FINGERPRINT.size
+
+    @classmethod
+    def of(cls, call: Collective, seq: int) -> "Fingerprint":
+        return cls(seq, call.op, call.reduce_op.name if call.reduce_op is not None else "",
+                   call.dtype.name if call.dtype is not None else "", call.count,
+                   -1 if call.root is None else call.root)
+
+    def encode(self) -> bytes:
+        return _FINGERPRINT.pack(self.seq, self.op.encode(), self.reduce_op.encode(),
+                                 self.dtype.encode(), self.count, self.root)
+
+    @classmethod
+    def decode(cls, data: bytes) -> "Fingerprint":
+        """The fingerprint in ``data`` (bytes from a peer: text fields are decoded leniently)."""
+        seq, op, reduce_op, dtype, count, root = _FINGERPRINT.unpack(data)
+
+        def text(raw: bytes) -> str:
+            return raw.rstrip(b"\0").decode("ascii", "replace")
+
+        return cls(seq, text(op), text(reduce_op), text(dtype), count, root)
+
+    def counterpart(self, rank: int) -> "Fingerprint":
+        """What a peer must be running for this rank's operation to go ahead: the same
+        collective, or for a send from ``rank`` the matching receive (and vice versa)."""
+        if self.op in _POINT_TO_POINT:
+            return self._replace(op="recv" if self.op == "send" else "send", root=rank)
+        return self
+
+    def __str__(self) -> str:
+        """``all_reduce SUM float32[1000] (#12)``, ``send int64[5] to rank 1 (#3)``."""
+        text = f"{self.op} {self.reduce_op}".rstrip()
+        if self.dtype:
+            text += f" {self.dtype}[{self.count}]"
+        if self.root >= 0:
+            text += f" {'to' if self.op == 'send' else 'from'} rank {self.root}"
+        return f"{text} (#{self.seq})"
 
 
 class ProcessGroup(abc.ABC):
@@ -440,6 +503,11 @@ class ThreadedProcessGroup(ProcessGroup):
     A synchronous operation with nothing queued runs at once on the caller's thread; anything
     else is queued on the group's single background worker thread, which runs operations in
     issue order.
+
+    Before an operation moves any data, its :class:`Fingerprint` is exchanged with the peers it
+    talks to (``_exchange_fingerprints``, which backends implement) and checked: ranks that
+    issued different operations -- another collective, shape, dtype, reduce op or root -- raise
+    ``RuntimeError`` naming both ranks' operations instead of exchanging mismatched bytes.
     """
 
     def __init__(self, rank: int, size: int, *, name: str, timeout: float,
@@ -449,13 +517,22 @@ class ThreadedProcessGroup(ProcessGroup):
         self._queue: "queue.SimpleQueue" = queue.SimpleQueue()
         self._worker: Optional[threading.Thread] = None
         self._completed: Dict[str, Work] = {}
+        self._collectives_issued = 0
+        self._messages_issued: Dict[int, int] = {}
 
     def _issue(self, call: Collective, run: Callable[[], Any], sync_op: bool) -> Work:
-        """Run ``run`` now (nothing queued, synchronous) or queue it behind earlier operations."""
+        """Run ``run`` now (nothing queued, synchronous) or queue it behind earlier operations,
+        in either case after checking its fingerprint against the peers'."""
         with self._issue_lock:
             self._check_open(call.op)
+            fingerprint = Fingerprint.of(call, self._next_seq(call))
+
+            def checked() -> Any:
+                self._check_fingerprints(call, fingerprint)
+                return run()
+
             if sync_op and self._pending == 0:
-                self._guarded(call, run)
+                self._guarded(call, checked)
                 return self._completed_work(call.op)
             work = Work(self.describe(call.op))
             self._pending += 1
@@ -463,10 +540,39 @@ class ThreadedProcessGroup(ProcessGroup):
                 self._worker = threading.Thread(target=self._serve_queue, daemon=True,
                                                 name=f"minidp-{self.backend_name}-{self.name}")
                 self._worker.start()
-            self._queue.put((call, run, work))
+            self._queue.put((call, checked, work))
         if sync_op:
             work.wait()
         return work
+
+    def _next_seq(self, call: Collective) -> int:
+        """Number ``call`` in issue order: collectives in one series, messages to or from each
+        peer in a series of their own (ranks that are not involved do not count them)."""
+        if call.op in _POINT_TO_POINT:
+            self._messages_issued[call.root] = self._messages_issued.get(call.root, 0) + 1
+            return self._messages_issued[call.root]
+        self._collectives_issued += 1
+        return self._collectives_issued
+
+    def _check_fingerprints(self, call: Collective, mine: Fingerprint) -> None:
+        """Raise ``RuntimeError`` unless every peer that reported runs the counterpart of
+        ``mine``; names this rank's and the first differing peer's operations."""
+        for peer, theirs in self._exchange_fingerprints(call, mine):
+            if theirs != mine.counterpart(self.rank):
+                (low, low_op), (high, high_op) = sorted([(self.rank, mine), (peer, theirs)],
+                                                        key=lambda pair: pair[0])
+                raise RuntimeError(
+                    f"{self.describe(call.op)}: the ranks issued different operations: "
+                    f"{self.describe_rank(low)} called {low_op} while "
+                    f"{self.describe_rank(high)} called {high_op}; every rank must issue the "
+                    "same collectives in the same order, with the same shapes and dtypes")
+
+    @abc.abstractmethod
+    def _exchange_fingerprints(self, call: Collective,
+                               mine: Fingerprint) -> List[Tuple[int, Fingerprint]]:
+        """Send ``mine`` to the peers ``call`` involves (or enough of them that a mismatch
+        anywhere is seen by the ranks on both sides of it) and return ``(peer, fingerprint)``
+        for each fingerprint received; bounded by ``call.timeout``."""
 
     def _completed_work(self, op: str) -> Work:
         """The handle synchronous calls return: one shared, already completed, per operation."""

@@ -22,6 +22,10 @@ Algorithms:
 - ``broadcast``: a pipelined chain from ``src`` around the ring.
 - ``all_gather`` and ``reduce_scatter``: the two halves of the ring all-reduce.
 - ``barrier``: a one-byte small all-reduce.
+
+Before each operation a rank swaps its 60-byte fingerprint with its ring neighbours (or the peer
+of a send or receive) over the same connections, ahead of the data (see
+``base.ThreadedProcessGroup``).
 """
 from __future__ import annotations
 
@@ -32,12 +36,13 @@ import select
 import socket
 import struct
 import time
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Set
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 import numpy
 
 from ..store import connect_with_retry
-from .base import GroupSpec, ReduceOp, ThreadedProcessGroup, divide_by_size
+from .base import (Collective, Fingerprint, GroupSpec, ReduceOp, ThreadedProcessGroup,
+                   divide_by_size)
 
 logger = logging.getLogger("minidp.distributed")
 
@@ -322,6 +327,28 @@ class GlooProcessGroup(ThreadedProcessGroup):
                 recvs.append(RecvPiece(raw[in_lo * item:in_hi * item],
                                        flat[in_lo:in_hi] if reduce else None))
         self._transfer(op, deadline, (r + 1) % n, sends, (r - 1) % n, recvs, ufunc)
+
+    # --- fingerprints -----------------------------------------------------------------------
+    def _exchange_fingerprints(self, call: Collective,
+                               mine: Fingerprint) -> List[Tuple[int, Fingerprint]]:
+        """Swap fingerprints with the peer of a send or receive, or with both ring neighbours:
+        a mismatch anywhere in the ring lies between two neighbours, and both of them see it."""
+        if call.op in ("send", "recv"):
+            exchanges = [(call.root, call.root)]
+        elif self.size == 1:
+            return []
+        else:
+            right, left = (self.rank + 1) % self.size, (self.rank - 1) % self.size
+            exchanges = [(right, left)] if right == left else [(right, left), (left, right)]
+        deadline = time.monotonic() + call.timeout
+        outgoing = numpy.frombuffer(mine.encode(), numpy.uint8)
+        received = []
+        for send_to, recv_from in exchanges:
+            incoming = numpy.empty(Fingerprint.SIZE, numpy.uint8)
+            self._transfer(call.op, deadline, send_to, [SendPiece(outgoing)], recv_from,
+                           [RecvPiece(incoming)])
+            received.append((recv_from, Fingerprint.decode(incoming.tobytes())))
+        return received
 
     # --- collectives ------------------------------------------------------------------------
     def _all_reduce(self, array: numpy.ndarray, op: ReduceOp) -> None:

@@ -8,23 +8,26 @@ the progress engine turning exactly as a blocking call would. Data never goes th
 The default group works on a duplicate of ``COMM_WORLD`` (so a user's own MPI traffic cannot mix
 with minidp's); ``new_group`` splits ``COMM_WORLD``, which every process must take part in.
 Asynchronous operations run on the group's background thread like every backend's; mpi4py
-initialises MPI with ``MPI_THREAD_MULTIPLE``.
+initialises MPI with ``MPI_THREAD_MULTIPLE``. Before each collective the ranks all-gather their
+fingerprints (see ``base.ThreadedProcessGroup``), so every rank sees a mismatch.
 """
 from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy
 from mpi4py import MPI
 
-from .base import GroupSpec, ReduceOp, ThreadedProcessGroup, divide_by_size, is_floating
+from .base import (Collective, Fingerprint, GroupSpec, ReduceOp, ThreadedProcessGroup,
+                   divide_by_size, is_floating)
 
 logger = logging.getLogger("minidp.distributed")
 
 POLLS_BETWEEN_CLOCK_CHECKS = 256
 _P2P_TAG = 7351
+_FINGERPRINT_TAG = 7352
 
 _MPI_OPS = {
     ReduceOp.SUM: MPI.SUM,
@@ -91,6 +94,27 @@ class MpiProcessGroup(ThreadedProcessGroup):
                     f"{self.timeout:g} s); check that every rank issues the same collectives in "
                     "the same order, or raise the timeout (PADDLE_PG_TIMEOUT in ms)"
                 )
+
+    def _exchange_fingerprints(self, call: Collective,
+                               mine: Fingerprint) -> List[Tuple[int, Fingerprint]]:
+        """All-gather the fingerprints of a collective, so every rank sees every rank's; swap
+        them with the peer of a send or receive (under a tag of their own)."""
+        deadline = time.monotonic() + call.timeout
+        outgoing = numpy.frombuffer(mine.encode(), numpy.uint8)
+        if call.op in ("send", "recv"):
+            incoming = numpy.empty(Fingerprint.SIZE, numpy.uint8)
+            requests = [self._comm.Irecv(incoming, source=call.root, tag=_FINGERPRINT_TAG),
+                        self._comm.Isend(outgoing, dest=call.root, tag=_FINGERPRINT_TAG)]
+            for request in requests:
+                self._complete(call.op, request, deadline, self.describe_rank(call.root))
+            return [(call.root, Fingerprint.decode(incoming.tobytes()))]
+        if self.size == 1:
+            return []
+        gathered = numpy.empty((self.size, Fingerprint.SIZE), numpy.uint8)
+        self._complete(call.op, self._comm.Iallgather(outgoing, gathered), deadline,
+                       "the other ranks")
+        return [(peer, Fingerprint.decode(gathered[peer].tobytes()))
+                for peer in range(self.size) if peer != self.rank]
 
     def _reduce_op(self, array: numpy.ndarray, op: ReduceOp) -> Any:
         return _numpy_op(array.dtype, op) if _is_16bit_float(array.dtype) else _MPI_OPS[op]
