@@ -556,11 +556,16 @@ class ThreadedProcessGroup(ProcessGroup):
 
     def _check_fingerprints(self, call: Collective, mine: Fingerprint) -> None:
         """Raise ``RuntimeError`` unless every peer that reported runs the counterpart of
-        ``mine``; names this rank's and the first differing peer's operations."""
-        for peer, theirs in self._exchange_fingerprints(call, mine):
-            if theirs != mine.counterpart(self.rank):
-                (low, low_op), (high, high_op) = sorted([(self.rank, mine), (peer, theirs)],
-                                                        key=lambda pair: pair[0])
+        ``mine``; names this rank's and the first differing peer's operations. Fingerprints are
+        compared as bytes and decoded only for the message."""
+        outgoing = mine.encode()
+        counterpart = mine.counterpart(self.rank)
+        expected = outgoing if counterpart is mine else counterpart.encode()
+        for peer, theirs in self._exchange_fingerprints(call, outgoing):
+            if theirs != expected:
+                (low, low_op), (high, high_op) = sorted(
+                    [(self.rank, mine), (peer, Fingerprint.decode(theirs))],
+                    key=lambda pair: pair[0])
                 raise RuntimeError(
                     f"{self.describe(call.op)}: the ranks issued different operations: "
                     f"{self.describe_rank(low)} called {low_op} while "
@@ -569,10 +574,10 @@ class ThreadedProcessGroup(ProcessGroup):
 
     @abc.abstractmethod
     def _exchange_fingerprints(self, call: Collective,
-                               mine: Fingerprint) -> List[Tuple[int, Fingerprint]]:
-        """Send ``mine`` to the peers ``call`` involves (or enough of them that a mismatch
-        anywhere is seen by the ranks on both sides of it) and return ``(peer, fingerprint)``
-        for each fingerprint received; bounded by ``call.timeout``."""
+                               mine: bytes) -> List[Tuple[int, bytes]]:
+        """Send the encoded fingerprint ``mine`` to the peers ``call`` involves (or enough of them
+        that a mismatch anywhere is seen by the ranks on both sides of it) and return
+        ``(peer, encoded fingerprint)`` for each one received; bounded by ``call.timeout``."""
 
     def _completed_work(self, op: str) -> Work:
         """The handle synchronous calls return: one shared, already completed, per operation."""

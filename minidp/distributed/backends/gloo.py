@@ -105,6 +105,7 @@ class GlooProcessGroup(ThreadedProcessGroup):
                  global_ranks: Optional[List[int]] = None) -> None:
         super().__init__(rank, size, name=name, timeout=timeout, global_ranks=global_ranks)
         self._scratch = numpy.empty(CHUNK_BYTES, numpy.uint8)
+        self._fingerprints_in = numpy.empty((2, Fingerprint.SIZE), numpy.uint8)
         self._staging = numpy.empty(0, numpy.uint8)
         self._peers: Dict[int, socket.socket] = {}
         if size > 1:
@@ -329,8 +330,7 @@ class GlooProcessGroup(ThreadedProcessGroup):
         self._transfer(op, deadline, (r + 1) % n, sends, (r - 1) % n, recvs, ufunc)
 
     # --- fingerprints -----------------------------------------------------------------------
-    def _exchange_fingerprints(self, call: Collective,
-                               mine: Fingerprint) -> List[Tuple[int, Fingerprint]]:
+    def _exchange_fingerprints(self, call: Collective, mine: bytes) -> List[Tuple[int, bytes]]:
         """Swap fingerprints with the peer of a send or receive, or with both ring neighbours:
         a mismatch anywhere in the ring lies between two neighbours, and both of them see it."""
         if call.op in ("send", "recv"):
@@ -341,13 +341,12 @@ class GlooProcessGroup(ThreadedProcessGroup):
             right, left = (self.rank + 1) % self.size, (self.rank - 1) % self.size
             exchanges = [(right, left)] if right == left else [(right, left), (left, right)]
         deadline = time.monotonic() + call.timeout
-        outgoing = numpy.frombuffer(mine.encode(), numpy.uint8)
+        outgoing = SendPiece(numpy.frombuffer(mine, numpy.uint8))
         received = []
-        for send_to, recv_from in exchanges:
-            incoming = numpy.empty(Fingerprint.SIZE, numpy.uint8)
-            self._transfer(call.op, deadline, send_to, [SendPiece(outgoing)], recv_from,
+        for (send_to, recv_from), incoming in zip(exchanges, self._fingerprints_in):
+            self._transfer(call.op, deadline, send_to, [outgoing], recv_from,
                            [RecvPiece(incoming)])
-            received.append((recv_from, Fingerprint.decode(incoming.tobytes())))
+            received.append((recv_from, incoming.tobytes()))
         return received
 
     # --- collectives ------------------------------------------------------------------------

@@ -80,6 +80,7 @@ class MpiProcessGroup(ThreadedProcessGroup):
         super().__init__(comm.Get_rank(), comm.Get_size(), name=name, timeout=timeout,
                          global_ranks=global_ranks)
         self._comm = comm
+        self._fingerprints_in = numpy.empty((self.size, Fingerprint.SIZE), numpy.uint8)
         logger.info("rank %d: mpi group '%s' ready (rank %d of %d)",
                     self.global_ranks[self.rank], name, self.rank, self.size)
 
@@ -95,26 +96,23 @@ class MpiProcessGroup(ThreadedProcessGroup):
                     "the same order, or raise the timeout (PADDLE_PG_TIMEOUT in ms)"
                 )
 
-    def _exchange_fingerprints(self, call: Collective,
-                               mine: Fingerprint) -> List[Tuple[int, Fingerprint]]:
+    def _exchange_fingerprints(self, call: Collective, mine: bytes) -> List[Tuple[int, bytes]]:
         """All-gather the fingerprints of a collective, so every rank sees every rank's; swap
         them with the peer of a send or receive (under a tag of their own)."""
         deadline = time.monotonic() + call.timeout
-        outgoing = numpy.frombuffer(mine.encode(), numpy.uint8)
+        outgoing = numpy.frombuffer(mine, numpy.uint8)
+        gathered = self._fingerprints_in
         if call.op in ("send", "recv"):
-            incoming = numpy.empty(Fingerprint.SIZE, numpy.uint8)
-            requests = [self._comm.Irecv(incoming, source=call.root, tag=_FINGERPRINT_TAG),
+            requests = [self._comm.Irecv(gathered[0], source=call.root, tag=_FINGERPRINT_TAG),
                         self._comm.Isend(outgoing, dest=call.root, tag=_FINGERPRINT_TAG)]
             for request in requests:
                 self._complete(call.op, request, deadline, self.describe_rank(call.root))
-            return [(call.root, Fingerprint.decode(incoming.tobytes()))]
+            return [(call.root, gathered[0].tobytes())]
         if self.size == 1:
             return []
-        gathered = numpy.empty((self.size, Fingerprint.SIZE), numpy.uint8)
         self._complete(call.op, self._comm.Iallgather(outgoing, gathered), deadline,
                        "the other ranks")
-        return [(peer, Fingerprint.decode(gathered[peer].tobytes()))
-                for peer in range(self.size) if peer != self.rank]
+        return [(peer, gathered[peer].tobytes()) for peer in range(self.size) if peer != self.rank]
 
     def _reduce_op(self, array: numpy.ndarray, op: ReduceOp) -> Any:
         return _numpy_op(array.dtype, op) if _is_16bit_float(array.dtype) else _MPI_OPS[op]
