@@ -13,10 +13,9 @@ The communicator itself is created at the group's first collective, on the devic
 that moment (so ``set_device`` may still be called after ``init_parallel_env``). That device is
 the group's: every later operation enters it while it is issued, so its events, stream work and
 staging buffers stay there even when the caller has since switched devices or issues from
-another thread. NCCL's
-``ncclCommInitRank`` blocks until every rank has joined, so ranks first meet in the store
-(bounded by the group's timeout): a rank that never arrives becomes an error naming it, not a
-hang. (Without a store, under mpirun, creation waits as NCCL does; an MPI job ends as a whole
+another thread. NCCL's ``ncclCommInitRank`` blocks until every rank has joined, so ranks first
+meet in the store (bounded by the group's timeout): a rank that never arrives becomes an error
+naming it, not a hang. (Without a store, under mpirun, creation waits as NCCL does; an MPI job ends as a whole
 when one rank fails.)
 
 Structure
