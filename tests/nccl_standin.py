@@ -10,24 +10,39 @@ Ranks are threads. :class:`StandinRuntime` offers the methods of the backend's r
   each call is queued on the stream whose ``ptr`` it is given and, when the stream reaches it,
   meets the other ranks' matching calls in a shared :class:`Clique`.
 
+Where it matters, the stand-in behaves as NCCL and CUDA do, so that CI proves what it claims:
+``send`` blocks until the peer posts ``recv`` (two ranks that both send first deadlock, and the
+backend's timeout must catch it); ``abort`` is local (the peers learn of it only through their own
+timeouts); bfloat16 is a datatype and ``ncclAvg`` an op; calls into one communicator from two
+threads at once are recorded as ``overlaps``; and ``inject_cuda_error`` makes event queries fail
+as a sticky CUDA error (an illegal address in a kernel) does.
+
 Every call the backend makes on these objects is appended to the runtime's ``calls`` list, in
 order, so tests can check how operations were ordered.
 """
 from __future__ import annotations
 
+import collections
+import contextlib
 import ctypes
+import functools
 import itertools
 import os
 import queue
 import threading
-from typing import Any, Callable, Dict, List, Optional, Tuple
+import time
+from typing import Any, Callable, Deque, Dict, Iterator, List, Optional, Tuple
 
 import numpy
 
-from minidp.distributed.backends.nccl import NCCL_DATATYPES, NCCL_MAX, NCCL_MIN, NCCL_PROD, NCCL_SUM
+import ml_dtypes
 
-_DTYPE_OF = {code: numpy.dtype(name) for name, code in NCCL_DATATYPES.items()
-             if name not in ("bool", "bfloat16")}
+from minidp.distributed.backends.base import divide_by_size, is_floating
+from minidp.distributed.backends.nccl import (NCCL_AVG, NCCL_DATATYPES, NCCL_MAX, NCCL_MIN,
+                                              NCCL_PROD, NCCL_SUM)
+
+_DTYPE_OF = {code: numpy.dtype(ml_dtypes.bfloat16 if name == "bfloat16" else name)
+             for name, code in NCCL_DATATYPES.items() if name != "bool"}
 _REDUCE = {NCCL_SUM: numpy.add, NCCL_PROD: numpy.multiply, NCCL_MAX: numpy.maximum,
            NCCL_MIN: numpy.minimum}
 _pointers = itertools.count(0x7000)
@@ -36,6 +51,10 @@ _streams: Dict[int, "Stream"] = {}
 
 class StandinNcclError(RuntimeError):
     """What the stand-in communicator raises, as CuPy raises ``NcclError``."""
+
+
+class StandinCudaError(RuntimeError):
+    """What the stand-in runtime raises for a CUDA error, as CuPy raises ``CUDARuntimeError``."""
 
 
 class DeviceArray(numpy.ndarray):
@@ -59,8 +78,9 @@ class Event:
 
     _names = itertools.count()
 
-    def __init__(self, calls: List[tuple]) -> None:
+    def __init__(self, calls: List[tuple], device: int) -> None:
         self.name = f"event{next(self._names)}"
+        self.device = device
         self._calls = calls
         self.fired = threading.Event()
 
@@ -68,9 +88,6 @@ class Event:
         self._calls.append(("record", self.name, stream.name))
         stream.enqueue(self.fired.set)
 
-    @property
-    def done(self) -> bool:
-        return self.fired.is_set()
 
 
 class Stream:
@@ -118,26 +135,100 @@ class Stream:
         _streams.pop(self.ptr, None)
 
 
+class _PostedSend:
+    """A send waiting for its receive (compared by identity)."""
+
+    __slots__ = ("data", "taken")
+
+    def __init__(self, data: numpy.ndarray) -> None:
+        self.data = data
+        self.taken = False
+
+
 class Clique:
-    """The ranks sharing one unique id: where their collective calls meet."""
+    """The ranks sharing one unique id: where their calls meet.
+
+    Collective calls meet in rounds: a rank's k-th collective joins round k and waits until every
+    rank has joined it. A send waits until the peer posts the matching receive, as NCCL's does,
+    so two ranks that both send before receiving deadlock here as they would on GPUs. A rank
+    waits only while its own communicator is not aborted: aborting is local, and the peers learn
+    of it only through their own timeouts.
+    """
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self.barrier = threading.Barrier(size)
-        self.slots: List[Any] = [None] * size
-        self.mailboxes: Dict[Tuple[int, int], "queue.Queue"] = {
-            (src, dst): queue.Queue() for src in range(size) for dst in range(size)}
+        self._changed = threading.Condition()
+        self._rounds: Dict[int, Dict[int, Tuple[tuple, Any]]] = {}
+        self._reads: Dict[int, int] = {}
+        self._next_round = [0] * size
+        self._sends: Dict[Tuple[int, int], Deque[_PostedSend]] = collections.defaultdict(
+            collections.deque)
 
-    def exchange(self, rank: int, signature: tuple, payload: Any) -> List[Any]:
+    def _wait_until(self, ready: Callable[[], bool], aborted: Callable[[], bool]) -> None:
+        """Wait (holding ``_changed``) until ``ready()``; raise once ``aborted()``."""
+        while not ready():
+            if aborted():
+                raise StandinNcclError("the communicator was aborted")
+            self._changed.wait(0.01)
+
+    def exchange(self, rank: int, signature: tuple, payload: Any,
+                 aborted: Callable[[], bool]) -> List[Any]:
         """Every rank's ``payload``, once all have called with the same ``signature``."""
-        self.slots[rank] = (signature, payload)
-        self.barrier.wait()
-        everyone = list(self.slots)
-        self.barrier.wait()
+        with self._changed:
+            number = self._next_round[rank]
+            self._next_round[rank] += 1
+            entries = self._rounds.setdefault(number, {})
+            entries[rank] = (signature, payload)
+            self._changed.notify_all()
+            try:
+                self._wait_until(lambda: len(entries) == self.size, aborted)
+            except StandinNcclError:
+                entries.pop(rank, None)  # an aborted rank takes no part in the round
+                raise
+            everyone = [entries[r] for r in range(self.size)]
+            self._reads[number] = self._reads.get(number, 0) + 1
+            if self._reads[number] == self.size:
+                del self._rounds[number], self._reads[number]
         if any(other != signature for other, _ in everyone):
             raise StandinNcclError(f"ranks issued different collectives: "
                                    f"{[other for other, _ in everyone]}")
         return [data for _, data in everyone]
+
+    def leave(self, rank: int) -> None:
+        """``rank`` aborted: withdraw what it posted and never completed. Its peers are not told;
+        their pending and later calls just never complete."""
+        with self._changed:
+            for entries in self._rounds.values():
+                if len(entries) < self.size:
+                    entries.pop(rank, None)
+            for (src, _), pending in self._sends.items():
+                if src == rank:
+                    pending.clear()
+            self._changed.notify_all()
+
+    def send(self, src: int, dst: int, data: numpy.ndarray, aborted: Callable[[], bool]) -> None:
+        """Hand ``data`` to ``dst``; return once ``dst`` has received it."""
+        slot = _PostedSend(data)
+        with self._changed:
+            pending = self._sends[(src, dst)]
+            pending.append(slot)
+            self._changed.notify_all()
+            try:
+                self._wait_until(lambda: slot.taken, aborted)
+            except StandinNcclError:
+                if slot in pending:
+                    pending.remove(slot)
+                raise
+
+    def recv(self, src: int, dst: int, aborted: Callable[[], bool]) -> numpy.ndarray:
+        """What ``src`` sends to ``dst`` next, once it has posted the send."""
+        with self._changed:
+            pending = self._sends[(src, dst)]
+            self._wait_until(lambda: bool(pending), aborted)
+            slot = pending.popleft()
+            slot.taken = True
+            self._changed.notify_all()
+            return slot.data
 
 
 class World:
@@ -156,8 +247,34 @@ class World:
         return clique
 
 
+# How long each communicator call holds the communicator: CuPy releases the GIL inside them, so
+# NCCL would see two threads' calls overlap; the pause gives overlaps the room to show.
+CALL_SECONDS = 0.0005
+
+
+def _exclusive(method: Callable) -> Callable:
+    """Record, in ``overlaps``, a call made while another thread is inside the communicator."""
+
+    @functools.wraps(method)
+    def call(self: "Communicator", *args: Any) -> Any:
+        if not self._inside.acquire(blocking=False):
+            self.overlaps.append(method.__name__)
+            self._inside.acquire()
+        try:
+            time.sleep(CALL_SECONDS)
+            return method(self, *args)
+        finally:
+            self._inside.release()
+
+    return call
+
+
 class Communicator:
-    """Stand-in for ``cupy.cuda.nccl.NcclCommunicator`` (same method signatures)."""
+    """Stand-in for ``cupy.cuda.nccl.NcclCommunicator`` (same method signatures).
+
+    Calls from several threads must never overlap (NCCL communicators are not thread-safe);
+    ``overlaps`` names the calls that did.
+    """
 
     def __init__(self, world: World, size: int, unique_id: bytes, rank: int,
                  calls: List[tuple]) -> None:
@@ -169,88 +286,111 @@ class Communicator:
         self.aborted = False
         self.destroyed = False
         self.async_error: Optional[BaseException] = None
+        self.overlaps: List[str] = []
+        self._inside = threading.Lock()
 
-    def _queue(self, name: str, stream: int, work: Callable[[], None]) -> None:
-        self._calls.append((name, _streams[stream].name))
+    def _aborted(self) -> bool:
+        return self.aborted
+
+    def _queue(self, name: str, stream: int, work: Callable[[], None], *details: Any) -> None:
+        self._calls.append((name, _streams[stream].name, *details))
 
         def run() -> None:
             if self.aborted:
                 return
             try:
                 work()
-            except Exception as error:  # a broken barrier after abort, or a mismatch
+            except Exception as error:  # aborted while waiting for peers, or a mismatch
                 self.async_error = self.async_error or error
 
         _streams[stream].enqueue(run)
 
     def _reduce(self, arrays: List[numpy.ndarray], op: int) -> numpy.ndarray:
-        return _REDUCE[op].reduce(numpy.stack(arrays), axis=0)
+        """Combine the ranks' arrays as NCCL does: ``ncclAvg`` premultiplies floating values by
+        1/n and sums them; for integers it sums and divides, truncating toward zero."""
+        stacked = numpy.stack(arrays)
+        if op != NCCL_AVG:
+            return _REDUCE[op].reduce(stacked, axis=0, dtype=stacked.dtype)
+        if is_floating(stacked.dtype):
+            scaled = stacked * stacked.dtype.type(1 / len(arrays))
+            return numpy.add.reduce(scaled, axis=0, dtype=stacked.dtype)
+        total = numpy.add.reduce(stacked, axis=0, dtype=stacked.dtype)
+        divide_by_size(total, len(arrays))
+        return total
 
+    @_exclusive
     def allReduce(self, sendbuf: int, recvbuf: int, count: int, datatype: int, op: int,
                   stream: int) -> None:
         def work() -> None:
             mine = memory(sendbuf, count, datatype).copy()
-            everyone = self.clique.exchange(self.rank, ("allReduce", count, datatype, op), mine)
+            everyone = self.clique.exchange(self.rank, ("allReduce", count, datatype, op), mine,
+                                            self._aborted)
             memory(recvbuf, count, datatype)[:] = self._reduce(everyone, op)
 
-        self._queue("allReduce", stream, work)
+        self._queue("allReduce", stream, work, op)
 
+    @_exclusive
     def bcast(self, buff: int, count: int, datatype: int, root: int, stream: int) -> None:
         def work() -> None:
             mine = memory(buff, count, datatype).copy()
-            everyone = self.clique.exchange(self.rank, ("bcast", count, datatype, root), mine)
+            everyone = self.clique.exchange(self.rank, ("bcast", count, datatype, root), mine,
+                                            self._aborted)
             memory(buff, count, datatype)[:] = everyone[root]
 
         self._queue("bcast", stream, work)
 
+    @_exclusive
     def allGather(self, sendbuf: int, recvbuf: int, count: int, datatype: int,
                   stream: int) -> None:
         def work() -> None:
             mine = memory(sendbuf, count, datatype).copy()
-            everyone = self.clique.exchange(self.rank, ("allGather", count, datatype), mine)
+            everyone = self.clique.exchange(self.rank, ("allGather", count, datatype), mine,
+                                            self._aborted)
             memory(recvbuf, count * self.clique.size, datatype)[:] = numpy.concatenate(everyone)
 
         self._queue("allGather", stream, work)
 
+    @_exclusive
     def reduceScatter(self, sendbuf: int, recvbuf: int, recvcount: int, datatype: int, op: int,
                       stream: int) -> None:
         def work() -> None:
             mine = memory(sendbuf, recvcount * self.clique.size, datatype).copy()
             everyone = self.clique.exchange(self.rank,
-                                            ("reduceScatter", recvcount, datatype, op), mine)
+                                            ("reduceScatter", recvcount, datatype, op), mine,
+                                            self._aborted)
             block = slice(self.rank * recvcount, (self.rank + 1) * recvcount)
             memory(recvbuf, recvcount, datatype)[:] = self._reduce([a[block] for a in everyone],
                                                                    op)
 
-        self._queue("reduceScatter", stream, work)
+        self._queue("reduceScatter", stream, work, op)
 
+    @_exclusive
     def send(self, sendbuf: int, count: int, datatype: int, peer: int, stream: int) -> None:
         def work() -> None:
-            self.clique.mailboxes[(self.rank, peer)].put(memory(sendbuf, count, datatype).copy())
+            self.clique.send(self.rank, peer, memory(sendbuf, count, datatype).copy(),
+                             self._aborted)
 
         self._queue("send", stream, work)
 
+    @_exclusive
     def recv(self, recvbuf: int, count: int, datatype: int, peer: int, stream: int) -> None:
         def work() -> None:
-            while not self.aborted:
-                try:
-                    data = self.clique.mailboxes[(peer, self.rank)].get(timeout=0.01)
-                except queue.Empty:
-                    continue
-                memory(recvbuf, count, datatype)[:] = data
-                return
+            memory(recvbuf, count, datatype)[:] = self.clique.recv(peer, self.rank, self._aborted)
 
         self._queue("recv", stream, work)
 
+    @_exclusive
     def check_async_error(self) -> None:
         if self.async_error is not None:
             raise StandinNcclError(f"stand-in NCCL error: {self.async_error}")
 
+    @_exclusive
     def abort(self) -> None:
         self._calls.append(("abort",))
         self.aborted = True
-        self.clique.barrier.abort()
+        self.clique.leave(self.rank)
 
+    @_exclusive
     def destroy(self) -> None:
         self._calls.append(("destroy",))
         self.destroyed = True
@@ -274,9 +414,10 @@ class StandinRuntime:
         self.tuple_ids = tuple_ids
         self.unique_id_calls = 0
         self.communicators: List[Communicator] = []
-        self.device = 0
+        self.current = 0  # the current device
         self.compute = Stream("compute", self.calls)
         self.streams = [self.compute]
+        self.cuda_error: Optional[str] = None
 
     def unique_id(self) -> Any:
         self.unique_id_calls += 1
@@ -292,7 +433,15 @@ class StandinRuntime:
         return comm
 
     def current_device(self) -> int:
-        return self.device
+        return self.current
+
+    @contextlib.contextmanager
+    def device(self, index: int) -> Iterator[None]:
+        previous, self.current = self.current, index
+        try:
+            yield
+        finally:
+            self.current = previous
 
     def current_stream(self) -> Stream:
         return self.compute
@@ -303,7 +452,17 @@ class StandinRuntime:
         return stream
 
     def new_event(self) -> Event:
-        return Event(self.calls)
+        return Event(self.calls, self.current)
+
+    def event_done(self, event: Event) -> bool:
+        if self.cuda_error is not None:
+            raise StandinCudaError(self.cuda_error)
+        return event.fired.is_set()
+
+    def inject_cuda_error(self, message: str) -> None:
+        """Make every later event query fail with ``message``, as a sticky CUDA error (an illegal
+        address in a kernel) makes ``cudaEventQuery`` fail."""
+        self.cuda_error = message
 
     def is_device_array(self, array: Any) -> bool:
         return isinstance(array, DeviceArray)
@@ -325,11 +484,9 @@ class StandinRuntime:
         self.calls.append(("to_host",))
         numpy.copyto(host, device)
 
-    def run_on(self, stream: Stream, kernels: Callable[[], None]) -> None:
-        self.calls.append(("run_on", stream.name))
-        stream.enqueue(kernels)
-
     def stop(self) -> None:
-        """End the stream threads (test clean-up)."""
+        """End the stream threads and any wait for peers (test clean-up)."""
+        for comm in self.communicators:
+            comm.aborted = True
         for stream in self.streams:
             stream.stop()

@@ -1,13 +1,17 @@
-"""Integer AVG rounds toward zero, as Paddle's does.
+"""AVG: exact division for floating types (bfloat16 too), truncation toward zero for integers.
 
 Paddle's AVG is NCCL's ``ncclAvg``, which for integer types sums and then divides with C
 semantics (the quotient is truncated toward zero: -7 / 2 == -3, where floor division gives -4).
-Every backend finishes AVG with ``backends/base.py: divide_by_size``.
+The CPU backends finish AVG with ``backends/base.py: divide_by_size``; nccl uses ``ncclAvg``.
 """
+import subprocess
+import sys
+
+import ml_dtypes
 import numpy as np
 import pytest
 
-from minidp.distributed.backends.base import divide_by_size
+from minidp.distributed.backends.base import divide_by_size, is_floating
 
 
 @pytest.mark.parametrize("dtype", ["int32", "int64"])
@@ -17,7 +21,26 @@ def test_integer_average_truncates_toward_zero_like_paddle(dtype):
     assert sums.tolist() == [-3, 3, 0, 0, -3, 0, (np.iinfo(dtype).min + 1) // 2 + 1]
 
 
-def test_float_average_divides_exactly():
-    sums = np.array([-7.0, 7.0, -1.0], np.float32)
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", ml_dtypes.bfloat16])
+def test_floating_average_divides_exactly(dtype):
+    sums = np.array([3.5, -7.0, 5.0, -1.0], dtype)
     divide_by_size(sums, 2)
-    assert sums.tolist() == [-3.5, 3.5, -0.5]
+    assert sums.dtype == np.dtype(dtype)
+    assert sums.astype(np.float64).tolist() == [1.75, -3.5, 2.5, -0.5]
+
+
+def test_floating_types_are_told_apart_from_integers_and_other_void_types():
+    assert all(is_floating(t) for t in ["float16", "float32", "float64", "complex64",
+                                        ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn])
+    assert not any(is_floating(t) for t in ["int8", "uint8", "int64", "bool", "V4",
+                                            ml_dtypes.int4])
+
+
+def test_deciding_a_dtype_does_not_import_ml_dtypes():
+    code = ("import sys, numpy; from minidp.distributed.backends.base import is_floating; "
+            "sys.modules.pop('ml_dtypes', None); "
+            "print(is_floating(numpy.float32), is_floating(numpy.int32), "
+            "is_floating(numpy.dtype('V2')), 'ml_dtypes' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=60)
+    assert result.stdout.split() == ["True", "False", "False", "False"], result.stderr

@@ -4,13 +4,16 @@ import os
 import signal
 import time
 
+import ml_dtypes
 import numpy as np
 import pytest
 
 from dist_utils import WorkerFailure, run_workers, run_workers_outcomes
-from minidp.distributed.backends.base import ReduceOp
+from minidp.distributed.backends.base import Collective, Fingerprint, ReduceOp
 from minidp.distributed.backends.gloo import GlooProcessGroup, SMALL_ALL_REDUCE_BYTES
 from minidp.distributed.store import TCPStore
+from mismatch_cases import check_mismatch_reports, run_mismatch_cases
+from reduce_cases import check_every_op_and_dtype
 
 DTYPES = ["float16", "float32", "float64", "int32", "int64"]
 # 0, 1, odd, just past the small-message path, odd and ring-sized, several MiB
@@ -293,3 +296,115 @@ def failing_worker():
 def test_run_workers_reports_a_failing_rank_with_its_traceback():
     with pytest.raises(WorkerFailure, match="boom from a worker"):
         run_workers(failing_worker, 2, timeout=30)
+
+
+def test_every_public_operation_is_issued_once_as_a_described_collective(monkeypatch):
+    pg = GlooProcessGroup(None, 0, 1, name="solo", timeout=5)
+    issued = []
+    issue = pg._issue
+
+    def recording_issue(call, run, sync_op):
+        issued.append(call)
+        return issue(call, run, sync_op)
+
+    monkeypatch.setattr(pg, "_issue", recording_issue)
+    data = np.arange(6, dtype=np.float32)
+    pg.all_reduce(data, ReduceOp.MAX)
+    pg.broadcast(data, 0, sync_op=False).wait()
+    pg.all_gather(np.empty((1, 6), np.float32), data)
+    pg.reduce_scatter(np.empty(6, np.float32), data.copy(), ReduceOp.AVG)
+    pg.barrier(timeout=2)
+    pg.shutdown()
+    f32 = np.dtype(np.float32)
+    assert issued == [Collective("all_reduce", f32, 6, 5.0, reduce_op=ReduceOp.MAX),
+                      Collective("broadcast", f32, 6, 5.0, root=0),
+                      Collective("all_gather", f32, 6, 5.0),
+                      Collective("reduce_scatter", f32, 6, 5.0, reduce_op=ReduceOp.AVG),
+                      Collective("barrier", None, 0, 2.0)]
+
+
+def tensor_operands_worker():
+    import minidp
+
+    pg, _ = make_group()
+    r = pg.rank
+    summed = minidp.to_tensor(np.full(3, r + 1.0, np.float32))
+    pg.all_reduce(summed)
+    maximum = minidp.to_tensor(np.array([r, -r], np.int64))
+    pg.all_reduce(maximum, ReduceOp.MAX, sync_op=False).wait()
+    broadcast = minidp.to_tensor(np.full(2, float(r)))
+    pg.broadcast(broadcast, 1)
+    gathered = minidp.zeros([pg.size, 2], "float32")
+    pg.all_gather(gathered, minidp.to_tensor(np.array([r, 10 * r], np.float32)))
+    scattered = minidp.zeros([2], "float64")
+    pg.reduce_scatter(scattered, minidp.to_tensor(np.arange(2.0 * pg.size) + r))
+    token = minidp.zeros([3], "int32")
+    if r == 0:
+        pg.send(minidp.to_tensor(np.array([4, 5, 6], np.int32)), 1)
+    else:
+        pg.recv(token, 0)
+    pg.shutdown()
+    return {name: tensor.numpy().tolist() for name, tensor in [
+        ("sum", summed), ("max", maximum), ("broadcast", broadcast), ("gather", gathered),
+        ("scatter", scattered), ("token", token)]}
+
+
+@pytest.mark.timeout(60)
+def test_process_group_collectives_take_minidp_tensors_in_place():
+    results = run_workers(tensor_operands_worker, 2, timeout=50)
+    for rank, got in enumerate(results):
+        assert got["sum"] == [3.0] * 3
+        assert got["max"] == [1, 0]
+        assert got["broadcast"] == [1.0, 1.0]
+        assert got["gather"] == [[0.0, 0.0], [1.0, 10.0]]
+        assert got["scatter"] == [1.0 + 4 * rank, 3.0 + 4 * rank]
+        assert got["token"] == ([0, 0, 0] if rank == 0 else [4, 5, 6])
+
+
+def every_op_and_dtype_worker():
+    pg, _ = make_group()
+    failures = check_every_op_and_dtype(pg)
+    pg.shutdown()
+    return failures
+
+
+@pytest.mark.timeout(60)
+def test_every_reduce_op_on_every_dtype_including_bfloat16_and_uint8():
+    for rank, failures in enumerate(run_workers(every_op_and_dtype_worker, 2, timeout=50)):
+        assert failures == [], f"rank {rank}: {failures}"
+
+
+def mismatch_worker():
+    rank, size = int(os.environ["PADDLE_TRAINER_ID"]), int(os.environ["PADDLE_TRAINERS_NUM"])
+    store = TCPStore("127.0.0.1", int(os.environ["MASTER_PORT"]), is_master=rank == 0,
+                     timeout=30)
+    names = iter(range(100))
+    report = run_mismatch_cases(
+        lambda: GlooProcessGroup(store, rank, size, name=f"case{next(names)}", timeout=30))
+    GlooProcessGroup(store, rank, size, name="done", timeout=30).barrier()  # store outlives all
+    return report
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("world_size", [2, 3])
+def test_ranks_that_issue_different_operations_all_raise_naming_both(world_size):
+    check_mismatch_reports(run_workers(mismatch_worker, world_size, timeout=80))
+
+
+def test_fingerprints_round_trip_describe_themselves_and_pair_sends_with_receives():
+    bf16 = np.dtype(ml_dtypes.bfloat16)
+    reduce = Fingerprint.of(Collective("all_reduce", bf16, 1000, 5.0, reduce_op=ReduceOp.AVG), 12)
+    barrier = Fingerprint.of(Collective("barrier", None, 0, 5.0), 12)
+    send = Fingerprint.of(Collective("send", np.dtype(np.int64), 5, 5.0, root=1), 3)
+    for fingerprint in (reduce, barrier, send):
+        encoded = fingerprint.encode()
+        assert len(encoded) == Fingerprint.SIZE
+        assert Fingerprint.decode(encoded) == fingerprint
+    assert str(reduce) == "all_reduce AVG bfloat16[1000] (#12)"
+    assert str(barrier) == "barrier (#12)"
+    assert str(send) == "send int64[5] to rank 1 (#3)"
+    receive = Fingerprint.of(Collective("recv", np.dtype(np.int64), 5, 5.0, root=0), 3)
+    assert send.counterpart(0) == receive and receive.counterpart(1) == send
+    assert reduce.counterpart(0) == reduce
+    garbage = Fingerprint.decode(bytes(range(200, 256)) + bytes(Fingerprint.SIZE - 56))
+    assert isinstance(str(garbage), str)

@@ -225,6 +225,13 @@ def test_nccl_group_of_one_gpu_runs_every_collective(cupy):
         x = cupy.arange(6, dtype="float32")
         group.all_reduce(x, ReduceOp.AVG)
         cupy.testing.assert_array_equal(x, cupy.arange(6, dtype="float32"))
+        negative = cupy.array([-7, 7, -1], "int32")
+        group.all_reduce(negative, ReduceOp.AVG)  # ncclAvg over one rank: unchanged
+        cupy.testing.assert_array_equal(negative, [-7, 7, -1])
+        tensor = minidp.to_tensor(np.array([1.5, -2.0], "float32"))
+        group.all_reduce(tensor, ReduceOp.MAX)
+        assert isinstance(tensor._data, cupy.ndarray)
+        np.testing.assert_array_equal(tensor.numpy(), [1.5, -2.0])
         gathered = cupy.zeros((1, 3), "int64")
         group.all_gather(gathered, cupy.array([4, 5, 6]))
         cupy.testing.assert_array_equal(gathered, [[4, 5, 6]])
@@ -237,6 +244,11 @@ def test_nccl_group_of_one_gpu_runs_every_collective(cupy):
         works = [group.all_reduce(cupy.ones(1 << 16), sync_op=False) for _ in range(4)]
         assert all(work.wait() for work in works)
         group.barrier()
+        runtime = nccl.CupyRuntime("rank 0")
+        event = runtime.new_event()
+        event.record(runtime.current_stream())
+        event.synchronize()
+        assert runtime.event_done(event)
     finally:
         group.shutdown()
         store.close()

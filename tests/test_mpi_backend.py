@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from dist_utils import find_mpiexec
+from mismatch_cases import check_mismatch_reports
 
 pytestmark = pytest.mark.mpi
 
@@ -58,8 +59,7 @@ def test_mpi_backend_collectives_under_mpiexec(tmp_path):
         assert result["failures"] == [], result
         assert result["backend"] == "mpi" and result["world_size"] == 2
         assert result["launched_by_mpi"]
-        assert "timed out waiting for the other ranks" in result["timeout_error"] or \
-            result["rank"] == 1
+        assert "timed out waiting for the other ranks" in result["timeout_error"]
 
 
 @pytest.mark.timeout(90)
@@ -70,6 +70,13 @@ def test_gloo_under_bare_mpirun_shares_endpoints_over_mpi(tmp_path):
     for rank, result in enumerate(results):
         assert result["backend"] == "gloo" and result["sum"] == 3.0
         assert result["current_endpoint"] == endpoints[rank]
+        assert result["environment_untouched"]
+
+
+@pytest.mark.timeout(90)
+def test_mpi_ranks_that_issue_different_operations_all_raise_naming_both(tmp_path):
+    results = run_under_mpiexec("mismatch", tmp_path)
+    check_mismatch_reports([result["mismatch"] for result in results])
 
 
 def mpi_rank_main(mode):
@@ -77,13 +84,22 @@ def mpi_rank_main(mode):
     import minidp
     import minidp.distributed as dist
     from minidp.distributed.backends.base import ReduceOp
+    from mismatch_cases import run_mismatch_cases
+    from reduce_cases import check_every_op_and_dtype
 
     group = dist.init_parallel_env()
     env = dist.ParallelEnv()
     rank, size = dist.get_rank(), dist.get_world_size()
     report = {"rank": rank, "world_size": size, "backend": group.backend,
               "launched_by_mpi": env.launched_by_mpi, "current_endpoint": env.current_endpoint,
-              "trainer_endpoints": env.trainer_endpoints, "minidp_file": minidp.__file__}
+              "trainer_endpoints": env.trainer_endpoints, "minidp_file": minidp.__file__,
+              "environment_untouched": not any(name in os.environ for name in (
+                  "PADDLE_CURRENT_ENDPOINT", "PADDLE_TRAINER_ENDPOINTS", "PADDLE_MASTER"))}
+    if mode == "mismatch":
+        report["mismatch"] = run_mismatch_cases(
+            lambda: dist.new_group(timeout=30).process_group)
+        group.process_group.barrier()
+        return report
     if mode == "gloo":
         x = minidp.to_tensor(np.array([rank + 1.0]))
         dist.all_reduce(x)
@@ -106,6 +122,7 @@ def mpi_rank_main(mode):
                     want = np.floor(want)
                 if not np.allclose(mine.astype(np.float64), want, rtol=1e-3):
                     failures.append(f"all_reduce {op.name} {dtype} x{count}")
+    failures += check_every_op_and_dtype(pg)
     data = np.full(5, rank, np.int64)
     pg.broadcast(data, src=1)
     if not (data == 1).all():
@@ -139,15 +156,13 @@ def mpi_rank_main(mode):
         failures.append("subgroup member skipped")
 
     impatient = dist.new_group(timeout=0.5)
-    report["timeout_error"] = ""
-    if rank == 0:
-        try:
-            impatient.process_group.all_reduce(np.ones(4))
-        except RuntimeError as error:
-            report["timeout_error"] = str(error)
-    else:
-        time.sleep(1.0)
+    if rank == 1:
+        time.sleep(1.0)  # past rank 0's timeout: rank 0 fails, then rank 1 waits for it in vain
+    try:
         impatient.process_group.all_reduce(np.ones(4))
+        report["timeout_error"] = "no error"
+    except RuntimeError as error:
+        report["timeout_error"] = str(error)
     pg.barrier()
     report["failures"] = failures
     return report

@@ -13,16 +13,19 @@ import textwrap
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
+import minidp
 from dist_utils import run_workers
 from minidp import backend
 from minidp.distributed.backends import GroupSpec, ReduceOp
 from minidp.distributed.backends import nccl
 from minidp.distributed.store import TCPStore
-from nccl_standin import StandinNcclError, StandinRuntime, World, device_array
+from nccl_standin import DeviceArray, StandinNcclError, StandinRuntime, World, device_array
+from reduce_cases import check_every_op_and_dtype
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -356,7 +359,15 @@ def test_collectives_match_numpy(job_of, size):
         assert got["async"] == [True] * 8
 
 
-def test_numpy_arrays_are_staged_through_the_device_and_complete_before_returning(job_of):
+def test_every_reduce_op_on_every_dtype_including_bfloat16(job_of):
+    job = job_of(2)
+    results = in_threads(job.groups(), lambda g: check_every_op_and_dtype(
+        g, to_device=lambda a: a.view(DeviceArray), to_host=np.asarray))
+    for rank, failures in enumerate(results):
+        assert failures == [], f"rank {rank}: {failures}"
+
+
+def test_numpy_arrays_and_host_tensors_are_staged_and_complete_before_returning(job_of):
     job = job_of(2)
 
     def body(group):
@@ -365,12 +376,15 @@ def test_numpy_arrays_are_staged_through_the_device_and_complete_before_returnin
         done = work.is_completed()
         gathered = np.zeros((2, 2), "int64")
         group.all_gather(gathered, np.array([group.rank, 10], "int64"))
-        return x, done, gathered
+        tensor = minidp.to_tensor(np.array([group.rank, 5.0]))
+        group.all_reduce(tensor, ReduceOp.MAX)
+        return x, done, gathered, tensor.numpy()
 
-    for x, done, gathered in in_threads(job.groups(), body):
+    for x, done, gathered, tensor in in_threads(job.groups(), body):
         np.testing.assert_array_equal(x, [3.0, 3.0, 3.0])
         assert done
         np.testing.assert_array_equal(gathered, [[0, 10], [1, 10]])
+        np.testing.assert_array_equal(tensor, [1.0, 5.0])
     calls = job.runtimes[0].calls
     assert ("to_device", "nccl1") in calls and ("to_host",) in calls
 
@@ -386,12 +400,12 @@ def test_nccl_stream_waits_for_an_event_of_the_producing_stream_before_each_call
     in_threads(groups, lambda g: g.all_reduce(device_array([1.0, 2.0]), ReduceOp.AVG))
     calls = job.runtimes[0].calls
     kinds = [call[0] for call in calls]
-    assert kinds == ["record", "wait_event", "allReduce", "run_on", "record"], calls
+    assert kinds == ["record", "wait_event", "allReduce", "record"], calls
     produced, waited = calls[0], calls[1]
     assert produced[2] == "compute", "the ready event is recorded on the producing stream"
     assert waited[1:] == ("nccl1", produced[1]), "the NCCL stream waits for that event"
-    assert calls[2] == ("allReduce", "nccl1") and calls[3] == ("run_on", "nccl1")
-    assert calls[4][2] == "nccl1", "completion is recorded on the NCCL stream after the call"
+    assert calls[2] == ("allReduce", "nccl1", nccl.NCCL_AVG), "AVG is NCCL's own ncclAvg"
+    assert calls[3][2] == "nccl1", "completion is recorded on the NCCL stream after the call"
 
 
 def test_async_collective_runs_after_the_producing_stream_and_wait_follows_the_event(job_of):
@@ -419,6 +433,25 @@ def test_async_collective_runs_after_the_producing_stream_and_wait_follows_the_e
     assert all(r.communicators[0].aborted is False for r in job.runtimes)
 
 
+def test_operations_are_issued_on_the_group_device_whatever_device_is_current(job_of):
+    job = job_of(2)
+    groups = job.groups()
+    connect(groups)
+    created = []
+    for runtime in job.runtimes:
+        runtime.current = 1  # set_device after the first collective, or another thread's device
+        new_event = runtime.new_event
+
+        def recording_new_event(new_event=new_event):
+            created.append(new_event())
+            return created[-1]
+
+        runtime.new_event = recording_new_event
+    in_threads(groups, lambda g: g.all_reduce(device_array([1.0, 2.0]), sync_op=False).wait())
+    assert len(created) == 4 and all(event.device == 0 for event in created)
+    assert [runtime.current for runtime in job.runtimes] == [1, 1], "the caller's device returns"
+
+
 # --- failures ------------------------------------------------------------------------------
 
 def test_timeout_aborts_the_communicator_and_names_rank_and_operation(job_of):
@@ -440,6 +473,82 @@ def test_timeout_aborts_the_communicator_and_names_rank_and_operation(job_of):
     with pytest.raises(RuntimeError, match="unusable after an earlier failure"):
         groups[0].all_gather(device_array(np.zeros((2, 1))), device_array([1.0]))
     groups[0].shutdown()  # returns: the failed work is logged, not raised
+
+
+def test_issuing_error_checks_and_abort_never_overlap_in_the_communicator(job_of):
+    job = job_of(2)
+    groups = job.groups(timeout=0.5)
+    connect(groups)
+    group = groups[0]
+    first = group.all_reduce(device_array([1.0]), sync_op=False)  # rank 1 never joins
+
+    def issue_many() -> None:
+        for _ in range(60):
+            try:
+                group.all_reduce(device_array([1.0]), sync_op=False)
+            except RuntimeError:  # the group failed: the timeout aborted it
+                return
+
+    issuers = [threading.Thread(target=issue_many, daemon=True) for _ in range(2)]
+    for thread in issuers:
+        thread.start()
+    with pytest.raises(RuntimeError, match="timed out"):
+        first.wait()  # polls check_async_error, then aborts, while the issuers issue
+    for thread in issuers:
+        thread.join(10)
+    communicator = job.runtimes[0].communicators[0]
+    assert communicator.aborted
+    assert communicator.overlaps == []
+
+
+def test_two_ranks_that_both_send_first_deadlock_and_the_timeout_says_so(job_of):
+    job = job_of(2)
+    groups = job.groups(timeout=0.5)
+    connect(groups)
+
+    def send_then_receive(group):
+        peer = 1 - group.rank
+        started = time.monotonic()
+        try:
+            group.send(device_array([group.rank + 1.0]), peer)
+            group.recv(device_array([0.0]), peer)
+        except RuntimeError as error:
+            return str(error), time.monotonic() - started
+        return "no error", 0.0
+
+    for rank, (message, waited) in enumerate(in_threads(groups, send_then_receive)):
+        assert f"nccl send on group 'default' at rank {rank}: timed out" in message
+        assert waited >= 0.4
+    # the same exchange in a safe order completes: rank 0 sends first, rank 1 receives first
+    job2 = job_of(2)
+    groups = job2.groups(timeout=5)
+
+    def ordered(group):
+        peer, received = 1 - group.rank, device_array([0.0])
+        if group.rank == 0:
+            group.send(device_array([1.0]), peer)
+            group.recv(received, peer)
+        else:
+            group.recv(received, peer)
+            group.send(device_array([2.0]), peer)
+        return float(received[0])
+
+    assert in_threads(groups, ordered) == [2.0, 1.0]
+
+
+def test_abort_is_local_and_peers_learn_of_it_through_their_own_timeout(job_of):
+    job = job_of(2)
+    groups = job.groups(timeout=0.5)
+    connect(groups)
+    with pytest.raises(RuntimeError, match="rank 0: timed out"):
+        groups[0].all_reduce(device_array([1.0]))  # rank 1 is not there yet
+    assert job.runtimes[0].communicators[0].aborted
+    assert not job.runtimes[1].communicators[0].aborted
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match="at rank 1: timed out"):
+        groups[1].all_reduce(device_array([1.0]))  # its peer aborted: nothing answers
+    assert time.monotonic() - started >= 0.4, "rank 1 learns only through its own timeout"
+    assert job.runtimes[1].communicators[0].aborted
 
 
 def test_a_barrier_that_not_every_rank_enters_times_out(job_of):
@@ -474,6 +583,52 @@ def test_an_asynchronous_nccl_error_aborts_and_raises(job_of):
     assert "nccl all_reduce on group 'default' at rank 0" in message
     assert "asynchronous error" in message and "unhandled system error" in message
     assert communicator.aborted
+
+
+def test_a_cuda_error_fails_the_group_at_once_naming_rank_and_operation(job_of):
+    job = job_of(2)
+    groups = job.groups(timeout=30)
+    connect(groups)
+    work = groups[0].all_reduce(device_array([1.0]), sync_op=False)  # rank 1 never joins
+    assert not work.is_completed()
+    job.runtimes[0].inject_cuda_error("cudaErrorIllegalAddress: an illegal memory access was "
+                                      "encountered")
+    started = time.monotonic()
+    with pytest.raises(RuntimeError) as caught:
+        work.wait()
+    assert time.monotonic() - started < 5, "a CUDA error must not wait for the group timeout"
+    message = str(caught.value)
+    assert "nccl all_reduce on group 'default' at rank 0: CUDA reported an error" in message
+    assert "cudaErrorIllegalAddress" in message and "aborted" in message
+    assert job.runtimes[0].communicators[0].aborted
+    with pytest.raises(RuntimeError, match="nccl broadcast .* unusable after an earlier failure"):
+        groups[0].broadcast(device_array([1.0]), 0)
+
+
+class FakeCudaRuntimeModule:
+    """``cupy.cuda.runtime``'s eventQuery and check_status, answering with a chosen status."""
+
+    def __init__(self, status: int) -> None:
+        self.status = status
+
+    def eventQuery(self, pointer: int) -> int:
+        return self.status
+
+    def check_status(self, status: int) -> None:
+        if status:
+            raise RuntimeError(f"cudaError {status}")
+
+
+@pytest.mark.parametrize("status, answer", [(0, True), (600, False), (700, "cudaError 700")])
+def test_cupy_runtime_tells_a_pending_event_from_a_cuda_error(status, answer):
+    runtime = nccl.CupyRuntime.__new__(nccl.CupyRuntime)
+    runtime._cupy = SimpleNamespace(cuda=SimpleNamespace(runtime=FakeCudaRuntimeModule(status)))
+    event = SimpleNamespace(ptr=0x1234)
+    if isinstance(answer, bool):
+        assert runtime.event_done(event) is answer
+    else:
+        with pytest.raises(RuntimeError, match=answer):
+            runtime.event_done(event)
 
 
 def test_shutdown_finishes_outstanding_work_then_destroys(job_of):

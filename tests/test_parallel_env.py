@@ -1,8 +1,11 @@
 """ParallelEnv: Paddle's variables, their defaults and aliases, and MPI launcher detection."""
+import os
+
 import pytest
 
 from minidp.distributed import ParallelEnv
-from minidp.distributed.env import mpi_launch
+from minidp.distributed import env as env_module
+from minidp.distributed.env import mpi_launch, record_mpi_endpoints
 
 VARIABLES = ("PADDLE_TRAINER_ID", "PADDLE_TRAINERS_NUM", "PADDLE_CURRENT_ENDPOINT",
              "PADDLE_TRAINER_ENDPOINTS", "PADDLE_PG_TIMEOUT", "PADDLE_XCCL_BACKEND",
@@ -86,3 +89,17 @@ def test_bad_values_name_the_variable(env, name, value, message):
     env.setenv(name, value)
     with pytest.raises(ValueError, match=message):
         ParallelEnv()
+
+
+def test_endpoints_shared_over_mpi_are_reported_without_touching_the_environment(env):
+    env.setattr(env_module, "_mpi_endpoints", [])
+    env.setenv("PMI_RANK", "1")
+    env.setenv("PMI_SIZE", "2")
+    assert ParallelEnv().trainer_endpoints == []
+    record_mpi_endpoints(["10.0.0.1:6170", "10.0.0.2:6171"])
+    shared = ParallelEnv()
+    assert shared.trainer_endpoints == ["10.0.0.1:6170", "10.0.0.2:6171"]
+    assert shared.current_endpoint == "10.0.0.2:6171"
+    assert "PADDLE_TRAINER_ENDPOINTS" not in os.environ
+    env.setenv("PADDLE_TRAINER_ENDPOINTS", "127.0.0.1:1,127.0.0.1:2")
+    assert ParallelEnv().trainer_endpoints == ["127.0.0.1:1", "127.0.0.1:2"], "variables win"

@@ -6,14 +6,20 @@ variables: ``PADDLE_TRAINER_ID``, ``PADDLE_TRAINERS_NUM``, ``PADDLE_CURRENT_ENDP
 A process started by an MPI launcher (``mpirun``/``mpiexec`` of Open MPI, MPICH or Intel MPI,
 or Slurm's ``srun --mpi=pmi2``) gets its rank, world size and local rank from the launcher's own
 variables instead, so a bare ``mpirun -n 2 python train.py`` needs no other set-up; Paddle's
-variables, when present, take precedence.
+variables, when present, take precedence. Such a launcher announces no endpoints:
+``init_parallel_env`` shares them over MPI and hands them to :func:`record_mpi_endpoints`, and
+every ``ParallelEnv`` made afterwards in the process reports them. They are kept here, not
+written to ``os.environ``, so they never leak into the environment of child processes.
 """
 from __future__ import annotations
 
 import os
-from typing import List, NamedTuple, Optional, Tuple
+from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 DEFAULT_PG_TIMEOUT_MS = 1_800_000
+
+# Every rank's ``ip:port`` as init_parallel_env shared them over MPI (empty until then).
+_mpi_endpoints: List[str] = []
 
 
 class MpiLaunch(NamedTuple):
@@ -42,6 +48,11 @@ def read_int(name: str, default: int) -> int:
         raise ValueError(f"environment variable {name}={value!r} must be an integer") from None
 
 
+def record_mpi_endpoints(endpoints: Sequence[str]) -> None:
+    """Remember every rank's ``ip:port`` (rank order) as shared over MPI by init_parallel_env."""
+    _mpi_endpoints[:] = endpoints
+
+
 def mpi_launch() -> Optional[MpiLaunch]:
     """What the MPI launcher that started this process says, or None when there is none."""
     for rank_name, size_name, local_names in _MPI_LAUNCHER_VARIABLES:
@@ -57,7 +68,9 @@ class ParallelEnv:
     """Rank, world size, device and endpoints of this process (Paddle's ``ParallelEnv``).
 
     Values are read once, when the object is made. ``local_rank``, ``nranks`` and ``dev_id`` are
-    the old names of ``rank``, ``world_size`` and ``device_id``.
+    the old names of ``rank``, ``world_size`` and ``device_id``. ``nrings`` is accepted and
+    validated for compatibility with Paddle only: minidp opens one NCCL communicator per group
+    and leaves the number of rings (channels) to NCCL.
     """
 
     def __init__(self) -> None:
@@ -84,6 +97,9 @@ class ParallelEnv:
         endpoints = os.environ.get("PADDLE_TRAINER_ENDPOINTS", "").strip()
         self._trainer_endpoints = [e.strip() for e in endpoints.split(",") if e.strip()]
         self._current_endpoint = os.environ.get("PADDLE_CURRENT_ENDPOINT", "").strip()
+        if self._launched_by_mpi and not endpoints and len(_mpi_endpoints) == self._world_size:
+            self._trainer_endpoints = list(_mpi_endpoints)
+            self._current_endpoint = self._current_endpoint or _mpi_endpoints[self._rank]
         self._nrings = read_int("FLAGS_nccl_nrings", 1)
         if not 0 < self._nrings < 9:
             raise ValueError(f"FLAGS_nccl_nrings must be between 1 and 8, got {self._nrings}")
@@ -110,17 +126,21 @@ class ParallelEnv:
 
     @property
     def current_endpoint(self) -> str:
-        """``ip:port`` of this trainer, from ``PADDLE_CURRENT_ENDPOINT`` ("" when unset)."""
+        """``ip:port`` of this trainer, from ``PADDLE_CURRENT_ENDPOINT``, else as shared over MPI
+        ("" when neither)."""
         return self._current_endpoint
 
     @property
     def trainer_endpoints(self) -> List[str]:
-        """Every trainer's ``ip:port`` in rank order, from ``PADDLE_TRAINER_ENDPOINTS``."""
+        """Every trainer's ``ip:port`` in rank order, from ``PADDLE_TRAINER_ENDPOINTS``, else as
+        shared over MPI."""
         return list(self._trainer_endpoints)
 
     @property
     def nrings(self) -> int:
-        """Number of NCCL rings, from ``FLAGS_nccl_nrings`` (default 1)."""
+        """``FLAGS_nccl_nrings`` (1 to 8, default 1): accepted for compatibility with Paddle, where
+        it sets the number of NCCL communicators per group; minidp uses one and lets NCCL choose
+        its channels (``NCCL_MIN_NCHANNELS``/``NCCL_MAX_NCHANNELS`` tune them)."""
         return self._nrings
 
     @property

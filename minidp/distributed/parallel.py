@@ -6,7 +6,8 @@
 2. choose the backend: ``PADDLE_DISTRI_BACKEND``, or ``auto`` = nccl when CuPy sees a GPU, else
    mpi when an MPI launcher started the process and mpi4py imports, else gloo;
 3. under an MPI launcher, share every rank's ``ip:port`` with an MPI all-gather (rank 0's is the
-   master endpoint) and export them as ``PADDLE_*`` variables;
+   master endpoint) and hand them to ``env.record_mpi_endpoints``, from which every
+   :class:`ParallelEnv` reads them (nothing is written to ``os.environ``);
 4. rank 0 hosts the TCPStore at the master endpoint (``MASTER_ADDR``/``MASTER_PORT``, else
    ``PADDLE_MASTER``, else the first of ``PADDLE_TRAINER_ENDPOINTS``) and every rank connects;
 5. under nccl, the rank's GPU becomes the current device (``set_device('gpu:N')`` with N the
@@ -27,7 +28,7 @@ from .. import backend as array_backend
 from . import collective
 from .backends import GroupSpec, get_backend_factory
 from .collective import Group
-from .env import ParallelEnv
+from .env import ParallelEnv, record_mpi_endpoints
 from .store import TCPStore
 
 logger = logging.getLogger("minidp.distributed")
@@ -110,8 +111,8 @@ def _free_port(host: str) -> int:
         return probe.getsockname()[1]
 
 
-def _share_endpoints_over_mpi(env: ParallelEnv) -> None:
-    """Give every rank an ``ip:port`` and export them as ``PADDLE_*`` endpoint variables.
+def _share_endpoints_over_mpi(env: ParallelEnv) -> List[str]:
+    """Give every rank an ``ip:port``; every rank's, in rank order.
 
     Uses buffer-based MPI all-gathers of fixed-size byte strings, so nothing is unpickled.
     Ranks on one host use 127.0.0.1; otherwise each rank's host address. Rank 0's endpoint is
@@ -146,10 +147,7 @@ def _share_endpoints_over_mpi(env: ParallelEnv) -> None:
         port = store.port
     else:
         port = _free_port(host)
-    endpoints = all_gather_text(f"{host}:{port}")
-    os.environ.setdefault("PADDLE_CURRENT_ENDPOINT", endpoints[env.rank])
-    os.environ.setdefault("PADDLE_TRAINER_ENDPOINTS", ",".join(endpoints))
-    os.environ.setdefault("PADDLE_MASTER", endpoints[0])
+    return all_gather_text(f"{host}:{port}")
 
 
 def _abort_mpi_job_on_uncaught_exception() -> None:
@@ -201,7 +199,7 @@ def init_parallel_env() -> Optional[Group]:
     backend = _choose_backend(env)
     if env.launched_by_mpi and _mpi4py_available():
         _abort_mpi_job_on_uncaught_exception()
-        _share_endpoints_over_mpi(env)
+        record_mpi_endpoints(_share_endpoints_over_mpi(env))
         env = _global_parallel_env = ParallelEnv()
     if backend == "nccl":
         array_backend.set_device(f"gpu:{env.device_id}")

@@ -1,4 +1,4 @@
-"""The process-group interface every communication backend implements.
+"""The process-group interface every communication backend implements, in two layers.
 
 A process group is a fixed set of ``size`` processes that call the same collectives in the same
 order. Each process knows its group-local ``rank``. The interface, used by the gradient reducer
@@ -23,18 +23,35 @@ and by every backend (gloo, mpi, nccl):
     - ``barrier(timeout=None)``; ``send(array, dst)``; ``recv(array, src)`` (synchronous);
     - ``shutdown()``.
 
-Arrays are C-contiguous and writable (for the CPU backends NumPy arrays); zero-size arrays are
-allowed. With ``sync_op=False`` the operation is queued on the group's single background thread
-(the nccl backend queues it on its CUDA stream instead), so asynchronous operations run in the
-order they were issued -- the same order on every rank -- and a synchronous operation issued
-after them runs after them. A failed operation leaves the
-group broken: every later operation raises at once instead of exchanging mismatched bytes.
+Operands are C-contiguous, writable arrays (NumPy arrays for the CPU backends) or minidp Tensors,
+whose ``_data`` is used in place, as Paddle's process groups take tensors; zero-size arrays are
+allowed. ``AVG`` divides exactly for floating types (bfloat16 included) and truncates toward zero
+for integers, as NCCL's ``ncclAvg`` does; it refuses bool arrays.
 
-Backends subclass :class:`ProcessGroup` and implement the underscore methods (``_all_reduce``,
-``_broadcast``, ``_all_gather``, ``_reduce_scatter``, ``_barrier``, ``_send``, ``_recv`` and
-``_close``); the public methods validate arguments once and handle ordering and work handles.
-A backend whose arrays are not NumPy arrays (nccl: CuPy) overrides ``_check_array`` too.
-Each backend module offers ``create_process_group(spec: GroupSpec)``, which the table in
+The two layers
+--------------
+:class:`ProcessGroup` holds what every backend shares: the public methods, which validate their
+arguments once and describe each operation as a :class:`Collective` (op name, dtype, element
+count, root, reduce op, timeout) before handing it to :meth:`ProcessGroup._issue` -- the one place
+where every collective is issued --; the failure state (a failed operation leaves the group broken:
+every later operation raises at once instead of exchanging mismatched bytes); the closed state;
+and the descriptions that prefix every error message.
+
+:class:`ThreadedProcessGroup` adds the execution gloo and mpi use: with ``sync_op=False`` an
+operation is queued on the group's single background thread, so asynchronous operations run in
+the order they were issued -- the same order on every rank -- and a synchronous operation issued
+after them runs after them. Before it moves data, each operation exchanges a small
+:class:`Fingerprint` (sequence number, op, reduce op, dtype, element count, root) with its
+peers, so ranks that issued different operations raise, naming both, instead of exchanging
+mismatched bytes: "rank 0 called barrier (#12) while rank 1 called all_reduce SUM
+float32[1000] (#12)". The nccl backend inherits :class:`ProcessGroup` only: it queues
+operations on a CUDA stream instead.
+
+Backends implement the underscore methods (``_all_reduce``, ``_broadcast``, ``_all_gather``,
+``_reduce_scatter``, ``_barrier``, ``_send``, ``_recv`` and ``_close``); what they return is
+handed back to the backend's ``_issue`` (nccl: the arrays it staged through device memory). A
+backend whose arrays are not NumPy arrays (nccl: CuPy) overrides ``_check_array`` too. Each
+backend module offers ``create_process_group(spec: GroupSpec)``, which the table in
 ``backends/__init__.py`` maps a backend name to.
 """
 from __future__ import annotations
@@ -44,11 +61,14 @@ import dataclasses
 import enum
 import logging
 import queue
+import struct
+import sys
 import threading
-from typing import Any, Callable, Dict, Optional, Sequence
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy
 
+from ...autograd.tensor import Tensor
 from ...backend import get_array_module
 
 logger = logging.getLogger("minidp.distributed")
@@ -64,10 +84,29 @@ class ReduceOp(enum.IntEnum):
     AVG = 4
 
 
+def is_floating(dtype: Any) -> bool:
+    """True for floating-point dtypes, NumPy's and ``ml_dtypes``' (bfloat16 has kind 'V').
+
+    ``ml_dtypes`` is consulted only when it is already imported: without it no array can have
+    one of its dtypes, so nothing is imported here.
+    """
+    dtype = numpy.dtype(dtype)
+    if numpy.issubdtype(dtype, numpy.inexact):
+        return True
+    ml_dtypes = sys.modules.get("ml_dtypes")
+    if ml_dtypes is None or dtype.kind != "V":
+        return False
+    try:
+        ml_dtypes.finfo(dtype)
+    except ValueError:
+        return False
+    return True
+
+
 def divide_by_size(array: Any, size: int) -> None:
-    """Finish an ``AVG`` reduction in place: true division for floats; for integers the quotient
-    truncated toward zero, as Paddle's AVG (NCCL's ``ncclAvg``) gives it (-7 / 2 == -3)."""
-    if array.dtype.kind in "fc":
+    """Finish an ``AVG`` reduction in place: true division for floating types; for integers the
+    quotient truncated toward zero, as Paddle's AVG (NCCL's ``ncclAvg``) gives it (-7 / 2 == -3)."""
+    if is_floating(array.dtype):
         array /= size
     else:
         array -= get_array_module(array).fmod(array, size)
@@ -146,14 +185,86 @@ class GroupSpec:
         return len(self.global_ranks)
 
 
-_STOP = object()
+class Collective(NamedTuple):
+    """One operation as issued: what every rank of the group must agree on.
+
+    ``count`` is the number of elements this rank contributes (0 for a barrier, whose ``dtype``
+    is None); ``root`` is the source of a broadcast or a receive and the destination of a send;
+    ``timeout`` (seconds) bounds the operation.
+    """
+
+    op: str
+    dtype: Optional[numpy.dtype]
+    count: int
+    timeout: float
+    root: Optional[int] = None
+    reduce_op: Optional[ReduceOp] = None
+
+
+_FINGERPRINT = struct.Struct("!Q16s8s16sqi")
+_POINT_TO_POINT = ("send", "recv")
+
+
+class Fingerprint(NamedTuple):
+    """What a rank is about to run, as exchanged with its peers before any data moves.
+
+    ``seq`` numbers the group's collectives (and, separately, each pair's sends and receives)
+    in issue order; ``reduce_op`` and ``dtype`` are names ("" when there is none); ``root`` is
+    -1 when there is none. :meth:`encode` packs it into :data:`Fingerprint.SIZE` bytes.
+    """
+
+    seq: int
+    op: str
+    reduce_op: str
+    dtype: str
+    count: int
+    root: int
+
+    SIZE = _FINGERPRINT.size
+
+    @classmethod
+    def of(cls, call: Collective, seq: int) -> "Fingerprint":
+        return cls(seq, call.op, call.reduce_op.name if call.reduce_op is not None else "",
+                   call.dtype.name if call.dtype is not None else "", call.count,
+                   -1 if call.root is None else call.root)
+
+    def encode(self) -> bytes:
+        return _FINGERPRINT.pack(self.seq, self.op.encode(), self.reduce_op.encode(),
+                                 self.dtype.encode(), self.count, self.root)
+
+    @classmethod
+    def decode(cls, data: bytes) -> "Fingerprint":
+        """The fingerprint in ``data`` (bytes from a peer: text fields are decoded leniently)."""
+        seq, op, reduce_op, dtype, count, root = _FINGERPRINT.unpack(data)
+
+        def text(raw: bytes) -> str:
+            return raw.rstrip(b"\0").decode("ascii", "replace")
+
+        return cls(seq, text(op), text(reduce_op), text(dtype), count, root)
+
+    def counterpart(self, rank: int) -> "Fingerprint":
+        """What a peer must be running for this rank's operation to go ahead: the same
+        collective, or for a send from ``rank`` the matching receive (and vice versa)."""
+        if self.op in _POINT_TO_POINT:
+            return self._replace(op="recv" if self.op == "send" else "send", root=rank)
+        return self
+
+    def __str__(self) -> str:
+        """``all_reduce SUM float32[1000] (#12)``, ``send int64[5] to rank 1 (#3)``."""
+        text = f"{self.op} {self.reduce_op}".rstrip()
+        if self.dtype:
+            text += f" {self.dtype}[{self.count}]"
+        if self.root >= 0:
+            text += f" {'to' if self.op == 'send' else 'from'} rank {self.root}"
+        return f"{text} (#{self.seq})"
 
 
 class ProcessGroup(abc.ABC):
-    """Base of every backend: argument checks, issue order, the asynchronous queue, failure state.
+    """Base of every backend: argument checks, descriptions, failure and closed state.
 
     ``global_ranks`` maps group-local ranks to ranks of the whole job; it only improves error
-    messages (``rank 1 (global 3)``).
+    messages (``rank 1 (global 3)``). Subclasses implement :meth:`_issue` (how an operation is
+    run or queued), :meth:`_finish_outstanding` and the operations' underscore methods.
     """
 
     backend_name = "base"
@@ -169,12 +280,11 @@ class ProcessGroup(abc.ABC):
         self.name = name
         self.timeout = float(timeout)
         self.global_ranks = list(global_ranks) if global_ranks is not None else list(range(size))
-        self._issue_lock = threading.Lock()
-        self._pending = 0
-        self._queue: "queue.SimpleQueue" = queue.SimpleQueue()
-        self._worker: Optional[threading.Thread] = None
+        # Serialises issuing (and, in nccl, every call into the communicator). Reentrant: a
+        # failure while issuing cleans up under the same lock.
+        self._issue_lock = threading.RLock()
+        self._failure_lock = threading.Lock()
         self._failure: Optional[BaseException] = None
-        self._completed: Dict[str, Work] = {}
         self._closed = False
 
     # --- naming, for messages -------------------------------------------------------------
@@ -188,12 +298,18 @@ class ProcessGroup(abc.ABC):
         return f"{self.backend_name} {op} on group '{self.name}' at {self.describe_rank(self.rank)}"
 
     # --- argument checks ------------------------------------------------------------------
+    def _operand(self, value: Any, what: str) -> Any:
+        """The array to communicate in place: ``value`` itself, or a minidp Tensor's data."""
+        array = value._data if isinstance(value, Tensor) else value
+        self._check_array(array, what)
+        return array
+
     def _check_array(self, array: Any, what: str) -> None:
         """Reject arrays this backend cannot move in place; CPU backends take NumPy arrays."""
         if not isinstance(array, numpy.ndarray):
             raise TypeError(
-                f"{self.backend_name} backend moves NumPy arrays; {what} is {type(array).__name__}"
-                " (use the nccl backend for GPU arrays)"
+                f"{self.backend_name} backend moves NumPy arrays and minidp Tensors; {what} is "
+                f"{type(array).__name__} (use the nccl backend for GPU arrays)"
             )
         if not array.flags.c_contiguous or not array.flags.writeable:
             raise ValueError(f"{what} must be a C-contiguous, writable array")
@@ -203,112 +319,265 @@ class ProcessGroup(abc.ABC):
             raise ValueError(f"{what}={rank!r} is not a rank of group '{self.name}' "
                              f"(size {self.size})")
 
-    @staticmethod
-    def _check_op(op: Any) -> ReduceOp:
+    def _check_reduction(self, array: Any, op: Any, what: str) -> ReduceOp:
+        """The ``ReduceOp`` for ``op``; refuses unknown ops and averages of bool arrays."""
         try:
-            return ReduceOp(op)
+            op = ReduceOp(op)
         except ValueError:
             raise ValueError(f"unknown reduce op {op!r}; "
                              "use a minidp.distributed.ReduceOp") from None
+        if op == ReduceOp.AVG and array.dtype == numpy.bool_:
+            raise TypeError(f"{self.describe(what)}: cannot average bool arrays; cast them to a "
+                            "number type first")
+        return op
 
     # --- the public collectives -----------------------------------------------------------
     def all_reduce(self, array: Any, op: ReduceOp = ReduceOp.SUM, sync_op: bool = True) -> Work:
         """Reduce ``array`` over all ranks, in place, leaving the result on every rank."""
-        self._check_array(array, "array")
-        op = self._check_op(op)
-        return self._launch("all_reduce", lambda: self._all_reduce(array, op), sync_op)
+        array = self._operand(array, "array")
+        op = self._check_reduction(array, op, "all_reduce")
+        call = Collective("all_reduce", array.dtype, array.size, self.timeout, reduce_op=op)
+        return self._issue(call, lambda: self._all_reduce(array, op), sync_op)
 
     def broadcast(self, array: Any, src: int, sync_op: bool = True) -> Work:
         """Copy group-local rank ``src``'s ``array`` into ``array`` on every rank."""
-        self._check_array(array, "array")
+        array = self._operand(array, "array")
         self._check_rank(src, "src")
-        return self._launch("broadcast", lambda: self._broadcast(array, int(src)), sync_op)
+        src = int(src)
+        call = Collective("broadcast", array.dtype, array.size, self.timeout, root=src)
+        return self._issue(call, lambda: self._broadcast(array, src), sync_op)
 
     def all_gather(self, out_array: Any, array: Any, sync_op: bool = True) -> Work:
         """Fill ``out_array[r]`` with rank ``r``'s ``array`` on every rank."""
-        self._check_array(array, "array")
-        self._check_array(out_array, "out_array")
+        array = self._operand(array, "array")
+        out_array = self._operand(out_array, "out_array")
         if tuple(out_array.shape) != (self.size, *array.shape) or out_array.dtype != array.dtype:
             raise ValueError(
                 f"all_gather out_array must have shape {[self.size, *array.shape]} and dtype "
                 f"{array.dtype}; got {list(out_array.shape)} {out_array.dtype}"
             )
-        return self._launch("all_gather", lambda: self._all_gather(out_array, array), sync_op)
+        call = Collective("all_gather", array.dtype, array.size, self.timeout)
+        return self._issue(call, lambda: self._all_gather(out_array, array), sync_op)
 
     def reduce_scatter(self, out_array: Any, in_array: Any, op: ReduceOp = ReduceOp.SUM,
                        sync_op: bool = True) -> Work:
         """Reduce ``in_array`` over ranks; block ``rank`` of the result goes to ``out_array``."""
-        self._check_array(in_array, "in_array")
-        self._check_array(out_array, "out_array")
-        op = self._check_op(op)
+        in_array = self._operand(in_array, "in_array")
+        out_array = self._operand(out_array, "out_array")
+        op = self._check_reduction(in_array, op, "reduce_scatter")
         if in_array.size != self.size * out_array.size or in_array.dtype != out_array.dtype:
             raise ValueError(
                 f"reduce_scatter in_array must hold {self.size} x {out_array.size} elements of "
                 f"{out_array.dtype}; got {in_array.size} of {in_array.dtype}"
             )
-        return self._launch("reduce_scatter",
-                            lambda: self._reduce_scatter(out_array, in_array, op), sync_op)
+        call = Collective("reduce_scatter", in_array.dtype, in_array.size, self.timeout,
+                          reduce_op=op)
+        return self._issue(call, lambda: self._reduce_scatter(out_array, in_array, op), sync_op)
 
     def barrier(self, timeout: Optional[float] = None) -> None:
         """Return once every rank of the group has entered (raise after ``timeout`` seconds)."""
         limit = self.timeout if timeout is None else float(timeout)
         if not limit > 0:
             raise ValueError(f"barrier timeout must be positive, got {timeout!r}")
-        self._launch("barrier", lambda: self._barrier(limit), True)
+        self._issue(Collective("barrier", None, 0, limit), lambda: self._barrier(limit), True)
 
     def send(self, array: Any, dst: int) -> None:
         """Send ``array`` to group-local rank ``dst``, which calls ``recv`` with the same shape."""
-        self._check_array(array, "array")
+        array = self._operand(array, "array")
         self._check_rank(dst, "dst")
         if dst == self.rank:
             raise ValueError(f"rank {self.rank} cannot send to itself")
-        self._launch("send", lambda: self._send(array, int(dst)), True)
+        dst = int(dst)
+        call = Collective("send", array.dtype, array.size, self.timeout, root=dst)
+        self._issue(call, lambda: self._send(array, dst), True)
 
     def recv(self, array: Any, src: int) -> None:
         """Receive into ``array`` what group-local rank ``src`` sends."""
-        self._check_array(array, "array")
+        array = self._operand(array, "array")
         self._check_rank(src, "src")
         if src == self.rank:
             raise ValueError(f"rank {self.rank} cannot receive from itself")
-        self._launch("recv", lambda: self._recv(array, int(src)), True)
+        src = int(src)
+        call = Collective("recv", array.dtype, array.size, self.timeout, root=src)
+        self._issue(call, lambda: self._recv(array, src), True)
 
     def shutdown(self) -> None:
-        """Finish queued operations (each bounded by the timeout), then release connections."""
+        """Finish outstanding operations (each bounded by the timeout), then release connections."""
         with self._issue_lock:
             if self._closed:
                 return
             self._closed = True
-            worker = self._worker
-            if worker is not None:
-                self._queue.put(_STOP)
-        if worker is not None and worker is not threading.current_thread():
-            worker.join(self.timeout)
+        self._finish_outstanding()
         self._close()
 
-    # --- ordering and the asynchronous queue ----------------------------------------------
+    # --- issuing, failures ----------------------------------------------------------------
+    @abc.abstractmethod
+    def _issue(self, call: Collective, run: Callable[[], Any], sync_op: bool) -> Work:
+        """Run or queue ``run`` (which performs ``call``); wait for it when ``sync_op``."""
+
+    @abc.abstractmethod
+    def _finish_outstanding(self) -> None:
+        """At shutdown: let every issued operation finish (each bounded by its timeout)."""
+
     def _check_open(self, op: str) -> None:
         """Raise ``RuntimeError`` for ``op`` issued after :meth:`shutdown`."""
         if self._closed:
             raise RuntimeError(f"{self.describe(op)}: the process group was shut down; "
                                "create a new group to communicate again")
 
-    def _launch(self, op: str, run: Callable[[], None], sync_op: bool) -> Work:
-        """Run ``run`` now (nothing queued, synchronous) or queue it behind earlier operations."""
+    def _unusable(self, description: str) -> RuntimeError:
+        """The error of an operation refused because an earlier one failed."""
+        return RuntimeError(f"{description}: the group is unusable after an earlier failure "
+                            f"({self._failure}); destroy it and initialise again")
+
+    def _record_failure(self, error: BaseException) -> bool:
+        """Remember the group's first failure (and log it); True when ``error`` is that one."""
+        with self._failure_lock:
+            if self._failure is not None:
+                return False
+            self._failure = error
+        logger.error("rank %d: %s", self.global_ranks[self.rank], error)
+        return True
+
+    def _guarded(self, call: Collective, run: Callable[[], Any]) -> Any:
+        """``run()``'s result; refuses to run after a failure, and a failure breaks the group."""
+        if self._failure is not None:
+            raise self._unusable(self.describe(call.op))
+        try:
+            return run()
+        except Exception as error:
+            if self._record_failure(error):
+                self._on_failure()
+            if isinstance(error, (RuntimeError, ValueError, TypeError)):
+                raise
+            raise RuntimeError(f"{self.describe(call.op)} failed: {error!r}") from error
+
+    def _on_failure(self) -> None:
+        """Called once when an operation fails; backends drop connections so peers fail fast."""
+        self._close()
+
+    # --- what backends implement ------------------------------------------------------------
+    @abc.abstractmethod
+    def _all_reduce(self, array: Any, op: ReduceOp) -> Any:
+        """Reduce ``array`` in place over the group."""
+
+    @abc.abstractmethod
+    def _broadcast(self, array: Any, src: int) -> Any:
+        """Overwrite ``array`` with rank ``src``'s."""
+
+    @abc.abstractmethod
+    def _all_gather(self, out_array: Any, array: Any) -> Any:
+        """Write every rank's ``array`` into ``out_array[rank]``."""
+
+    @abc.abstractmethod
+    def _reduce_scatter(self, out_array: Any, in_array: Any, op: ReduceOp) -> Any:
+        """Write block ``self.rank`` of the reduction of ``in_array`` into ``out_array``."""
+
+    @abc.abstractmethod
+    def _barrier(self, timeout: float) -> Any:
+        """Return when every rank has entered; raise after ``timeout`` seconds."""
+
+    @abc.abstractmethod
+    def _send(self, array: Any, dst: int) -> Any:
+        """Send ``array`` to rank ``dst``."""
+
+    @abc.abstractmethod
+    def _recv(self, array: Any, src: int) -> Any:
+        """Receive into ``array`` from rank ``src``."""
+
+    @abc.abstractmethod
+    def _close(self) -> None:
+        """Release connections; must be safe to call more than once."""
+
+    def __repr__(self) -> str:
+        return (f"<{type(self).__name__} '{self.name}' rank {self.rank}/{self.size} "
+                f"timeout {self.timeout:g}s>")
+
+
+_STOP = object()
+
+
+class ThreadedProcessGroup(ProcessGroup):
+    """A process group whose operations run on the host: gloo and mpi.
+
+    A synchronous operation with nothing queued runs at once on the caller's thread; anything
+    else is queued on the group's single background worker thread, which runs operations in
+    issue order.
+
+    Before an operation moves any data, its :class:`Fingerprint` is exchanged with the peers it
+    talks to (``_exchange_fingerprints``, which backends implement) and checked: ranks that
+    issued different operations -- another collective, shape, dtype, reduce op or root -- raise
+    ``RuntimeError`` naming both ranks' operations instead of exchanging mismatched bytes.
+    """
+
+    def __init__(self, rank: int, size: int, *, name: str, timeout: float,
+                 global_ranks: Optional[Sequence[int]] = None) -> None:
+        super().__init__(rank, size, name=name, timeout=timeout, global_ranks=global_ranks)
+        self._pending = 0
+        self._queue: "queue.SimpleQueue" = queue.SimpleQueue()
+        self._worker: Optional[threading.Thread] = None
+        self._completed: Dict[str, Work] = {}
+        self._collectives_issued = 0
+        self._messages_issued: Dict[int, int] = {}
+
+    def _issue(self, call: Collective, run: Callable[[], Any], sync_op: bool) -> Work:
+        """Run ``run`` now (nothing queued, synchronous) or queue it behind earlier operations,
+        in either case after checking its fingerprint against the peers'."""
         with self._issue_lock:
-            self._check_open(op)
+            self._check_open(call.op)
+            fingerprint = Fingerprint.of(call, self._next_seq(call))
+
+            def checked() -> Any:
+                self._check_fingerprints(call, fingerprint)
+                return run()
+
             if sync_op and self._pending == 0:
-                self._execute(op, run)
-                return self._completed_work(op)
-            work = Work(self.describe(op))
+                self._guarded(call, checked)
+                return self._completed_work(call.op)
+            work = Work(self.describe(call.op))
             self._pending += 1
             if self._worker is None:
                 self._worker = threading.Thread(target=self._serve_queue, daemon=True,
                                                 name=f"minidp-{self.backend_name}-{self.name}")
                 self._worker.start()
-            self._queue.put((op, run, work))
+            self._queue.put((call, checked, work))
         if sync_op:
             work.wait()
         return work
+
+    def _next_seq(self, call: Collective) -> int:
+        """Number ``call`` in issue order: collectives in one series, messages to or from each
+        peer in a series of their own (ranks that are not involved do not count them)."""
+        if call.op in _POINT_TO_POINT:
+            self._messages_issued[call.root] = self._messages_issued.get(call.root, 0) + 1
+            return self._messages_issued[call.root]
+        self._collectives_issued += 1
+        return self._collectives_issued
+
+    def _check_fingerprints(self, call: Collective, mine: Fingerprint) -> None:
+        """Raise ``RuntimeError`` unless every peer that reported runs the counterpart of
+        ``mine``; names this rank's and the first differing peer's operations. Fingerprints are
+        compared as bytes and decoded only for the message."""
+        outgoing = mine.encode()
+        counterpart = mine.counterpart(self.rank)
+        expected = outgoing if counterpart is mine else counterpart.encode()
+        for peer, theirs in self._exchange_fingerprints(call, outgoing):
+            if theirs != expected:
+                (low, low_op), (high, high_op) = sorted(
+                    [(self.rank, mine), (peer, Fingerprint.decode(theirs))],
+                    key=lambda pair: pair[0])
+                raise RuntimeError(
+                    f"{self.describe(call.op)}: the ranks issued different operations: "
+                    f"{self.describe_rank(low)} called {low_op} while "
+                    f"{self.describe_rank(high)} called {high_op}; every rank must issue the "
+                    "same collectives in the same order, with the same shapes and dtypes")
+
+    @abc.abstractmethod
+    def _exchange_fingerprints(self, call: Collective,
+                               mine: bytes) -> List[Tuple[int, bytes]]:
+        """Send the encoded fingerprint ``mine`` to the peers ``call`` involves (or enough of them
+        that a mismatch anywhere is seen by the ranks on both sides of it) and return
+        ``(peer, encoded fingerprint)`` for each one received; bounded by ``call.timeout``."""
 
     def _completed_work(self, op: str) -> Work:
         """The handle synchronous calls return: one shared, already completed, per operation."""
@@ -322,9 +591,9 @@ class ProcessGroup(abc.ABC):
             item = self._queue.get()
             if item is _STOP:
                 return
-            op, run, work = item
+            call, run, work = item
             try:
-                self._execute(op, run)
+                self._guarded(call, run)
             except Exception as error:  # handed to whoever waits on the work
                 work._finish(error)
             else:
@@ -332,59 +601,10 @@ class ProcessGroup(abc.ABC):
             with self._issue_lock:
                 self._pending -= 1
 
-    def _execute(self, op: str, run: Callable[[], None]) -> None:
-        if self._failure is not None:
-            raise RuntimeError(
-                f"{self.describe(op)}: the group is unusable after an earlier failure "
-                f"({self._failure}); destroy it and initialise again"
-            )
-        try:
-            run()
-        except Exception as error:
-            self._failure = error
-            logger.error("rank %d: %s", self.global_ranks[self.rank], error)
-            self._on_failure()
-            if isinstance(error, (RuntimeError, ValueError, TypeError)):
-                raise
-            raise RuntimeError(f"{self.describe(op)} failed: {error!r}") from error
-
-    def _on_failure(self) -> None:
-        """Called once when an operation fails; backends drop connections so peers fail fast."""
-        self._close()
-
-    # --- what backends implement ------------------------------------------------------------
-    @abc.abstractmethod
-    def _all_reduce(self, array: Any, op: ReduceOp) -> None:
-        """Reduce ``array`` in place over the group."""
-
-    @abc.abstractmethod
-    def _broadcast(self, array: Any, src: int) -> None:
-        """Overwrite ``array`` with rank ``src``'s."""
-
-    @abc.abstractmethod
-    def _all_gather(self, out_array: Any, array: Any) -> None:
-        """Write every rank's ``array`` into ``out_array[rank]``."""
-
-    @abc.abstractmethod
-    def _reduce_scatter(self, out_array: Any, in_array: Any, op: ReduceOp) -> None:
-        """Write block ``self.rank`` of the reduction of ``in_array`` into ``out_array``."""
-
-    @abc.abstractmethod
-    def _barrier(self, timeout: float) -> None:
-        """Return when every rank has entered; raise after ``timeout`` seconds."""
-
-    @abc.abstractmethod
-    def _send(self, array: Any, dst: int) -> None:
-        """Send ``array`` to rank ``dst``."""
-
-    @abc.abstractmethod
-    def _recv(self, array: Any, src: int) -> None:
-        """Receive into ``array`` from rank ``src``."""
-
-    @abc.abstractmethod
-    def _close(self) -> None:
-        """Release connections; must be safe to call more than once."""
-
-    def __repr__(self) -> str:
-        return (f"<{type(self).__name__} '{self.name}' rank {self.rank}/{self.size} "
-                f"timeout {self.timeout:g}s>")
+    def _finish_outstanding(self) -> None:
+        """Stop the worker after the queued operations (each bounded by the timeout)."""
+        worker = self._worker
+        if worker is not None:
+            self._queue.put(_STOP)
+            if worker is not threading.current_thread():
+                worker.join(self.timeout)

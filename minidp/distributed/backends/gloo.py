@@ -22,6 +22,10 @@ Algorithms:
 - ``broadcast``: a pipelined chain from ``src`` around the ring.
 - ``all_gather`` and ``reduce_scatter``: the two halves of the ring all-reduce.
 - ``barrier``: a one-byte small all-reduce.
+
+Before each operation a rank swaps its 60-byte fingerprint with its ring neighbours (or the peer
+of a send or receive) over the same connections, ahead of the data (see
+``base.ThreadedProcessGroup``).
 """
 from __future__ import annotations
 
@@ -32,12 +36,13 @@ import select
 import socket
 import struct
 import time
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Set
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 import numpy
 
 from ..store import connect_with_retry
-from .base import GroupSpec, ProcessGroup, ReduceOp, divide_by_size
+from .base import (Collective, Fingerprint, GroupSpec, ReduceOp, ThreadedProcessGroup,
+                   divide_by_size)
 
 logger = logging.getLogger("minidp.distributed")
 
@@ -91,7 +96,7 @@ def _split_points(count: int, parts: int) -> List[int]:
     return [(count * i) // parts for i in range(parts + 1)]
 
 
-class GlooProcessGroup(ProcessGroup):
+class GlooProcessGroup(ThreadedProcessGroup):
     """Process group over TCP; see the module docstring for the algorithms."""
 
     backend_name = "gloo"
@@ -100,6 +105,7 @@ class GlooProcessGroup(ProcessGroup):
                  global_ranks: Optional[List[int]] = None) -> None:
         super().__init__(rank, size, name=name, timeout=timeout, global_ranks=global_ranks)
         self._scratch = numpy.empty(CHUNK_BYTES, numpy.uint8)
+        self._fingerprints_in = numpy.empty((2, Fingerprint.SIZE), numpy.uint8)
         self._staging = numpy.empty(0, numpy.uint8)
         self._peers: Dict[int, socket.socket] = {}
         if size > 1:
@@ -322,6 +328,26 @@ class GlooProcessGroup(ProcessGroup):
                 recvs.append(RecvPiece(raw[in_lo * item:in_hi * item],
                                        flat[in_lo:in_hi] if reduce else None))
         self._transfer(op, deadline, (r + 1) % n, sends, (r - 1) % n, recvs, ufunc)
+
+    # --- fingerprints -----------------------------------------------------------------------
+    def _exchange_fingerprints(self, call: Collective, mine: bytes) -> List[Tuple[int, bytes]]:
+        """Swap fingerprints with the peer of a send or receive, or with both ring neighbours:
+        a mismatch anywhere in the ring lies between two neighbours, and both of them see it."""
+        if call.op in ("send", "recv"):
+            exchanges = [(call.root, call.root)]
+        elif self.size == 1:
+            return []
+        else:
+            right, left = (self.rank + 1) % self.size, (self.rank - 1) % self.size
+            exchanges = [(right, left)] if right == left else [(right, left), (left, right)]
+        deadline = time.monotonic() + call.timeout
+        outgoing = SendPiece(numpy.frombuffer(mine, numpy.uint8))
+        received = []
+        for (send_to, recv_from), incoming in zip(exchanges, self._fingerprints_in):
+            self._transfer(call.op, deadline, send_to, [outgoing], recv_from,
+                           [RecvPiece(incoming)])
+            received.append((recv_from, incoming.tobytes()))
+        return received
 
     # --- collectives ------------------------------------------------------------------------
     def _all_reduce(self, array: numpy.ndarray, op: ReduceOp) -> None:

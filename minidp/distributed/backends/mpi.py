@@ -8,23 +8,26 @@ the progress engine turning exactly as a blocking call would. Data never goes th
 The default group works on a duplicate of ``COMM_WORLD`` (so a user's own MPI traffic cannot mix
 with minidp's); ``new_group`` splits ``COMM_WORLD``, which every process must take part in.
 Asynchronous operations run on the group's background thread like every backend's; mpi4py
-initialises MPI with ``MPI_THREAD_MULTIPLE``.
+initialises MPI with ``MPI_THREAD_MULTIPLE``. Before each collective the ranks all-gather their
+fingerprints (see ``base.ThreadedProcessGroup``), so every rank sees a mismatch.
 """
 from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy
 from mpi4py import MPI
 
-from .base import GroupSpec, ProcessGroup, ReduceOp, divide_by_size
+from .base import (Collective, Fingerprint, GroupSpec, ReduceOp, ThreadedProcessGroup,
+                   divide_by_size, is_floating)
 
 logger = logging.getLogger("minidp.distributed")
 
 POLLS_BETWEEN_CLOCK_CHECKS = 256
 _P2P_TAG = 7351
+_FINGERPRINT_TAG = 7352
 
 _MPI_OPS = {
     ReduceOp.SUM: MPI.SUM,
@@ -34,32 +37,40 @@ _MPI_OPS = {
     ReduceOp.PROD: MPI.PROD,
 }
 
-_float16_ops = {}
+# ReduceOp -> the NumPy ufunc that reduces what MPI cannot (AVG divides afterwards).
+_UFUNCS = {ReduceOp.SUM: numpy.add, ReduceOp.AVG: numpy.add, ReduceOp.MAX: numpy.maximum,
+           ReduceOp.MIN: numpy.minimum, ReduceOp.PROD: numpy.multiply}
+_numpy_ops: Dict[Tuple[str, ReduceOp], Any] = {}
 
 
-def _float16_op(op: ReduceOp) -> Any:
-    """A user-defined MPI op reducing float16 buffers with NumPy (MPI has no float16 type)."""
-    if op not in _float16_ops:
-        ufunc = {ReduceOp.SUM: numpy.add, ReduceOp.AVG: numpy.add, ReduceOp.MAX: numpy.maximum,
-                 ReduceOp.MIN: numpy.minimum, ReduceOp.PROD: numpy.multiply}[op]
+def _is_16bit_float(dtype: numpy.dtype) -> bool:
+    """float16 and bfloat16: floating types MPI has no datatype for."""
+    return dtype.itemsize == 2 and is_floating(dtype)
+
+
+def _numpy_op(dtype: numpy.dtype, op: ReduceOp) -> Any:
+    """A user-defined MPI op reducing buffers of ``dtype`` with NumPy, made once per pair."""
+    key = (dtype.name, op)
+    if key not in _numpy_ops:
+        ufunc = _UFUNCS[op]
 
         def combine(incoming, inout, datatype) -> None:
-            a = numpy.frombuffer(incoming, numpy.float16)
-            b = numpy.frombuffer(inout, numpy.float16)
+            a = numpy.frombuffer(incoming, dtype)
+            b = numpy.frombuffer(inout, dtype)
             ufunc(a, b, out=b)
 
-        _float16_ops[op] = MPI.Op.Create(combine, commute=True)
-    return _float16_ops[op]
+        _numpy_ops[key] = MPI.Op.Create(combine, commute=True)
+    return _numpy_ops[key]
 
 
 def _buffer(array: numpy.ndarray):
-    """The MPI buffer spec for ``array``; float16 travels as raw 16-bit words."""
-    if array.dtype == numpy.float16:
+    """The MPI buffer spec for ``array``; float16 and bfloat16 travel as raw 16-bit words."""
+    if _is_16bit_float(array.dtype):
         return [array.reshape(-1).view(numpy.uint16), MPI.SHORT]
     return array.reshape(-1)
 
 
-class MpiProcessGroup(ProcessGroup):
+class MpiProcessGroup(ThreadedProcessGroup):
     """Process group on an mpi4py communicator."""
 
     backend_name = "mpi"
@@ -69,6 +80,7 @@ class MpiProcessGroup(ProcessGroup):
         super().__init__(comm.Get_rank(), comm.Get_size(), name=name, timeout=timeout,
                          global_ranks=global_ranks)
         self._comm = comm
+        self._fingerprints_in = numpy.empty((self.size, Fingerprint.SIZE), numpy.uint8)
         logger.info("rank %d: mpi group '%s' ready (rank %d of %d)",
                     self.global_ranks[self.rank], name, self.rank, self.size)
 
@@ -84,8 +96,26 @@ class MpiProcessGroup(ProcessGroup):
                     "the same order, or raise the timeout (PADDLE_PG_TIMEOUT in ms)"
                 )
 
+    def _exchange_fingerprints(self, call: Collective, mine: bytes) -> List[Tuple[int, bytes]]:
+        """All-gather the fingerprints of a collective, so every rank sees every rank's; swap
+        them with the peer of a send or receive (under a tag of their own)."""
+        deadline = time.monotonic() + call.timeout
+        outgoing = numpy.frombuffer(mine, numpy.uint8)
+        gathered = self._fingerprints_in
+        if call.op in ("send", "recv"):
+            requests = [self._comm.Irecv(gathered[0], source=call.root, tag=_FINGERPRINT_TAG),
+                        self._comm.Isend(outgoing, dest=call.root, tag=_FINGERPRINT_TAG)]
+            for request in requests:
+                self._complete(call.op, request, deadline, self.describe_rank(call.root))
+            return [(call.root, gathered[0].tobytes())]
+        if self.size == 1:
+            return []
+        self._complete(call.op, self._comm.Iallgather(outgoing, gathered), deadline,
+                       "the other ranks")
+        return [(peer, gathered[peer].tobytes()) for peer in range(self.size) if peer != self.rank]
+
     def _reduce_op(self, array: numpy.ndarray, op: ReduceOp) -> Any:
-        return _float16_op(op) if array.dtype == numpy.float16 else _MPI_OPS[op]
+        return _numpy_op(array.dtype, op) if _is_16bit_float(array.dtype) else _MPI_OPS[op]
 
     def _all_reduce(self, array: numpy.ndarray, op: ReduceOp) -> None:
         deadline = time.monotonic() + self.timeout

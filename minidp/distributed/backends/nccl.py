@@ -10,11 +10,21 @@ out as ``bytes``, older CuPy as a tuple of 128 signed chars; :func:`normalize_un
 both into bytes and :func:`unique_id_argument` back into what the installed CuPy takes.
 
 The communicator itself is created at the group's first collective, on the device current at
-that moment (so ``set_device`` may still be called after ``init_parallel_env``). NCCL's
-``ncclCommInitRank`` blocks until every rank has joined, so ranks first meet in the store
-(bounded by the group's timeout): a rank that never arrives becomes an error naming it, not a
-hang. (Without a store, under mpirun, creation waits as NCCL does; an MPI job ends as a whole
+that moment (so ``set_device`` may still be called after ``init_parallel_env``). That device is
+the group's: every later operation enters it while it is issued, so its events, stream work and
+staging buffers stay there even when the caller has since switched devices or issues from
+another thread. NCCL's ``ncclCommInitRank`` blocks until every rank has joined, so ranks first
+meet in the store (bounded by the group's timeout): a rank that never arrives becomes an error
+naming it, not a hang. (Without a store, under mpirun, creation waits as NCCL does; an MPI job ends as a whole
 when one rank fails.)
+
+Structure
+---------
+:class:`NcclProcessGroup` inherits the shared :class:`~.base.ProcessGroup` (validation, failure
+and closed state, messages) but not the threaded execution of the CPU backends: its ``_issue``
+queues each operation on a CUDA stream. Each operation's method returns the :class:`Staging` it
+made (the NumPy arrays it copied to the device), and the operation's :class:`NcclWork` keeps it
+until the copies back are done.
 
 Streams and ordering
 --------------------
@@ -22,18 +32,24 @@ Every operation runs on one dedicated, non-blocking CUDA stream per group. Befor
 the backend records an event on the caller's current stream (the one that produced the data)
 and makes the NCCL stream wait for it; after the call it records a completion event on the NCCL
 stream. The host never blocks to issue an operation, so the reducer's bucket all-reduces run on
-the GPU while backward keeps computing on the current stream. ``AVG`` is a ``SUM`` followed by
-a division queued on the NCCL stream.
+the GPU while backward keeps computing on the current stream. ``AVG`` is NCCL's own ``ncclAvg``
+(NCCL >= 2.10): exact division for floating types, bfloat16 included, and the quotient truncated
+toward zero for integers, as Paddle's AVG gives it.
 
 Completion, errors and timeouts
 -------------------------------
-A :class:`NcclWork` is done when its completion event is. ``wait`` polls the event and, between
-polls, ``check_async_error`` of the communicator. An asynchronous NCCL error, or an operation
-still unfinished when the group's timeout (counted from its issue) has passed, aborts the
-communicator (``abort``) and raises ``RuntimeError`` naming the rank and the operation; the
-group then refuses further operations, as every backend does after a failure. Synchronous
-operations (``sync_op=True``, ``barrier``, ``send``, ``recv``) wait in this way before
-returning. NumPy arrays are accepted too (DataParallel checks its replicas with small host
+A :class:`NcclWork` is done when its completion event is. ``wait`` polls the event through
+``cudaEventQuery`` (the runtime's ``event_done``, which tells a pending event from a CUDA error
+such as an illegal address in a kernel) and, between polls, ``check_async_error`` of the
+communicator. A CUDA error, an asynchronous NCCL error, or an operation still unfinished when the
+group's timeout (counted from its issue) has passed, aborts the communicator (``abort``) and
+raises ``RuntimeError`` naming the rank and the operation -- a CUDA error at once, not after the
+timeout; the group then refuses further operations, as every backend does after a failure.
+CuPy releases the GIL inside ``abort``, ``check_async_error`` and the collectives, so all calls
+into the communicator -- issuing, error checks, abort and destroy -- are serialised by the
+group's issue lock: an abort from a waiting thread never runs beside an issue on another.
+Synchronous operations (``sync_op=True``, ``barrier``, ``send``, ``recv``) wait in this way
+before returning. NumPy arrays are accepted too (DataParallel checks its replicas with small host
 arrays): they are staged through device memory, and their operation completes before the call
 returns.
 
@@ -41,22 +57,22 @@ Testing without a GPU
 ---------------------
 Every CUDA and NCCL call goes through a runtime object: :class:`CupyRuntime` is the real one;
 tests pass a stand-in with the same methods (communicators with ``NcclCommunicator``'s method
-signatures, stream and event objects with CuPy's ``ptr``/``wait_event``/``record``/``done``)
+signatures, stream and event objects with CuPy's ``ptr``/``wait_event``/``record``)
 over NumPy buffers, so everything in this module but :class:`CupyRuntime` runs in CI.
 """
 from __future__ import annotations
 
 import logging
-import threading
 import time
 import warnings
-from typing import Any, Callable, List, Optional, Protocol, Sequence, Tuple, Union
+from typing import (Any, Callable, ContextManager, List, Optional, Protocol, Sequence, Tuple,
+                    Union)
 
 import numpy
 
 from ... import backend as array_backend
 from ..env import mpi_launch
-from .base import GroupSpec, ProcessGroup, ReduceOp, Work, divide_by_size
+from .base import Collective, GroupSpec, ProcessGroup, ReduceOp, Work
 
 logger = logging.getLogger("minidp.distributed")
 
@@ -68,13 +84,17 @@ NCCL_DATATYPES = {
     "int8": 0, "uint8": 1, "bool": 1, "int32": 2, "uint32": 3, "int64": 4, "uint64": 5,
     "float16": 6, "float32": 7, "float64": 8, "bfloat16": 9,
 }
-NCCL_SUM, NCCL_PROD, NCCL_MAX, NCCL_MIN = 0, 1, 2, 3
-_NCCL_OPS = {ReduceOp.SUM: NCCL_SUM, ReduceOp.AVG: NCCL_SUM, ReduceOp.PROD: NCCL_PROD,
+NCCL_SUM, NCCL_PROD, NCCL_MAX, NCCL_MIN, NCCL_AVG = 0, 1, 2, 3, 4
+NCCL_AVG_SINCE = 21000  # ncclGetVersion() of NCCL 2.10.0, the first with ncclAvg
+_NCCL_OPS = {ReduceOp.SUM: NCCL_SUM, ReduceOp.AVG: NCCL_AVG, ReduceOp.PROD: NCCL_PROD,
              ReduceOp.MAX: NCCL_MAX, ReduceOp.MIN: NCCL_MIN}
 # On bool arrays NumPy's add is a logical or and multiply a logical and; on 0/1 bytes those are
-# MAX and MIN (a byte SUM could leave 2 in a bool).
+# MAX and MIN (a byte SUM could leave 2 in a bool). AVG of bools is refused before issuing.
 _BOOL_OPS = {ReduceOp.SUM: NCCL_MAX, ReduceOp.PROD: NCCL_MIN, ReduceOp.MAX: NCCL_MAX,
              ReduceOp.MIN: NCCL_MIN}
+
+# cudaErrorNotReady: what cudaEventQuery returns for a pending event (CUDA runtime ABI).
+CUDA_ERROR_NOT_READY = 600
 
 # Polling of a pending operation: first pause, longest pause (seconds).
 FIRST_POLL_PAUSE = 20e-6
@@ -141,8 +161,8 @@ def share_unique_id_via_mpi(comm: Any, root: int,
 class CudaRuntime(Protocol):
     """The CUDA and NCCL operations the backend uses (CuPy's in :class:`CupyRuntime`).
 
-    Streams have ``ptr`` and ``wait_event(event)``; events ``record(stream)`` and a ``done``
-    property; communicators the methods of ``cupy.cuda.nccl.NcclCommunicator``.
+    Streams have ``ptr`` and ``wait_event(event)``; events ``record(stream)``; communicators
+    the methods of ``cupy.cuda.nccl.NcclCommunicator``.
     """
 
     def unique_id(self) -> UniqueId:
@@ -154,6 +174,9 @@ class CudaRuntime(Protocol):
     def current_device(self) -> int:
         """The current device's index."""
 
+    def device(self, index: int) -> ContextManager[Any]:
+        """A context in which device ``index`` is the current device (restored on exit)."""
+
     def current_stream(self) -> Any:
         """The current stream of the current device: where the caller's kernels run."""
 
@@ -162,6 +185,9 @@ class CudaRuntime(Protocol):
 
     def new_event(self) -> Any:
         """A new event (no timing)."""
+
+    def event_done(self, event: Any) -> bool:
+        """True once ``event`` has fired, False while it is pending; raises on a CUDA error."""
 
     def is_device_array(self, array: Any) -> bool:
         """True for arrays in device memory."""
@@ -180,9 +206,6 @@ class CudaRuntime(Protocol):
 
     def to_host(self, device: Any, host: numpy.ndarray) -> None:
         """Copy a device array whose producers have all finished into ``host``."""
-
-    def run_on(self, stream: Any, kernels: Callable[[], None]) -> None:
-        """Queue the array operations of ``kernels`` on ``stream``."""
 
 
 class CupyRuntime:
@@ -208,6 +231,11 @@ class CupyRuntime:
                 f"{who}: CuPy cannot load the NCCL library; install it with "
                 "pip install 'nvidia-nccl-cu12>=2.18.1,<3' (part of minidp[gpu]) or use gloo"
             )
+        if nccl.get_version() < NCCL_AVG_SINCE:
+            raise RuntimeError(
+                f"{who}: NCCL {nccl.get_version()} is too old: minidp's AVG is ncclAvg, which "
+                "needs NCCL 2.10 or newer; pip install 'nvidia-nccl-cu12>=2.18.1,<3'"
+            )
         self._cupy = cupy
         self._nccl = nccl
         self._tuple_ids = int(cupy.__version__.split(".")[0]) < 14
@@ -222,6 +250,9 @@ class CupyRuntime:
     def current_device(self) -> int:
         return self._cupy.cuda.runtime.getDevice()
 
+    def device(self, index: int) -> ContextManager[Any]:
+        return self._cupy.cuda.Device(index)
+
     def current_stream(self) -> Any:
         return self._cupy.cuda.get_current_stream()
 
@@ -230,6 +261,15 @@ class CupyRuntime:
 
     def new_event(self) -> Any:
         return self._cupy.cuda.Event(disable_timing=True)
+
+    def event_done(self, event: Any) -> bool:
+        """``cudaEventQuery``: CuPy's ``Event.done`` is False for errors too, so ask directly."""
+        runtime = self._cupy.cuda.runtime
+        status = runtime.eventQuery(event.ptr)
+        if status == CUDA_ERROR_NOT_READY:
+            return False
+        runtime.check_status(status)  # CUDARuntimeError naming any other status
+        return True
 
     def is_device_array(self, array: Any) -> bool:
         return isinstance(array, self._cupy.ndarray)
@@ -250,35 +290,73 @@ class CupyRuntime:
     def to_host(self, device: Any, host: numpy.ndarray) -> None:
         device.get(out=host)
 
-    def run_on(self, stream: Any, kernels: Callable[[], None]) -> None:
-        with stream:
-            kernels()
-
 
 def _dtype_name(array: Any) -> str:
     return numpy.dtype(array.dtype).name
 
 
-class NcclWork(Work):
-    """Handle of one NCCL operation: complete once the event recorded after it has fired.
+def _datatype(array: Any) -> int:
+    """The ``ncclDataType_t`` of ``array``'s elements."""
+    return NCCL_DATATYPES[_dtype_name(array)]
 
-    Holds the operation's arrays until then, so that memory cannot be reused under NCCL.
+
+class Staging:
+    """The device buffers of one operation's arrays, and the copies back that it owes.
+
+    Device arrays are used as they are. A NumPy array is copied to the device in order on the
+    NCCL stream and, when the operation writes a result into it, copied back by
+    :meth:`copy_back` once the operation has completed.
     """
 
-    __slots__ = ("_group", "_op", "_deadline", "_event", "_keepalive", "_staged")
+    __slots__ = ("_runtime", "_stream", "_copies")
 
-    def __init__(self, group: "NcclProcessGroup", op: str, timeout: float) -> None:
-        super().__init__(group.describe(op))
+    def __init__(self, runtime: CudaRuntime, stream: Any) -> None:
+        self._runtime = runtime
+        self._stream = stream
+        self._copies: List[Tuple[Any, Optional[numpy.ndarray]]] = []
+
+    def device(self, array: Any, result: bool = True) -> Any:
+        """``array`` on the device: itself, or a copy that is kept until the operation ends."""
+        if self._runtime.is_device_array(array):
+            return array
+        staged = self._runtime.to_device(array, self._stream)
+        self._copies.append((staged, array if result else None))
+        return staged
+
+    @property
+    def holds_host_arrays(self) -> bool:
+        """True when NumPy arrays were staged: the operation must complete before returning."""
+        return bool(self._copies)
+
+    def copy_back(self) -> None:
+        """Copy the results of the completed operation into the NumPy arrays that receive them."""
+        for staged, host in self._copies:
+            if host is not None:
+                self._runtime.to_host(staged, host)
+        self._copies = []
+
+
+class NcclWork(Work):
+    """Handle of one NCCL operation: complete once ``event``, recorded after it, has fired.
+
+    Holds the operation's closure (``keepalive``) and ``staging`` until then, so that their
+    memory cannot be reused under NCCL.
+    """
+
+    __slots__ = ("_group", "_deadline", "_event", "_keepalive", "_staging")
+
+    def __init__(self, group: "NcclProcessGroup", call: Collective, event: Any,
+                 keepalive: Callable[[], Any], staging: Staging) -> None:
+        super().__init__(group.describe(call.op))
         self._group = group
-        self._op = op
-        self._deadline = time.monotonic() + timeout
-        self._event: Any = None
-        self._keepalive: Any = None
-        self._staged: List[Tuple[Any, Optional[numpy.ndarray]]] = []
+        self._deadline = time.monotonic() + call.timeout
+        self._event = event
+        self._keepalive: Any = keepalive
+        self._staging: Optional[Staging] = staging
 
     def is_completed(self) -> bool:
         """True once the operation has finished, successfully or not."""
-        return self._done.is_set() or (self._event is not None and self._event.done)
+        return self._group._poll(self)
 
     def wait(self, timeout: Optional[float] = None) -> bool:
         """Block until the operation is done; return True, or raise ``RuntimeError``.
@@ -291,6 +369,14 @@ class NcclWork(Work):
         if self._error is not None:
             raise RuntimeError(str(self._error)) from self._error
         return True
+
+    def _complete(self) -> None:
+        """The event has fired: deliver staged results and release what was kept alive."""
+        if self._staging is not None:
+            self._staging.copy_back()
+        self._keepalive = None
+        self._staging = None
+        self._finish()
 
 
 class NcclProcessGroup(ProcessGroup):
@@ -315,9 +401,6 @@ class NcclProcessGroup(ProcessGroup):
         self._stream: Any = None
         self._barrier_buffer: Any = None
         self._outstanding: List[NcclWork] = []
-        # (device copy, NumPy array or None) of each array staged by the operation being issued
-        self._staged: List[Tuple[Any, Optional[numpy.ndarray]]] = []
-        self._failure_lock = threading.Lock()
         logger.info("rank %d: nccl group '%s' ready (rank %d of %d; communicator at the first "
                     "collective)", self.global_ranks[rank], name, rank, size)
 
@@ -338,80 +421,49 @@ class NcclProcessGroup(ProcessGroup):
         elif isinstance(array, numpy.ndarray):
             super()._check_array(array, what)
         else:
-            raise TypeError(f"nccl backend moves CuPy arrays (and stages NumPy ones); {what} is "
-                            f"{type(array).__name__}")
+            raise TypeError(f"nccl backend moves CuPy arrays and minidp Tensors (and stages "
+                            f"NumPy arrays); {what} is {type(array).__name__}")
         if _dtype_name(array) not in NCCL_DATATYPES:
             raise TypeError(f"NCCL cannot move {what} of dtype {_dtype_name(array)}; supported: "
                             f"{sorted(NCCL_DATATYPES)}")
-
-    def _device_buffer(self, array: Any, result: bool = True) -> Any:
-        """``array`` itself on the device; a NumPy array is copied in on the NCCL stream, kept
-        with the operation's work and, when it receives a ``result``, copied back once the
-        operation completes."""
-        if self._runtime.is_device_array(array):
-            return array
-        staged = self._runtime.to_device(array, self._stream)
-        self._staged.append((staged, array if result else None))
-        return staged
 
     @staticmethod
     def _nccl_op(array: Any, op: ReduceOp) -> int:
         return _BOOL_OPS[op] if _dtype_name(array) == "bool" else _NCCL_OPS[op]
 
-    def _check_reduction(self, array: Any, op: Any, what: str) -> None:
-        """Refuse ``AVG`` on bool arrays before anything is queued (the division cannot run)."""
-        if op == ReduceOp.AVG and getattr(array, "dtype", None) == numpy.bool_:
-            raise TypeError(f"{self.describe(what)}: cannot average bool arrays; cast them to a "
-                            "number type first")
-
     # --- issuing -----------------------------------------------------------------------------
-    def all_reduce(self, array: Any, op: ReduceOp = ReduceOp.SUM, sync_op: bool = True) -> Work:
-        """Reduce ``array`` over all ranks, in place, leaving the result on every rank."""
-        self._check_reduction(array, op, "all_reduce")
-        return super().all_reduce(array, op, sync_op)
-
-    def reduce_scatter(self, out_array: Any, in_array: Any, op: ReduceOp = ReduceOp.SUM,
-                       sync_op: bool = True) -> Work:
-        """Reduce ``in_array`` over ranks; block ``rank`` of the result goes to ``out_array``."""
-        self._check_reduction(in_array, op, "reduce_scatter")
-        return super().reduce_scatter(out_array, in_array, op, sync_op)
-
-    def barrier(self, timeout: Optional[float] = None) -> None:
-        """Return once every rank has entered (raise after ``timeout`` seconds, default the
-        group's): a one-element all-reduce, since NCCL has no barrier."""
-        limit = self.timeout if timeout is None else float(timeout)
-        if not limit > 0:
-            raise ValueError(f"barrier timeout must be positive, got {timeout!r}")
-        self._launch("barrier", lambda: self._barrier(limit), True, timeout=limit)
-
-    def _launch(self, op: str, run: Callable[[], None], sync_op: bool,
-                timeout: Optional[float] = None) -> Work:
+    def _issue(self, call: Collective, run: Callable[[], Staging], sync_op: bool) -> Work:
         """Queue ``run``'s NCCL calls on the group's stream; wait when synchronous or staged."""
         with self._issue_lock:
-            self._check_open(op)
-            work = NcclWork(self, op, self.timeout if timeout is None else timeout)
-            self._execute(op, lambda: self._enqueue(work, run))
-            self._outstanding = [w for w in self._outstanding if not w.is_completed()]
+            self._check_open(call.op)
+            work = self._guarded(call, lambda: self._enqueue(call, run))
+            self._outstanding = [w for w in self._outstanding
+                                 if not self._poll(w, check_communicator=False)]
             self._outstanding.append(work)
-        if sync_op or work._staged:
+        if sync_op or work._staging.holds_host_arrays:
             work.wait()
         return work
 
-    def _enqueue(self, work: NcclWork, run: Callable[[], None]) -> None:
-        """Order ``run`` after the current stream's work, then arm ``work`` with its event."""
+    def _enqueue(self, call: Collective, run: Callable[[], Staging]) -> NcclWork:
+        """Order ``run`` after the work of the caller's stream on the group's device (current
+        for the whole enqueue, whatever device the calling thread had); the work handle armed
+        with its completion event."""
         runtime = self._runtime
-        if self._comm is None:
-            self._connect()
-        produced = runtime.new_event()
-        produced.record(runtime.current_stream())
-        self._stream.wait_event(produced)
-        self._staged = []
-        run()
-        done = runtime.new_event()
-        done.record(self._stream)
-        work._event = done
-        work._keepalive = run
-        work._staged = self._staged
+        device = self._device if self._device is not None else runtime.current_device()
+        with runtime.device(device):
+            if self._comm is None:
+                self._connect()
+            produced = runtime.new_event()
+            produced.record(runtime.current_stream())
+            self._stream.wait_event(produced)
+            staging = run()
+            done = runtime.new_event()
+            done.record(self._stream)
+        return NcclWork(self, call, done, run, staging)
+
+    def _staging(self) -> Staging:
+        """A new :class:`Staging` on the group's stream, for one operation."""
+        return Staging(self._runtime, self._stream)
 
     def _connect(self) -> None:
         """Meet the other ranks in the store (bounded), then create the communicator."""
@@ -444,24 +496,11 @@ class NcclProcessGroup(ProcessGroup):
 
     # --- completion --------------------------------------------------------------------------
     def _wait_for(self, work: NcclWork, timeout: Optional[float]) -> None:
-        """Poll ``work``'s event and the communicator's errors until done, failed or timed out."""
+        """Poll ``work`` until it is done or failed; the group's timeout fails it, ``timeout``
+        only ends this wait."""
         limit = None if timeout is None else time.monotonic() + float(timeout)
         pause = FIRST_POLL_PAUSE
-        while not work._event.done:
-            if self._failure is not None:
-                work._finish(RuntimeError(
-                    f"{work._description}: the group is unusable after an earlier failure "
-                    f"({self._failure}); destroy it and initialise again"))
-                return
-            comm = self._comm
-            try:
-                if comm is not None:
-                    comm.check_async_error()
-            except Exception as error:
-                self._fail(work, RuntimeError(
-                    f"{work._description}: NCCL reported an asynchronous error ({error}); the "
-                    "communicator was aborted and the group cannot be used again"))
-                return
+        while not self._poll(work):
             now = time.monotonic()
             if now >= work._deadline:
                 self._fail(work, RuntimeError(
@@ -476,20 +515,44 @@ class NcclProcessGroup(ProcessGroup):
                                    "collectives")
             time.sleep(pause)
             pause = min(2 * pause, LONGEST_POLL_PAUSE)
-        for staged, host in work._staged:
-            if host is not None:
-                self._runtime.to_host(staged, host)
-        work._keepalive = None
-        work._staged = []
-        work._finish()
+
+    def _poll(self, work: NcclWork, check_communicator: bool = True) -> bool:
+        """True once ``work`` has finished, successfully or not: its event has fired (results
+        delivered), or a CUDA error, an earlier failure of the group or (with
+        ``check_communicator``) an asynchronous NCCL error has failed it."""
+        if work._done.is_set():
+            return True
+        try:
+            fired = self._runtime.event_done(work._event)
+        except Exception as error:
+            self._fail(work, RuntimeError(
+                f"{work._description}: CUDA reported an error while the operation ran ({error}); "
+                "the communicator was aborted and the group cannot be used again"))
+            return True
+        if fired:
+            with self._runtime.device(self._device):
+                work._complete()
+            return True
+        if self._failure is not None:
+            work._finish(self._unusable(work._description))
+            return True
+        if not check_communicator:
+            return False
+        try:
+            with self._issue_lock:  # CuPy releases the GIL here: never beside an issue or abort
+                if self._comm is not None:
+                    self._comm.check_async_error()
+        except Exception as error:
+            self._fail(work, RuntimeError(
+                f"{work._description}: NCCL reported an asynchronous error ({error}); the "
+                "communicator was aborted and the group cannot be used again"))
+            return True
+        return False
 
     def _fail(self, work: NcclWork, error: RuntimeError) -> None:
         """Record the group's first failure, abort the communicator and fail ``work``."""
-        with self._failure_lock:
-            if self._failure is None:
-                self._failure = error
-                logger.error("rank %d: %s", self.global_ranks[self.rank], error)
-                self._abort()
+        if self._record_failure(error):
+            self._abort()
         work._finish(error)
 
     def _on_failure(self) -> None:
@@ -498,12 +561,13 @@ class NcclProcessGroup(ProcessGroup):
 
     def _abort(self) -> None:
         """Abort the communicator (NCCL's way out of a hung or failed operation), once."""
-        comm, self._comm = self._comm, None
-        if comm is not None:
-            comm.abort()
+        with self._issue_lock:
+            comm, self._comm = self._comm, None
+            if comm is not None:
+                comm.abort()
 
-    def _close(self) -> None:
-        """Finish outstanding operations (each bounded by its timeout), then destroy."""
+    def _finish_outstanding(self) -> None:
+        """Wait for the issued operations (each bounded by its timeout), stopping at a failure."""
         outstanding, self._outstanding = self._outstanding, []
         for work in outstanding:
             try:
@@ -512,63 +576,74 @@ class NcclProcessGroup(ProcessGroup):
                 logger.warning("rank %d: shutting down after a failed operation: %s",
                                self.global_ranks[self.rank], error)
                 break
-        comm, self._comm = self._comm, None
-        if comm is not None:
-            comm.destroy()
+
+    def _close(self) -> None:
+        """Destroy the communicator."""
+        with self._issue_lock:
+            comm, self._comm = self._comm, None
+            if comm is not None:
+                comm.destroy()
 
     # --- the operations (called with the group's stream ordered after the current one) -------
-    def _all_reduce(self, array: Any, op: ReduceOp) -> None:
-        buffer = self._device_buffer(array)
-        if not buffer.size:
-            return
-        pointer = self._runtime.pointer(buffer)
-        self._comm.allReduce(pointer, pointer, buffer.size, NCCL_DATATYPES[_dtype_name(buffer)],
-                             self._nccl_op(buffer, op), self._stream.ptr)
-        if op == ReduceOp.AVG:
-            self._runtime.run_on(self._stream, lambda: divide_by_size(buffer, self.size))
-
-    def _broadcast(self, array: Any, src: int) -> None:
-        buffer = self._device_buffer(array)
+    def _all_reduce(self, array: Any, op: ReduceOp) -> Staging:
+        staging = self._staging()
+        buffer = staging.device(array)
         if buffer.size:
-            self._comm.bcast(self._runtime.pointer(buffer), buffer.size,
-                             NCCL_DATATYPES[_dtype_name(buffer)], src, self._stream.ptr)
+            pointer = self._runtime.pointer(buffer)
+            self._comm.allReduce(pointer, pointer, buffer.size, _datatype(buffer),
+                                 self._nccl_op(buffer, op), self._stream.ptr)
+        return staging
 
-    def _all_gather(self, out_array: Any, array: Any) -> None:
-        source = self._device_buffer(array, result=False)
-        out = self._device_buffer(out_array)
+    def _broadcast(self, array: Any, src: int) -> Staging:
+        staging = self._staging()
+        buffer = staging.device(array)
+        if buffer.size:
+            self._comm.bcast(self._runtime.pointer(buffer), buffer.size, _datatype(buffer), src,
+                             self._stream.ptr)
+        return staging
+
+    def _all_gather(self, out_array: Any, array: Any) -> Staging:
+        staging = self._staging()
+        source = staging.device(array, result=False)
+        out = staging.device(out_array)
         if source.size:
             self._comm.allGather(self._runtime.pointer(source), self._runtime.pointer(out),
-                                 source.size, NCCL_DATATYPES[_dtype_name(source)],
-                                 self._stream.ptr)
+                                 source.size, _datatype(source), self._stream.ptr)
+        return staging
 
-    def _reduce_scatter(self, out_array: Any, in_array: Any, op: ReduceOp) -> None:
-        source = self._device_buffer(in_array, result=False)
-        out = self._device_buffer(out_array)
-        if not out.size:
-            return
-        self._comm.reduceScatter(self._runtime.pointer(source), self._runtime.pointer(out),
-                                 out.size, NCCL_DATATYPES[_dtype_name(out)],
-                                 self._nccl_op(out, op), self._stream.ptr)
-        if op == ReduceOp.AVG:
-            self._runtime.run_on(self._stream, lambda: divide_by_size(out, self.size))
+    def _reduce_scatter(self, out_array: Any, in_array: Any, op: ReduceOp) -> Staging:
+        staging = self._staging()
+        source = staging.device(in_array, result=False)
+        out = staging.device(out_array)
+        if out.size:
+            self._comm.reduceScatter(self._runtime.pointer(source), self._runtime.pointer(out),
+                                     out.size, _datatype(out), self._nccl_op(out, op),
+                                     self._stream.ptr)
+        return staging
 
-    def _barrier(self, timeout: float) -> None:
-        """Queue the barrier's all-reduce; ``timeout`` bounds the wait :meth:`barrier` does."""
+    def _barrier(self, timeout: float) -> Staging:
+        """Queue the barrier's one-byte all-reduce (NCCL has no barrier); ``timeout`` bounds the
+        wait, through the operation's :class:`Collective`."""
         pointer = self._runtime.pointer(self._barrier_buffer)
         self._comm.allReduce(pointer, pointer, 1, NCCL_DATATYPES["uint8"], NCCL_MAX,
                              self._stream.ptr)
+        return self._staging()
 
-    def _send(self, array: Any, dst: int) -> None:
-        buffer = self._device_buffer(array, result=False)
+    def _send(self, array: Any, dst: int) -> Staging:
+        staging = self._staging()
+        buffer = staging.device(array, result=False)
         if buffer.size:
-            self._comm.send(self._runtime.pointer(buffer), buffer.size,
-                            NCCL_DATATYPES[_dtype_name(buffer)], dst, self._stream.ptr)
+            self._comm.send(self._runtime.pointer(buffer), buffer.size, _datatype(buffer), dst,
+                            self._stream.ptr)
+        return staging
 
-    def _recv(self, array: Any, src: int) -> None:
-        buffer = self._device_buffer(array)
+    def _recv(self, array: Any, src: int) -> Staging:
+        staging = self._staging()
+        buffer = staging.device(array)
         if buffer.size:
-            self._comm.recv(self._runtime.pointer(buffer), buffer.size,
-                            NCCL_DATATYPES[_dtype_name(buffer)], src, self._stream.ptr)
+            self._comm.recv(self._runtime.pointer(buffer), buffer.size, _datatype(buffer), src,
+                            self._stream.ptr)
+        return staging
 
 
 def _mpi_world(spec: GroupSpec) -> Any:

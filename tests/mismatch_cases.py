@@ -1,0 +1,102 @@
+"""Ranks that issue different operations: each case must raise on every rank involved, at once,
+naming both ranks' operations (the fingerprints of ``backends/base.py``).
+
+``run_mismatch_cases(new_group)`` runs on every rank of a job; ``new_group()`` makes a fresh
+process group over all ranks (a mismatch leaves a group broken). Rank 0 issues one operation and
+the other ranks another; the report maps each case to (error message or "no error", seconds).
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Dict, Tuple
+
+import numpy as np
+
+from minidp.distributed.backends.base import ReduceOp
+
+
+def _barrier_vs_all_reduce(group: Any) -> None:
+    if group.rank == 0:
+        group.barrier()
+    else:
+        group.all_reduce(np.ones(1000, np.float32))
+
+
+def _counts_differ(group: Any) -> None:
+    group.all_reduce(np.ones(10 if group.rank == 0 else 20, np.float32))
+
+
+def _dtypes_differ(group: Any) -> None:
+    group.all_reduce(np.ones(8, np.float32 if group.rank == 0 else np.int32))
+
+
+def _reduce_ops_differ(group: Any) -> None:
+    group.all_reduce(np.ones(4), ReduceOp.MAX if group.rank == 0 else ReduceOp.SUM, sync_op=False
+                     ).wait()
+
+
+def _roots_differ(group: Any) -> None:
+    group.broadcast(np.ones(3), 0 if group.rank == 0 else 1)
+
+
+def _one_rank_is_a_collective_ahead(group: Any) -> None:
+    if group.rank == 0:
+        group.all_reduce(np.ones(2))
+    group.all_reduce(np.ones(5))
+
+
+def _send_and_recv_differ(group: Any) -> None:
+    if group.rank == 0:
+        group.send(np.ones(3, np.float32), 1)
+    elif group.rank == 1:
+        group.recv(np.ones(4, np.float32), 0)
+
+
+CASES: Dict[str, Tuple[Callable[[Any], None], str, str]] = {
+    # case: (what every rank runs, rank 0's operation, the others' operation)
+    "barrier vs all_reduce": (_barrier_vs_all_reduce, "barrier (#1)",
+                              "all_reduce SUM float32[1000] (#1)"),
+    "counts": (_counts_differ, "all_reduce SUM float32[10] (#1)",
+               "all_reduce SUM float32[20] (#1)"),
+    "dtypes": (_dtypes_differ, "all_reduce SUM float32[8] (#1)", "all_reduce SUM int32[8] (#1)"),
+    "reduce ops": (_reduce_ops_differ, "all_reduce MAX float64[4] (#1)",
+                   "all_reduce SUM float64[4] (#1)"),
+    "roots": (_roots_differ, "broadcast float64[3] from rank 0 (#1)",
+              "broadcast float64[3] from rank 1 (#1)"),
+    "one ahead": (_one_rank_is_a_collective_ahead, "all_reduce SUM float64[2] (#1)",
+                  "all_reduce SUM float64[5] (#1)"),
+    "send vs recv": (_send_and_recv_differ, "send float32[3] to rank 1 (#1)",
+                     "recv float32[4] from rank 0 (#1)"),
+}
+
+
+def run_mismatch_cases(new_group: Callable[[], Any]) -> Dict[str, Tuple[str, float]]:
+    """Every case on a fresh group: this rank's error message (or "no error") and its time."""
+    report = {}
+    for name, (body, _, _) in CASES.items():
+        group = new_group()
+        started = time.monotonic()
+        try:
+            body(group)
+            message = "no error"
+        except RuntimeError as error:
+            message = str(error)
+        report[name] = (message, time.monotonic() - started)
+    return report
+
+
+def check_mismatch_reports(reports: Any) -> None:
+    """Every rank involved raised within 5 s, naming rank 0's operation and its own."""
+    for rank, report in enumerate(reports):
+        for name, (body, first, other) in CASES.items():
+            message, seconds = report[name]
+            if name == "send vs recv" and rank > 1:
+                assert message == "no error", (rank, name, message)
+                continue
+            mine = first if rank == 0 else other
+            assert "the ranks issued different operations" in message, (rank, name, message)
+            assert f"at rank {rank}:" in message and f"called {mine}" in message, \
+                (rank, name, message)
+            assert f"rank 0 called {first} while rank " in message, (rank, name, message)
+            assert f"called {other}" in message, (rank, name, message)
+            assert seconds < 5, (rank, name, seconds)
