@@ -62,14 +62,13 @@ import enum
 import logging
 import queue
 import struct
-import sys
 import threading
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy
 
 from ...autograd.tensor import Tensor
-from ...backend import get_array_module
+from ...backend import get_array_module, is_floating
 
 logger = logging.getLogger("minidp.distributed")
 
@@ -84,29 +83,10 @@ class ReduceOp(enum.IntEnum):
     AVG = 4
 
 
-def is_floating(dtype: Any) -> bool:
-    """True for floating-point dtypes, NumPy's and ``ml_dtypes``' (bfloat16 has kind 'V').
-
-    ``ml_dtypes`` is consulted only when it is already imported: without it no array can have
-    one of its dtypes, so nothing is imported here.
-    """
-    dtype = numpy.dtype(dtype)
-    if numpy.issubdtype(dtype, numpy.inexact):
-        return True
-    ml_dtypes = sys.modules.get("ml_dtypes")
-    if ml_dtypes is None or dtype.kind != "V":
-        return False
-    try:
-        ml_dtypes.finfo(dtype)
-    except ValueError:
-        return False
-    return True
-
-
 def divide_by_size(array: Any, size: int) -> None:
     """Finish an ``AVG`` reduction in place: true division for floating types; for integers the
     quotient truncated toward zero, as Paddle's AVG (NCCL's ``ncclAvg``) gives it (-7 / 2 == -3)."""
-    if is_floating(array.dtype):
+    if is_floating(array.dtype) or array.dtype.kind == "c":
         array /= size
     else:
         array -= get_array_module(array).fmod(array, size)

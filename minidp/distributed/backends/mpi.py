@@ -20,8 +20,9 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy
 from mpi4py import MPI
 
+from ...backend import is_floating
 from .base import (Collective, Fingerprint, GroupSpec, ReduceOp, ThreadedProcessGroup,
-                   divide_by_size, is_floating)
+                   divide_by_size)
 
 logger = logging.getLogger("minidp.distributed")
 
