@@ -1,4 +1,8 @@
 """The tape's behaviour: accumulation, hooks, the gradient-ready hook, no_grad, graph freeing."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -243,3 +247,28 @@ def test_parameter_trainable_and_stop_gradient_are_one_flag():
     assert not p.stop_gradient
     frozen = minidp.Parameter(np.zeros(3, np.float32), trainable=False)
     assert frozen.stop_gradient and not frozen.trainable
+
+
+def test_autograd_imports_without_the_ops():
+    """The tape is the bottom layer: loading it alone must not pull in minidp.ops.
+
+    ``import minidp`` loads everything, so a fresh interpreter registers a bare ``minidp``
+    package (no ``__init__`` run) and imports only ``minidp.autograd`` from it.
+    """
+    root = os.path.dirname(os.path.dirname(os.path.abspath(minidp.__file__)))
+    code = (
+        "import sys, types\n"
+        f"package = types.ModuleType('minidp'); package.__path__ = [{os.path.join(root, 'minidp')!r}]\n"
+        "sys.modules['minidp'] = package\n"
+        "import minidp.autograd\n"
+        "from minidp.autograd.function import result, wrap\n"
+        "from minidp.autograd import PyLayer\n"
+        "assert 'minidp.ops' not in sys.modules, sorted(m for m in sys.modules if m.startswith('minidp'))\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
+    from minidp.ops import _util
+
+    assert _util.result is minidp.autograd.function.result and _util.wrap is minidp.autograd.function.wrap

@@ -1,9 +1,10 @@
 """The tape: how results remember their inputs, and how backward walks them in reverse.
 
-Every differentiable op (through ``minidp.ops._util.result``) attaches a :class:`Node` holding
-its input tensors and a ``backward`` closure to its output. The closure receives the output's gradient as a raw array and returns one
-gradient array (or None) per input. Backward closures never write into the arrays they receive:
-the engine and the ops share arrays freely, and accumulation always makes a new array.
+Every differentiable op (through :func:`minidp.autograd.function.result`) attaches a
+:class:`Node` holding its input tensors and a ``backward`` closure to its output. The closure
+receives the output's gradient as a raw array and returns one gradient array (or None) per input.
+Backward closures never write into the arrays they receive: the engine and the ops share arrays
+freely, and accumulation always makes a new array.
 
 :func:`run_backward` counts, for every tensor reachable from the root, how many consumers will
 send it a gradient, then processes a tensor as soon as all of them have (Kahn's algorithm, no

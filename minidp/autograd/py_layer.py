@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ops._util import result, wrap
 from .engine import no_grad
+from .function import result, wrap
 from .tensor import Tensor
 
 

@@ -1,33 +1,17 @@
-"""The few helpers every op module shares: building results and undoing broadcasting."""
+"""The few helpers every op module shares: building results and undoing broadcasting.
+
+``result`` and ``wrap`` live in :mod:`minidp.autograd.function` (autograd must not import the
+ops); they are re-exported here because every op module takes its helpers from this one place.
+"""
 from __future__ import annotations
 
-from typing import Any, Callable
-
-from numpy import generic as _numpy_scalar
+from typing import Any
 
 from .. import backend
-from ..autograd import engine
-from ..autograd.engine import Node
+from ..autograd.function import result, wrap
 from ..autograd.tensor import Tensor
 
-wrap = Tensor._wrap
-
-
-def result(data: Any, parents: tuple, backward: Callable) -> Tensor:
-    """Wrap an op's output array; record the op when gradients are on and an input needs one.
-
-    NumPy turns 0-d results into scalars; they are made arrays again here, in one place.
-    """
-    if isinstance(data, _numpy_scalar):
-        data = backend.numpy.asarray(data)
-    out = wrap(data)
-    if engine._grad_enabled:
-        for p in parents:
-            if not p.stop_gradient:
-                out.stop_gradient = False
-                out._node = Node(parents, backward)
-                break
-    return out
+__all__ = ["result", "wrap", "lift", "unbroadcast", "normalize_axis"]
 
 
 def lift(value: Any, like: Any = None) -> Tensor:
