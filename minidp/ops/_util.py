@@ -1,17 +1,18 @@
 """The few helpers every op module shares: building results and undoing broadcasting.
 
-``result`` and ``wrap`` live in :mod:`minidp.autograd.function` (autograd must not import the
-ops); they are re-exported here because every op module takes its helpers from this one place.
+``result``, ``results`` and ``wrap`` live in :mod:`minidp.autograd.function` (autograd must not
+import the ops); they are re-exported here because op modules take their helpers from this one
+place.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from .. import backend
-from ..autograd.function import result, wrap
+from ..autograd.function import result, results, wrap
 from ..autograd.tensor import Tensor
 
-__all__ = ["result", "wrap", "lift", "unbroadcast", "normalize_axis"]
+__all__ = ["result", "results", "wrap", "lift", "unbroadcast", "normalize_axis"]
 
 
 def lift(value: Any, like: Any = None) -> Tensor:
