@@ -4,11 +4,18 @@ from __future__ import annotations
 from ..autograd.tensor import Tensor
 from .compare import (allclose, equal, greater_equal, greater_than, isfinite, isnan, less_equal,
                       less_than, logical_and, logical_not, logical_or, logical_xor, not_equal)
+from .compare import equal_all, isclose, isinf, isneginf, isposinf, isreal
 from .creation import (arange, eye, full, full_like, normal, ones, ones_like, rand, randint, randn,
                        randperm, seed, to_tensor, uniform, zeros, zeros_like)
 from .linalg import matmul
-from .math import (abs, add, astype, cast, clip, divide, exp, gelu, log, maximum, minimum, multiply,
-                   neg, pow, relu, scale, sigmoid, sqrt, square, subtract, tanh, where)
+from .math import (add, astype, cast, clip, divide, gelu, maximum, minimum, multiply,
+                   pow, scale, subtract, where)
+from .unary import (abs, acos, acosh, asin, asinh, atan, atanh, ceil, cos, cosh, deg2rad, erf, erfinv, exp,
+                    expm1, floor, frac, log, log1p, log2, log10, logit, neg, rad2deg, reciprocal, relu, round,
+                    rsqrt, sgn, sigmoid, sign, sin, sinh, sqrt, square, stanh, tan, tanh, trunc)
+from .binary import (addmm, atan2, bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or,
+                     bitwise_right_shift, bitwise_xor, copysign, floor_divide, floor_mod, fmax, fmin,
+                     heaviside, hypot, lerp, logaddexp, mod, remainder)
 from .reduction import argmax, argmin, log_softmax, logsumexp, max, mean, min, softmax, sum
 from .shape import concat, expand, flatten, getitem, reshape, split, squeeze, stack, transpose, unsqueeze
 
@@ -84,6 +91,61 @@ __all__ = [
     "where",
     "zeros",
     "zeros_like",
+    "acos",
+    "acosh",
+    "asin",
+    "asinh",
+    "atan",
+    "atanh",
+    "ceil",
+    "cos",
+    "cosh",
+    "deg2rad",
+    "erf",
+    "erfinv",
+    "expm1",
+    "floor",
+    "frac",
+    "log1p",
+    "log2",
+    "log10",
+    "logit",
+    "rad2deg",
+    "reciprocal",
+    "round",
+    "rsqrt",
+    "sgn",
+    "sign",
+    "sin",
+    "sinh",
+    "stanh",
+    "tan",
+    "trunc",
+    "addmm",
+    "atan2",
+    "bitwise_and",
+    "bitwise_left_shift",
+    "bitwise_not",
+    "bitwise_or",
+    "bitwise_right_shift",
+    "bitwise_xor",
+    "copysign",
+    "floor_divide",
+    "floor_mod",
+    "fmax",
+    "fmin",
+    "heaviside",
+    "hypot",
+    "lerp",
+    "logaddexp",
+    "mod",
+    "remainder",
+    "equal_all",
+    "isclose",
+    "isinf",
+    "isneginf",
+    "isposinf",
+    "isreal",
 ]
 
 
