@@ -32,7 +32,8 @@ def test_broadcasting_binary_ops(shapes, op, seed):
 
 @SETTINGS
 @given(shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=3), data=st.data(),
-       op=st.sampled_from([minidp.sum, minidp.mean, minidp.max, minidp.logsumexp]),
+       op=st.sampled_from([minidp.sum, minidp.mean, minidp.max, minidp.logsumexp, minidp.prod, minidp.amin,
+                           minidp.nansum]),
        keepdim=st.booleans(), seed=st.integers(0, 2**16))
 def test_reductions_over_drawn_axes(shape, data, op, keepdim, seed):
     axes = data.draw(st.lists(st.integers(-len(shape), len(shape) - 1), min_size=1, max_size=len(shape),

@@ -39,7 +39,7 @@ Backward closures never write into the arrays they receive or saved from the for
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from numpy import asarray as _asarray, generic as _numpy_scalar
 
@@ -67,12 +67,19 @@ def result(data: Any, parents: tuple, backward: Callable) -> Tensor:
     return out
 
 
-def results(datas: Sequence[Any], parents: tuple, backward: Callable) -> tuple:
-    """Wrap several output arrays of one op, recording them as the outputs of one graph node."""
+def results(datas: Sequence[Any], parents: tuple, backward: Callable,
+            differentiable: Optional[Sequence[bool]] = None) -> tuple:
+    """Wrap several output arrays of one op, recording them as the outputs of one graph node.
+
+    ``differentiable`` (one flag per output) marks outputs that carry no gradient, such as the
+    indices ``topk`` or ``cummax`` return: they get ``stop_gradient=True`` and their slot in
+    ``backward``'s argument is always None.
+    """
     outs = tuple(wrap(_asarray(d) if isinstance(d, _numpy_scalar) else d) for d in datas)
     if engine._grad_enabled and any(not p.stop_gradient for p in parents):
         node = MultiNode(parents, backward, len(outs))
         for index, out in enumerate(outs):
-            out.stop_gradient = False
-            out._node = NodeOutput(node, index)
+            if differentiable is None or differentiable[index]:
+                out.stop_gradient = False
+                out._node = NodeOutput(node, index)
     return outs

@@ -75,12 +75,9 @@ class PyLayer:
                 )
             return tuple(None if r is None else r._data if isinstance(r, Tensor) else r for r in returned)
 
-        tensors = results(out_arrays, inputs, backward)
         frozen = {id(t) for t in ctx._non_differentiable}
+        differentiable = [id(items[i]) not in frozen for i in positions]
         merged = list(items)
-        for position, tensor in zip(positions, tensors):
-            if id(items[position]) in frozen:
-                tensor.stop_gradient = True
-                tensor._node = None
+        for position, tensor in zip(positions, results(out_arrays, inputs, backward, differentiable)):
             merged[position] = tensor
         return merged[0] if single else tuple(merged)

@@ -17,6 +17,9 @@ from .binary import (addmm, atan2, bitwise_and, bitwise_left_shift, bitwise_not,
                      bitwise_right_shift, bitwise_xor, copysign, floor_divide, floor_mod, fmax, fmin,
                      heaviside, hypot, lerp, logaddexp, mod, remainder)
 from .reduction import argmax, argmin, log_softmax, logsumexp, max, mean, min, softmax, sum
+from .reduction import all, amax, amin, any, count_nonzero, nanmean, nansum, prod
+from .cumulative import cummax, cummin, cumprod, cumsum, logcumsumexp
+from .statistics import median, nanmedian, quantile, std, var
 from .shape import concat, expand, flatten, getitem, reshape, split, squeeze, stack, transpose, unsqueeze
 
 __all__ = [
@@ -146,6 +149,24 @@ __all__ = [
     "isneginf",
     "isposinf",
     "isreal",
+    "all",
+    "amax",
+    "amin",
+    "any",
+    "count_nonzero",
+    "nanmean",
+    "nansum",
+    "prod",
+    "cummax",
+    "cummin",
+    "cumprod",
+    "cumsum",
+    "logcumsumexp",
+    "median",
+    "nanmedian",
+    "quantile",
+    "std",
+    "var",
 ]
 
 

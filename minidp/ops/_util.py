@@ -12,7 +12,7 @@ from .. import backend
 from ..autograd.function import result, results, wrap
 from ..autograd.tensor import Tensor
 
-__all__ = ["result", "results", "wrap", "lift", "unbroadcast", "normalize_axis"]
+__all__ = ["result", "results", "wrap", "lift", "unbroadcast", "normalize_axis", "scatter_add_along"]
 
 
 def lift(value: Any, like: Any = None) -> Tensor:
@@ -53,3 +53,16 @@ def normalize_axis(axis: Any, ndim: int) -> Any:
             raise ValueError(f"axis {a} is out of range for a tensor with {ndim} dimensions")
         out.append(a % max(ndim, 1))
     return tuple(out)
+
+
+def scatter_add_along(xp: Any, target: Any, indices: Any, values: Any, axis: int) -> None:
+    """``target[..., indices[i], ...] += values[i]`` along ``axis``; repeated indices add up.
+
+    ``indices`` and ``values`` have one shape, equal to target's except along ``axis`` (the
+    backward of take_along_axis, cummax, sort and the like).
+    """
+    axis = axis % target.ndim
+    grid = [xp.arange(n).reshape((1,) * d + (n,) + (1,) * (indices.ndim - d - 1))
+            for d, n in enumerate(indices.shape)]
+    grid[axis] = indices
+    xp.add.at(target, tuple(grid), values)
