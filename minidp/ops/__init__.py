@@ -21,6 +21,7 @@ from .reduction import all, amax, amin, any, count_nonzero, nanmean, nansum, pro
 from .cumulative import cummax, cummin, cumprod, cumsum, logcumsumexp
 from .statistics import median, nanmedian, quantile, std, var
 from .shape import concat, expand, flatten, getitem, reshape, split, squeeze, stack, transpose, unsqueeze
+from .inplace import fill_, inplace_forms, normal_, uniform_, zero_
 
 __all__ = [
     "abs",
@@ -168,6 +169,9 @@ __all__ = [
     "std",
     "var",
 ]
+_INPLACE = inplace_forms(globals())
+globals().update(_INPLACE)
+__all__ += sorted(_INPLACE) + ["fill_", "normal_", "uniform_", "zero_"]
 
 
 def _swap(op):
@@ -181,7 +185,7 @@ _METHODS = {
     "__pow__": pow, "__rpow__": _swap(pow), "__neg__": neg, "__abs__": abs,
     "__matmul__": matmul, "__rmatmul__": _swap(matmul), "__getitem__": getitem,
     "__eq__": equal, "__ne__": not_equal, "__lt__": less_than, "__le__": less_equal,
-    "__gt__": greater_than, "__ge__": greater_equal, "__invert__": logical_not,
+    "__gt__": greater_than, "__ge__": greater_equal, "__invert__": bitwise_not,
     "add": add, "subtract": subtract, "multiply": multiply, "divide": divide, "pow": pow,
     "neg": neg, "abs": abs, "exp": exp, "log": log, "sqrt": sqrt, "square": square, "tanh": tanh,
     "sigmoid": sigmoid, "relu": relu, "maximum": maximum, "minimum": minimum, "clip": clip,
@@ -193,6 +197,24 @@ _METHODS = {
     "greater_than": greater_than, "greater_equal": greater_equal, "isnan": isnan,
     "isfinite": isfinite, "allclose": allclose, "logical_not": logical_not,
 }
+_METHODS.update({name: globals()[name] for name in (
+    "acos", "acosh", "addmm", "all", "amax", "amin", "any", "asin", "asinh", "atan", "atan2", "atanh",
+    "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
+    "ceil", "copysign", "cos", "cosh", "count_nonzero", "cummax", "cummin", "cumprod", "cumsum", "deg2rad",
+    "equal_all", "erf", "erfinv", "expm1", "floor", "floor_divide", "floor_mod", "fmax", "fmin", "frac",
+    "heaviside", "hypot", "isclose", "isinf", "isneginf", "isposinf", "isreal", "lerp", "log10", "log1p",
+    "log2", "logaddexp", "logcumsumexp", "logical_and", "logical_or", "logical_xor", "logit", "median", "mod",
+    "nanmean", "nanmedian", "nansum", "prod", "quantile", "rad2deg", "reciprocal", "remainder", "round",
+    "rsqrt", "sgn", "sign", "sin", "sinh", "stanh", "std", "tan", "trunc", "var", "fill_", "normal_",
+    "uniform_", "zero_",
+)})
+_METHODS.update(_INPLACE)
+_METHODS.update({
+    "__mod__": remainder, "__rmod__": _swap(remainder), "__floordiv__": floor_divide,
+    "__rfloordiv__": _swap(floor_divide), "__and__": bitwise_and, "__rand__": bitwise_and,
+    "__or__": bitwise_or, "__ror__": bitwise_or, "__xor__": bitwise_xor, "__rxor__": bitwise_xor,
+    "__lshift__": bitwise_left_shift, "__rshift__": bitwise_right_shift,
+})
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
 Tensor.T = property(lambda self: transpose(self, list(range(self.ndim))[::-1]))

@@ -13,6 +13,7 @@ from ...ops import (argmax, gelu, log_softmax, max, multiply, relu, reshape, sig
                     uniform, where)
 from ...ops._util import wrap
 from ...ops.elementwise import KEEP, elementwise
+from ...ops.inplace import inplace_form
 from ...ops.unary import _sigmoid
 from ._util import check_tensor
 
@@ -57,8 +58,7 @@ def celu(x: Tensor, alpha: float = 1.0, name: Optional[str] = None) -> Tensor:
                        lambda xp, v, y: _pick(xp, v > 0, 1.0, xp.exp(xp.minimum(v, 0) / alpha), v), KEEP, "celu")
 
 
-def silu(x: Tensor, inplace: bool = False, name: Optional[str] = None) -> Tensor:
-    """x * sigmoid(x)."""
+def _silu(x: Tensor) -> Tensor:
     def derivative(xp, v, y):
         s = _sigmoid(xp, v)
         return s * (1 + v * (1 - s))
@@ -66,9 +66,17 @@ def silu(x: Tensor, inplace: bool = False, name: Optional[str] = None) -> Tensor
     return elementwise(x, lambda xp, v: v * _sigmoid(xp, v), derivative, KEEP, "silu")
 
 
+_silu_ = inplace_form(_silu, "silu")
+
+
+def silu(x: Tensor, inplace: bool = False, name: Optional[str] = None) -> Tensor:
+    """x * sigmoid(x); with ``inplace`` x itself is updated (see :mod:`minidp.ops.inplace`)."""
+    return _silu_(x) if inplace else _silu(x)
+
+
 def swish(x: Tensor, name: Optional[str] = None) -> Tensor:
     """x * sigmoid(x) (the same function as :func:`silu`)."""
-    return silu(x)
+    return _silu(x)
 
 
 def _softplus(xp: Any, v: Any) -> Any:
@@ -212,7 +220,16 @@ def maxout(x: Tensor, groups: int, axis: int = 1, name: Optional[str] = None) ->
     return max(reshape(x, shape), axis=axis + 1)
 
 
+relu_ = inplace_form(relu, "relu")
+elu_ = inplace_form(elu)
+leaky_relu_ = inplace_form(leaky_relu)
+hardtanh_ = inplace_form(hardtanh)
+softmax_ = inplace_form(softmax, "softmax")
+thresholded_relu_ = inplace_form(thresholded_relu)
+tanh_ = inplace_form(tanh, "tanh")
+
 __all__ = ["relu", "relu6", "gelu", "sigmoid", "tanh", "softmax", "log_softmax", "leaky_relu", "elu", "selu",
            "celu", "silu", "swish", "mish", "softplus", "softsign", "softshrink", "hardshrink", "tanhshrink",
            "hardsigmoid", "hardswish", "hardtanh", "log_sigmoid", "thresholded_relu", "prelu", "rrelu", "glu",
-           "gumbel_softmax", "maxout"]
+           "gumbel_softmax", "maxout", "relu_", "elu_", "leaky_relu_", "hardtanh_", "softmax_",
+           "thresholded_relu_", "tanh_"]
