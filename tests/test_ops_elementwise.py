@@ -41,10 +41,14 @@ def away_from_zero(*shape):
     return rng.uniform(0.2, 2.0, shape) * rng.choice([-1.0, 1.0], shape)
 
 
-def _erfinv(v):
-    from scipy.special import erfinv
+def _scipy(name):
+    from scipy import special
 
-    return erfinv(v)
+    return getattr(special, name)
+
+
+def _erfinv(v):
+    return _scipy("erfinv")(v)
 
 
 def _erf(v):
@@ -61,6 +65,10 @@ UNARY = [  # op, reference, input maker
     (minidp.sqrt, np.sqrt, positive), (minidp.rsqrt, lambda v: 1 / np.sqrt(v), positive),
     (minidp.square, np.square, r), (minidp.reciprocal, np.reciprocal, away_from_zero),
     (minidp.erf, _erf, r), (minidp.erfinv, _erfinv, unit),
+    (minidp.lgamma, lambda v: _scipy("gammaln")(v), lambda *s: rng.uniform(0.2, 5.0, s)),
+    (minidp.lgamma, lambda v: _scipy("gammaln")(v), lambda *s: rng.uniform(-2.9, -2.1, s)),
+    (minidp.digamma, lambda v: _scipy("digamma")(v), lambda *s: rng.uniform(0.2, 5.0, s)),
+    (minidp.digamma, lambda v: _scipy("digamma")(v), lambda *s: rng.uniform(-1.9, -1.1, s)),
     (minidp.sigmoid, lambda v: 1 / (1 + np.exp(-v)), r), (minidp.relu, lambda v: np.maximum(v, 0), away_from_zero),
     (minidp.floor, np.floor, off_integers), (minidp.ceil, np.ceil, off_integers),
     (minidp.trunc, np.trunc, off_integers), (minidp.round, np.round, off_integers),
@@ -211,3 +219,16 @@ def test_float32_inputs_send_float32_gradients(op):
     assert out.dtype == np.float32
     out.sum().backward()
     assert set(seen) == {np.dtype(np.float32)}
+
+
+def test_special_functions_without_scipy_match_scipy():
+    from minidp.ops import special
+
+    x = np.concatenate([np.linspace(-4.7, -0.1, 40), np.linspace(0.05, 30.0, 120)])
+    for own, reference in [(special._digamma_by_series, _scipy("digamma")),
+                           (special._trigamma_by_series, lambda v: _scipy("polygamma")(1, v)),
+                           (special._lgamma_from_math, _scipy("gammaln"))]:
+        np.testing.assert_allclose(own(x), reference(x), rtol=1e-9, atol=1e-12)
+    inside = np.linspace(-0.999, 0.999, 101)
+    np.testing.assert_allclose(special._erfinv_by_newton(inside), _scipy("erfinv")(inside), rtol=1e-12, atol=1e-14)
+    assert special._lgamma_from_math(np.array([0.0, -2.0])).tolist() == [np.inf, np.inf]

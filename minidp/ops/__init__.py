@@ -20,6 +20,7 @@ from .reduction import argmax, argmin, log_softmax, logsumexp, max, mean, min, s
 from .reduction import all, amax, amin, any, count_nonzero, nanmean, nansum, prod
 from .cumulative import cummax, cummin, cumprod, cumsum, logcumsumexp
 from .statistics import median, nanmedian, quantile, std, var
+from .unary import digamma, lgamma
 from .shape import concat, expand, flatten, getitem, reshape, split, squeeze, stack, transpose, unsqueeze
 from .inplace import fill_, inplace_forms, normal_, uniform_, zero_
 
@@ -171,6 +172,7 @@ __all__ = [
 ]
 _INPLACE = inplace_forms(globals())
 globals().update(_INPLACE)
+__all__ += ["digamma", "lgamma"]
 __all__ += sorted(_INPLACE) + ["fill_", "normal_", "uniform_", "zero_"]
 
 
@@ -206,7 +208,7 @@ _METHODS.update({name: globals()[name] for name in (
     "log2", "logaddexp", "logcumsumexp", "logical_and", "logical_or", "logical_xor", "logit", "median", "mod",
     "nanmean", "nanmedian", "nansum", "prod", "quantile", "rad2deg", "reciprocal", "remainder", "round",
     "rsqrt", "sgn", "sign", "sin", "sinh", "stanh", "std", "tan", "trunc", "var", "fill_", "normal_",
-    "uniform_", "zero_",
+    "uniform_", "zero_", "digamma", "lgamma",
 )})
 _METHODS.update(_INPLACE)
 _METHODS.update({

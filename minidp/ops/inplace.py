@@ -28,9 +28,10 @@ from .creation import normal, uniform
 INPLACE_OPS = (
     "abs", "acos", "acosh", "add", "addmm", "asin", "asinh", "atan", "atanh", "bitwise_and",
     "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "cast", "ceil",
-    "clip", "copysign", "cos", "cosh", "cumprod", "cumsum", "divide", "equal", "erf", "erfinv", "exp", "expm1",
+    "clip", "copysign", "cos", "cosh", "cumprod", "cumsum", "digamma", "divide", "equal", "erf", "erfinv",
+    "exp", "expm1",
     "flatten", "floor", "floor_divide", "floor_mod", "frac", "greater_equal", "greater_than", "hypot",
-    "lerp", "less_equal", "less_than", "log", "log10", "log1p", "log2", "logical_and", "logical_not",
+    "lerp", "less_equal", "less_than", "lgamma", "log", "log10", "log1p", "log2", "logical_and", "logical_not",
     "logical_or", "logical_xor", "logit", "mod", "multiply", "neg", "not_equal", "pow", "reciprocal",
     "remainder", "reshape", "round", "rsqrt", "scale", "sigmoid", "sin", "sinh", "sqrt", "square", "squeeze",
     "subtract", "tan", "tanh", "transpose", "trunc", "unsqueeze",

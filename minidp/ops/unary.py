@@ -12,7 +12,7 @@ from typing import Any, Optional
 from .. import backend
 from ..autograd.tensor import Tensor
 from .elementwise import FLOAT, KEEP, ZERO, elementwise, unary_op
-from .special import erfinv as _erfinv
+from . import special
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
@@ -47,10 +47,13 @@ sqrt = unary_op("sqrt", "Square root.", FLOAT, "sqrt", lambda xp, x, y: 0.5 / y)
 rsqrt = unary_op("rsqrt", "1 / sqrt(x).", FLOAT, lambda xp, x: 1 / xp.sqrt(x), lambda xp, x, y: -0.5 * y / x)
 square = unary_op("square", "x * x.", KEEP, lambda xp, x: x * x, lambda xp, x, y: 2 * x)
 reciprocal = unary_op("reciprocal", "1 / x.", FLOAT, lambda xp, x: 1 / x, lambda xp, x, y: -y * y)
-erf = unary_op("erf", "The error function.", FLOAT, lambda xp, x: backend.erf(x), lambda xp, x, y: _TWO_OVER_SQRT_PI * xp.exp(-x * x))
-erfinv = unary_op("erfinv", "Inverse of erf.", FLOAT, lambda xp, x: _erfinv(x), lambda xp, x, y: xp.exp(y * y) / _TWO_OVER_SQRT_PI)
+erf = unary_op("erf", "The error function.", FLOAT, lambda xp, x: backend.erf(x),
+               lambda xp, x, y: _TWO_OVER_SQRT_PI * xp.exp(-x * x))
+erfinv = unary_op("erfinv", "Inverse of erf.", FLOAT, lambda xp, x: special.erfinv(x),
+                  lambda xp, x, y: xp.exp(y * y) / _TWO_OVER_SQRT_PI)
 sigmoid = unary_op("sigmoid", "1 / (1 + e ** -x).", FLOAT, _sigmoid, lambda xp, x, y: y * (1 - y))
-relu = unary_op("relu", "max(x, 0); the gradient at 0 is 0.", KEEP, lambda xp, x: xp.maximum(x, 0), lambda xp, x, y: x > 0)
+relu = unary_op("relu", "max(x, 0); the gradient at 0 is 0.", KEEP, lambda xp, x: xp.maximum(x, 0),
+                lambda xp, x, y: x > 0)
 floor = unary_op("floor", "Largest integer <= x (gradient 0).", KEEP, "floor", ZERO)
 ceil = unary_op("ceil", "Smallest integer >= x (gradient 0).", KEEP, "ceil", ZERO)
 trunc = unary_op("trunc", "x rounded toward 0 (gradient 0).", KEEP, "trunc", ZERO)
@@ -58,8 +61,14 @@ frac = unary_op("frac", "x - trunc(x).", KEEP, lambda xp, x: x - xp.trunc(x), la
 sign = unary_op("sign", "-1, 0 or 1 by the sign of x (gradient 0).", KEEP, "sign", ZERO)
 abs = unary_op("abs", "|x|; the gradient at 0 is 0.", KEEP, "abs", lambda xp, x, y: xp.sign(x))
 neg = unary_op("neg", "-x.", KEEP, lambda xp, x: -x, lambda xp, x, y: -1)
-deg2rad = unary_op("deg2rad", "Degrees to radians.", FLOAT, lambda xp, x: x * (math.pi / 180), lambda xp, x, y: math.pi / 180)
-rad2deg = unary_op("rad2deg", "Radians to degrees.", FLOAT, lambda xp, x: x * (180 / math.pi), lambda xp, x, y: 180 / math.pi)
+deg2rad = unary_op("deg2rad", "Degrees to radians.", FLOAT, lambda xp, x: x * (math.pi / 180),
+                   lambda xp, x, y: math.pi / 180)
+rad2deg = unary_op("rad2deg", "Radians to degrees.", FLOAT, lambda xp, x: x * (180 / math.pi),
+                   lambda xp, x, y: 180 / math.pi)
+lgamma = unary_op("lgamma", "log |Gamma(x)|.", FLOAT, lambda xp, x: special.lgamma(x),
+                  lambda xp, x, y: special.digamma(x))
+digamma = unary_op("digamma", "psi(x), the derivative of lgamma.", FLOAT, lambda xp, x: special.digamma(x),
+                   lambda xp, x, y: special.trigamma(x))
 sgn = sign
 
 
