@@ -142,3 +142,11 @@ def test_prelu_layer_learns_its_slopes_and_rrelu_layer_is_deterministic_in_eval(
     rrelu = minidp.nn.RReLU(0.1, 0.3)
     rrelu.eval()
     np.testing.assert_allclose(rrelu(x).numpy(), -0.2 * np.ones((2, 3, 4)), rtol=1e-6)
+
+
+def test_softmax2d_normalises_over_channels():
+    x = minidp.to_tensor(sample(2, 3, 4, 5))
+    out = minidp.nn.Softmax2D()(x).numpy()
+    np.testing.assert_allclose(out.sum(axis=1), np.ones((2, 4, 5)))
+    with pytest.raises(ValueError, match="3-D or 4-D"):
+        minidp.nn.Softmax2D()(minidp.ones([2, 3]))

@@ -12,6 +12,7 @@ from .layers import (GELU, AvgPool2D, BatchNorm1D, BatchNorm2D, BCEWithLogitsLos
 from .layers import (CELU, ELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid,
                      Maxout, Mish, PReLU, ReLU6, RReLU, Silu, Softplus, Softshrink, Softsign, Swish, Tanhshrink,
                      ThresholdedReLU)
+from .layers import Softmax2D
 from .param_attr import ParamAttr
 
 __all__ = ["Parameter", "Layer", "ParamAttr", "ClipGradByGlobalNorm", "functional", "initializer", "GELU",
@@ -22,3 +23,4 @@ __all__ = ["Parameter", "Layer", "ParamAttr", "ClipGradByGlobalNorm", "functiona
 __all__ += ["ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "Silu", "Swish", "Mish", "Softplus", "Softsign", "Softshrink",
             "Hardshrink", "Tanhshrink", "Hardsigmoid", "Hardswish", "Hardtanh", "LogSigmoid",
             "ThresholdedReLU", "GLU", "Maxout", "RReLU", "PReLU"]
+__all__ += ["Softmax2D"]

@@ -3,6 +3,7 @@ from .activation import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 from .activation import (CELU, ELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid,
                          Maxout, Mish, PReLU, ReLU6, RReLU, Silu, Softplus, Softshrink, Softsign, Swish, Tanhshrink,
                          ThresholdedReLU)
+from .activation import Softmax2D
 from .common import Dropout, Flatten, Identity, Linear
 from .container import LayerList, ParameterList, Sequential
 from .conv import Conv2D
@@ -18,3 +19,4 @@ __all__ = ["GELU", "LogSoftmax", "ReLU", "Sigmoid", "Softmax", "Tanh", "Dropout"
 __all__ += ["ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "Silu", "Swish", "Mish", "Softplus", "Softsign", "Softshrink",
             "Hardshrink", "Tanhshrink", "Hardsigmoid", "Hardswish", "Hardtanh", "LogSigmoid",
             "ThresholdedReLU", "GLU", "Maxout", "RReLU", "PReLU"]
+__all__ += ["Softmax2D"]

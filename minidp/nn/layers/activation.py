@@ -292,3 +292,15 @@ class PReLU(Layer):
 
     def forward(self, x: Tensor) -> Tensor:
         return F.prelu(x, self._weight, data_format=self._data_format)
+
+
+class Softmax2D(Layer):
+    """Softmax over the channels of a [C, H, W] or [N, C, H, W] tensor (axis -3)."""
+
+    def __init__(self, name: Optional[str] = None) -> None:
+        super().__init__()
+
+    def forward(self, x: Tensor) -> Tensor:
+        if x.ndim not in (3, 4):
+            raise ValueError(f"Softmax2D expects a 3-D or 4-D tensor, got shape {x.shape}")
+        return F.softmax(x, axis=-3)
