@@ -133,3 +133,15 @@ def test_functional_inplace_activations():
 def test_non_tensor_target_is_a_type_error():
     with pytest.raises(TypeError, match="Tensor"):
         minidp.exp_(np.ones(2))
+
+
+def test_a_graph_result_updated_under_no_grad_keeps_its_node_and_saved_arrays():
+    w = leaf([1.0, 2.0])
+    h = w * 2
+    y = h * h
+    with minidp.no_grad():
+        h.add_(10.0)
+    np.testing.assert_array_equal(h.numpy(), [12.0, 14.0])
+    assert not h.stop_gradient and not h.is_leaf
+    y.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), 8 * np.array([1.0, 2.0]))

@@ -6,8 +6,10 @@ an op added elsewhere only needs its name listed here). The rules, as in Paddle:
 
 - a leaf that requires a gradient (a parameter) refuses in-place updates while gradients are
   recorded: its gradient would be lost. Under ``minidp.no_grad()`` the update is allowed;
-- a tensor outside the graph (the result records no gradient) has the result written into its
-  existing buffer when shape and dtype allow, so views of it see the change;
+- a tensor outside the graph (no graph node, and the result records no gradient) has the
+  result written into its existing buffer when shape and dtype allow, so views of it see the
+  change. Under ``no_grad`` a result of the graph instead takes the new array and keeps its
+  node, as if the update were not there for autograd;
 - a tensor whose result joins the graph is rebound to the result: it takes the new array and
   the new graph node, and backward closures that saved the old array keep seeing the old one.
   Ops recorded before the in-place one that read the tensor are not told apart from later
@@ -29,12 +31,11 @@ INPLACE_OPS = (
     "abs", "acos", "acosh", "add", "addmm", "asin", "asinh", "atan", "atanh", "bitwise_and",
     "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "cast", "ceil",
     "clip", "copysign", "cos", "cosh", "cumprod", "cumsum", "digamma", "divide", "equal", "erf", "erfinv",
-    "exp", "expm1",
-    "flatten", "floor", "floor_divide", "floor_mod", "frac", "greater_equal", "greater_than", "hypot",
-    "lerp", "less_equal", "less_than", "lgamma", "log", "log10", "log1p", "log2", "logical_and", "logical_not",
-    "logical_or", "logical_xor", "logit", "mod", "multiply", "neg", "not_equal", "pow", "reciprocal",
-    "remainder", "reshape", "round", "rsqrt", "scale", "sigmoid", "sin", "sinh", "sqrt", "square", "squeeze",
-    "subtract", "tan", "tanh", "transpose", "trunc", "unsqueeze",
+    "exp", "expm1", "flatten", "floor", "floor_divide", "floor_mod", "frac", "greater_equal", "greater_than",
+    "hypot", "lerp", "less_equal", "less_than", "lgamma", "log", "log10", "log1p", "log2", "logical_and",
+    "logical_not", "logical_or", "logical_xor", "logit", "mod", "multiply", "neg", "not_equal", "pow",
+    "reciprocal", "remainder", "reshape", "round", "rsqrt", "scale", "sigmoid", "sin", "sinh", "sqrt", "square",
+    "squeeze", "subtract", "tan", "tanh", "transpose", "trunc", "unsqueeze",
 )
 # Paddle's second names for some of them: alias -> op
 INPLACE_ALIASES = {"sub": "subtract", "div": "divide", "mul": "multiply", "clamp": "clip", "less": "less_than",
@@ -53,9 +54,12 @@ def _check_target(x: Any, op: str) -> None:
 
 
 def _store(x: Tensor, out: Tensor) -> Tensor:
-    """Make x hold ``out``: in its own buffer when out is outside the graph, else by rebinding."""
+    """Make x hold ``out``: in its own buffer when neither is in a graph, else by rebinding."""
     if out._node is None and out.stop_gradient:
         data = out._data
+        if x._node is not None:  # a graph result updated under no_grad: its saved arrays stay intact
+            x._data = data
+            return x
         if data.shape == x._data.shape and data.dtype == x._data.dtype:
             try:
                 x._data[...] = data

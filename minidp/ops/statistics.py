@@ -61,30 +61,24 @@ class _Gathered:
         return picked.reshape(self.out_shape)
 
 
-def _middle(xd: Any, axis: Any, keepdim: bool, ignore_nan: bool):
-    """Sorted slices and the positions of their two middle elements (equal for odd counts)."""
-    xp = backend.get_array_module(xd)
-    gathered = _Gathered(xd, axis, keepdim)
-    v = gathered.values
-    if v.shape[-1] == 0:
-        raise ValueError("median: cannot reduce an axis of length 0")
-    order = xp.argsort(v, axis=-1, kind="stable")
-    ordered = xp.take_along_axis(v, order, axis=-1)
-    nan = xp.isnan(v)
-    count = (~nan).sum(axis=-1, keepdims=True) if ignore_nan else xp.full(v.shape[:-1] + (1,), v.shape[-1])
-    low = xp.maximum((count - 1) // 2, 0)
-    high = xp.maximum(count // 2, 0)
-    poisoned = (count == 0) if ignore_nan else nan.any(axis=-1, keepdims=True)
-    return xp, gathered, order, ordered, low, high, poisoned
-
-
 def _median(x: Tensor, axis: Any, keepdim: bool, mode: str, ignore_nan: bool, op: str) -> Any:
     if mode not in ("avg", "min"):
         raise ValueError(f"{op}: mode must be 'avg' or 'min', got {mode!r}")
     xd = x._data
     if xd.dtype.kind != "f":
         xd = xd.astype(backend.DEFAULT_FLOAT)
-    xp, gathered, order, ordered, low, high, poisoned = _middle(xd, axis, keepdim, ignore_nan)
+    xp = backend.get_array_module(xd)
+    gathered = _Gathered(xd, axis, keepdim)
+    v = gathered.values
+    if v.shape[-1] == 0:
+        raise ValueError(f"{op}: cannot reduce an axis of length 0")
+    order = xp.argsort(v, axis=-1, kind="stable")  # NaN sorts last
+    ordered = xp.take_along_axis(v, order, axis=-1)
+    nan = xp.isnan(v)
+    count = (~nan).sum(axis=-1, keepdims=True) if ignore_nan else xp.full(v.shape[:-1] + (1,), v.shape[-1])
+    low = xp.maximum((count - 1) // 2, 0)  # the two middle positions, equal for odd counts
+    high = xp.maximum(count // 2, 0)
+    poisoned = (count == 0) if ignore_nan else nan.any(axis=-1, keepdims=True)
     lo = xp.take_along_axis(ordered, low, axis=-1)
     if mode == "min":
         picked = xp.where(poisoned, xp.nan, lo)
@@ -102,7 +96,6 @@ def _median(x: Tensor, axis: Any, keepdim: bool, mode: str, ignore_nan: bool, op
                        differentiable=(True, False))
     hi = xp.take_along_axis(ordered, high, axis=-1)
     picked = xp.where(poisoned, xp.nan, (lo + hi) / 2)
-    v = gathered.values
 
     def backward(g):
         g = g.reshape(lo.shape)
