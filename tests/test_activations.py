@@ -150,3 +150,12 @@ def test_softmax2d_normalises_over_channels():
     np.testing.assert_allclose(out.sum(axis=1), np.ones((2, 4, 5)))
     with pytest.raises(ValueError, match="3-D or 4-D"):
         minidp.nn.Softmax2D()(minidp.ones([2, 3]))
+
+
+def test_gelu_accepts_paddles_string_modes():
+    x = minidp.to_tensor(sample(3, 4))
+    np.testing.assert_array_equal(F.gelu(x, approximate="none").numpy(), F.gelu(x).numpy())
+    np.testing.assert_array_equal(F.gelu(x, approximate="tanh").numpy(), F.gelu(x, approximate=True).numpy())
+    assert not np.array_equal(F.gelu(x, approximate="tanh").numpy(), F.gelu(x).numpy())
+    with pytest.raises(ValueError, match="approximate"):
+        F.gelu(x, approximate="fast")

@@ -173,11 +173,14 @@ _SQRT_HALF = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
-def gelu(x: Tensor, approximate: bool = False, name: str = None) -> Tensor:
-    """Gaussian error linear unit, x * Phi(x), in the exact erf form (or tanh form if asked)."""
+def gelu(x: Tensor, approximate: Any = False, name: str = None) -> Tensor:
+    """Gaussian error linear unit, x * Phi(x): the exact erf form (``approximate`` False or
+    ``'none'``) or the tanh approximation (True or ``'tanh'``)."""
+    if approximate not in (False, True, "none", "tanh"):
+        raise ValueError(f"gelu: approximate must be a bool, 'none' or 'tanh', got {approximate!r}")
     xd = x._data
     xp = backend.get_array_module(xd)
-    if approximate:
+    if approximate is True or approximate == "tanh":
         k = math.sqrt(2.0 / math.pi)
         inner = k * (xd + 0.044715 * xd ** 3)
         t = xp.tanh(inner)
