@@ -81,6 +81,9 @@ UNARY = [  # op, reference, input maker
     (minidp.stanh, lambda v: 1.7159 * np.tanh(0.67 * v), r),
     (lambda x: minidp.stanh(x, 2.0, 0.5), lambda v: 0.5 * np.tanh(2.0 * v), r),
     (lambda x: minidp.round(x, decimals=1), lambda v: np.round(v, 1), lambda *s: rng.integers(-30, 30, s) / 10 + 0.02),
+    (minidp.sinc, np.sinc, r), (minidp.positive, lambda v: v, r),
+    (lambda x: minidp.nan_to_num(minidp.log(x), nan=-1.0, posinf=9.0), lambda v: np.nan_to_num(np.log(v), nan=-1.0),
+     positive),
 ]
 
 
@@ -98,6 +101,7 @@ BINARY = [  # op, reference, x maker, y maker
     (minidp.heaviside, np.heaviside, away_from_zero, r),
     (minidp.remainder, np.mod, lambda *s: rng.uniform(0.5, 6.0, s), lambda *s: rng.choice([-2.3, 1.7], s)),
     (lambda x, y: minidp.lerp(x, y, 0.3), lambda a, b: a + 0.3 * (b - a), r, r),
+    (minidp.ldexp, lambda a, b: a * 2.0 ** b, r, r),
     (lambda x, y: minidp.lerp(x, y, minidp.to_tensor(np.full((1, 3), 0.7), x.dtype)), lambda a, b: a + 0.7 * (b - a),
      r, r),
 ]
@@ -232,3 +236,39 @@ def test_special_functions_without_scipy_match_scipy():
     inside = np.linspace(-0.999, 0.999, 101)
     np.testing.assert_allclose(special._erfinv_by_newton(inside), _scipy("erfinv")(inside), rtol=1e-12, atol=1e-14)
     assert special._lgamma_from_math(np.array([0.0, -2.0])).tolist() == [np.inf, np.inf]
+
+
+def test_aliases_are_the_same_functions():
+    pairs = [("clamp", "clip"), ("div", "divide"), ("true_divide", "divide"), ("mul", "multiply"),
+             ("sub", "subtract"), ("eq", "equal"), ("ne", "not_equal"), ("lt", "less_than"), ("less", "less_than"),
+             ("le", "less_equal"), ("gt", "greater_than"), ("greater", "greater_than"), ("ge", "greater_equal"),
+             ("negative", "neg"), ("gammaln", "lgamma"), ("sgn", "sign")]
+    for alias, name in pairs:
+        assert getattr(minidp, alias) is getattr(minidp, name), alias
+
+
+def test_integer_and_float_bit_helpers():
+    a, b = minidp.to_tensor([12, -8, 0]), minidp.to_tensor([8, 12, 5])
+    assert minidp.gcd(a, b).numpy().tolist() == [4, 4, 5]
+    assert minidp.lcm(a, b).numpy().tolist() == [24, 24, 0]
+    assert minidp.signbit(minidp.to_tensor([-0.0, 1.0, -2.0])).numpy().tolist() == [True, False, True]
+    assert minidp.nextafter(minidp.to_tensor([1.0], "float32"), minidp.to_tensor([2.0], "float32")).item() == \
+        np.nextafter(np.float32(1), np.float32(2))
+    mantissa, exponent = minidp.frexp(minidp.to_tensor([8.0, 3.0]))
+    assert mantissa.numpy().tolist() == [0.5, 0.75] and exponent.numpy().tolist() == [4.0, 2.0]
+    assert exponent.dtype == np.float32
+    assert minidp.ldexp(minidp.to_tensor([1, 2]), minidp.to_tensor([2, 3])).dtype == np.float32
+    floats, ints = minidp.ones([1]), minidp.to_tensor([1])
+    assert minidp.is_floating_point(floats) and not minidp.is_floating_point(ints)
+    assert minidp.is_integer(ints) and not minidp.is_integer(minidp.to_tensor([True]))
+    assert not minidp.is_complex(floats)
+
+
+def test_add_n_and_increment():
+    parts = [minidp.to_tensor(r(2, 3)) for _ in range(3)]
+    np.testing.assert_allclose(minidp.add_n(parts).numpy(), sum(p.numpy() for p in parts))
+    check_grad(lambda a, b: minidp.add_n([a, b, a]), r(2, 3), r(2, 3))
+    counter = minidp.to_tensor([1.0])
+    assert minidp.increment(counter, 2.0) is counter and counter.item() == 3.0
+    with pytest.raises(ValueError, match="one element"):
+        minidp.increment(minidp.ones([2]))

@@ -51,6 +51,16 @@ CASES = [  # function of a tensor, NumPy reference of the array
     (lambda x: minidp.nansum(x, axis=1), lambda v: np.nansum(v, axis=1)),
     (lambda x: minidp.nanmean(x, axis=[1, 2]), lambda v: np.nanmean(v, axis=(1, 2))),
     (lambda x: minidp.mean(x, axis=1, dtype="float64"), lambda v: v.mean(axis=1)),
+    (lambda x: minidp.nanquantile(x, [0.3, 0.6], axis=2), lambda v: np.nanquantile(v, [0.3, 0.6], axis=2)),
+    (lambda x: minidp.diff(x), lambda v: np.diff(v)),
+    (lambda x: minidp.diff(x, n=2, axis=1), lambda v: np.diff(v, n=2, axis=1)),
+    (lambda x: minidp.diff(x, axis=0, prepend=x[:1], append=x[1:] * 2),
+     lambda v: np.diff(v, axis=0, prepend=v[:1], append=v[1:] * 2)),
+    (lambda x: minidp.trapezoid(x), lambda v: np.trapezoid(v)),
+    (lambda x: minidp.trapezoid(x, dx=0.5, axis=1), lambda v: np.trapezoid(v, dx=0.5, axis=1)),
+    (lambda x: minidp.trapezoid(x, x=minidp.to_tensor([0.0, 0.5, 2.0], x.dtype), axis=1),
+     lambda v: np.trapezoid(v, x=[0.0, 0.5, 2.0], axis=1)),
+    (lambda x: minidp.cumulative_trapezoid(x, axis=0), lambda v: np.cumsum((v[1:] + v[:-1]) / 2, axis=0)),
 ]
 
 
@@ -127,3 +137,12 @@ def test_median_and_quantile_shapes_and_errors():
         minidp.quantile(x, 1.5)
     with pytest.raises(ValueError, match="interpolation"):
         minidp.quantile(x, 0.5, interpolation="cubic")
+
+
+def test_nan_aware_quantile_and_trapezoid_arguments():
+    x = minidp.to_tensor([[1.0, np.nan, 3.0, 2.0], [np.nan] * 4])
+    got = minidp.nanquantile(x, 0.5, axis=1).numpy()
+    assert got[0] == 2.0 and np.isnan(got[1])
+    assert np.isnan(minidp.quantile(x, 0.5, axis=1).numpy()).all()
+    with pytest.raises(ValueError, match="not both"):
+        minidp.trapezoid(minidp.ones([3]), x=minidp.ones([3]), dx=1.0)

@@ -23,6 +23,13 @@ from .statistics import median, nanmedian, quantile, std, var
 from .unary import digamma, lgamma
 from .shape import concat, expand, flatten, getitem, reshape, split, squeeze, stack, transpose, unsqueeze
 from .inplace import fill_, inplace_forms, normal_, uniform_, zero_
+from .math import add_n, clamp, div, mul, sub, true_divide
+from .compare import eq, ge, greater, gt, is_complex, is_floating_point, is_integer, le, less, lt, ne, signbit
+from .unary import gammaln, nan_to_num, negative, positive, sinc
+from .binary import frexp, gcd, lcm, ldexp, nextafter
+from .statistics import nanquantile
+from .cumulative import cumulative_trapezoid, diff, trapezoid
+from .inplace import increment
 
 __all__ = [
     "abs",
@@ -173,6 +180,12 @@ __all__ = [
 _INPLACE = inplace_forms(globals())
 globals().update(_INPLACE)
 __all__ += ["digamma", "lgamma"]
+__all__ += [
+    "add_n", "clamp", "div", "mul", "sub", "true_divide", "eq", "ge", "greater", "gt", "is_complex",
+    "is_floating_point", "is_integer", "le", "less", "lt", "ne", "signbit", "gammaln", "nan_to_num", "negative",
+    "positive", "sinc", "frexp", "gcd", "lcm", "ldexp", "nextafter", "nanquantile", "cumulative_trapezoid",
+    "diff", "trapezoid", "increment"
+]
 __all__ += sorted(_INPLACE) + ["fill_", "normal_", "uniform_", "zero_"]
 
 
@@ -209,6 +222,9 @@ _METHODS.update({name: globals()[name] for name in (
     "nanmean", "nanmedian", "nansum", "prod", "quantile", "rad2deg", "reciprocal", "remainder", "round",
     "rsqrt", "sgn", "sign", "sin", "sinh", "stanh", "std", "tan", "trunc", "var", "fill_", "normal_",
     "uniform_", "zero_", "digamma", "lgamma",
+    "clamp", "div", "mul", "sub", "eq", "ge", "greater", "gt", "is_complex", "is_floating_point", "is_integer",
+    "le", "less", "lt", "ne", "signbit", "gammaln", "nan_to_num", "negative", "positive", "sinc", "frexp",
+    "gcd", "lcm", "ldexp", "nextafter", "nanquantile", "cumulative_trapezoid", "diff", "trapezoid",
 )})
 _METHODS.update(_INPLACE)
 _METHODS.update({

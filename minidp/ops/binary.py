@@ -6,6 +6,8 @@ derivatives ``(xp, x, y, out)`` with respect to x and y.
 """
 from __future__ import annotations
 
+import math
+
 from typing import Any, Callable, Optional
 
 from .. import backend
@@ -14,6 +16,9 @@ from ._util import wrap
 from .elementwise import FLOAT, KEEP, ZERO, binary_op
 from .math import _operands, add, multiply, scale, subtract
 from .linalg import matmul
+
+
+_LN2 = math.log(2.0)
 
 
 def _fmax_takes_x(xp: Any, x: Any, y: Any) -> Any:
@@ -51,7 +56,16 @@ heaviside = binary_op("heaviside", "0 where x < 0, 1 where x > 0, y where x == 0
                       lambda xp, x, y: xp.heaviside(x, y), ZERO, lambda xp, x, y, o: x == 0)
 remainder = binary_op("remainder", "x mod y with the sign of y (Python's %).", KEEP, lambda xp, x, y: xp.mod(x, y),
                       lambda xp, x, y, o: 1, lambda xp, x, y, o: -xp.floor(x / y))
+ldexp = binary_op("ldexp", "x * 2 ** y.", FLOAT, lambda xp, x, y: x * xp.exp2(y),
+                  lambda xp, x, y, o: xp.exp2(y), lambda xp, x, y, o: o * _LN2)
 mod = floor_mod = remainder
+
+
+def frexp(x: Tensor, name: Optional[str] = None) -> tuple:
+    """Mantissa in [0.5, 1) and exponent with x = mantissa * 2 ** exponent (both in x's dtype)."""
+    xd = x._data
+    mantissa, exponent = backend.get_array_module(xd).frexp(xd)
+    return wrap(mantissa), wrap(exponent.astype(xd.dtype))
 
 
 def floor_divide(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
@@ -72,7 +86,9 @@ def addmm(input: Tensor, x: Tensor, y: Tensor, beta: float = 1.0, alpha: float =
     return add(scale(input, beta), scale(matmul(x, y), alpha))
 
 
-def _bitwise(which: str, doc: str) -> Callable:
+def _without_gradient(which: str, doc: str) -> Callable:
+    """A broadcasting binary op that records no gradient: the array module's ``which``."""
+
     def op(x: Any, y: Any, out: Optional[Tensor] = None, name: Optional[str] = None) -> Tensor:
         x, y, xd, yd = _operands(which, x, y)
         xp = backend.get_array_module(yd if isinstance(xd, (int, float, bool)) else xd)
@@ -83,9 +99,12 @@ def _bitwise(which: str, doc: str) -> Callable:
     return op
 
 
-bitwise_and = _bitwise("bitwise_and", "Bitwise and of integer or bool tensors.")
-bitwise_or = _bitwise("bitwise_or", "Bitwise or of integer or bool tensors.")
-bitwise_xor = _bitwise("bitwise_xor", "Bitwise exclusive or of integer or bool tensors.")
+bitwise_and = _without_gradient("bitwise_and", "Bitwise and of integer or bool tensors.")
+bitwise_or = _without_gradient("bitwise_or", "Bitwise or of integer or bool tensors.")
+bitwise_xor = _without_gradient("bitwise_xor", "Bitwise exclusive or of integer or bool tensors.")
+gcd = _without_gradient("gcd", "Greatest common divisor of integer tensors (non-negative).")
+lcm = _without_gradient("lcm", "Least common multiple of integer tensors (non-negative).")
+nextafter = _without_gradient("nextafter", "The next floating-point value after x in the direction of y.")
 
 
 def bitwise_not(x: Tensor, out: Optional[Tensor] = None, name: Optional[str] = None) -> Tensor:

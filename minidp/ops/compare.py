@@ -42,6 +42,14 @@ def _logical(which: str) -> Callable:
     return op
 
 
+eq = equal
+ne = not_equal
+lt = less = less_than
+le = less_equal
+gt = greater = greater_than
+ge = greater_equal
+
+
 logical_and = _logical("logical_and")
 logical_or = _logical("logical_or")
 logical_xor = _logical("logical_xor")
@@ -101,3 +109,23 @@ def equal_all(x: Tensor, y: Tensor, name: str = None) -> Tensor:
     """Whether x and y have the same shape and the same values, as a 0-d bool tensor."""
     xp = backend.get_array_module(x._data)
     return wrap(xp.asarray(x._data.shape == y._data.shape and bool((x._data == y._data).all())))
+
+
+def signbit(x: Tensor, name: str = None) -> Tensor:
+    """Where the sign bit is set (negative numbers and -0.0), as a bool tensor."""
+    return wrap(backend.get_array_module(x._data).signbit(x._data))
+
+
+def is_floating_point(x: Tensor) -> bool:
+    """Whether x holds floating-point numbers."""
+    return x._data.dtype.kind == "f"
+
+
+def is_integer(x: Tensor) -> bool:
+    """Whether x holds integers (bool is not an integer dtype here, as in Paddle)."""
+    return x._data.dtype.kind in "iu"
+
+
+def is_complex(x: Tensor) -> bool:
+    """Whether x holds complex numbers."""
+    return x._data.dtype.kind == "c"

@@ -1,6 +1,7 @@
-"""Running reductions along an axis: cumsum, cumprod, cummax/cummin, logcumsumexp.
+"""Running reductions along an axis (cumsum, cumprod, cummax/cummin, logcumsumexp), their
+inverse (diff) and the trapezoidal rule (trapezoid, cumulative_trapezoid).
 
-With ``axis=None`` they run over the flattened tensor, as in Paddle.
+With ``axis=None`` the running reductions work on the flattened tensor, as in Paddle.
 """
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from typing import Any, Optional
 from .. import backend
 from ..autograd.tensor import Tensor
 from ._util import normalize_axis, result, results, scatter_add_along
+from .reduction import sum
+from .shape import concat, getitem
 
 _INTEGER_SUM_DTYPES = ("bool", "int8", "uint8", "int16", "int32")
 
@@ -120,3 +123,47 @@ def logcumsumexp(x: Tensor, axis: Optional[int] = None, dtype: Any = None, name:
         return ((weights * xp.exp(xd - peak)).reshape(shape),)
 
     return result(data, (x,), backward)
+
+
+def diff(x: Tensor, n: int = 1, axis: int = -1, prepend: Optional[Tensor] = None, append: Optional[Tensor] = None,
+         name: Optional[str] = None) -> Tensor:
+    """The n-th forward difference along ``axis`` (after joining ``prepend`` and ``append``)."""
+    if n < 0:
+        raise ValueError(f"diff: n must be non-negative, got {n}")
+    axis = normalize_axis(axis, x.ndim)[0]
+    if prepend is not None or append is not None:
+        x = concat([t for t in (prepend, x, append) if t is not None], axis=axis)
+    before = (slice(None),) * axis
+    for _ in range(n):
+        x = getitem(x, before + (slice(1, None),)) - getitem(x, before + (slice(None, -1),))
+    return x
+
+
+def _trapezoids(y: Tensor, x: Optional[Tensor], dx: Optional[float], axis: int, op: str) -> tuple:
+    """The area of each trapezoid between neighbouring samples of y along ``axis``, and the axis."""
+    if x is not None and dx is not None:
+        raise ValueError(f"{op}: give the sample points x or the spacing dx, not both")
+    axis = normalize_axis(axis, y.ndim)[0]
+    before = (slice(None),) * axis
+    heights = (getitem(y, before + (slice(1, None),)) + getitem(y, before + (slice(None, -1),))) * 0.5
+    if x is None:
+        return heights * (1.0 if dx is None else float(dx)), axis
+    widths = diff(x, axis=-1 if x.ndim == 1 else axis)
+    if x.ndim == 1:
+        widths = widths.reshape([-1] + [1] * (y.ndim - axis - 1))
+    return heights * widths, axis
+
+
+def trapezoid(y: Tensor, x: Optional[Tensor] = None, dx: Optional[float] = None, axis: int = -1,
+              name: Optional[str] = None) -> Tensor:
+    """The integral of y along ``axis`` by the trapezoidal rule (spacing ``dx``, default 1, or
+    sample points ``x``)."""
+    areas, axis = _trapezoids(y, x, dx, axis, "trapezoid")
+    return sum(areas, axis=axis)
+
+
+def cumulative_trapezoid(y: Tensor, x: Optional[Tensor] = None, dx: Optional[float] = None, axis: int = -1,
+                         name: Optional[str] = None) -> Tensor:
+    """The running integral of y along ``axis`` by the trapezoidal rule."""
+    areas, axis = _trapezoids(y, x, dx, axis, "cumulative_trapezoid")
+    return cumsum(areas, axis=axis)

@@ -26,16 +26,18 @@ from .. import backend
 from ..autograd import engine
 from ..autograd.tensor import Tensor
 from .creation import normal, uniform
+from .math import add
 
 INPLACE_OPS = (
     "abs", "acos", "acosh", "add", "addmm", "asin", "asinh", "atan", "atanh", "bitwise_and",
     "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "cast", "ceil",
     "clip", "copysign", "cos", "cosh", "cumprod", "cumsum", "digamma", "divide", "equal", "erf", "erfinv",
-    "exp", "expm1", "flatten", "floor", "floor_divide", "floor_mod", "frac", "greater_equal", "greater_than",
-    "hypot", "lerp", "less_equal", "less_than", "lgamma", "log", "log10", "log1p", "log2", "logical_and",
-    "logical_not", "logical_or", "logical_xor", "logit", "mod", "multiply", "neg", "not_equal", "pow",
-    "reciprocal", "remainder", "reshape", "round", "rsqrt", "scale", "sigmoid", "sin", "sinh", "sqrt", "square",
-    "squeeze", "subtract", "tan", "tanh", "transpose", "trunc", "unsqueeze",
+    "exp", "expm1", "flatten", "floor", "floor_divide", "floor_mod", "frac", "gammaln", "gcd", "greater_equal",
+    "greater_than", "hypot", "lcm", "ldexp", "lerp", "less_equal", "less_than", "lgamma", "log", "log10",
+    "log1p", "log2", "logical_and", "logical_not", "logical_or", "logical_xor", "logit", "mod", "multiply",
+    "nan_to_num", "neg", "not_equal", "pow", "reciprocal", "remainder", "reshape", "round", "rsqrt", "scale",
+    "sigmoid", "sin", "sinc", "sinh", "sqrt", "square", "squeeze", "subtract", "tan", "tanh", "transpose",
+    "trunc", "unsqueeze",
 )
 # Paddle's second names for some of them: alias -> op
 INPLACE_ALIASES = {"sub": "subtract", "div": "divide", "mul": "multiply", "clamp": "clip", "less": "less_than",
@@ -122,3 +124,13 @@ def uniform_(x: Tensor, min: float = 0.0, max: float = 1.0, seed: int = 0, name:
 def normal_(x: Tensor, mean: float = 0.0, std: float = 1.0, name: Optional[str] = None) -> Tensor:
     """Refill x in place with normal values of the given mean and standard deviation."""
     return _fill(x, "normal_", lambda xp, shape, dtype: normal(mean, std, list(shape))._data.astype(dtype))
+
+
+_add_in_place = inplace_form(add, "add")
+
+
+def increment(x: Tensor, value: float = 1.0, name: Optional[str] = None) -> Tensor:
+    """Add ``value`` to a one-element tensor in place (a counter); returns x."""
+    if isinstance(x, Tensor) and x.size != 1:
+        raise ValueError(f"increment: x must have one element, got shape {x.shape}")
+    return _add_in_place(x, value)

@@ -233,3 +233,21 @@ def astype(x: Tensor, dtype: Any) -> Tensor:
 
 
 cast = astype
+
+
+def add_n(inputs: Any, name: str = None) -> Tensor:
+    """The elementwise sum of a list of tensors (or of one tensor)."""
+    tensors = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    if not tensors:
+        raise ValueError("add_n: needs at least one tensor")
+    total = tensors[0]
+    for t in tensors[1:]:
+        total = add(total, t)
+    return total
+
+
+clamp = clip
+div = divide
+true_divide = divide
+mul = multiply
+sub = subtract

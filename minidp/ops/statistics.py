@@ -123,40 +123,56 @@ def nanmedian(x: Tensor, axis: Any = None, keepdim: bool = False, mode: str = "a
     return _median(x, axis, keepdim, mode, True, "nanmedian")
 
 
-def quantile(x: Tensor, q: Union[float, Sequence[float], Tensor], axis: Any = None, keepdim: bool = False,
-             interpolation: str = "linear", name: Optional[str] = None) -> Tensor:
-    """The q-th quantiles over ``axis``; a list of q adds a leading axis, one entry per q."""
+def _quantile(x: Tensor, q: Any, axis: Any, keepdim: bool, interpolation: str, ignore_nan: bool, op: str) -> Tensor:
     if interpolation not in _INTERPOLATIONS:
-        raise ValueError(f"quantile: interpolation must be one of {_INTERPOLATIONS}, got {interpolation!r}")
+        raise ValueError(f"{op}: interpolation must be one of {_INTERPOLATIONS}, got {interpolation!r}")
     qs = q.tolist() if isinstance(q, Tensor) else q
     single = isinstance(qs, (int, float))
     qs = [float(qs)] if single else [float(v) for v in qs]
     if not qs or any(not 0.0 <= v <= 1.0 for v in qs):
-        raise ValueError(f"quantile: q must be in [0, 1] (one number or a non-empty list), got {q!r}")
+        raise ValueError(f"{op}: q must be in [0, 1] (one number or a non-empty list), got {q!r}")
     xd = x._data
     xp = backend.get_array_module(xd)
     gathered = _Gathered(xd, axis, keepdim)
     v = gathered.values
-    n = v.shape[-1]
-    order = xp.argsort(v, axis=-1, kind="stable")
+    order = xp.argsort(v, axis=-1, kind="stable")  # NaN sorts last
     ordered = xp.take_along_axis(v, order, axis=-1)
-    picks = []
+    nan = xp.isnan(v)
+    count = (~nan).sum(axis=-1, keepdims=True) if ignore_nan else xp.full(v.shape[:-1] + (1,), v.shape[-1])
+    poisoned = (count == 0) if ignore_nan else nan.any(axis=-1, keepdims=True)
+    picks = []  # per q: the sorted positions below and above it, and the weight of the one above
     for value in qs:
-        position = value * (n - 1)
-        below, above = math.floor(position), math.ceil(position)
-        weight = {"linear": position - below, "lower": 0.0, "higher": 1.0, "midpoint": 0.5,
-                  "nearest": float(round(position) > below)}[interpolation]
-        picks.append((below, above, weight))
-    outs = [gathered.out(ordered[..., b] * (1 - w) + ordered[..., a] * w) for b, a, w in picks]
+        position = value * xp.maximum(count - 1, 0)
+        below = xp.floor(position)
+        weight = {"linear": position - below, "lower": 0 * position, "higher": 0 * position + 1,
+                  "midpoint": 0 * position + 0.5, "nearest": (xp.round(position) > below) * 1.0}[interpolation]
+        picks.append((below.astype("int64"), xp.ceil(position).astype("int64"), weight.astype(v.dtype)))
+    outs = []
+    for below, above, w in picks:
+        picked = (xp.take_along_axis(ordered, below, axis=-1) * (1 - w)
+                  + xp.take_along_axis(ordered, above, axis=-1) * w)
+        outs.append(gathered.out(xp.where(poisoned, xp.nan, picked)[..., 0]))
     data = outs[0] if single else xp.stack(outs)
 
     def backward(g):
         gv = xp.zeros(v.shape, g.dtype)
-        for i, (b, a, w) in enumerate(picks):
-            gi = (g if single else g[i]).reshape(v.shape[:-1])
-            scatter_add_along(xp, gv, order[..., b:b + 1], (gi * (1 - w))[..., None], -1)
-            scatter_add_along(xp, gv, order[..., a:a + 1], (gi * w)[..., None], -1)
+        for i, (below, above, w) in enumerate(picks):
+            gi = (g if single else g[i]).reshape(v.shape[:-1] + (1,))
+            scatter_add_along(xp, gv, xp.take_along_axis(order, below, axis=-1), gi * (1 - w), -1)
+            scatter_add_along(xp, gv, xp.take_along_axis(order, above, axis=-1), gi * w, -1)
         return (gathered.back(gv),)
 
     return result(data, (x,), backward)
 
+
+def quantile(x: Tensor, q: Union[float, Sequence[float], Tensor], axis: Any = None, keepdim: bool = False,
+             interpolation: str = "linear", name: Optional[str] = None) -> Tensor:
+    """The q-th quantiles over ``axis`` (NaN where a slice holds NaN); a list of q adds a leading
+    axis, one entry per q."""
+    return _quantile(x, q, axis, keepdim, interpolation, False, "quantile")
+
+
+def nanquantile(x: Tensor, q: Union[float, Sequence[float], Tensor], axis: Any = None, keepdim: bool = False,
+                interpolation: str = "linear", name: Optional[str] = None) -> Tensor:
+    """:func:`quantile` of the elements that are not NaN (NaN where a slice has none)."""
+    return _quantile(x, q, axis, keepdim, interpolation, True, "nanquantile")

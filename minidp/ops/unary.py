@@ -18,6 +18,12 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 
 
+def _sinc_slope(xp: Any, x: Any, y: Any) -> Any:
+    """d sinc / dx = (cos(pi x) - sinc(x)) / x, and 0 at x = 0."""
+    safe = xp.where(x == 0, 1, x).astype(x.dtype, copy=False)
+    return xp.where(x == 0, 0, (xp.cos(math.pi * x) - y) / safe).astype(x.dtype, copy=False)
+
+
 def _sigmoid(xp: Any, x: Any) -> Any:
     """1 / (1 + e ** -x) without overflow: e ** -|x| never exceeds 1."""
     e = xp.exp(-xp.abs(x))
@@ -69,7 +75,19 @@ lgamma = unary_op("lgamma", "log |Gamma(x)|.", FLOAT, lambda xp, x: special.lgam
                   lambda xp, x, y: special.digamma(x))
 digamma = unary_op("digamma", "psi(x), the derivative of lgamma.", FLOAT, lambda xp, x: special.digamma(x),
                    lambda xp, x, y: special.trigamma(x))
+sinc = unary_op("sinc", "sin(pi x) / (pi x), and 1 at 0.", FLOAT, "sinc", _sinc_slope)
+positive = unary_op("positive", "x itself (+x).", KEEP, lambda xp, x: x, lambda xp, x, y: 1)
 sgn = sign
+negative = neg
+gammaln = lgamma
+
+
+def nan_to_num(x: Tensor, nan: float = 0.0, posinf: Optional[float] = None, neginf: Optional[float] = None,
+               name: Optional[str] = None) -> Tensor:
+    """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (default: the dtype's
+    largest and smallest values); they get no gradient."""
+    return elementwise(x, lambda xp, v: xp.nan_to_num(v, nan=nan, posinf=posinf, neginf=neginf),
+                       lambda xp, v, y: xp.isfinite(v), KEEP, "nan_to_num")
 
 
 def round(x: Tensor, decimals: int = 0, name: Optional[str] = None) -> Tensor:
