@@ -4,32 +4,27 @@ from __future__ import annotations
 from ..autograd.tensor import Tensor
 from .compare import (allclose, equal, greater_equal, greater_than, isfinite, isnan, less_equal,
                       less_than, logical_and, logical_not, logical_or, logical_xor, not_equal)
-from .compare import equal_all, isclose, isinf, isneginf, isposinf, isreal
+from .compare import (eq, equal_all, ge, greater, gt, is_complex, is_floating_point, is_integer, isclose, isinf,
+                      isneginf, isposinf, isreal, le, less, lt, ne, signbit)
 from .creation import (arange, eye, full, full_like, normal, ones, ones_like, rand, randint, randn,
                        randperm, seed, to_tensor, uniform, zeros, zeros_like)
 from .linalg import matmul
 from .math import (add, astype, cast, clip, divide, gelu, maximum, minimum, multiply,
                    pow, scale, subtract, where)
-from .unary import (abs, acos, acosh, asin, asinh, atan, atanh, ceil, cos, cosh, deg2rad, erf, erfinv, exp,
-                    expm1, floor, frac, log, log1p, log2, log10, logit, neg, rad2deg, reciprocal, relu, round,
-                    rsqrt, sgn, sigmoid, sign, sin, sinh, sqrt, square, stanh, tan, tanh, trunc)
-from .binary import (addmm, atan2, bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or,
-                     bitwise_right_shift, bitwise_xor, copysign, floor_divide, floor_mod, fmax, fmin,
-                     heaviside, hypot, lerp, logaddexp, mod, remainder)
+from .math import add_n, clamp, div, mul, sub, true_divide
+from .unary import (abs, acos, acosh, asin, asinh, atan, atanh, ceil, cos, cosh, deg2rad, digamma, erf, erfinv, exp,
+                    expm1, floor, frac, gammaln, lgamma, log, log1p, log2, log10, logit, nan_to_num, neg, negative,
+                    positive, rad2deg, reciprocal, relu, round, rsqrt, sgn, sigmoid, sign, sin, sinc, sinh, sqrt,
+                    square, stanh, tan, tanh, trunc)
+from .binary import (addmm, atan2, bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift,
+                     bitwise_xor, copysign, floor_divide, floor_mod, fmax, fmin, frexp, gcd, heaviside, hypot, lcm,
+                     ldexp, lerp, logaddexp, mod, nextafter, remainder)
 from .reduction import argmax, argmin, log_softmax, logsumexp, max, mean, min, softmax, sum
 from .reduction import all, amax, amin, any, count_nonzero, nanmean, nansum, prod
-from .cumulative import cummax, cummin, cumprod, cumsum, logcumsumexp
-from .statistics import median, nanmedian, quantile, std, var
-from .unary import digamma, lgamma
+from .cumulative import cummax, cummin, cumprod, cumsum, cumulative_trapezoid, diff, logcumsumexp, trapezoid
+from .statistics import median, nanmedian, nanquantile, quantile, std, var
 from .shape import concat, expand, flatten, getitem, reshape, split, squeeze, stack, transpose, unsqueeze
-from .inplace import fill_, inplace_forms, normal_, uniform_, zero_
-from .math import add_n, clamp, div, mul, sub, true_divide
-from .compare import eq, ge, greater, gt, is_complex, is_floating_point, is_integer, le, less, lt, ne, signbit
-from .unary import gammaln, nan_to_num, negative, positive, sinc
-from .binary import frexp, gcd, lcm, ldexp, nextafter
-from .statistics import nanquantile
-from .cumulative import cumulative_trapezoid, diff, trapezoid
-from .inplace import increment
+from .inplace import fill_, increment, inplace_forms, normal_, uniform_, zero_
 
 __all__ = [
     "abs",
@@ -179,12 +174,11 @@ __all__ = [
 ]
 _INPLACE = inplace_forms(globals())
 globals().update(_INPLACE)
-__all__ += ["digamma", "lgamma"]
 __all__ += [
-    "add_n", "clamp", "div", "mul", "sub", "true_divide", "eq", "ge", "greater", "gt", "is_complex",
-    "is_floating_point", "is_integer", "le", "less", "lt", "ne", "signbit", "gammaln", "nan_to_num", "negative",
-    "positive", "sinc", "frexp", "gcd", "lcm", "ldexp", "nextafter", "nanquantile", "cumulative_trapezoid",
-    "diff", "trapezoid", "increment"
+    "add_n", "clamp", "cumulative_trapezoid", "diff", "digamma", "div", "eq", "frexp", "gammaln", "gcd", "ge",
+    "greater", "gt", "increment", "is_complex", "is_floating_point", "is_integer", "lcm", "ldexp", "le", "less",
+    "lgamma", "lt", "mul", "nan_to_num", "nanquantile", "ne", "negative", "nextafter", "positive", "signbit",
+    "sinc", "sub", "trapezoid", "true_divide",
 ]
 __all__ += sorted(_INPLACE) + ["fill_", "normal_", "uniform_", "zero_"]
 
@@ -215,16 +209,16 @@ _METHODS = {
 _METHODS.update({name: globals()[name] for name in (
     "acos", "acosh", "addmm", "all", "amax", "amin", "any", "asin", "asinh", "atan", "atan2", "atanh",
     "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
-    "ceil", "copysign", "cos", "cosh", "count_nonzero", "cummax", "cummin", "cumprod", "cumsum", "deg2rad",
-    "equal_all", "erf", "erfinv", "expm1", "floor", "floor_divide", "floor_mod", "fmax", "fmin", "frac",
-    "heaviside", "hypot", "isclose", "isinf", "isneginf", "isposinf", "isreal", "lerp", "log10", "log1p",
-    "log2", "logaddexp", "logcumsumexp", "logical_and", "logical_or", "logical_xor", "logit", "median", "mod",
-    "nanmean", "nanmedian", "nansum", "prod", "quantile", "rad2deg", "reciprocal", "remainder", "round",
-    "rsqrt", "sgn", "sign", "sin", "sinh", "stanh", "std", "tan", "trunc", "var", "fill_", "normal_",
-    "uniform_", "zero_", "digamma", "lgamma",
-    "clamp", "div", "mul", "sub", "eq", "ge", "greater", "gt", "is_complex", "is_floating_point", "is_integer",
-    "le", "less", "lt", "ne", "signbit", "gammaln", "nan_to_num", "negative", "positive", "sinc", "frexp",
-    "gcd", "lcm", "ldexp", "nextafter", "nanquantile", "cumulative_trapezoid", "diff", "trapezoid",
+    "ceil", "clamp", "copysign", "cos", "cosh", "count_nonzero", "cummax", "cummin", "cumprod", "cumsum",
+    "cumulative_trapezoid", "deg2rad", "diff", "digamma", "div", "eq", "equal_all", "erf", "erfinv", "expm1",
+    "fill_", "floor", "floor_divide", "floor_mod", "fmax", "fmin", "frac", "frexp", "gammaln", "gcd", "ge",
+    "greater", "gt", "heaviside", "hypot", "is_complex", "is_floating_point", "is_integer", "isclose", "isinf",
+    "isneginf", "isposinf", "isreal", "lcm", "ldexp", "le", "lerp", "less", "lgamma", "log10", "log1p", "log2",
+    "logaddexp", "logcumsumexp", "logical_and", "logical_or", "logical_xor", "logit", "lt", "median", "mod",
+    "mul", "nan_to_num", "nanmean", "nanmedian", "nanquantile", "nansum", "ne", "negative", "nextafter",
+    "normal_", "positive", "prod", "quantile", "rad2deg", "reciprocal", "remainder", "round", "rsqrt", "sgn",
+    "sign", "signbit", "sin", "sinc", "sinh", "stanh", "std", "sub", "tan", "trapezoid", "trunc", "uniform_",
+    "var", "zero_",
 )})
 _METHODS.update(_INPLACE)
 _METHODS.update({
