@@ -33,6 +33,11 @@ that maps output gradients to input gradients:
 
           return results((a, b), (x,), backward)
 
+  Outputs that carry no gradient, such as the indices ``topk`` or ``cummax`` return, are
+  flagged with ``results(..., differentiable=(True, False))``: they get ``stop_gradient=True``
+  and their slot in ``grads`` is always None. (``minidp.ops._util.scatter_add_along`` sends a
+  gradient back through such indices.)
+
 ``parents`` lists every tensor the op read, including those with ``stop_gradient=True`` (the
 engine skips them; their slot in the returned tuple may hold anything, conventionally None).
 Backward closures never write into the arrays they receive or saved from the forward pass.
