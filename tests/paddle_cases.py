@@ -6,15 +6,20 @@ and stores the outputs and input gradients in ``tests/fixtures/paddle_ops.npz``;
 here, from a fixed seed, so both sides see the same numbers. Neither side's framework is
 imported by this module.
 
-A case is ``(id, function path without the framework prefix, inputs, keyword arguments)``.
+A case is ``(id, function, inputs, keyword arguments)``: the function is a path without the
+framework prefix (``"nn.functional.elu"``) or ``lambda P, F, *inputs`` written once for both
+frameworks (``P`` is ``paddle`` or ``minidp``, ``F`` its ``nn.functional``).
 An input is ``(kind, shape)`` or ``(kind, shape, high)``: ``real`` in [-2, 2), ``pos`` in
 [0.5, 2), ``unit`` in (-0.9, 0.9), ``away`` with |x| in [0.2, 2) (no kinks at 0),
-``index`` integers in [0, high) (int64), ``mask`` booleans. Floating inputs are float64 and
+``wide`` in [-4, 4), ``index`` integers in [0, high) (int64), ``mask`` booleans. Floating inputs are float64 and
 take part in the gradient check; the others do not. An input whose spec ends with ``"=name"``
 is passed as the keyword ``name``; the keyword ``"*"`` lists leading positional arguments that are
 not tensors (``einsum``'s equation).
 """
 from __future__ import annotations
+
+import functools
+from typing import Any, Callable
 
 import numpy as np
 
@@ -46,7 +51,8 @@ CASES = [
     ("fmax", "fmax", [("real", (3, 4)), ("real", (3, 4))], {}),
     ("logaddexp", "logaddexp", [("real", (3, 4)), ("real", (4,))], {}),
     ("hypot", "hypot", [("away", (3, 4)), ("away", (3, 4))], {}),
-    ("lerp", "lerp", [("real", (3, 4)), ("real", (3, 4)), ("unit", (3, 4))], {}),
+    # Paddle gives a tensor weight no gradient (minidp does): the weight is a number here
+    ("lerp", "lerp", [("real", (3, 4)), ("real", (3, 4))], {"weight": 0.3}),
     ("logit", "logit", [("unit", (3, 4))], {"eps": 1e-6}),
     ("stanh", "stanh", [("real", (3, 4))], {}),
     ("isclose", "isclose", [("real", (3, 4)), ("real", (3, 4))], {}),
@@ -133,6 +139,131 @@ CASES = [
     ("cross_entropy_smooth", "nn.functional.cross_entropy", [("real", (5, 4)),
                                                              ("index", (5,), 4)],
      {"label_smoothing": 0.1}),
+    # written once for both frameworks: P is paddle or minidp, F its nn.functional
+    ("relu6", lambda P, F, t: F.relu6(t), [("wide", (3, 6))], {}),
+    ("leaky_relu_wide", lambda P, F, t: F.leaky_relu(t, 0.2), [("wide", (3, 6))], {}),
+    ("elu_wide", lambda P, F, t: F.elu(t, 0.7), [("wide", (3, 6))], {}),
+    ("selu_wide", lambda P, F, t: F.selu(t), [("wide", (3, 6))], {}),
+    ("celu", lambda P, F, t: F.celu(t, 1.5), [("wide", (3, 6))], {}),
+    ("silu_wide", lambda P, F, t: F.silu(t), [("wide", (3, 6))], {}),
+    ("swish", lambda P, F, t: F.swish(t), [("wide", (3, 6))], {}),
+    ("mish_wide", lambda P, F, t: F.mish(t), [("wide", (3, 6))], {}),
+    ("softplus_wide", lambda P, F, t: F.softplus(t, 2, 3), [("wide", (3, 6))], {}),
+    ("softsign", lambda P, F, t: F.softsign(t), [("wide", (3, 6))], {}),
+    ("softshrink", lambda P, F, t: F.softshrink(t, 0.7), [("wide", (3, 6))], {}),
+    ("hardshrink", lambda P, F, t: F.hardshrink(t, 0.7), [("wide", (3, 6))], {}),
+    ("tanhshrink", lambda P, F, t: F.tanhshrink(t), [("wide", (3, 6))], {}),
+    ("hardsigmoid_wide", lambda P, F, t: F.hardsigmoid(t), [("wide", (3, 6))], {}),
+    ("hardswish_wide", lambda P, F, t: F.hardswish(t), [("wide", (3, 6))], {}),
+    ("hardtanh", lambda P, F, t: F.hardtanh(t, -2.0, 1.5), [("wide", (3, 6))], {}),
+    ("log_sigmoid_wide", lambda P, F, t: F.log_sigmoid(t), [("wide", (3, 6))], {}),
+    ("thresholded_relu", lambda P, F, t: F.thresholded_relu(t, 1.2, 0.3), [("wide", (3, 6))], {}),
+    ("glu_wide", lambda P, F, t: F.glu(t, 1), [("wide", (3, 6))], {}),
+    ("maxout", lambda P, F, t: F.maxout(t.reshape([3, 6, 1, 1]), 3, 1), [("wide", (3, 6))], {}),
+    ("rrelu_eval", lambda P, F, t: F.rrelu(t, 0.1, 0.3, training=False), [("wide", (3, 6))], {}),
+    ("log_softmax_wide", lambda P, F, t: F.log_softmax(t), [("wide", (3, 6))], {}),
+    ("gelu_tanh", lambda P, F, t: F.gelu(t, approximate=True), [("wide", (3, 6))], {}),
+    ("stanh_wide", lambda P, F, t: P.stanh(t), [("wide", (3, 6))], {}),
+    ("logit_eps", lambda P, F, t: P.logit(t * 0.1 + 0.5, eps=0.2), [("wide", (3, 6))], {}),
+    ("erf_wide", lambda P, F, t: P.erf(t), [("wide", (3, 6))], {}),
+    ("erfinv", lambda P, F, t: P.erfinv(t * 0.2), [("wide", (3, 6))], {}),
+    ("lgamma", lambda P, F, t: P.lgamma(t.abs() + 0.3), [("wide", (3, 6))], {}),
+    ("digamma", lambda P, F, t: P.digamma(t.abs() + 0.3), [("wide", (3, 6))], {}),
+    ("expm1_wide", lambda P, F, t: P.expm1(t), [("wide", (3, 6))], {}),
+    ("rsqrt_wide", lambda P, F, t: P.rsqrt(t.abs() + 0.1), [("wide", (3, 6))], {}),
+    ("reciprocal_wide", lambda P, F, t: P.reciprocal(t + 10), [("wide", (3, 6))], {}),
+    ("frac", lambda P, F, t: P.frac(t), [("wide", (3, 6))], {}),
+    ("deg2rad", lambda P, F, t: P.deg2rad(t), [("wide", (3, 6))], {}),
+    ("asinh_wide", lambda P, F, t: P.asinh(t), [("wide", (3, 6))], {}),
+    ("atan2_wide", lambda P, F, t: P.atan2(t, t * 0.5 + 1), [("wide", (3, 6))], {}),
+    ("hypot_wide", lambda P, F, t: P.hypot(t, t * 0.5 + 1), [("wide", (3, 6))], {}),
+    ("logaddexp_wide", lambda P, F, t: P.logaddexp(t, t * 0.5 + 1), [("wide", (3, 6))], {}),
+    ("remainder_wide", lambda P, F, t: P.remainder(t, t * 0 + 1.7), [("wide", (3, 6))], {}),
+    ("copysign", lambda P, F, t: P.copysign(t, t * -0.5 + 1), [("wide", (3, 6))], {}),
+    ("fmax_wide", lambda P, F, t: P.fmax(t, t * -1), [("wide", (3, 6))], {}),
+    ("maximum_ties",
+     lambda P, F, t: P.maximum(t.round(), (t * 0.5).round()),
+     [("wide", (3, 6))], {}),
+    ("var_wide", lambda P, F, t: P.var(t, axis=1), [("wide", (3, 6))], {}),
+    ("std_wide", lambda P, F, t: P.std(t, axis=0, unbiased=False), [("wide", (3, 6))], {}),
+    ("median_wide", lambda P, F, t: P.median(t, axis=1), [("wide", (3, 6))], {}),
+    ("median_ties", lambda P, F, t: P.median(t.round()), [("wide", (3, 6))], {}),
+    ("quantile", lambda P, F, t: P.quantile(t, [0.2, 0.7], axis=1), [("wide", (3, 6))], {}),
+    ("logcumsumexp_wide", lambda P, F, t: P.logcumsumexp(t, axis=1), [("wide", (3, 6))], {}),
+    ("cumprod_wide", lambda P, F, t: P.cumprod(t, dim=1), [("wide", (3, 6))], {}),
+    ("cumsum_wide", lambda P, F, t: P.cumsum(t), [("wide", (3, 6))], {}),
+    ("prod_wide", lambda P, F, t: P.prod(t, axis=0), [("wide", (3, 6))], {}),
+    ("cummax", lambda P, F, t: P.cummax(t, axis=1)[0], [("wide", (3, 6))], {}),
+    ("cummin_ties", lambda P, F, t: P.cummin(t.round(), axis=1)[0], [("wide", (3, 6))], {}),
+    ("nanmean", lambda P, F, t: P.nanmean(t, axis=1), [("wide", (3, 6))], {}),
+    ("amax_ties", lambda P, F, t: P.amax(t.round(), axis=1), [("wide", (3, 6))], {}),
+    ("logsumexp_wide", lambda P, F, t: P.logsumexp(t, axis=0), [("wide", (3, 6))], {}),
+    ("sin_wide", lambda P, F, t: P.sin(t), [("wide", (3, 6))], {}),
+    ("cos_wide", lambda P, F, t: P.cos(t), [("wide", (3, 6))], {}),
+    ("tan_wide", lambda P, F, t: P.tan(t * 0.3), [("wide", (3, 6))], {}),
+    ("asin_wide", lambda P, F, t: P.asin(t * 0.2), [("wide", (3, 6))], {}),
+    ("acos_wide", lambda P, F, t: P.acos(t * 0.2), [("wide", (3, 6))], {}),
+    ("atan_wide", lambda P, F, t: P.atan(t), [("wide", (3, 6))], {}),
+    ("sinh_wide", lambda P, F, t: P.sinh(t), [("wide", (3, 6))], {}),
+    ("cosh_wide", lambda P, F, t: P.cosh(t), [("wide", (3, 6))], {}),
+    ("tanh", lambda P, F, t: P.tanh(t), [("wide", (3, 6))], {}),
+    ("acosh", lambda P, F, t: P.acosh(t.abs() + 1.1), [("wide", (3, 6))], {}),
+    ("atanh_wide", lambda P, F, t: P.atanh(t * 0.2), [("wide", (3, 6))], {}),
+    ("exp", lambda P, F, t: P.exp(t), [("wide", (3, 6))], {}),
+    ("log", lambda P, F, t: P.log(t.abs() + 0.1), [("wide", (3, 6))], {}),
+    ("log2_wide", lambda P, F, t: P.log2(t.abs() + 0.1), [("wide", (3, 6))], {}),
+    ("log10_wide", lambda P, F, t: P.log10(t.abs() + 0.1), [("wide", (3, 6))], {}),
+    ("log1p_wide", lambda P, F, t: P.log1p(t.abs()), [("wide", (3, 6))], {}),
+    ("sqrt", lambda P, F, t: P.sqrt(t.abs() + 0.1), [("wide", (3, 6))], {}),
+    ("square", lambda P, F, t: P.square(t), [("wide", (3, 6))], {}),
+    ("abs", lambda P, F, t: P.abs(t), [("wide", (3, 6))], {}),
+    ("neg", lambda P, F, t: P.neg(t), [("wide", (3, 6))], {}),
+    ("sign_wide", lambda P, F, t: P.sign(t), [("wide", (3, 6))], {}),
+    ("floor_wide", lambda P, F, t: P.floor(t), [("wide", (3, 6))], {}),
+    ("ceil", lambda P, F, t: P.ceil(t), [("wide", (3, 6))], {}),
+    ("trunc", lambda P, F, t: P.trunc(t), [("wide", (3, 6))], {}),
+    ("round_wide", lambda P, F, t: P.round(t), [("wide", (3, 6))], {}),
+    ("sigmoid", lambda P, F, t: F.sigmoid(t), [("wide", (3, 6))], {}),
+    ("relu", lambda P, F, t: F.relu(t), [("wide", (3, 6))], {}),
+    ("rad2deg", lambda P, F, t: P.rad2deg(t), [("wide", (3, 6))], {}),
+    ("logit_wide", lambda P, F, t: P.logit(t * 0.1 + 0.5), [("wide", (3, 6))], {}),
+    ("heaviside", lambda P, F, t: P.heaviside(t, t * 0.5), [("wide", (3, 6))], {}),
+    ("fmin", lambda P, F, t: P.fmin(t, t * -1), [("wide", (3, 6))], {}),
+    ("lerp_wide", lambda P, F, t: P.lerp(t, t * t, 0.3), [("wide", (3, 6))], {}),
+    ("addmm",
+     lambda P, F, t: P.addmm(t[:, :2], t[:, :3], t[:3, 3:5], beta=0.5, alpha=2.0),
+     [("wide", (3, 6))], {}),
+    ("nansum_wide", lambda P, F, t: P.nansum(t, axis=0), [("wide", (3, 6))], {}),
+    ("minimum_ties",
+     lambda P, F, t: P.minimum(t.round(), (t * 0.5).round()),
+     [("wide", (3, 6))], {}),
+    ("max_ties", lambda P, F, t: P.max(t.round()), [("wide", (3, 6))], {}),
+    ("mean_dtype", lambda P, F, t: P.mean(t, axis=[0, 1], keepdim=True), [("wide", (3, 6))], {}),
+    ("clip", lambda P, F, t: P.clip(t, -1.5, 2.0), [("wide", (3, 6))], {}),
+    ("sinc", lambda P, F, t: P.sinc(t * 0.3), [("wide", (3, 6))], {}),
+    ("nan_to_num",
+     lambda P, F, t: P.nan_to_num(P.log(t), nan=-1.0, neginf=-5.0),
+     [("wide", (3, 6))], {}),
+    ("ldexp", lambda P, F, t: P.ldexp(t, (t * 0 + 3).astype("int32")), [("wide", (3, 6))], {}),
+    ("positive", lambda P, F, t: P.positive(t), [("wide", (3, 6))], {}),
+    ("diff", lambda P, F, t: P.diff(t, n=2, axis=1), [("wide", (3, 6))], {}),
+    ("diff_prepend",
+     lambda P, F, t: P.diff(t, axis=0, prepend=t[:1] * 2, append=t[2:]),
+     [("wide", (3, 6))], {}),
+    ("trapezoid", lambda P, F, t: P.trapezoid(t, dx=0.5), [("wide", (3, 6))], {}),
+    ("trapezoid_x",
+     lambda P, F, t: P.trapezoid(t, x=(t[0] * 0 + 1).cumsum() ** 2, axis=1),
+     [("wide", (3, 6))], {}),
+    ("cumulative_trapezoid",
+     lambda P, F, t: P.cumulative_trapezoid(t, axis=0),
+     [("wide", (3, 6))], {}),
+    ("nanquantile",
+     lambda P, F, t: P.nanquantile(P.log(t), [0.3, 0.8], axis=1),
+     [("wide", (3, 6))], {}),
+    ("quantile_nearest",
+     lambda P, F, t: P.quantile(t, 0.4, axis=0, interpolation="nearest"),
+     [("wide", (3, 6))], {}),
+    ("add_n", lambda P, F, t: P.add_n([t, t * 2, t * t]), [("wide", (3, 6))], {}),
 ]
 
 _SEED = 20261123
@@ -146,6 +277,8 @@ def make_inputs(case_index: int, specs: list) -> list:
         kind, shape = spec[0], spec[1]
         if kind == "real":
             arrays.append(rng.uniform(-2.0, 2.0, shape))
+        elif kind == "wide":
+            arrays.append(rng.uniform(-4.0, 4.0, shape))
         elif kind == "pos":
             arrays.append(rng.uniform(0.5, 2.0, shape))
         elif kind == "unit":
@@ -179,3 +312,13 @@ def call(fn, case_index: int, specs: list, kwargs: dict, to_tensor) -> tuple:
         else:
             positional.append(t)
     return fn(*positional, **keywords), tensors
+
+
+def function(path: Any, framework: Any) -> Callable:
+    """The case's function in ``framework`` (the ``paddle`` or the ``minidp`` module)."""
+    if callable(path):
+        return functools.partial(path, framework, framework.nn.functional)
+    obj = framework
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    return obj

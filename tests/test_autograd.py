@@ -1,4 +1,8 @@
 """The tape's behaviour: accumulation, hooks, the gradient-ready hook, no_grad, graph freeing."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -245,3 +249,155 @@ def test_parameter_trainable_and_stop_gradient_are_one_flag():
     assert not p.stop_gradient
     frozen = minidp.Parameter(np.zeros(3, np.float32), trainable=False)
     assert frozen.stop_gradient and not frozen.trainable
+
+
+def test_autograd_imports_without_the_ops():
+    """The tape is the bottom layer: loading it alone must not pull in minidp.ops.
+
+    ``import minidp`` loads everything, so a fresh interpreter registers a bare ``minidp``
+    package (no ``__init__`` run) and imports only ``minidp.autograd`` from it.
+    """
+    root = os.path.dirname(os.path.dirname(os.path.abspath(minidp.__file__)))
+    code = (
+        "import sys, types\n"
+        f"package = types.ModuleType('minidp'); package.__path__ = [{os.path.join(root, 'minidp')!r}]\n"
+        "sys.modules['minidp'] = package\n"
+        "import minidp.autograd\n"
+        "from minidp.autograd.function import result, wrap\n"
+        "from minidp.autograd import PyLayer\n"
+        "assert 'minidp.ops' not in sys.modules, sorted(m for m in sys.modules if m.startswith('minidp'))\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
+    from minidp.ops import _util
+
+    assert _util.result is minidp.autograd.function.result and _util.wrap is minidp.autograd.function.wrap
+
+
+def _two_outputs(x, calls):
+    """x -> (2x, 3x) as one multi-output node that records the gradients it receives."""
+    from minidp.autograd.function import results
+
+    xd = x._data
+
+    def backward(grads):
+        calls.append(grads)
+        ga, gb = grads
+        total = 0 * xd
+        if ga is not None:
+            total = total + 2 * ga
+        if gb is not None:
+            total = total + 3 * gb
+        return (total,)
+
+    return results((2 * xd, 3 * xd), (x,), backward)
+
+
+def test_multi_output_node_runs_backward_once_after_every_reached_output():
+    x = leaf([1.0, 2.0])
+    calls = []
+    a, b = _two_outputs(x, calls)
+    long_path = a
+    for _ in range(5):
+        long_path = long_path * 1.0
+    (long_path.sum() + (b * b).sum()).backward()
+    assert len(calls) == 1
+    np.testing.assert_allclose(calls[0][0], [1.0, 1.0])
+    np.testing.assert_allclose(calls[0][1], 2 * 3 * np.array([1.0, 2.0]))
+    np.testing.assert_allclose(x.grad.numpy(), 2 + 18 * np.array([1.0, 2.0]))
+
+
+def test_multi_output_node_passes_none_for_outputs_without_gradient():
+    x = leaf([1.0, 2.0])
+    calls = []
+    a, b = _two_outputs(x, calls)
+    (b * 2).sum().backward()  # a is not reachable from the root
+    assert calls[0][0] is None
+    np.testing.assert_allclose(x.grad.numpy(), [6.0, 6.0])
+    calls.clear()
+    x.clear_grad()
+    a, b = _two_outputs(x, calls)
+    (a.sum() + b.detach().sum()).backward()
+    assert calls[0][1] is None and len(calls) == 1
+
+
+def test_multi_output_root_and_hooks_on_outputs():
+    x = leaf([1.0, 2.0])
+    calls = []
+    a, b = _two_outputs(x, calls)
+    b.register_hook(lambda g: g * 10)
+    fired = []
+    x._register_grad_ready_hook(lambda t: fired.append(t.grad.numpy().copy()))
+    b.backward(retain_graph=True)
+    np.testing.assert_allclose(fired[-1], [30.0, 30.0])
+    assert len(fired) == 1 and calls[0][0] is None
+    assert set(engine.reachable_leaves([a])) == {id(x)}
+    b.backward()
+    with pytest.raises(RuntimeError, match="retain_graph=True"):
+        a.sum().backward()
+
+
+def test_chain_of_multi_output_nodes_needs_no_recursion():
+    x = leaf([1.0, 2.0])
+    y = x
+    for _ in range(5000):
+        first, second = minidp.split(y, 2)
+        y = minidp.concat([second, first])
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1.0, 1.0])
+
+
+def test_split_is_one_node_and_unused_parts_get_zero_gradient():
+    x = leaf(np.arange(6.0).reshape(2, 3))
+    parts = minidp.split(x, [1, -1], axis=1)
+    assert parts[0]._node.node is parts[1]._node.node
+    (parts[1] * 5).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [[0, 5, 5], [0, 5, 5]])
+    with minidp.no_grad():
+        assert all(p.stop_gradient for p in minidp.split(x, 3, axis=1))
+
+
+class _ScaleTwice(minidp.autograd.PyLayer):
+    """x -> (2x, 3x, a label) whose backward reports what it received."""
+
+    seen = []
+
+    @staticmethod
+    def forward(ctx, x, materialize=True, freeze_second=False):
+        ctx.set_materialize_grads(materialize)
+        a, b = x * 2, x * 3
+        if freeze_second:
+            ctx.mark_non_differentiable(b)
+        return a, b, "label"
+
+    @staticmethod
+    def backward(ctx, ga, gb):
+        _ScaleTwice.seen.append((ga, gb))
+        total = ga * 2
+        return total if gb is None else total + gb * 3
+
+
+def test_pylayer_multi_output_materializes_missing_gradients_as_zeros_by_default():
+    x = leaf([1.0, 2.0])
+    _ScaleTwice.seen.clear()
+    a, b, label = _ScaleTwice.apply(x)
+    assert label == "label" and a._node.node is b._node.node
+    a.sum().backward()
+    ga, gb = _ScaleTwice.seen[-1]
+    np.testing.assert_allclose(gb.numpy(), [0.0, 0.0])
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
+    x.clear_grad()
+    a, b, _ = _ScaleTwice.apply(x, materialize=False)
+    a.sum().backward()
+    assert _ScaleTwice.seen[-1][1] is None
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
+
+
+def test_pylayer_mark_non_differentiable_output_needs_no_gradient():
+    x = leaf([1.0, 2.0])
+    a, b, _ = _ScaleTwice.apply(x, freeze_second=True)
+    assert b.stop_gradient and not a.stop_gradient
+    (a * b).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * b.numpy())

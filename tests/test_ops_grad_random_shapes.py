@@ -12,7 +12,9 @@ import minidp
 from gradcheck import check_grad
 
 SETTINGS = settings(max_examples=25, deadline=None, derandomize=True)
-BINARY_OPS = [minidp.add, minidp.subtract, minidp.multiply, minidp.divide, minidp.maximum, minidp.minimum]
+BINARY_OPS = [minidp.add, minidp.subtract, minidp.multiply, minidp.divide, minidp.maximum, minidp.minimum,
+              minidp.logaddexp, minidp.hypot, minidp.fmax, minidp.fmin, minidp.atan2]
+NEEDS_NONZERO_Y = (minidp.divide, minidp.atan2)
 
 
 def values(shape, seed, away_from_zero=False):
@@ -27,12 +29,13 @@ def values(shape, seed, away_from_zero=False):
        op=st.sampled_from(BINARY_OPS), seed=st.integers(0, 2**16))
 def test_broadcasting_binary_ops(shapes, op, seed):
     x_shape, y_shape = shapes.input_shapes
-    check_grad(op, values(x_shape, seed), values(y_shape, seed + 1, away_from_zero=op is minidp.divide))
+    check_grad(op, values(x_shape, seed), values(y_shape, seed + 1, away_from_zero=op in NEEDS_NONZERO_Y))
 
 
 @SETTINGS
 @given(shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=3), data=st.data(),
-       op=st.sampled_from([minidp.sum, minidp.mean, minidp.max, minidp.logsumexp]),
+       op=st.sampled_from([minidp.sum, minidp.mean, minidp.max, minidp.logsumexp, minidp.prod, minidp.amin,
+                           minidp.nansum]),
        keepdim=st.booleans(), seed=st.integers(0, 2**16))
 def test_reductions_over_drawn_axes(shape, data, op, keepdim, seed):
     axes = data.draw(st.lists(st.integers(-len(shape), len(shape) - 1), min_size=1, max_size=len(shape),

@@ -20,16 +20,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 import paddle  # noqa: E402
-from paddle_cases import CASES, call, output_weights  # noqa: E402
+from paddle_cases import CASES, call, function, output_weights  # noqa: E402
 
 OUT = ROOT / "tests" / "fixtures" / "paddle_ops.npz"
-
-
-def _resolve(path: str):
-    obj = paddle
-    for part in path.split("."):
-        obj = getattr(obj, part)
-    return obj
 
 
 def record_case(index: int, case: tuple, store: dict) -> None:
@@ -40,7 +33,7 @@ def record_case(index: int, case: tuple, store: dict) -> None:
         t.stop_gradient = array.dtype.kind != "f"
         return t
 
-    result, tensors = call(_resolve(path), index, specs, kwargs, to_tensor)
+    result, tensors = call(function(path, paddle), index, specs, kwargs, to_tensor)
     outputs = list(result) if isinstance(result, (list, tuple)) else [result]
     loss = None
     for i, out in enumerate(outputs):

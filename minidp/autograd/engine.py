@@ -1,14 +1,21 @@
 """The tape: how results remember their inputs, and how backward walks them in reverse.
 
-Every differentiable op (through ``minidp.ops._util.result``) attaches a :class:`Node` holding
-its input tensors and a ``backward`` closure to its output. The closure receives the output's gradient as a raw array and returns one
-gradient array (or None) per input. Backward closures never write into the arrays they receive:
-the engine and the ops share arrays freely, and accumulation always makes a new array.
+Every differentiable op (through :func:`minidp.autograd.function.result`) attaches a
+:class:`Node` holding its input tensors and a ``backward`` closure to its output. The closure
+receives the output's gradient as a raw array and returns one gradient array (or None) per input.
+Backward closures never write into the arrays they receive: the engine and the ops share arrays
+freely, and accumulation always makes a new array.
 
 :func:`run_backward` counts, for every tensor reachable from the root, how many consumers will
 send it a gradient, then processes a tensor as soon as all of them have (Kahn's algorithm, no
 recursion). A leaf is therefore finished at the earliest possible moment, which is when its
 gradient-ready hooks fire; see :meth:`Tensor._register_grad_ready_hook`.
+
+An op with several outputs (``split``, ``topk``, a PyLayer returning a tuple) records one
+:class:`MultiNode`; each output holds a :class:`NodeOutput` naming the node and its position.
+The node counts as one consumer of each of its inputs, and its backward runs once, when every
+output that the pass reaches has been processed; outputs that received no gradient pass None.
+:mod:`minidp.autograd.function` is how ops build either kind.
 """
 from __future__ import annotations
 
@@ -29,6 +36,27 @@ class Node:
     def __init__(self, parents: tuple, backward: Callable) -> None:
         self.parents = parents
         self.backward = backward
+
+
+class MultiNode:
+    """An op with ``n_outputs`` outputs; ``backward`` maps a tuple of output grads to input grads."""
+
+    __slots__ = ("parents", "backward", "n_outputs")
+
+    def __init__(self, parents: tuple, backward: Callable, n_outputs: int) -> None:
+        self.parents = parents
+        self.backward = backward
+        self.n_outputs = n_outputs
+
+
+class NodeOutput:
+    """What output ``index`` of a :class:`MultiNode` holds as its ``_node``."""
+
+    __slots__ = ("node", "index")
+
+    def __init__(self, node: MultiNode, index: int) -> None:
+        self.node = node
+        self.index = index
 
 
 def is_grad_enabled() -> bool:
@@ -71,13 +99,24 @@ def queue_end_of_backward_callback(fn: Callable[[], None]) -> None:
 
 
 def _count_consumers(root) -> dict:
-    """For each tensor reachable from ``root``, how many graph edges point into it."""
+    """For each tensor reachable from ``root``, how many graph edges point into it.
+
+    A multi-output node is keyed by its own ``id``: its count is the number of its outputs that
+    are reachable, and its inputs are counted once, when the first of them is seen.
+    """
     consumers = {}
     stack = [root]
     while stack:
         node = stack.pop()._node
         if node is None:
             continue
+        if node.__class__ is NodeOutput:
+            node = node.node
+            key = id(node)
+            if key in consumers:
+                consumers[key] += 1
+                continue
+            consumers[key] = 1
         if node.backward is None:
             raise RuntimeError(
                 "backward through a graph whose buffers were already freed: a previous backward "
@@ -124,6 +163,7 @@ def run_backward(root, grad, retain_graph: bool = False) -> None:
     """Propagate ``grad`` (an array shaped like ``root``) to every leaf that needs a gradient."""
     consumers = _count_consumers(root)
     pending = {id(root): grad}
+    gathered = {}  # id(MultiNode) -> its outputs' gradients, while some are still to come
     ready = [root]
     try:
         while ready:
@@ -135,6 +175,10 @@ def run_backward(root, grad, retain_graph: bool = False) -> None:
                 continue
             if grad is not None and tensor._grad_hooks:
                 grad = _apply_grad_hooks(tensor, grad)
+            if node.__class__ is NodeOutput:
+                node, grad = _gather_output(node, grad, consumers, gathered)
+                if node is None:
+                    continue
             parents = node.parents
             input_grads = node.backward(grad) if grad is not None else (None,) * len(parents)
             if not retain_graph:
@@ -157,6 +201,29 @@ def run_backward(root, grad, retain_graph: bool = False) -> None:
         callback()
 
 
+def _gather_output(output: NodeOutput, grad, consumers: dict, gathered: dict):
+    """File one output's gradient with its multi-output node.
+
+    Returns ``(node, grads)`` once every reachable output of the node has been filed (``grads``
+    is None when none of them received a gradient), else ``(None, None)``.
+    """
+    node = output.node
+    key = id(node)
+    grads = gathered.get(key)
+    if grads is None:
+        grads = gathered[key] = [None] * node.n_outputs
+    grads[output.index] = grad
+    left = consumers[key] - 1
+    consumers[key] = left
+    if left:
+        return None, None
+    del gathered[key]
+    for g in grads:
+        if g is not None:
+            return node, tuple(grads)
+    return node, None
+
+
 def reachable_leaves(outputs) -> dict:
     """The leaves (by ``id``) that a backward from any of ``outputs`` could reach."""
     leaves = {}
@@ -171,6 +238,8 @@ def reachable_leaves(outputs) -> dict:
         if node is None:
             leaves[id(tensor)] = tensor
             continue
+        if node.__class__ is NodeOutput:
+            node = node.node
         stack.extend(p for p in node.parents if not p.stop_gradient)
     return leaves
 

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ops._util import result, wrap
+from .. import backend
 from .engine import no_grad
+from .function import results, wrap
 from .tensor import Tensor
 
 
@@ -13,6 +14,8 @@ class PyLayerContext:
 
     def __init__(self) -> None:
         self._saved: tuple = ()
+        self._materialize_grads = True
+        self._non_differentiable: tuple = ()
 
     def save_for_backward(self, *tensors: Any) -> None:
         """Keep tensors (or anything) for backward."""
@@ -22,19 +25,22 @@ class PyLayerContext:
         """What :meth:`save_for_backward` kept, in the same order."""
         return self._saved
 
+    def set_materialize_grads(self, value: bool) -> None:
+        """Whether backward sees zeros (True, the default) or None for outputs that got no gradient."""
+        self._materialize_grads = bool(value)
 
-class _Grads(tuple):
-    """Per-output gradients of a multi-output PyLayer; adding two merges them slot by slot."""
-
-    def __add__(self, other: "_Grads") -> "_Grads":
-        return _Grads(b if a is None else a if b is None else a + b for a, b in zip(self, other))
+    def mark_non_differentiable(self, *tensors: Tensor) -> None:
+        """Outputs of forward that carry no gradient (``stop_gradient=True``, such as indices)."""
+        self._non_differentiable = tensors
 
 
 class PyLayer:
     """Subclass with static ``forward(ctx, *args)`` and ``backward(ctx, *grads)``; call ``apply``.
 
-    ``backward`` receives one gradient tensor per output and returns one gradient per tensor
-    input (None for inputs that need none).
+    ``forward`` returns a tensor or a tuple; its tensor outputs become the outputs of one graph
+    node (other values pass through). ``backward`` receives one gradient per tensor output, in
+    order (zeros for outputs that got none, unless ``ctx.set_materialize_grads(False)``), and
+    returns one gradient per tensor argument of ``apply`` (None for inputs that need none).
     """
 
     @staticmethod
@@ -52,16 +58,15 @@ class PyLayer:
             outputs = cls.forward(ctx, *args, **kwargs)
         inputs = tuple(a for a in args if isinstance(a, Tensor))
         single = isinstance(outputs, Tensor)
-        outs = (outputs,) if single else tuple(outputs)
-        out_arrays = tuple(o._data for o in outs)
+        items = (outputs,) if single else tuple(outputs)
+        positions = [i for i, item in enumerate(items) if isinstance(item, Tensor)]
+        out_arrays = tuple(items[i]._data for i in positions)
 
         def backward(grads):
-            if not single:
-                xp_like = [g if g is not None else o * 0 for g, o in zip(grads, out_arrays)]
-                grads = xp_like
-            else:
-                grads = [grads]
-            returned = cls.backward(ctx, *[wrap(g) for g in grads])
+            if ctx._materialize_grads:
+                grads = [backend.get_array_module(o).zeros_like(o) if g is None else g
+                         for g, o in zip(grads, out_arrays)]
+            returned = cls.backward(ctx, *[None if g is None else wrap(g) for g in grads])
             returned = (returned,) if isinstance(returned, Tensor) or returned is None else tuple(returned)
             if len(returned) != len(inputs):
                 raise ValueError(
@@ -70,17 +75,9 @@ class PyLayer:
                 )
             return tuple(None if r is None else r._data if isinstance(r, Tensor) else r for r in returned)
 
-        if single:
-            return result(outs[0]._data, inputs, backward)
-        hub = result(out_arrays[0], inputs, backward)
-        wrapped = []
-        for i, o in enumerate(out_arrays):
-            slots = [None] * len(out_arrays)
-
-            def route(g, i=i, slots=tuple(slots)):
-                parts = list(slots)
-                parts[i] = g
-                return (_Grads(parts),)
-
-            wrapped.append(result(o, (hub,), route))
-        return tuple(wrapped)
+        frozen = {id(t) for t in ctx._non_differentiable}
+        differentiable = [id(items[i]) not in frozen for i in positions]
+        merged = list(items)
+        for position, tensor in zip(positions, results(out_arrays, inputs, backward, differentiable)):
+            merged[position] = tensor
+        return merged[0] if single else tuple(merged)

@@ -4,19 +4,32 @@ from __future__ import annotations
 from ..autograd.tensor import Tensor
 from .compare import (allclose, equal, greater_equal, greater_than, isfinite, isnan, less_equal,
                       less_than, logical_and, logical_not, logical_or, logical_xor, not_equal)
+from .compare import (eq, equal_all, ge, greater, gt, is_complex, is_floating_point, is_integer, isclose, isinf,
+                      isneginf, isposinf, isreal, le, less, lt, ne, signbit)
 from .creation import (arange, eye, full, full_like, normal, ones, ones_like, rand, randint, randn,
                        randperm, seed, to_tensor, uniform, zeros, zeros_like)
 from .linalg import matmul
-from .math import (abs, add, astype, cast, clip, divide, exp, gelu, log, maximum, minimum, multiply,
-                   neg, pow, relu, scale, sigmoid, sqrt, square, subtract, tanh, where)
+from .math import (add, astype, cast, clip, divide, gelu, maximum, minimum, multiply,
+                   pow, scale, subtract, where)
+from .math import add_n, clamp, div, mul, sub, true_divide
+from .unary import (abs, acos, acosh, asin, asinh, atan, atanh, ceil, cos, cosh, deg2rad, digamma, erf, erfinv, exp,
+                    expm1, floor, frac, gammaln, lgamma, log, log1p, log2, log10, logit, nan_to_num, neg, negative,
+                    positive, rad2deg, reciprocal, relu, round, rsqrt, sgn, sigmoid, sign, sin, sinc, sinh, sqrt,
+                    square, stanh, tan, tanh, trunc)
+from .binary import (atan2, bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift,
+                     bitwise_xor, copysign, floor_divide, floor_mod, fmax, fmin, frexp, gcd, heaviside, hypot, lcm,
+                     ldexp, lerp, logaddexp, mod, nextafter, remainder)
 from .reduction import argmax, argmin, log_softmax, logsumexp, max, mean, min, softmax, sum
+from .reduction import all, amax, amin, any, count_nonzero, nanmean, nansum, prod
+from .cumulative import cummax, cummin, cumprod, cumsum, cumulative_trapezoid, diff, logcumsumexp, trapezoid
+from .statistics import median, nanmedian, nanquantile, quantile, std, var
 from .shape import concat, expand, flatten, getitem, reshape, split, squeeze, stack, transpose, unsqueeze
 # ops-more: search, indexing, manipulation, linalg and creation additions
 from .creation import new_empty, new_full, new_ones, new_zeros
 from .linalg import cholesky_inverse, cholesky_solve, fill_diagonal_tensor
 from .manipulation import is_same_shape, repeat, split_with_sizes
 from .creation import (as_tensor, asarray, assign, clone, diag, diagflat, empty, empty_like,
-                       from_numpy, is_complex, is_empty, is_floating_point, is_integer, is_tensor,
+                       from_numpy, is_empty, is_tensor,
                        linspace, logspace, meshgrid, numel, rank, tolist, tril_indices,
                        triu_indices)
 from .indexing import (gather, gather_nd, index_add, index_fill, index_put, index_sample,
@@ -38,6 +51,7 @@ from .manipulation import (atleast_1d, atleast_2d, atleast_3d, block_diag, broad
 from .search import (argsort, argwhere, bincount, bucketize, histogram, histogram_bin_edges, isin,
                      kthvalue, masked_select, mode, msort, nonzero, searchsorted, sort, topk,
                      unique, unique_consecutive)
+from .inplace import fill_, increment, inplace_forms, normal_, uniform_, zero_
 
 __all__ = [
     "abs",
@@ -247,7 +261,89 @@ __all__ = [
     "topk",
     "unique",
     "unique_consecutive",
+    "acos",
+    "acosh",
+    "asin",
+    "asinh",
+    "atan",
+    "atanh",
+    "ceil",
+    "cos",
+    "cosh",
+    "deg2rad",
+    "erf",
+    "erfinv",
+    "expm1",
+    "floor",
+    "frac",
+    "log1p",
+    "log2",
+    "log10",
+    "logit",
+    "rad2deg",
+    "reciprocal",
+    "round",
+    "rsqrt",
+    "sgn",
+    "sign",
+    "sin",
+    "sinh",
+    "stanh",
+    "tan",
+    "trunc",
+    "addmm",
+    "atan2",
+    "bitwise_and",
+    "bitwise_left_shift",
+    "bitwise_not",
+    "bitwise_or",
+    "bitwise_right_shift",
+    "bitwise_xor",
+    "copysign",
+    "floor_divide",
+    "floor_mod",
+    "fmax",
+    "fmin",
+    "heaviside",
+    "hypot",
+    "lerp",
+    "logaddexp",
+    "mod",
+    "remainder",
+    "equal_all",
+    "isclose",
+    "isinf",
+    "isneginf",
+    "isposinf",
+    "isreal",
+    "all",
+    "amax",
+    "amin",
+    "any",
+    "count_nonzero",
+    "nanmean",
+    "nansum",
+    "prod",
+    "cummax",
+    "cummin",
+    "cumprod",
+    "cumsum",
+    "logcumsumexp",
+    "median",
+    "nanmedian",
+    "quantile",
+    "std",
+    "var",
 ]
+_INPLACE = inplace_forms(globals())
+globals().update(_INPLACE)
+__all__ += [
+    "add_n", "clamp", "cumulative_trapezoid", "diff", "digamma", "div", "eq", "frexp", "gammaln", "gcd", "ge",
+    "greater", "gt", "increment", "is_complex", "is_floating_point", "is_integer", "lcm", "ldexp", "le", "less",
+    "lgamma", "lt", "mul", "nan_to_num", "nanquantile", "ne", "negative", "nextafter", "positive", "signbit",
+    "sinc", "sub", "trapezoid", "true_divide",
+]
+__all__ += sorted(_INPLACE) + ["fill_", "normal_", "uniform_", "zero_"]
 
 
 def _swap(op):
@@ -261,7 +357,7 @@ _METHODS = {
     "__pow__": pow, "__rpow__": _swap(pow), "__neg__": neg, "__abs__": abs,
     "__matmul__": matmul, "__rmatmul__": _swap(matmul), "__getitem__": getitem,
     "__eq__": equal, "__ne__": not_equal, "__lt__": less_than, "__le__": less_equal,
-    "__gt__": greater_than, "__ge__": greater_equal, "__invert__": logical_not,
+    "__gt__": greater_than, "__ge__": greater_equal, "__invert__": bitwise_not,
     "add": add, "subtract": subtract, "multiply": multiply, "divide": divide, "pow": pow,
     "neg": neg, "abs": abs, "exp": exp, "log": log, "sqrt": sqrt, "square": square, "tanh": tanh,
     "sigmoid": sigmoid, "relu": relu, "maximum": maximum, "minimum": minimum, "clip": clip,
@@ -310,6 +406,27 @@ _METHODS.update({
     "split_with_sizes": split_with_sizes, "is_same_shape": is_same_shape, "new_empty": new_empty,
     "new_full": new_full, "new_ones": new_ones, "new_zeros": new_zeros,
     "fill_diagonal_tensor": fill_diagonal_tensor,
+})
+_METHODS.update({name: globals()[name] for name in (
+    "acos", "acosh", "addmm", "all", "amax", "amin", "any", "asin", "asinh", "atan", "atan2", "atanh",
+    "bitwise_and", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
+    "ceil", "clamp", "copysign", "cos", "cosh", "count_nonzero", "cummax", "cummin", "cumprod", "cumsum",
+    "cumulative_trapezoid", "deg2rad", "diff", "digamma", "div", "eq", "equal_all", "erf", "erfinv", "expm1",
+    "fill_", "floor", "floor_divide", "floor_mod", "fmax", "fmin", "frac", "frexp", "gammaln", "gcd", "ge",
+    "greater", "gt", "heaviside", "hypot", "is_complex", "is_floating_point", "is_integer", "isclose", "isinf",
+    "isneginf", "isposinf", "isreal", "lcm", "ldexp", "le", "lerp", "less", "lgamma", "log10", "log1p", "log2",
+    "logaddexp", "logcumsumexp", "logical_and", "logical_or", "logical_xor", "logit", "lt", "median", "mod",
+    "mul", "nan_to_num", "nanmean", "nanmedian", "nanquantile", "nansum", "ne", "negative", "nextafter",
+    "normal_", "positive", "prod", "quantile", "rad2deg", "reciprocal", "remainder", "round", "rsqrt", "sgn",
+    "sign", "signbit", "sin", "sinc", "sinh", "stanh", "std", "sub", "tan", "trapezoid", "trunc", "uniform_",
+    "var", "zero_",
+)})
+_METHODS.update(_INPLACE)
+_METHODS.update({
+    "__mod__": remainder, "__rmod__": _swap(remainder), "__floordiv__": floor_divide,
+    "__rfloordiv__": _swap(floor_divide), "__and__": bitwise_and, "__rand__": bitwise_and,
+    "__or__": bitwise_or, "__ror__": bitwise_or, "__xor__": bitwise_xor, "__rxor__": bitwise_xor,
+    "__lshift__": bitwise_left_shift, "__rshift__": bitwise_right_shift,
 })
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)

@@ -1,33 +1,18 @@
-"""The few helpers every op module shares: building results and undoing broadcasting."""
+"""The few helpers every op module shares: building results and undoing broadcasting.
+
+``result``, ``results`` and ``wrap`` live in :mod:`minidp.autograd.function` (autograd must not
+import the ops); they are re-exported here because op modules take their helpers from this one
+place.
+"""
 from __future__ import annotations
 
-from typing import Any, Callable
-
-from numpy import generic as _numpy_scalar
+from typing import Any
 
 from .. import backend
-from ..autograd import engine
-from ..autograd.engine import Node
+from ..autograd.function import result, results, wrap
 from ..autograd.tensor import Tensor
 
-wrap = Tensor._wrap
-
-
-def result(data: Any, parents: tuple, backward: Callable) -> Tensor:
-    """Wrap an op's output array; record the op when gradients are on and an input needs one.
-
-    NumPy turns 0-d results into scalars; they are made arrays again here, in one place.
-    """
-    if isinstance(data, _numpy_scalar):
-        data = backend.numpy.asarray(data)
-    out = wrap(data)
-    if engine._grad_enabled:
-        for p in parents:
-            if not p.stop_gradient:
-                out.stop_gradient = False
-                out._node = Node(parents, backward)
-                break
-    return out
+__all__ = ["result", "results", "wrap", "lift", "unbroadcast", "normalize_axis", "scatter_add_along"]
 
 
 def lift(value: Any, like: Any = None) -> Tensor:
@@ -74,3 +59,16 @@ def normalize_axis(axis: Any, ndim: int) -> Any:
             raise ValueError(f"axis {a} is out of range for a tensor with {ndim} dimensions")
         out.append(a % max(ndim, 1))
     return tuple(out)
+
+
+def scatter_add_along(xp: Any, target: Any, indices: Any, values: Any, axis: int) -> None:
+    """``target[..., indices[i], ...] += values[i]`` along ``axis``; repeated indices add up.
+
+    ``indices`` and ``values`` have one shape, equal to target's except along ``axis`` (the
+    backward of take_along_axis, cummax, sort and the like).
+    """
+    axis = axis % target.ndim
+    grid = [xp.arange(n).reshape((1,) * d + (n,) + (1,) * (indices.ndim - d - 1))
+            for d, n in enumerate(indices.shape)]
+    grid[axis] = indices
+    xp.add.at(target, tuple(grid), values)

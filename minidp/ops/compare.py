@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import operator
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from .. import backend
 from ..autograd.tensor import Tensor
@@ -26,24 +26,69 @@ less_than = _compare(operator.lt)
 less_equal = _compare(operator.le)
 greater_than = _compare(operator.gt)
 greater_equal = _compare(operator.ge)
-logical_and = _compare(operator.and_)
-logical_or = _compare(operator.or_)
-logical_xor = _compare(operator.xor)
 
 
-def logical_not(x: Tensor, name: str = None) -> Tensor:
-    """Elementwise not, as a bool tensor."""
-    return wrap(~x._data.astype(bool))
+def _logical(which: str) -> Callable:
+    """``logical_and``/``or``/``xor``: any dtype, non-zero counts as True (Paddle's rule)."""
+
+    def op(x: Any, y: Any, out: Optional[Tensor] = None, name: str = None) -> Tensor:
+        xd = x._data if isinstance(x, Tensor) else x
+        yd = y._data if isinstance(y, Tensor) else y
+        xp = backend.get_array_module(xd if not isinstance(xd, (int, float, bool)) else yd)
+        return wrap(xp.asarray(getattr(xp, which)(xd, yd)))
+
+    op.__name__ = op.__qualname__ = which
+    op.__doc__ = f"Elementwise ``{which}`` as a bool tensor; non-zero values count as True."
+    return op
 
 
-def isnan(x: Tensor, name: str = None) -> Tensor:
-    """Where x is NaN."""
-    return wrap(backend.get_array_module(x._data).isnan(x._data))
+eq = equal
+ne = not_equal
+lt = less = less_than
+le = less_equal
+gt = greater = greater_than
+ge = greater_equal
 
 
-def isfinite(x: Tensor, name: str = None) -> Tensor:
-    """Where x is neither infinite nor NaN."""
-    return wrap(backend.get_array_module(x._data).isfinite(x._data))
+logical_and = _logical("logical_and")
+logical_or = _logical("logical_or")
+logical_xor = _logical("logical_xor")
+
+
+def logical_not(x: Tensor, out: Optional[Tensor] = None, name: str = None) -> Tensor:
+    """Elementwise not, as a bool tensor; non-zero values count as True."""
+    return wrap(backend.get_array_module(x._data).logical_not(x._data))
+
+
+def _real_test(test: str, doc: str):
+    """A bool-valued test of each element (no gradient); integers are finite and never NaN."""
+
+    def op(x: Tensor, name: Optional[str] = None) -> Tensor:
+        xd = x._data
+        xp = backend.get_array_module(xd)
+        if xd.dtype.kind not in "fc":
+            return wrap(xp.full(xd.shape, test == "isfinite"))
+        return wrap(getattr(xp, test)(xd))
+
+    op.__name__ = op.__qualname__ = test
+    op.__doc__ = doc
+    return op
+
+
+isnan = _real_test("isnan", "Where x is NaN.")
+isinf = _real_test("isinf", "Where x is +inf or -inf.")
+isfinite = _real_test("isfinite", "Where x is neither infinite nor NaN.")
+isposinf = _real_test("isposinf", "Where x is +inf.")
+isneginf = _real_test("isneginf", "Where x is -inf.")
+
+
+
+
+def isreal(x: Tensor, name: Optional[str] = None) -> Tensor:
+    """Where x has no imaginary part (everywhere, for real dtypes)."""
+    xd = x._data
+    xp = backend.get_array_module(xd)
+    return wrap(xp.isreal(xd) if xd.dtype.kind == "c" else xp.ones(xd.shape, bool))
 
 
 def allclose(x: Tensor, y: Tensor, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False,
@@ -51,3 +96,36 @@ def allclose(x: Tensor, y: Tensor, rtol: float = 1e-5, atol: float = 1e-8, equal
     """Whether all values are close, as a 0-d bool tensor."""
     xp = backend.get_array_module(x._data)
     return wrap(xp.asarray(xp.allclose(x._data, y._data, rtol=rtol, atol=atol, equal_nan=equal_nan)))
+
+
+def isclose(x: Tensor, y: Tensor, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False,
+            name: str = None) -> Tensor:
+    """Where |x - y| <= atol + rtol * |y|, as a bool tensor."""
+    xp = backend.get_array_module(x._data)
+    return wrap(xp.isclose(x._data, y._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def equal_all(x: Tensor, y: Tensor, name: str = None) -> Tensor:
+    """Whether x and y have the same shape and the same values, as a 0-d bool tensor."""
+    xp = backend.get_array_module(x._data)
+    return wrap(xp.asarray(x._data.shape == y._data.shape and bool((x._data == y._data).all())))
+
+
+def signbit(x: Tensor, name: str = None) -> Tensor:
+    """Where the sign bit is set (negative numbers and -0.0), as a bool tensor."""
+    return wrap(backend.get_array_module(x._data).signbit(x._data))
+
+
+def is_floating_point(x: Tensor) -> bool:
+    """Whether x holds floating-point numbers (bfloat16 included)."""
+    return backend.is_floating(x._data.dtype)
+
+
+def is_integer(x: Tensor) -> bool:
+    """Whether x holds integers (bool is not an integer dtype here, as in Paddle)."""
+    return x._data.dtype.kind in "iu"
+
+
+def is_complex(x: Tensor) -> bool:
+    """Whether x holds complex numbers."""
+    return x._data.dtype.kind == "c"

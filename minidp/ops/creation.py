@@ -294,21 +294,6 @@ def is_empty(x: Tensor, name: str = None) -> Tensor:
     return wrap(backend.get_array_module(x._data).asarray(x._data.size == 0))
 
 
-def is_floating_point(x: Tensor) -> bool:
-    """Whether x holds floating-point numbers."""
-    return x._data.dtype.kind == "f"
-
-
-def is_integer(x: Tensor) -> bool:
-    """Whether x holds integers."""
-    return x._data.dtype.kind in "iu"
-
-
-def is_complex(x: Tensor) -> bool:
-    """Whether x holds complex numbers."""
-    return x._data.dtype.kind == "c"
-
-
 def tolist(x: Tensor) -> list:
     """x's values as (nested) Python lists."""
     return x.tolist()

@@ -11,7 +11,8 @@ from ..autograd.engine import is_grad_enabled
 from ..autograd.tensor import Tensor
 from ._util import matmul_arrays, normalize_axis, result, unbroadcast, wrap
 from .indexing import write_at
-from .math import abs as absolute, add, clip, divide, multiply, scale, sqrt, subtract, where
+from .math import add, clip, divide, multiply, scale, subtract, where
+from .unary import abs as absolute, sqrt
 from .reduction import max as reduce_max, min as reduce_min, sum as reduce_sum
 from .shape import getitem, reshape, squeeze, stack, transpose, unsqueeze
 

@@ -6,8 +6,7 @@ Binary ops broadcast like NumPy; their backward sums each gradient back to its i
 from __future__ import annotations
 
 import math
-import operator
-from typing import Any, Callable
+from typing import Any
 
 from .. import backend
 from ..autograd.tensor import Tensor
@@ -137,9 +136,9 @@ def pow(x: Any, y: Any, name: str = None) -> Tensor:
     return result(data, (x, y), backward)
 
 
-def _pick(name: str, x: Any, y: Any, prefer_x: Callable) -> Tensor:
-    """``maximum``/``minimum`` (the array module's function of that name); the gradient goes to
-    x where ``prefer_x(xd, yd)``, so ties go to x."""
+def _pick(name: str, x: Any, y: Any) -> Tensor:
+    """``maximum``/``minimum`` (the array module's function of that name); at ties x and y share
+    the gradient equally, as in Paddle."""
     x, y, xd, yd = _operands(name, x, y)
     xp = backend.get_array_module(xd if not isinstance(xd, (int, float)) else yd)
     try:
@@ -148,21 +147,21 @@ def _pick(name: str, x: Any, y: Any, prefer_x: Callable) -> Tensor:
         raise _shape_error(name, x, y) from None
 
     def backward(g):
-        take_x = prefer_x(xd, yd)
-        return (None if x.stop_gradient else unbroadcast(g * take_x, xd.shape),
-                None if y.stop_gradient else unbroadcast(g * ~take_x, yd.shape))
+        gx = g * (xd == data) - (g * 0.5) * (xd == yd)
+        return (None if x.stop_gradient else unbroadcast(gx, xd.shape),
+                None if y.stop_gradient else unbroadcast(g - gx, yd.shape))
 
     return result(data, (x, y), backward)
 
 
 def maximum(x: Any, y: Any, name: str = None) -> Tensor:
-    """Elementwise maximum; at ties the gradient goes to x."""
-    return _pick("maximum", x, y, operator.ge)
+    """Elementwise maximum; at ties x and y get half the gradient each."""
+    return _pick("maximum", x, y)
 
 
 def minimum(x: Any, y: Any, name: str = None) -> Tensor:
-    """Elementwise minimum; at ties the gradient goes to x."""
-    return _pick("minimum", x, y, operator.le)
+    """Elementwise minimum; at ties x and y get half the gradient each."""
+    return _pick("minimum", x, y)
 
 
 def where(condition: Any, x: Any, y: Any, name: str = None) -> Tensor:
@@ -180,74 +179,18 @@ def where(condition: Any, x: Any, y: Any, name: str = None) -> Tensor:
     return result(data, (x, y), backward)
 
 
-def neg(x: Tensor, name: str = None) -> Tensor:
-    """-x."""
-    return result(-x._data, (x,), lambda g: (-g,))
-
-
-def abs(x: Tensor, name: str = None) -> Tensor:
-    """|x|; the gradient at 0 is 0."""
-    xd = x._data
-    xp = backend.get_array_module(xd)
-    return result(xp.abs(xd), (x,), lambda g: (g * xp.sign(xd),))
-
-
-def exp(x: Tensor, name: str = None) -> Tensor:
-    """e ** x."""
-    data = backend.get_array_module(x._data).exp(x._data)
-    return result(data, (x,), lambda g: (g * data,))
-
-
-def log(x: Tensor, name: str = None) -> Tensor:
-    """Natural logarithm."""
-    xd = x._data
-    return result(backend.get_array_module(xd).log(xd), (x,), lambda g: (g / xd,))
-
-
-def sqrt(x: Tensor, name: str = None) -> Tensor:
-    """Square root."""
-    data = backend.get_array_module(x._data).sqrt(x._data)
-    return result(data, (x,), lambda g: (g * 0.5 / data,))
-
-
-def square(x: Tensor, name: str = None) -> Tensor:
-    """x * x."""
-    xd = x._data
-    return result(xd * xd, (x,), lambda g: (g * 2 * xd,))
-
-
-def tanh(x: Tensor, name: str = None) -> Tensor:
-    """Hyperbolic tangent."""
-    data = backend.get_array_module(x._data).tanh(x._data)
-    return result(data, (x,), lambda g: (g * (1 - data * data),))
-
-
-def sigmoid(x: Tensor, name: str = None) -> Tensor:
-    """1 / (1 + e ** -x), computed without overflow for large |x|."""
-    xd = x._data
-    xp = backend.get_array_module(xd)
-    e = xp.exp(-xp.abs(xd))
-    data = xp.where(xd >= 0, 1 / (1 + e), e / (1 + e))
-    return result(data, (x,), lambda g: (g * data * (1 - data),))
-
-
-def relu(x: Tensor, name: str = None) -> Tensor:
-    """max(x, 0); the gradient at 0 is 0."""
-    xd = x._data
-    xp = backend.get_array_module(xd)
-    data = xp.maximum(xd, 0)
-    return result(data, (x,), lambda g: (g * (xd > 0),))
-
-
 _SQRT_HALF = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
-def gelu(x: Tensor, approximate: bool = False, name: str = None) -> Tensor:
-    """Gaussian error linear unit, x * Phi(x), in the exact erf form (or tanh form if asked)."""
+def gelu(x: Tensor, approximate: Any = False, name: str = None) -> Tensor:
+    """Gaussian error linear unit, x * Phi(x): the exact erf form (``approximate`` False or
+    ``'none'``) or the tanh approximation (True or ``'tanh'``)."""
+    if approximate not in (False, True, "none", "tanh"):
+        raise ValueError(f"gelu: approximate must be a bool, 'none' or 'tanh', got {approximate!r}")
     xd = x._data
     xp = backend.get_array_module(xd)
-    if approximate:
+    if approximate is True or approximate == "tanh":
         k = math.sqrt(2.0 / math.pi)
         inner = k * (xd + 0.044715 * xd ** 3)
         t = xp.tanh(inner)
@@ -300,3 +243,21 @@ def astype(x: Tensor, dtype: Any) -> Tensor:
 
 
 cast = astype
+
+
+def add_n(inputs: Any, name: str = None) -> Tensor:
+    """The elementwise sum of a list of tensors (or of one tensor)."""
+    tensors = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    if not tensors:
+        raise ValueError("add_n: needs at least one tensor")
+    total = tensors[0]
+    for t in tensors[1:]:
+        total = add(total, t)
+    return total
+
+
+clamp = clip
+div = divide
+true_divide = divide
+mul = multiply
+sub = subtract

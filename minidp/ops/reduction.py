@@ -35,8 +35,10 @@ def sum(x: Tensor, axis: Any = None, dtype: Any = None, keepdim: bool = False, n
     return result(xp.asarray(data), (x,), backward)
 
 
-def mean(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
-    """Arithmetic mean over ``axis``."""
+def mean(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None, *, dtype: Any = None) -> Tensor:
+    """Arithmetic mean over ``axis`` (computed in ``dtype`` when given)."""
+    if dtype is not None:
+        x = x.astype(dtype)
     xd = x._data
     axes = normalize_axis(axis, xd.ndim)
     xp = backend.get_array_module(xd)
@@ -76,6 +78,10 @@ def max(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None) ->
 def min(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
     """Smallest value over ``axis``; tied minima share the gradient equally."""
     return _extreme(x, axis, keepdim, "min")
+
+
+amax = max
+amin = min
 
 
 def _arg_extreme(x: Tensor, axis: Any, keepdim: bool, dtype: Any, which: str) -> Tensor:
@@ -141,3 +147,83 @@ def logsumexp(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = No
         return (_expand_like(g, shape, axes, keepdim) * xp.exp(xd - kept),)
 
     return result(xp.asarray(data), (x,), backward)
+
+
+def _truth(x: Tensor, axis: Any, keepdim: bool, which: str) -> Tensor:
+    xd = x._data
+    return wrap(backend.get_array_module(xd).asarray(
+        getattr(xd.astype(bool, copy=False), which)(axis=normalize_axis(axis, xd.ndim), keepdims=keepdim)))
+
+
+def all(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
+    """Whether every element over ``axis`` is non-zero, as a bool tensor."""
+    return _truth(x, axis, keepdim, "all")
+
+
+def any(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
+    """Whether some element over ``axis`` is non-zero, as a bool tensor."""
+    return _truth(x, axis, keepdim, "any")
+
+
+def count_nonzero(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
+    """How many elements over ``axis`` are non-zero, as int64."""
+    xd = x._data
+    counts = (xd != 0).sum(axis=normalize_axis(axis, xd.ndim), keepdims=keepdim)
+    return wrap(backend.get_array_module(xd).asarray(counts).astype("int64"))
+
+
+def _products_of_the_others(v: Any, xp: Any) -> Any:
+    """For each element along the last axis, the product of all the other elements there.
+
+    Prefix times suffix products, so a zero in the input gives exact gradients (no division).
+    """
+    ones = xp.ones(v.shape[:-1] + (1,), v.dtype)
+    before = xp.cumprod(xp.concatenate([ones, v[..., :-1]], axis=-1), axis=-1)
+    after = xp.cumprod(xp.concatenate([ones, v[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    return before * after
+
+
+def prod(x: Tensor, axis: Any = None, keepdim: bool = False, dtype: Any = None, name: str = None) -> Tensor:
+    """Product over ``axis``; the gradient is exact where inputs are zero."""
+    if dtype is not None:
+        x = x.astype(dtype)
+    xd = x._data
+    xp = backend.get_array_module(xd)
+    axes = normalize_axis(axis, xd.ndim)
+    data = xp.asarray(xd.prod(axis=axes, keepdims=keepdim, dtype=xd.dtype))
+    shape = xd.shape
+    reduced = tuple(range(xd.ndim)) if axes is None else axes
+
+    def backward(g):
+        kept = [i for i in range(len(shape)) if i not in reduced]
+        moved = xd.transpose(kept + list(reduced))
+        flat = moved.reshape(moved.shape[:len(kept)] + (-1,))
+        others = _products_of_the_others(flat, xp).reshape(moved.shape)
+        inverse = [0] * len(shape)
+        for i, a in enumerate(kept + list(reduced)):
+            inverse[a] = i
+        return (_expand_like(g, shape, axes, keepdim) * others.transpose(inverse),)
+
+    return result(data, (x,), backward)
+
+
+def nansum(x: Tensor, axis: Any = None, dtype: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
+    """Sum over ``axis`` treating NaN as 0 (NaN elements get no gradient)."""
+    xd = x._data
+    xp = backend.get_array_module(xd)
+    return sum(_nan_to_zero(x, xp), axis=axis, dtype=dtype, keepdim=keepdim)
+
+
+def nanmean(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
+    """Mean over ``axis`` of the elements that are not NaN."""
+    xd = x._data
+    xp = backend.get_array_module(xd)
+    count = (~xp.isnan(xd)).sum(axis=normalize_axis(axis, xd.ndim), keepdims=keepdim)
+    return sum(_nan_to_zero(x, xp), axis=axis, keepdim=keepdim) / wrap(xp.asarray(count).astype(xd.dtype))
+
+
+def _nan_to_zero(x: Tensor, xp: Any) -> Tensor:
+    """x with NaN replaced by 0; the gradient flows only to the other elements."""
+    xd = x._data
+    keep = ~xp.isnan(xd)
+    return result(xp.where(keep, xd, 0).astype(xd.dtype, copy=False), (x,), lambda g: (g * keep,))

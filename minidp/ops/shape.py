@@ -5,7 +5,7 @@ from typing import Any, Sequence
 
 from .. import backend
 from ..autograd.tensor import Tensor
-from ._util import normalize_axis, result, unbroadcast
+from ._util import normalize_axis, result, results, unbroadcast
 
 
 def _as_shape(shape: Any) -> tuple:
@@ -131,12 +131,19 @@ def split(x: Tensor, num_or_sections: Any, axis: int = 0, name: str = None) -> l
             sizes[sizes.index(-1)] = length - (sum(sizes) + 1)
         if sum(sizes) != length or any(s < 0 for s in sizes):
             raise ValueError(f"split: section sizes {list(num_or_sections)} do not add up to {length}")
-    outputs = []
-    start = 0
-    for size in sizes:
-        outputs.append(getitem(x, (slice(None),) * axis + (slice(start, start + size),)))
-        start += size
-    return outputs
+    xp = backend.get_array_module(xd)
+    bounds = []
+    total = 0
+    for size in sizes[:-1]:
+        total += size
+        bounds.append(total)
+    parts = xp.split(xd, bounds, axis=axis)
+
+    def backward(grads):
+        filled = [xp.zeros(p.shape, p.dtype) if g is None else g for g, p in zip(grads, parts)]
+        return (xp.concatenate(filled, axis=axis),)
+
+    return list(results(parts, (x,), backward))
 
 
 def _index_arrays(index: Any) -> Any:

@@ -1,4 +1,235 @@
-"""Activations: the ops of :mod:`minidp.ops`, under the names ``nn.functional`` users expect."""
-from ...ops import gelu, log_softmax, relu, sigmoid, softmax, tanh
+"""Activations. The elementwise ones are defined here from their forward and derivative
+(:func:`minidp.ops.elementwise.elementwise`); the rest compose ops that already have gradients.
 
-__all__ = ["relu", "gelu", "sigmoid", "tanh", "softmax", "log_softmax"]
+Derivatives keep the input's dtype (a float32 activation sends float32 gradients back).
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ... import backend
+from ...autograd.tensor import Tensor
+from ...ops import (argmax, gelu, log_softmax, max, multiply, relu, reshape, sigmoid, softmax, split, tanh,
+                    uniform, where)
+from ...ops._util import wrap
+from ...ops.elementwise import KEEP, elementwise
+from ...ops.inplace import inplace_form
+from ...ops.unary import _sigmoid
+from ._util import check_tensor
+
+_SELU_SCALE = 1.0507009873554805
+_SELU_ALPHA = 1.6732632423543772
+
+
+def _pick(xp: Any, condition: Any, a: Any, b: Any, x: Any) -> Any:
+    """``where(condition, a, b)`` in x's dtype (NumPy makes float64 from Python numbers)."""
+    return xp.where(condition, a, b).astype(x.dtype, copy=False)
+
+
+def relu6(x: Tensor, name: Optional[str] = None) -> Tensor:
+    """min(max(x, 0), 6)."""
+    return elementwise(x, lambda xp, v: xp.clip(v, 0, 6), lambda xp, v, y: (v > 0) & (v < 6), KEEP, "relu6")
+
+
+def leaky_relu(x: Tensor, negative_slope: float = 0.01, name: Optional[str] = None) -> Tensor:
+    """x where x > 0, else negative_slope * x."""
+    return elementwise(x, lambda xp, v: xp.where(v > 0, v, v * negative_slope),
+                       lambda xp, v, y: _pick(xp, v > 0, 1.0, negative_slope, v), KEEP, "leaky_relu")
+
+
+def elu(x: Tensor, alpha: float = 1.0, name: Optional[str] = None) -> Tensor:
+    """x where x > 0, else alpha * (e ** x - 1)."""
+    return elementwise(x, lambda xp, v: xp.where(v > 0, v, alpha * xp.expm1(xp.minimum(v, 0))),
+                       lambda xp, v, y: xp.where(v > 0, 1, y + alpha).astype(v.dtype, copy=False), KEEP, "elu")
+
+
+def selu(x: Tensor, scale: float = _SELU_SCALE, alpha: float = _SELU_ALPHA, name: Optional[str] = None) -> Tensor:
+    """scale * (x where x > 0, else alpha * (e ** x - 1))."""
+    return elementwise(x, lambda xp, v: scale * xp.where(v > 0, v, alpha * xp.expm1(xp.minimum(v, 0))),
+                       lambda xp, v, y: scale * _pick(xp, v > 0, 1.0, alpha * xp.exp(xp.minimum(v, 0)), v),
+                       KEEP, "selu")
+
+
+def celu(x: Tensor, alpha: float = 1.0, name: Optional[str] = None) -> Tensor:
+    """max(0, x) + min(0, alpha * (e ** (x / alpha) - 1))."""
+    if alpha == 0:
+        raise ValueError("celu: alpha must not be 0")
+    return elementwise(x, lambda xp, v: xp.where(v > 0, v, alpha * xp.expm1(xp.minimum(v, 0) / alpha)),
+                       lambda xp, v, y: _pick(xp, v > 0, 1.0, xp.exp(xp.minimum(v, 0) / alpha), v), KEEP, "celu")
+
+
+def _silu(x: Tensor) -> Tensor:
+    def derivative(xp, v, y):
+        s = _sigmoid(xp, v)
+        return s * (1 + v * (1 - s))
+
+    return elementwise(x, lambda xp, v: v * _sigmoid(xp, v), derivative, KEEP, "silu")
+
+
+_silu_ = inplace_form(_silu, "silu")
+
+
+def silu(x: Tensor, inplace: bool = False, name: Optional[str] = None) -> Tensor:
+    """x * sigmoid(x); with ``inplace`` x itself is updated (see :mod:`minidp.ops.inplace`)."""
+    return _silu_(x) if inplace else _silu(x)
+
+
+def swish(x: Tensor, name: Optional[str] = None) -> Tensor:
+    """x * sigmoid(x) (the same function as :func:`silu`)."""
+    return _silu(x)
+
+
+def _softplus(xp: Any, v: Any) -> Any:
+    """log(1 + e ** v) without overflow."""
+    return xp.maximum(v, 0) + xp.log1p(xp.exp(-xp.abs(v)))
+
+
+def mish(x: Tensor, name: Optional[str] = None) -> Tensor:
+    """x * tanh(softplus(x))."""
+    def derivative(xp, v, y):
+        t = xp.tanh(_softplus(xp, v))
+        return t + v * _sigmoid(xp, v) * (1 - t * t)
+
+    return elementwise(x, lambda xp, v: v * xp.tanh(_softplus(xp, v)), derivative, KEEP, "mish")
+
+
+def softplus(x: Tensor, beta: float = 1, threshold: float = 20, name: Optional[str] = None) -> Tensor:
+    """log(1 + e ** (beta * x)) / beta, and x itself where beta * x > threshold."""
+    return elementwise(x, lambda xp, v: xp.where(v * beta > threshold, v, _softplus(xp, v * beta) / beta),
+                       lambda xp, v, y: _pick(xp, v * beta > threshold, 1.0, _sigmoid(xp, v * beta), v),
+                       KEEP, "softplus")
+
+
+def softsign(x: Tensor, name: Optional[str] = None) -> Tensor:
+    """x / (1 + |x|)."""
+    return elementwise(x, lambda xp, v: v / (1 + xp.abs(v)), lambda xp, v, y: 1 / ((1 + xp.abs(v)) ** 2), KEEP,
+                       "softsign")
+
+
+def softshrink(x: Tensor, threshold: float = 0.5, name: Optional[str] = None) -> Tensor:
+    """x - threshold above threshold, x + threshold below -threshold, 0 between."""
+    return elementwise(x, lambda xp, v: xp.where(v > threshold, v - threshold,
+                                                 xp.where(v < -threshold, v + threshold, 0)).astype(v.dtype),
+                       lambda xp, v, y: xp.abs(v) > threshold, KEEP, "softshrink")
+
+
+def hardshrink(x: Tensor, threshold: float = 0.5, name: Optional[str] = None) -> Tensor:
+    """x where |x| > threshold, else 0."""
+    return elementwise(x, lambda xp, v: xp.where(xp.abs(v) > threshold, v, 0).astype(v.dtype),
+                       lambda xp, v, y: xp.abs(v) > threshold, KEEP, "hardshrink")
+
+
+def tanhshrink(x: Tensor, name: Optional[str] = None) -> Tensor:
+    """x - tanh(x)."""
+    return elementwise(x, lambda xp, v: v - xp.tanh(v), lambda xp, v, y: xp.tanh(v) ** 2, KEEP, "tanhshrink")
+
+
+def hardsigmoid(x: Tensor, slope: float = 0.1666667, offset: float = 0.5, name: Optional[str] = None) -> Tensor:
+    """clip(slope * x + offset, 0, 1)."""
+    return elementwise(x, lambda xp, v: xp.clip(v * slope + offset, 0, 1),
+                       lambda xp, v, y: _pick(xp, (y > 0) & (y < 1), slope, 0.0, v), KEEP, "hardsigmoid")
+
+
+def hardswish(x: Tensor, name: Optional[str] = None) -> Tensor:
+    """x * clip(x + 3, 0, 6) / 6."""
+    return elementwise(x, lambda xp, v: v * xp.clip(v + 3, 0, 6) / 6,
+                       lambda xp, v, y: _pick(xp, v < -3, 0.0, _pick(xp, v > 3, 1.0, (2 * v + 3) / 6, v), v),
+                       KEEP, "hardswish")
+
+
+def hardtanh(x: Tensor, min: float = -1.0, max: float = 1.0, name: Optional[str] = None) -> Tensor:
+    """clip(x, min, max)."""
+    return elementwise(x, lambda xp, v: xp.clip(v, min, max).astype(v.dtype, copy=False),
+                       lambda xp, v, y: (v > min) & (v < max), KEEP, "hardtanh")
+
+
+def log_sigmoid(x: Tensor, name: Optional[str] = None) -> Tensor:
+    """log(sigmoid(x)) = -softplus(-x), stable for large |x|."""
+    return elementwise(x, lambda xp, v: -_softplus(xp, -v), lambda xp, v, y: _sigmoid(xp, -v), KEEP, "log_sigmoid")
+
+
+def thresholded_relu(x: Tensor, threshold: float = 1.0, value: float = 0.0, name: Optional[str] = None) -> Tensor:
+    """x where x > threshold, else ``value``."""
+    return elementwise(x, lambda xp, v: xp.where(v > threshold, v, value).astype(v.dtype, copy=False),
+                       lambda xp, v, y: v > threshold, KEEP, "thresholded_relu")
+
+
+def prelu(x: Tensor, weight: Tensor, data_format: str = "NCHW", name: Optional[str] = None) -> Tensor:
+    """x where x > 0, else weight * x; ``weight`` has one slope or one per channel."""
+    check_tensor("prelu", "x", x)
+    check_tensor("prelu", "weight", weight)
+    if data_format not in ("NC", "NCL", "NCHW", "NCDHW", "NLC", "NHWC", "NDHWC"):
+        raise ValueError(f"prelu: data_format must be like 'NCHW' or 'NHWC', got {data_format!r}")
+    if weight.size != 1:
+        channel_axis = 1 if data_format[1] == "C" else x.ndim - 1
+        if x.ndim < 2 or x.shape[channel_axis] != weight.size:
+            raise ValueError(f"prelu: weight has {weight.size} slopes but x (shape {x.shape}, {data_format}) "
+                             f"has {x.shape[channel_axis] if x.ndim >= 2 else 1} channels")
+        shape = [1] * x.ndim
+        shape[channel_axis] = weight.size
+        weight = reshape(weight, shape)
+    return where(x > 0, x, multiply(weight, x))
+
+
+def rrelu(x: Tensor, lower: float = 1.0 / 8.0, upper: float = 1.0 / 3.0, training: bool = True,
+          name: Optional[str] = None) -> Tensor:
+    """leaky_relu with a slope drawn from U(lower, upper) per element in training, their mean in eval."""
+    if not 0 <= lower <= upper <= 1:
+        raise ValueError(f"rrelu: need 0 <= lower <= upper <= 1, got lower={lower}, upper={upper}")
+    if not training:
+        return leaky_relu(x, (lower + upper) / 2)
+    slopes = uniform(x.shape, x.dtype, min=lower, max=upper)
+    return where(x > 0, x, multiply(slopes, x))
+
+
+def glu(x: Tensor, axis: int = -1, name: Optional[str] = None) -> Tensor:
+    """a * sigmoid(b), where a and b are the two halves of x along ``axis``."""
+    if x.shape[axis] % 2:
+        raise ValueError(f"glu: axis {axis} of x (shape {x.shape}) must have even length")
+    a, b = split(x, 2, axis=axis)
+    return a * sigmoid(b)
+
+
+def gumbel_softmax(x: Tensor, temperature: float = 1.0, hard: bool = False, axis: int = -1,
+                   name: Optional[str] = None) -> Tensor:
+    """softmax((x + Gumbel noise) / temperature); with ``hard`` the forward value is one-hot at
+    the arg-max, while the gradient is that of the soft sample (straight-through)."""
+    if temperature <= 0:
+        raise ValueError(f"gumbel_softmax: temperature must be positive, got {temperature}")
+    noise = uniform(x.shape, x.dtype, min=1e-10, max=1.0)
+    gumbel = -(-noise.log()).log()
+    soft = softmax((x + gumbel) * (1.0 / temperature), axis=axis)
+    if not hard:
+        return soft
+    data = soft._data
+    xp = backend.get_array_module(data)
+    axis = axis % data.ndim
+    index = argmax(soft, axis=axis, keepdim=True)._data
+    positions = xp.arange(data.shape[axis]).reshape((-1,) + (1,) * (data.ndim - axis - 1))
+    one_hot = wrap((positions == index).astype(data.dtype))
+    return one_hot - soft.detach() + soft
+
+
+def maxout(x: Tensor, groups: int, axis: int = 1, name: Optional[str] = None) -> Tensor:
+    """The maximum over each run of ``groups`` consecutive channels along ``axis``."""
+    axis = axis % x.ndim
+    channels = x.shape[axis]
+    if groups <= 0 or channels % groups:
+        raise ValueError(f"maxout: {channels} channels cannot be split into groups of {groups}")
+    shape = x.shape[:axis] + [channels // groups, groups] + x.shape[axis + 1:]
+    return max(reshape(x, shape), axis=axis + 1)
+
+
+relu_ = inplace_form(relu, "relu")
+elu_ = inplace_form(elu)
+leaky_relu_ = inplace_form(leaky_relu)
+hardtanh_ = inplace_form(hardtanh)
+softmax_ = inplace_form(softmax, "softmax")
+thresholded_relu_ = inplace_form(thresholded_relu)
+tanh_ = inplace_form(tanh, "tanh")
+
+__all__ = ["relu", "relu6", "gelu", "sigmoid", "tanh", "softmax", "log_softmax", "leaky_relu", "elu", "selu",
+           "celu", "silu", "swish", "mish", "softplus", "softsign", "softshrink", "hardshrink", "tanhshrink",
+           "hardsigmoid", "hardswish", "hardtanh", "log_sigmoid", "thresholded_relu", "prelu", "rrelu", "glu",
+           "gumbel_softmax", "maxout", "relu_", "elu_", "leaky_relu_", "hardtanh_", "softmax_",
+           "thresholded_relu_", "tanh_"]

@@ -1,0 +1,136 @@
+"""In-place forms of ops (``x.add_(y)``, ``minidp.exp_(x)``), made from the ops themselves.
+
+:func:`inplace_form` turns any op whose first argument is the tensor to update into its
+in-place form; :data:`INPLACE_OPS` lists the ops that get one (``minidp.ops`` builds them, and
+an op added elsewhere only needs its name listed here). The rules, as in Paddle:
+
+- a leaf that requires a gradient (a parameter) refuses in-place updates while gradients are
+  recorded: its gradient would be lost. Under ``minidp.no_grad()`` the update is allowed;
+- a tensor outside the graph (no graph node, and the result records no gradient) has the
+  result written into its existing buffer when shape and dtype allow, so views of it see the
+  change. Under ``no_grad`` a result of the graph instead takes the new array and keeps its
+  node, as if the update were not there for autograd;
+- a tensor whose result joins the graph is rebound to the result: it takes the new array and
+  the new graph node, and backward closures that saved the old array keep seeing the old one.
+  Ops recorded before the in-place one that read the tensor are not told apart from later
+  ones: their gradient also flows through the in-place op. Use the out-of-place form when the
+  old value was already used by an op that needs a gradient.
+
+Fill-style updates (``zero_``, ``fill_``, ``uniform_``, ``normal_``) live here too.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from .. import backend
+from ..autograd import engine
+from ..autograd.tensor import Tensor
+from .creation import normal, uniform
+from .math import add
+
+INPLACE_OPS = (
+    "abs", "acos", "acosh", "add", "addmm", "asin", "asinh", "atan", "atanh", "bitwise_and",
+    "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "cast", "ceil",
+    "clip", "copysign", "cos", "cosh", "cumprod", "cumsum", "digamma", "divide", "equal", "erf", "erfinv",
+    "exp", "expm1", "flatten", "floor", "floor_divide", "floor_mod", "frac", "gammaln", "gcd", "greater_equal",
+    "greater_than", "hypot", "lcm", "ldexp", "lerp", "less_equal", "less_than", "lgamma", "log", "log10",
+    "log1p", "log2", "logical_and", "logical_not", "logical_or", "logical_xor", "logit", "mod", "multiply",
+    "nan_to_num", "neg", "not_equal", "pow", "reciprocal", "remainder", "reshape", "round", "rsqrt", "scale",
+    "sigmoid", "sin", "sinc", "sinh", "sqrt", "square", "squeeze", "subtract", "tan", "tanh", "transpose",
+    "trunc", "unsqueeze",
+)
+# Paddle's second names for some of them: alias -> op
+INPLACE_ALIASES = {"sub": "subtract", "div": "divide", "mul": "multiply", "clamp": "clip", "less": "less_than",
+                   "bitwise_invert": "bitwise_not"}
+
+
+def _check_target(x: Any, op: str) -> None:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op} updates a Tensor in place, got {type(x).__name__}")
+    if engine._grad_enabled and x._node is None and not x.stop_gradient:
+        raise ValueError(
+            f"{op}: {x.name} is a leaf tensor that requires a gradient, so it cannot be updated in "
+            f"place (its gradient would be lost). Use the out-of-place op, or update it inside "
+            f"minidp.no_grad()"
+        )
+
+
+def _store(x: Tensor, out: Tensor) -> Tensor:
+    """Make x hold ``out``: in its own buffer when neither is in a graph, else by rebinding."""
+    if out._node is None and out.stop_gradient:
+        data = out._data
+        if x._node is not None:  # a graph result updated under no_grad: its saved arrays stay intact
+            x._data = data
+            return x
+        if data.shape == x._data.shape and data.dtype == x._data.dtype:
+            try:
+                x._data[...] = data
+                return x
+            except ValueError:  # a read-only view (a broadcast): rebind instead
+                pass
+    x._data = out._data
+    x._node = out._node
+    x.stop_gradient = out.stop_gradient
+    return x
+
+
+def inplace_forms(ops: dict) -> dict:
+    """``{name_: in-place form}`` for every name in :data:`INPLACE_OPS` and its aliases, given
+    the ops by name (a missing op is a KeyError: list only ops that exist)."""
+    forms = {f"{name}_": inplace_form(ops[name], name) for name in INPLACE_OPS}
+    forms.update({f"{alias}_": forms[f"{name}_"] for alias, name in INPLACE_ALIASES.items()})
+    return forms
+
+
+def inplace_form(op: Callable, name: Optional[str] = None) -> Callable:
+    """The in-place form of ``op``: ``op_(x, *args)`` computes ``op(x, *args)`` into x and returns x."""
+    inplace_name = f"{name or op.__name__}_"
+
+    def op_(x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        _check_target(x, inplace_name)
+        before = Tensor._wrap(x._data)
+        before.stop_gradient = x.stop_gradient
+        before._node = x._node
+        args = tuple(before if a is x else a for a in args)
+        return _store(x, op(before, *args, **kwargs))
+
+    op_.__name__ = op_.__qualname__ = inplace_name
+    op_.__doc__ = f"In-place form of ``{name or op.__name__}``: updates x and returns it."
+    return op_
+
+
+def _fill(x: Tensor, op: str, make: Callable) -> Tensor:
+    _check_target(x, op)
+    xp = backend.get_array_module(x._data)
+    x._data[...] = make(xp, x._data.shape, x._data.dtype)
+    return x
+
+
+def zero_(x: Tensor) -> Tensor:
+    """Set every element to 0 in place."""
+    return _fill(x, "zero_", lambda xp, shape, dtype: 0)
+
+
+def fill_(x: Tensor, value: Any) -> Tensor:
+    """Set every element to ``value`` in place."""
+    return _fill(x, "fill_", lambda xp, shape, dtype: value)
+
+
+def uniform_(x: Tensor, min: float = 0.0, max: float = 1.0, seed: int = 0, name: Optional[str] = None) -> Tensor:
+    """Refill x in place with values drawn uniformly from [min, max)."""
+    return _fill(x, "uniform_", lambda xp, shape, dtype: uniform(list(shape), dtype, min, max)._data)
+
+
+def normal_(x: Tensor, mean: float = 0.0, std: float = 1.0, name: Optional[str] = None) -> Tensor:
+    """Refill x in place with normal values of the given mean and standard deviation."""
+    return _fill(x, "normal_", lambda xp, shape, dtype: normal(mean, std, list(shape))._data.astype(dtype))
+
+
+_add_in_place = inplace_form(add, "add")
+
+
+def increment(x: Tensor, value: float = 1.0, name: Optional[str] = None) -> Tensor:
+    """Add ``value`` to a one-element tensor in place (a counter); returns x."""
+    if isinstance(x, Tensor) and x.size != 1:
+        raise ValueError(f"increment: x must have one element, got shape {x.shape}")
+    return _add_in_place(x, value)

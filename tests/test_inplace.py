@@ -1,0 +1,147 @@
+"""In-place `_` forms: Paddle's rules for leaves, buffers shared with views, and graphs."""
+import numpy as np
+import pytest
+
+import minidp
+import minidp.nn.functional as F
+from minidp.ops.inplace import INPLACE_ALIASES, INPLACE_OPS
+
+
+def data(values, dtype="float64"):
+    return minidp.to_tensor(np.asarray(values, dtype=dtype))
+
+
+def leaf(values):
+    return minidp.to_tensor(np.asarray(values, dtype="float64"), stop_gradient=False)
+
+
+UNARY_NAMES = [n for n in ("abs", "acos", "asin", "atan", "ceil", "cos", "cosh", "erf", "erfinv", "exp", "expm1",
+                           "floor", "frac", "log", "log10", "log1p", "log2", "logit", "neg", "reciprocal", "round",
+                           "rsqrt", "sigmoid", "sin", "sinh", "sqrt", "square", "tan", "tanh", "trunc", "asinh",
+                           "atanh", "cumsum", "cumprod", "flatten", "squeeze")]
+BINARY_NAMES = ["add", "subtract", "multiply", "divide", "pow", "remainder", "mod", "floor_mod", "floor_divide",
+                "hypot", "copysign", "equal", "not_equal", "less_than", "less_equal", "greater_than",
+                "greater_equal", "logical_and", "logical_or", "logical_xor"]
+
+
+@pytest.mark.parametrize("name", UNARY_NAMES)
+def test_unary_inplace_matches_the_op_and_writes_the_same_buffer(name):
+    values = np.array([[0.3, 0.45], [0.6, 0.75]])
+    x = data(values)
+    view = x[0]
+    expected = getattr(minidp, name)(data(values)).numpy()
+    assert getattr(x, f"{name}_")() is x
+    np.testing.assert_allclose(x.numpy(), expected)
+    if expected.shape == values.shape:
+        np.testing.assert_allclose(view.numpy(), expected[0])
+    np.testing.assert_allclose(getattr(minidp, f"{name}_")(data(values)).numpy(), expected)
+
+
+@pytest.mark.parametrize("name", BINARY_NAMES)
+def test_binary_inplace_matches_the_op(name):
+    a, b = np.array([0.5, 1.5, 2.5]), np.array([1.5, 1.5, 0.5])
+    expected = getattr(minidp, name)(data(a), data(b))
+    x = data(a)
+    assert getattr(x, f"{name}_")(data(b)) is x
+    np.testing.assert_array_equal(x.numpy(), expected.numpy())
+    assert x.dtype == expected.dtype
+
+
+def test_every_listed_op_and_alias_has_its_inplace_form_as_function_and_method():
+    for name in list(INPLACE_OPS) + list(INPLACE_ALIASES):
+        assert callable(getattr(minidp, f"{name}_")) and callable(getattr(minidp.Tensor, f"{name}_"))
+    assert minidp.sub_ is minidp.subtract_ and minidp.Tensor.clamp_ is minidp.Tensor.clip_
+
+
+def test_arguments_pass_through():
+    x = data([-2.0, 0.5, 3.0])
+    x.clip_(-1.0, 1.0)
+    np.testing.assert_array_equal(x.numpy(), [-1.0, 0.5, 1.0])
+    x.scale_(2.0, bias=1.0)
+    np.testing.assert_array_equal(x.numpy(), [-1.0, 2.0, 3.0])
+    x.lerp_(data([1.0, 2.0, 5.0]), 0.5)
+    np.testing.assert_array_equal(x.numpy(), [0.0, 2.0, 4.0])
+    x.reshape_([3, 1])
+    assert x.shape == [3, 1]
+    x.cast_("int64")
+    assert x.dtype == np.int64
+
+
+def test_leaf_that_requires_grad_refuses_inplace_updates_unless_gradients_are_off():
+    p = minidp.nn.Parameter(np.ones(3, np.float32))
+    for update in (lambda: p.add_(minidp.ones([3])), lambda: p.exp_(), lambda: p.zero_(), lambda: p.fill_(2.0),
+                   lambda: p.uniform_(), lambda: minidp.tanh_(p), lambda: F.relu_(p)):
+        with pytest.raises(ValueError, match="no_grad"):
+            update()
+    with minidp.no_grad():
+        p.scale_(3.0)
+        p.add_(minidp.ones([3]))
+    np.testing.assert_array_equal(p.numpy(), [4.0, 4.0, 4.0])
+    assert not p.stop_gradient and p.is_leaf
+
+
+def test_inplace_in_a_graph_rebinds_so_saved_arrays_keep_their_old_values():
+    w = leaf([1.0, 2.0])
+    h = w * 2
+    y = h * h  # multiply saved h's array for its backward
+    h.add_(1.0)
+    np.testing.assert_array_equal(h.numpy(), [3.0, 5.0])
+    y.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), 8 * np.array([1.0, 2.0]))
+    w.clear_grad()
+    g = w * 3
+    g.exp_()
+    g.multiply_(g)  # the operand is the tensor being updated
+    g.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), 6 * np.exp(6 * np.array([1.0, 2.0])))
+
+
+def test_a_data_tensor_updated_with_a_tensor_that_needs_grad_joins_the_graph():
+    w = leaf([3.0, 4.0])
+    x = data([1.0, 2.0])
+    assert x.multiply_(w) is x
+    assert not x.stop_gradient and not x.is_leaf
+    x.sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [1.0, 2.0])
+
+
+def test_fill_style_updates():
+    x = data(np.ones((200, 50)), "float32")
+    view = x[0]
+    x.zero_()
+    assert not view.numpy().any()
+    x.fill_(2.5)
+    assert (view.numpy() == 2.5).all()
+    minidp.seed(1)
+    x.uniform_(-2.0, -1.0)
+    assert x.dtype == np.float32 and -2.0 <= x.numpy().min() and x.numpy().max() < -1.0
+    x.normal_(5.0, 0.5)
+    assert abs(x.numpy().mean() - 5.0) < 0.05 and abs(x.numpy().std() - 0.5) < 0.05
+    assert x.dtype == np.float32
+
+
+def test_functional_inplace_activations():
+    for function, expected in [(F.relu_, [0.0, 2.0]), (F.leaky_relu_, [-0.01, 2.0]), (F.hardtanh_, [-1.0, 1.0]),
+                               (F.thresholded_relu_, [0.0, 2.0]), (F.elu_, [np.expm1(-1.0), 2.0]),
+                               (F.tanh_, np.tanh([-1.0, 2.0])), (F.softmax_, np.exp([-1, 2]) / np.exp([-1, 2]).sum()),
+                               (lambda t: F.silu(t, inplace=True), [-1 / (1 + np.e), 2 / (1 + np.exp(-2))])]:
+        x = data([-1.0, 2.0])
+        assert function(x) is x
+        np.testing.assert_allclose(x.numpy(), expected)
+
+
+def test_non_tensor_target_is_a_type_error():
+    with pytest.raises(TypeError, match="Tensor"):
+        minidp.exp_(np.ones(2))
+
+
+def test_a_graph_result_updated_under_no_grad_keeps_its_node_and_saved_arrays():
+    w = leaf([1.0, 2.0])
+    h = w * 2
+    y = h * h
+    with minidp.no_grad():
+        h.add_(10.0)
+    np.testing.assert_array_equal(h.numpy(), [12.0, 14.0])
+    assert not h.stop_gradient and not h.is_leaf
+    y.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), 8 * np.array([1.0, 2.0]))
