@@ -9,6 +9,15 @@ from .layer import Layer
 from .layers import (GELU, AvgPool2D, BatchNorm1D, BatchNorm2D, BCEWithLogitsLoss, Conv2D, CrossEntropyLoss,
                      Dropout, Embedding, Flatten, Identity, L1Loss, LayerList, LayerNorm, Linear, LogSoftmax,
                      MaxPool2D, MSELoss, NLLLoss, ParameterList, ReLU, Sequential, Sigmoid, Softmax, Tanh)
+from .layers import (AdaptiveAvgPool1D, AdaptiveAvgPool2D, AdaptiveMaxPool1D, AdaptiveMaxPool2D, AlphaDropout,
+                     AvgPool1D, BatchNorm, BatchNorm3D, BCELoss, Bilinear, Conv1D, CosineEmbeddingLoss,
+                     CosineSimilarity, Dropout2D, Dropout3D, FeatureAlphaDropout, GaussianNLLLoss, GroupNorm,
+                     HingeEmbeddingLoss, InstanceNorm1D, InstanceNorm2D, InstanceNorm3D, KLDivLoss, LocalResponseNorm,
+                     MarginRankingLoss, MaxPool1D, MultiHeadAttention, MultiLabelSoftMarginLoss, MultiMarginLoss,
+                     Pad1D, Pad2D, Pad3D, PairwiseDistance, PixelShuffle, PixelUnshuffle, PoissonNLLLoss, SmoothL1Loss,
+                     SoftMarginLoss, SyncBatchNorm, Transformer, TransformerDecoder, TransformerDecoderLayer,
+                     TransformerEncoder, TransformerEncoderLayer, TripletMarginLoss, Unflatten, Upsample,
+                     UpsamplingBilinear2D, UpsamplingNearest2D, ZeroPad2D)
 from .param_attr import ParamAttr
 
 __all__ = ["Parameter", "Layer", "ParamAttr", "ClipGradByGlobalNorm", "functional", "initializer", "GELU",
@@ -16,3 +25,12 @@ __all__ = ["Parameter", "Layer", "ParamAttr", "ClipGradByGlobalNorm", "functiona
            "Dropout", "Embedding", "Flatten", "Identity", "L1Loss", "LayerList", "LayerNorm", "Linear",
            "LogSoftmax", "MaxPool2D", "MSELoss", "NLLLoss", "ParameterList", "ReLU", "Sequential", "Sigmoid",
            "Softmax", "Tanh"]
+__all__ += ["AdaptiveAvgPool1D", "AdaptiveAvgPool2D", "AdaptiveMaxPool1D", "AdaptiveMaxPool2D", "AlphaDropout",
+            "AvgPool1D", "BatchNorm", "BatchNorm3D", "BCELoss", "Bilinear", "Conv1D", "CosineEmbeddingLoss",
+            "CosineSimilarity", "Dropout2D", "Dropout3D", "FeatureAlphaDropout", "GaussianNLLLoss", "GroupNorm",
+            "HingeEmbeddingLoss", "InstanceNorm1D", "InstanceNorm2D", "InstanceNorm3D", "KLDivLoss",
+            "LocalResponseNorm", "MarginRankingLoss", "MaxPool1D", "MultiHeadAttention", "MultiLabelSoftMarginLoss",
+            "MultiMarginLoss", "Pad1D", "Pad2D", "Pad3D", "PairwiseDistance", "PixelShuffle", "PixelUnshuffle",
+            "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "SyncBatchNorm", "Transformer", "TransformerDecoder",
+            "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer", "TripletMarginLoss",
+            "Unflatten", "Upsample", "UpsamplingBilinear2D", "UpsamplingNearest2D", "ZeroPad2D"]

@@ -6,7 +6,32 @@ from .input import embedding
 from .loss import binary_cross_entropy_with_logits, cross_entropy, l1_loss, mse_loss, nll_loss
 from .norm import batch_norm, layer_norm
 from .pooling import avg_pool2d, max_pool2d
+from .common import alpha_dropout, dropout2d, dropout3d, feature_alpha_dropout
+from .composite_loss import (cosine_embedding_loss, dice_loss, gaussian_nll_loss, margin_ranking_loss,
+                             multi_label_soft_margin_loss, multi_margin_loss, sigmoid_focal_loss,
+                             triplet_margin_loss, triplet_margin_with_distance_loss)
+from .distance import cosine_similarity, pairwise_distance
+from .input import one_hot
+from .loss import (binary_cross_entropy, hinge_embedding_loss, kl_div, log_loss, poisson_nll_loss,
+                   smooth_l1_loss, soft_margin_loss, softmax_with_cross_entropy, square_error_cost)
+from .norm import group_norm, instance_norm, local_response_norm, normalize
+from .padding import pad, zeropad2d
+from .attention import scaled_dot_product_attention
+from .common import bilinear
+from .conv import conv1d
+from .pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d,
+                      max_pool1d)
+from .vision import interpolate, pixel_shuffle, pixel_unshuffle, upsample
 
 __all__ = ["linear", "dropout", "conv2d", "max_pool2d", "avg_pool2d", "layer_norm", "batch_norm",
            "embedding", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
            "binary_cross_entropy_with_logits", "relu", "gelu", "sigmoid", "tanh", "softmax", "log_softmax"]
+__all__ += ["alpha_dropout", "dropout2d", "dropout3d", "feature_alpha_dropout", "cosine_embedding_loss", "dice_loss",
+            "gaussian_nll_loss", "margin_ranking_loss", "multi_label_soft_margin_loss", "multi_margin_loss",
+            "sigmoid_focal_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss", "cosine_similarity",
+            "pairwise_distance", "one_hot", "binary_cross_entropy", "hinge_embedding_loss", "kl_div", "log_loss",
+            "poisson_nll_loss", "smooth_l1_loss", "soft_margin_loss", "softmax_with_cross_entropy",
+            "square_error_cost", "group_norm", "instance_norm", "local_response_norm", "normalize", "pad",
+            "zeropad2d", "interpolate", "pixel_shuffle", "pixel_unshuffle", "upsample"]
+__all__ += ["scaled_dot_product_attention", "bilinear", "conv1d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+            "adaptive_max_pool1d", "adaptive_max_pool2d", "avg_pool1d", "max_pool1d"]

@@ -8,10 +8,20 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ... import backend
+from ... import backend, ops
 from ...autograd.tensor import Tensor
 from ...ops._util import result
-from ._util import check_nchw, check_tensor, output_size, pad_spatial, pair, resolve_padding, window_slices
+from ._util import (
+    check_nchw,
+    check_tensor,
+    length_padding,
+    length_pair,
+    output_size,
+    pad_spatial,
+    pair,
+    resolve_padding,
+    window_slices,
+)
 
 
 def conv2d(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Any = 1, padding: Any = 0,
@@ -69,3 +79,21 @@ def conv2d(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Any
         return gx, gw, None if bias.stop_gradient else g.sum(axis=(0, 2, 3))
 
     return result(out, parents, backward)
+
+
+def conv1d(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1, data_format: str = "NCL", name: Optional[str] = None) -> Tensor:
+    """Cross-correlation of ``x`` [N, C, L] with ``weight`` [O, C/groups, k]: the 2-D op on
+    [N, C, 1, L] views. ``padding`` is an int, [left, right], 'SAME' or 'VALID'."""
+    check_tensor("conv1d", "x", x)
+    check_tensor("conv1d", "weight", weight)
+    if data_format not in ("NCL", "NLC"):
+        raise ValueError(f"conv1d: data_format must be 'NCL' or 'NLC', got {data_format!r}")
+    if x.ndim != 3 or weight.ndim != 3:
+        raise ValueError(f"conv1d: expects x [N, C, L] and weight [O, C/groups, k], got {x.shape} and {weight.shape}")
+    if data_format == "NLC":
+        x = ops.transpose(x, [0, 2, 1])
+    out = conv2d(ops.unsqueeze(x, 2), ops.unsqueeze(weight, 2), bias, length_pair(stride, "conv1d", "stride"),
+                 length_padding(padding), length_pair(dilation, "conv1d", "dilation"), groups)
+    out = ops.squeeze(out, 2)
+    return ops.transpose(out, [0, 2, 1]) if data_format == "NLC" else out

@@ -44,3 +44,19 @@ def embedding(x: Tensor, weight: Tensor, padding_idx: Optional[int] = None, spar
         return (grad,)
 
     return result(out, (weight,), backward)
+
+
+def one_hot(x: Tensor, num_classes: int = -1, name: Optional[str] = None) -> Tensor:
+    """float32 one-hot vectors of length ``num_classes`` (by default max(x) + 1) for integer ids ``x``;
+    the result has a new last axis."""
+    check_tensor("one_hot", "x", x)
+    ids = x._data
+    if ids.dtype.kind not in "iu":
+        raise TypeError(f"one_hot: ids must be integers, got dtype {ids.dtype}; use .astype('int64')")
+    if num_classes == -1:
+        num_classes = int(ids.max()) + 1 if ids.size else 0
+    if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= num_classes):
+        raise ValueError(f"one_hot: ids must lie in [0, {num_classes}), got values in "
+                         f"[{int(ids.min())}, {int(ids.max())}]")
+    xp = backend.get_array_module(ids)
+    return Tensor._wrap((ids[..., None] == xp.arange(num_classes)).astype("float32"))

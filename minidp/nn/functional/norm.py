@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ... import backend
+from ... import backend, ops
 from ...autograd.tensor import Tensor
 from ...ops._util import result
 from ._util import check_tensor
+from .distance import p_norm
+from .padding import pad_axes
 
 
 def _normalize(x: Tensor, mean: Any, rstd: Any, stat_axes: tuple, batch_stats: bool,
@@ -54,6 +56,15 @@ def _moments(xp: Any, xd: Any, axes: tuple, epsilon: float) -> tuple:
     return mean, var, 1.0 / xp.sqrt(var + epsilon)
 
 
+def _channel_axis(op: str, data_format: str, ndim: int) -> int:
+    """1 for channel-first layouts (NC, NCL, NCHW, NCDHW), the last axis for channel-last ones."""
+    if data_format in ("NC", "NCL", "NCHW", "NCDHW"):
+        return 1
+    if data_format in ("NLC", "NHWC", "NDHWC"):
+        return ndim - 1
+    raise ValueError(f"{op}: unknown data_format {data_format!r}; use 'NCHW'-style or 'NHWC'-style")
+
+
 def layer_norm(x: Tensor, normalized_shape: Any, weight: Optional[Tensor] = None, bias: Optional[Tensor] = None,
                epsilon: float = 1e-05, name: Optional[str] = None) -> Tensor:
     """Normalise over the trailing ``normalized_shape`` axes of each sample.
@@ -88,12 +99,7 @@ def batch_norm(x: Tensor, running_mean: Tensor, running_var: Tensor, weight: Opt
     xd = x._data
     if xd.ndim < 2:
         raise ValueError(f"batch_norm: expects an input with a channel axis, got shape {x.shape}")
-    if data_format in ("NC", "NCL", "NCHW", "NCDHW"):
-        channel_axis = 1
-    elif data_format in ("NLC", "NHWC", "NDHWC"):
-        channel_axis = xd.ndim - 1
-    else:
-        raise ValueError(f"batch_norm: unknown data_format {data_format!r}; use 'NCHW'-style or 'NHWC'-style")
+    channel_axis = _channel_axis("batch_norm", data_format, xd.ndim)
     channels = xd.shape[channel_axis]
     if running_mean.shape != [channels] or running_var.shape != [channels]:
         raise ValueError(f"batch_norm: running statistics must have shape [{channels}], got "
@@ -111,3 +117,101 @@ def batch_norm(x: Tensor, running_mean: Tensor, running_var: Tensor, weight: Opt
         mean = running_mean._data.reshape(affine_shape)
         rstd = 1.0 / xp.sqrt(running_var._data.reshape(affine_shape) + epsilon)
     return _normalize(x, mean, rstd, axes, batch_stats, weight, bias, affine_shape)
+
+
+def _channels_first(x: Tensor, channel_axis: int) -> Tensor:
+    """``x`` with its channel axis moved to position 1 (a no-op for channel-first inputs)."""
+    if channel_axis == 1:
+        return x
+    return ops.transpose(x, [0, x.ndim - 1] + list(range(1, x.ndim - 1)))
+
+
+def _channels_back(x: Tensor, channel_axis: int) -> Tensor:
+    if channel_axis == 1:
+        return x
+    return ops.transpose(x, [0] + list(range(2, x.ndim)) + [1])
+
+
+def group_norm(x: Tensor, num_groups: int, epsilon: float = 1e-05, weight: Optional[Tensor] = None,
+               bias: Optional[Tensor] = None, data_format: str = "NCHW", name: Optional[str] = None) -> Tensor:
+    """Normalise each sample over groups of ``C / num_groups`` channels (and all spatial positions),
+    then apply the per-channel ``weight`` and ``bias``."""
+    check_tensor("group_norm", "x", x)
+    if x.ndim < 2:
+        raise ValueError(f"group_norm: expects an input [N, C, ...], got shape {x.shape}")
+    channel_axis = _channel_axis("group_norm", data_format, x.ndim)
+    channels = x.shape[channel_axis]
+    if not isinstance(num_groups, int) or num_groups < 1 or channels % num_groups:
+        raise ValueError(f"group_norm: num_groups ({num_groups!r}) must be a positive divisor of the "
+                         f"{channels} channels")
+    y = _channels_first(x, channel_axis)
+    shape = y.shape
+    grouped = ops.reshape(y, [shape[0], num_groups, channels // num_groups] + shape[2:])
+    xd = grouped._data
+    axes = tuple(range(2, xd.ndim))
+    mean, _, rstd = _moments(backend.get_array_module(xd), xd, axes, epsilon)
+    affine_shape = (1, num_groups, channels // num_groups) + (1,) * (xd.ndim - 3)
+    out = _normalize(grouped, mean, rstd, axes, True, weight, bias, affine_shape)
+    return _channels_back(ops.reshape(out, shape), channel_axis)
+
+
+def instance_norm(x: Tensor, running_mean: Optional[Tensor] = None, running_var: Optional[Tensor] = None,
+                  weight: Optional[Tensor] = None, bias: Optional[Tensor] = None, use_input_stats: bool = True,
+                  momentum: float = 0.9, eps: float = 1e-05, data_format: str = "NCHW",
+                  name: Optional[str] = None) -> Tensor:
+    """Normalise each channel of each sample over its spatial positions, then scale and shift.
+
+    With ``use_input_stats=False`` the given running statistics are used instead (and are not
+    updated), as in Paddle.
+    """
+    check_tensor("instance_norm", "x", x)
+    if x.ndim < 3:
+        raise ValueError(f"instance_norm: expects an input [N, C, *spatial], got shape {x.shape}")
+    channel_axis = _channel_axis("instance_norm", data_format, x.ndim)
+    y = _channels_first(x, channel_axis)
+    xd = y._data
+    channels = xd.shape[1]
+    xp = backend.get_array_module(xd)
+    affine_shape = (1, channels) + (1,) * (xd.ndim - 2)
+    axes = tuple(range(2, xd.ndim))
+    if use_input_stats:
+        mean, _, rstd = _moments(xp, xd, axes, eps)
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError("instance_norm: use_input_stats=False needs running_mean and running_var")
+        mean = running_mean._data.reshape(affine_shape)
+        rstd = 1.0 / xp.sqrt(running_var._data.reshape(affine_shape) + eps)
+    out = _normalize(y, mean, rstd, axes, use_input_stats, weight, bias, affine_shape)
+    return _channels_back(out, channel_axis)
+
+
+def normalize(x: Tensor, p: float = 2, axis: int = 1, epsilon: float = 1e-12, out: Optional[Tensor] = None,
+              name: Optional[str] = None) -> Tensor:
+    """x / max(||x||_p, epsilon) along ``axis``."""
+    check_tensor("normalize", "x", x)
+    norm = p_norm(x, float(p), axis, True)
+    return x / ops.maximum(norm, ops.full_like(norm, epsilon))
+
+
+def local_response_norm(x: Tensor, size: int, alpha: float = 0.0001, beta: float = 0.75, k: float = 1.0,
+                        data_format: str = "NCHW", name: Optional[str] = None) -> Tensor:
+    """x / (k + alpha * mean of x^2 over ``size`` neighbouring channels)^beta.
+
+    The window is centred on each channel (size // 2 before, (size - 1) // 2 after, zeros
+    beyond the edges), and the mean always divides by ``size``, as in Paddle.
+    """
+    check_tensor("local_response_norm", "x", x)
+    if x.ndim < 3:
+        raise ValueError(f"local_response_norm: expects an input with 3 or more axes, got shape {x.shape}")
+    if not isinstance(size, int) or size < 1:
+        raise ValueError(f"local_response_norm: size must be a positive int, got {size!r}")
+    channel_axis = _channel_axis("local_response_norm", data_format, x.ndim)
+    channels = x.shape[channel_axis]
+    widths = [(0, 0)] * x.ndim
+    widths[channel_axis] = (size // 2, (size - 1) // 2)
+    squares = pad_axes(x * x, widths)
+    window = None
+    for start in range(size):
+        index = (slice(None),) * channel_axis + (slice(start, start + channels),)
+        window = squares[index] if window is None else window + squares[index]
+    return x / ops.pow(window * (alpha / size) + k, beta)

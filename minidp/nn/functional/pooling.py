@@ -3,10 +3,20 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ... import backend
+from ... import backend, ops
 from ...autograd.tensor import Tensor
 from ...ops._util import result, wrap
-from ._util import check_nchw, check_tensor, output_size, pad_spatial, pair, resolve_padding, window_slices
+from ._util import (
+    check_nchw,
+    check_tensor,
+    length_padding,
+    length_pair,
+    output_size,
+    pad_spatial,
+    pair,
+    resolve_padding,
+    window_slices,
+)
 
 
 def _geometry(op: str, x: Tensor, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool,
@@ -102,3 +112,124 @@ def avg_pool2d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0
         return (g_padded[:, :, pads[0]:pads[0] + h, pads[2]:pads[2] + w],)
 
     return result(out, (x,), backward)
+
+
+def _as_2d_args(op: str, x: Tensor, kernel_size: Any, stride: Any, padding: Any) -> tuple:
+    """1-D pooling arguments as the 2-D ones of an [N, C, 1, L] input."""
+    check_tensor(op, "x", x)
+    if x.ndim != 3:
+        raise ValueError(f"{op}: expects a 3-D input [N, C, L], got shape {x.shape}")
+    kernel = length_pair(kernel_size, op, "kernel_size")
+    stride = kernel if stride is None else length_pair(stride, op, "stride")
+    return kernel, stride, length_padding(padding)
+
+
+def max_pool1d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, return_mask: bool = False,
+               ceil_mode: bool = False, name: Optional[str] = None) -> Any:
+    """Largest value of each window of an [N, C, L] input (the 2-D op on an [N, C, 1, L] view)."""
+    kernel, stride, padding = _as_2d_args("max_pool1d", x, kernel_size, stride, padding)
+    out = max_pool2d(ops.unsqueeze(x, 2), kernel, stride, padding, return_mask, ceil_mode)
+    if return_mask:
+        return ops.squeeze(out[0], 2), ops.squeeze(out[1], 2)
+    return ops.squeeze(out, 2)
+
+
+def avg_pool1d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, exclusive: bool = True,
+               ceil_mode: bool = False, name: Optional[str] = None) -> Tensor:
+    """Mean of each window of an [N, C, L] input."""
+    kernel, stride, padding = _as_2d_args("avg_pool1d", x, kernel_size, stride, padding)
+    return ops.squeeze(avg_pool2d(ops.unsqueeze(x, 2), kernel, stride, padding, ceil_mode, exclusive), 2)
+
+
+def _adaptive_bounds(n_in: int, n_out: int) -> list:
+    """Paddle's adaptive windows: [floor(i n / o), ceil((i + 1) n / o)) for each output i."""
+    return [((i * n_in) // n_out, -(-((i + 1) * n_in) // n_out)) for i in range(n_out)]
+
+
+def _adaptive_sizes(op: str, x: Tensor, output_size: Any, spatial: int) -> list:
+    sizes = [output_size] * spatial if isinstance(output_size, int) or output_size is None else list(output_size)
+    if len(sizes) != spatial:
+        raise ValueError(f"{op}: output_size must be an int or {spatial} values, got {output_size!r}")
+    in_sizes = x.shape[-spatial:]
+    sizes = [n if s is None else s for s, n in zip(sizes, in_sizes)]
+    if not all(isinstance(s, int) and s > 0 for s in sizes):
+        raise ValueError(f"{op}: output sizes must be positive ints, got {output_size!r}")
+    return sizes
+
+
+def _averaging_matrix(xp: Any, n_in: int, n_out: int, dtype: Any) -> Any:
+    """[n_out, n_in] rows that average each adaptive window."""
+    matrix = xp.zeros((n_out, n_in), dtype=dtype)
+    for i, (start, end) in enumerate(_adaptive_bounds(n_in, n_out)):
+        matrix[i, start:end] = 1.0 / (end - start)
+    return matrix
+
+
+def adaptive_avg_pool2d(x: Tensor, output_size: Any, data_format: str = "NCHW", name: Optional[str] = None) -> Tensor:
+    """Mean over adaptive windows that cover [H, W] with ``output_size`` cells (None keeps a side).
+
+    Separable: rows then columns are averaged by two small matrices (A_h @ x @ A_w^T).
+    """
+    check_tensor("adaptive_avg_pool2d", "x", x)
+    if data_format not in ("NCHW", "NHWC") or x.ndim != 4:
+        raise ValueError(f"adaptive_avg_pool2d: expects a 4-D input and data_format 'NCHW' or 'NHWC', got "
+                         f"shape {x.shape} and {data_format!r}")
+    if data_format == "NHWC":
+        return ops.transpose(adaptive_avg_pool2d(ops.transpose(x, [0, 3, 1, 2]), output_size), [0, 2, 3, 1])
+    oh, ow = _adaptive_sizes("adaptive_avg_pool2d", x, output_size, 2)
+    xp = backend.get_array_module(x._data)
+    rows = wrap(_averaging_matrix(xp, x.shape[2], oh, x._data.dtype))
+    columns = wrap(_averaging_matrix(xp, x.shape[3], ow, x._data.dtype).T.copy())
+    return ops.matmul(ops.matmul(rows, x), columns)
+
+
+def adaptive_avg_pool1d(x: Tensor, output_size: int, name: Optional[str] = None) -> Tensor:
+    """Mean over adaptive windows of an [N, C, L] input."""
+    check_tensor("adaptive_avg_pool1d", "x", x)
+    if x.ndim != 3:
+        raise ValueError(f"adaptive_avg_pool1d: expects a 3-D input [N, C, L], got shape {x.shape}")
+    return ops.squeeze(adaptive_avg_pool2d(ops.unsqueeze(x, 2), [1, output_size]), 2)
+
+
+def adaptive_max_pool2d(x: Tensor, output_size: Any, return_mask: bool = False, name: Optional[str] = None) -> Any:
+    """Largest value of each adaptive window of an [N, C, H, W] input; the gradient goes to it.
+
+    With ``return_mask`` also returns the flat index (h * W + w) of each maximum.
+    """
+    check_tensor("adaptive_max_pool2d", "x", x)
+    if x.ndim != 4:
+        raise ValueError(f"adaptive_max_pool2d: expects a 4-D input [N, C, H, W], got shape {x.shape}")
+    oh, ow = _adaptive_sizes("adaptive_max_pool2d", x, output_size, 2)
+    xd = x._data
+    xp = backend.get_array_module(xd)
+    n, c, h, w = xd.shape
+    out = xp.empty((n, c, oh, ow), dtype=xd.dtype)
+    where = xp.empty((n, c, oh, ow), dtype="int64")
+    for i, (h0, h1) in enumerate(_adaptive_bounds(h, oh)):
+        for j, (w0, w1) in enumerate(_adaptive_bounds(w, ow)):
+            window = xd[:, :, h0:h1, w0:w1].reshape(n, c, -1)
+            k = window.argmax(axis=2)
+            out[:, :, i, j] = xp.take_along_axis(window, k[..., None], axis=2)[..., 0]
+            where[:, :, i, j] = (h0 + k // (w1 - w0)) * w + w0 + k % (w1 - w0)
+
+    def backward(g):
+        grad = xp.zeros((n * c, h * w), dtype=g.dtype)
+        rows = xp.arange(n * c)
+        for i in range(oh):
+            for j in range(ow):
+                grad[rows, where[:, :, i, j].reshape(-1)] += g[:, :, i, j].reshape(-1)
+        return (grad.reshape(xd.shape),)
+
+    pooled = result(out, (x,), backward)
+    return (pooled, wrap(where.astype("int32"))) if return_mask else pooled
+
+
+def adaptive_max_pool1d(x: Tensor, output_size: int, return_mask: bool = False, name: Optional[str] = None) -> Any:
+    """Largest value of each adaptive window of an [N, C, L] input."""
+    check_tensor("adaptive_max_pool1d", "x", x)
+    if x.ndim != 3:
+        raise ValueError(f"adaptive_max_pool1d: expects a 3-D input [N, C, L], got shape {x.shape}")
+    out = adaptive_max_pool2d(ops.unsqueeze(x, 2), [1, output_size], return_mask)
+    if return_mask:
+        return ops.squeeze(out[0], 2), ops.squeeze(out[1], 2)
+    return ops.squeeze(out, 2)

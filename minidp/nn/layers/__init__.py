@@ -7,8 +7,32 @@ from .embedding import Embedding
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .norm import BatchNorm1D, BatchNorm2D, LayerNorm
 from .pooling import AvgPool2D, MaxPool2D
+from .common import AlphaDropout, Bilinear, Dropout2D, Dropout3D, FeatureAlphaDropout, Unflatten
+from .conv import Conv1D
+from .loss import (BCELoss, CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss, KLDivLoss, MarginRankingLoss,
+                   MultiLabelSoftMarginLoss, MultiMarginLoss, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss,
+                   TripletMarginLoss)
+from .norm import (BatchNorm, BatchNorm3D, GroupNorm, InstanceNorm1D, InstanceNorm2D, InstanceNorm3D,
+                   LocalResponseNorm, SyncBatchNorm)
+from .pooling import (AdaptiveAvgPool1D, AdaptiveAvgPool2D, AdaptiveMaxPool1D, AdaptiveMaxPool2D, AvgPool1D,
+                      MaxPool1D)
+from .transformer import (MultiHeadAttention, Transformer, TransformerDecoder, TransformerDecoderLayer,
+                          TransformerEncoder, TransformerEncoderLayer)
+from .vision import (CosineSimilarity, Pad1D, Pad2D, Pad3D, PairwiseDistance, PixelShuffle, PixelUnshuffle, Upsample,
+                     UpsamplingBilinear2D, UpsamplingNearest2D, ZeroPad2D)
 
 __all__ = ["GELU", "LogSoftmax", "ReLU", "Sigmoid", "Softmax", "Tanh", "Dropout", "Flatten", "Identity",
            "Linear", "LayerList", "ParameterList", "Sequential", "Conv2D", "Embedding", "BCEWithLogitsLoss",
            "CrossEntropyLoss", "L1Loss", "MSELoss", "NLLLoss", "BatchNorm1D", "BatchNorm2D", "LayerNorm",
            "AvgPool2D", "MaxPool2D"]
+__all__ += ["AlphaDropout", "Bilinear", "Dropout2D", "Dropout3D", "FeatureAlphaDropout", "Unflatten",
+            "Conv1D", "BCELoss", "CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss",
+            "KLDivLoss", "MarginRankingLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
+            "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss", "BatchNorm",
+            "BatchNorm3D", "GroupNorm", "InstanceNorm1D", "InstanceNorm2D", "InstanceNorm3D",
+            "LocalResponseNorm", "SyncBatchNorm", "AdaptiveAvgPool1D", "AdaptiveAvgPool2D",
+            "AdaptiveMaxPool1D", "AdaptiveMaxPool2D", "AvgPool1D", "MaxPool1D", "MultiHeadAttention",
+            "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
+            "TransformerEncoderLayer", "CosineSimilarity", "Pad1D", "Pad2D", "Pad3D", "PairwiseDistance",
+            "PixelShuffle", "PixelUnshuffle", "Upsample", "UpsamplingBilinear2D", "UpsamplingNearest2D",
+            "ZeroPad2D"]

@@ -15,15 +15,21 @@ from ..layer import Layer
 class LayerNorm(Layer):
     """Normalise each sample over its trailing ``normalized_shape`` axes, then scale and shift.
 
-    Weight (ones) and bias (zeros) hold prod(normalized_shape) values, as in Paddle.
+    Weight (ones) and bias (zeros) hold prod(normalized_shape) values, as in Paddle;
+    ``elementwise_affine=False`` drops both, ``bias=False`` the bias.
     """
 
-    def __init__(self, normalized_shape: Any, epsilon: float = 1e-05, weight_attr: Any = None,
-                 bias_attr: Any = None, name: Optional[str] = None) -> None:
+    def __init__(self, normalized_shape: Any, epsilon: float = 1e-05, *, elementwise_affine: bool = True,
+                 bias: bool = True, weight_attr: Any = None, bias_attr: Any = None,
+                 name: Optional[str] = None) -> None:
         super().__init__()
         shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
         self._normalized_shape, self._epsilon = shape, epsilon
         size = [math.prod(shape)]
+        if not elementwise_affine:
+            weight_attr = bias_attr = False
+        elif not bias:
+            bias_attr = False
         self.weight = self.create_parameter(size, attr=weight_attr, default_initializer=init.Constant(1.0))
         self.bias = self.create_parameter(size, attr=bias_attr, is_bias=True)
 
@@ -78,3 +84,139 @@ class BatchNorm2D(_BatchNorm):
 
     _input_ndims = (4,)
     _default_format = "NCHW"
+
+
+class BatchNorm3D(_BatchNorm):
+    """Batch normalisation of [N, C, D, H, W] inputs (``data_format='NDHWC'`` for channels last)."""
+
+    _input_ndims = (5,)
+    _default_format = "NCDHW"
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch normalisation of [N, C, ...] inputs, Paddle's cross-rank form.
+
+    minidp computes the statistics over each rank's own batch, exactly as BatchNorm does: in a
+    one-process run that is what Paddle computes too; in a data-parallel job the running
+    statistics stay per rank (they are buffers, which DataParallel broadcasts from rank 0 at
+    construction), where Paddle all-reduces the batch statistics across ranks.
+    """
+
+    _input_ndims = (2, 3, 4, 5)
+    _default_format = "NCHW"
+
+    @classmethod
+    def convert_sync_batchnorm(cls, layer: Layer) -> Layer:
+        """``layer`` with every BatchNorm*D inside it (or itself) replaced by a SyncBatchNorm that
+        shares its parameters and running statistics."""
+        if isinstance(layer, _BatchNorm) and not isinstance(layer, SyncBatchNorm):
+            converted = cls(layer._num_features, layer._momentum, layer._epsilon,
+                            weight_attr=False if layer.weight is None else None,
+                            bias_attr=False if layer.bias is None else None, data_format=layer._data_format)
+            if layer.weight is not None:
+                converted.weight, converted.bias = layer.weight, layer.bias
+            converted._mean, converted._variance = layer._mean, layer._variance
+            return converted
+        for name, sublayer in list(layer.named_children()):
+            layer.add_sublayer(name, cls.convert_sync_batchnorm(sublayer))
+        return layer
+
+
+class BatchNorm(_BatchNorm):
+    """Paddle's older batch normalisation layer, for inputs with 2 to 5 axes.
+
+    ``act`` names an activation of :mod:`minidp.nn.functional` applied to the output;
+    ``is_test`` or ``use_global_stats`` make it use the running statistics.
+    """
+
+    _input_ndims = (2, 3, 4, 5)
+
+    def __init__(self, num_channels: int, act: Optional[str] = None, is_test: bool = False, momentum: float = 0.9,
+                 epsilon: float = 1e-05, param_attr: Any = None, bias_attr: Any = None, dtype: Any = "float32",
+                 data_layout: str = "NCHW", in_place: bool = False, moving_mean_name: Optional[str] = None,
+                 moving_variance_name: Optional[str] = None, do_model_average_for_mean_and_var: bool = True,
+                 use_global_stats: bool = False, trainable_statistics: bool = False) -> None:
+        if act is not None and not hasattr(F, act):
+            raise ValueError(f"BatchNorm: unknown activation {act!r}; use a name from minidp.nn.functional")
+        super().__init__(num_channels, momentum, epsilon, param_attr, bias_attr, data_layout,
+                         True if (use_global_stats or is_test) else None)
+        self._act = act
+
+    def forward(self, x: Tensor) -> Tensor:
+        out = super().forward(x)
+        return out if self._act is None else getattr(F, self._act)(out)
+
+
+class GroupNorm(Layer):
+    """Group normalisation over ``num_groups`` groups of channels, with a per-channel affine map."""
+
+    def __init__(self, num_groups: int, num_channels: int, epsilon: float = 1e-05, *, affine: bool = True,
+                 weight_attr: Any = None, bias_attr: Any = None, data_format: str = "NCHW",
+                 name: Optional[str] = None) -> None:
+        super().__init__()
+        if num_groups < 1 or num_channels % num_groups:
+            raise ValueError(f"GroupNorm: num_channels ({num_channels}) must be divisible by num_groups "
+                             f"({num_groups})")
+        self._num_groups, self._num_channels, self._epsilon = num_groups, num_channels, epsilon
+        self._data_format = data_format
+        if not affine:
+            weight_attr = bias_attr = False
+        self.weight = self.create_parameter([num_channels], attr=weight_attr, default_initializer=init.Constant(1.0))
+        self.bias = self.create_parameter([num_channels], attr=bias_attr, is_bias=True)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.group_norm(x, self._num_groups, self._epsilon, self.weight, self.bias, self._data_format)
+
+    def extra_repr(self) -> str:
+        return f"num_groups={self._num_groups}, num_channels={self._num_channels}, epsilon={self._epsilon}"
+
+
+class _InstanceNorm(Layer):
+    """Instance normalisation; Paddle names the weight ``scale`` and keeps no running statistics."""
+    _default_format = ""
+
+    def __init__(self, num_features: int, epsilon: float = 1e-05, momentum: float = 0.9, weight_attr: Any = None,
+                 bias_attr: Any = None, data_format: Optional[str] = None, name: Optional[str] = None) -> None:
+        super().__init__()
+        if (weight_attr is False) != (bias_attr is False):
+            raise ValueError(f"{type(self).__name__}: weight_attr and bias_attr must both be False or neither")
+        self._num_features, self._epsilon = num_features, epsilon
+        self._data_format = data_format or self._default_format
+        self.scale = self.create_parameter([num_features], attr=weight_attr, default_initializer=init.Constant(1.0))
+        self.bias = self.create_parameter([num_features], attr=bias_attr, is_bias=True)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.instance_norm(x, weight=self.scale, bias=self.bias, eps=self._epsilon, data_format=self._data_format)
+
+    def extra_repr(self) -> str:
+        return f"num_features={self._num_features}, epsilon={self._epsilon}"
+
+
+class InstanceNorm1D(_InstanceNorm):
+    """Instance normalisation of [N, C, L] inputs."""
+    _default_format = "NCL"
+
+
+class InstanceNorm2D(_InstanceNorm):
+    """Instance normalisation of [N, C, H, W] inputs."""
+    _default_format = "NCHW"
+
+
+class InstanceNorm3D(_InstanceNorm):
+    """Instance normalisation of [N, C, D, H, W] inputs."""
+    _default_format = "NCDHW"
+
+
+class LocalResponseNorm(Layer):
+    """Local response normalisation across neighbouring channels (no parameters)."""
+
+    def __init__(self, size: int, alpha: float = 0.0001, beta: float = 0.75, k: float = 1.0,
+                 data_format: str = "NCHW", name: Optional[str] = None) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k, self.data_format = size, alpha, beta, k, data_format
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.local_response_norm(x, self.size, self.alpha, self.beta, self.k, self.data_format)
+
+    def extra_repr(self) -> str:
+        return f"size={self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -1,4 +1,4 @@
-"""MaxPool2D and AvgPool2D."""
+"""Max, average and adaptive pooling layers (1-D and 2-D)."""
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -42,3 +42,91 @@ class AvgPool2D(Layer):
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxPool1D(Layer):
+    """Largest value of each window of [N, C, L] inputs."""
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, return_mask: bool = False,
+                 ceil_mode: bool = False, name: Optional[str] = None) -> None:
+        super().__init__()
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.return_mask, self.ceil_mode = return_mask, ceil_mode
+
+    def forward(self, x: Tensor) -> Any:
+        return F.max_pool1d(x, self.kernel_size, self.stride, self.padding, self.return_mask, self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool1D(Layer):
+    """Mean of each window of [N, C, L] inputs."""
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, exclusive: bool = True,
+                 ceil_mode: bool = False, name: Optional[str] = None) -> None:
+        super().__init__()
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.exclusive, self.ceil_mode = exclusive, ceil_mode
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.avg_pool1d(x, self.kernel_size, self.stride, self.padding, self.exclusive, self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveAvgPool1D(Layer):
+    """Mean over ``output_size`` adaptive windows of [N, C, L] inputs."""
+
+    def __init__(self, output_size: int, name: Optional[str] = None) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.adaptive_avg_pool1d(x, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool2D(Layer):
+    """Mean over adaptive windows of [N, C, H, W] inputs (``output_size`` 1 is global pooling)."""
+
+    def __init__(self, output_size: Any, data_format: str = "NCHW", name: Optional[str] = None) -> None:
+        super().__init__()
+        self.output_size, self.data_format = output_size, data_format
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.adaptive_avg_pool2d(x, self.output_size, self.data_format)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1D(Layer):
+    """Largest value of each adaptive window of [N, C, L] inputs."""
+
+    def __init__(self, output_size: int, return_mask: bool = False, name: Optional[str] = None) -> None:
+        super().__init__()
+        self.output_size, self.return_mask = output_size, return_mask
+
+    def forward(self, x: Tensor) -> Any:
+        return F.adaptive_max_pool1d(x, self.output_size, self.return_mask)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}, return_mask={self.return_mask}"
+
+
+class AdaptiveMaxPool2D(Layer):
+    """Largest value of each adaptive window of [N, C, H, W] inputs."""
+
+    def __init__(self, output_size: Any, return_mask: bool = False, name: Optional[str] = None) -> None:
+        super().__init__()
+        self.output_size, self.return_mask = output_size, return_mask
+
+    def forward(self, x: Tensor) -> Any:
+        return F.adaptive_max_pool2d(x, self.output_size, self.return_mask)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}, return_mask={self.return_mask}"

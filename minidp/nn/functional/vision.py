@@ -1,0 +1,164 @@
+"""Resampling and rearranging images: interpolate/upsample, pixel_shuffle and pixel_unshuffle.
+
+Interpolation is separable: each spatial axis is resampled in turn by one op that gathers two
+neighbouring rows and blends them (nearest takes one row); backward scatters the gradient to
+the same rows with the same weights.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+from ... import backend, ops
+from ...autograd.tensor import Tensor
+from ...ops._util import result
+from ._util import check_tensor
+
+_LINEAR_MODES = {"linear": 3, "bilinear": 4, "trilinear": 5}
+_LAYOUTS = {3: ("NCW", "NWC"), 4: ("NCHW", "NHWC"), 5: ("NCDHW", "NDHWC")}
+
+
+def _resample_axis(x: Tensor, axis: int, low: Any, high: Any, weight: Any) -> Tensor:
+    """x.take(low) * (1 - weight) + x.take(high) * weight along ``axis`` (weight None: x.take(low))."""
+    xd = x._data
+    xp = backend.get_array_module(xd)
+    shape = [1] * xd.ndim
+    shape[axis] = -1
+    if weight is None:
+        out = xp.take(xd, low, axis=axis)
+    else:
+        weight = weight.astype(xd.dtype).reshape(shape)
+        out = xp.take(xd, low, axis=axis) * (1 - weight) + xp.take(xd, high, axis=axis) * weight
+
+    def backward(g):
+        moved = xp.moveaxis(g if weight is None else g * (1 - weight), axis, 0)
+        summed = xp.zeros((xd.shape[axis],) + moved.shape[1:], dtype=g.dtype)
+        xp.add.at(summed, low, moved)
+        if weight is not None:
+            xp.add.at(summed, high, xp.moveaxis(g * weight, axis, 0))
+        return (xp.moveaxis(summed, 0, axis),)
+
+    return result(out, (x,), backward)
+
+
+def _source_positions(xp: Any, n_in: int, n_out: int, scale: Optional[float], mode: str, align_corners: bool,
+                      align_mode: int) -> tuple:
+    """For each output position along an axis: the two source rows and the blend weight
+    (nearest: one row, weight None), following Paddle's coordinate rules, which compute source
+    coordinates in float32 whatever the data's dtype."""
+    if align_corners:
+        ratio = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+    else:
+        ratio = 1.0 / scale if scale else n_in / n_out
+    ratio = xp.float32(ratio)
+    out_index = xp.arange(n_out, dtype="float32")
+    if mode == "nearest":
+        src = xp.floor(out_index * ratio + (0.5 if align_corners else 0.0))
+        return xp.minimum(src.astype("int64"), n_in - 1), None, None
+    if align_corners or align_mode == 1:
+        src = out_index * ratio
+    else:
+        src = xp.maximum((out_index + xp.float32(0.5)) * ratio - xp.float32(0.5), xp.float32(0))
+    low = xp.minimum(xp.floor(src).astype("int64"), n_in - 1)
+    high = xp.minimum(low + 1, n_in - 1)
+    return low, high, src - low
+
+
+def interpolate(x: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
+                align_corners: bool = False, align_mode: int = 0, data_format: Optional[str] = None,
+                recompute_scale_factor: Optional[bool] = None, antialias: bool = False,
+                name: Optional[str] = None) -> Tensor:
+    """Resize the spatial axes of ``x`` to ``size``, or by ``scale_factor``.
+
+    Modes: 'nearest' (any of 3-, 4- or 5-D inputs), 'linear' (3-D), 'bilinear' (4-D),
+    'trilinear' (5-D). ``align_corners`` maps the corner pixels onto each other; otherwise
+    ``align_mode=0`` uses half-pixel centres and ``align_mode=1`` the top-left corners.
+    """
+    check_tensor("interpolate", "x", x)
+    mode = mode.lower()
+    if mode != "nearest" and mode not in _LINEAR_MODES:
+        raise ValueError(f"interpolate: mode must be 'nearest', 'linear', 'bilinear' or 'trilinear', got {mode!r}")
+    ndim = x.ndim
+    if ndim not in _LAYOUTS:
+        raise ValueError(f"interpolate: expects a 3-, 4- or 5-D input, got shape {x.shape}")
+    if mode in _LINEAR_MODES and _LINEAR_MODES[mode] != ndim:
+        raise ValueError(f"interpolate: mode {mode!r} needs a {_LINEAR_MODES[mode]}-D input, got shape {x.shape}")
+    if mode == "nearest" and align_corners:
+        raise ValueError("interpolate: align_corners is only valid for the linear modes")
+    layout = data_format or _LAYOUTS[ndim][0]
+    if layout not in _LAYOUTS[ndim] and not (ndim == 3 and layout in ("NCL", "NLC")):
+        raise ValueError(f"interpolate: data_format {data_format!r} does not fit a {ndim}-D input; use one "
+                         f"of {_LAYOUTS[ndim]}")
+    axes = list(range(2, ndim)) if layout[1] == "C" else list(range(1, ndim - 1))
+    in_sizes = [x.shape[a] for a in axes]
+    if (size is None) == (scale_factor is None):
+        raise ValueError("interpolate: give exactly one of size and scale_factor")
+    if size is not None:
+        if isinstance(size, Tensor):
+            size = size.tolist()
+        sizes = [int(size)] * len(axes) if isinstance(size, (int, float)) else [int(s) for s in size]
+        scales = [None] * len(axes)
+    else:
+        if isinstance(scale_factor, Tensor):
+            scale_factor = scale_factor.tolist()
+        scales = ([float(scale_factor)] * len(axes) if isinstance(scale_factor, (int, float))
+                  else [float(s) for s in scale_factor])
+        if len(scales) != len(axes) or any(s <= 0 for s in scales):
+            raise ValueError(f"interpolate: scale_factor must be positive, one per spatial axis, got {scale_factor!r}")
+        sizes = [int(math.floor(n * s)) for n, s in zip(in_sizes, scales)]
+        if recompute_scale_factor:
+            scales = [None] * len(axes)
+    if len(sizes) != len(axes) or any(s < 1 for s in sizes):
+        raise ValueError(f"interpolate: size must give a positive length per spatial axis, got {sizes}")
+    xp = backend.get_array_module(x._data)
+    out = x
+    for axis, n_in, n_out, scale in zip(axes, in_sizes, sizes, scales):
+        low, high, weight = _source_positions(xp, n_in, n_out, scale, mode, align_corners, align_mode)
+        out = _resample_axis(out, axis, low, high, weight)
+    return out
+
+
+def upsample(x: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
+             align_corners: bool = False, align_mode: int = 0, data_format: Optional[str] = None,
+             name: Optional[str] = None) -> Tensor:
+    """Same as :func:`interpolate`."""
+    return interpolate(x, size, scale_factor, mode, align_corners, align_mode, data_format)
+
+
+def _check_factor(op: str, x: Tensor, factor: Any, data_format: str) -> None:
+    check_tensor(op, "x", x)
+    if data_format not in ("NCHW", "NHWC"):
+        raise ValueError(f"{op}: data_format must be 'NCHW' or 'NHWC', got {data_format!r}")
+    if x.ndim != 4:
+        raise ValueError(f"{op}: expects a 4-D input, got shape {x.shape}")
+    if not isinstance(factor, int) or factor < 1:
+        raise ValueError(f"{op}: the factor must be a positive int, got {factor!r}")
+
+
+def pixel_shuffle(x: Tensor, upscale_factor: int, data_format: str = "NCHW", name: Optional[str] = None) -> Tensor:
+    """[N, C r^2, H, W] -> [N, C, H r, W r]: channel blocks become r x r pixel blocks."""
+    _check_factor("pixel_shuffle", x, upscale_factor, data_format)
+    r = upscale_factor
+    if data_format == "NHWC":
+        x = ops.transpose(x, [0, 3, 1, 2])
+    n, c, h, w = x.shape
+    if c % (r * r):
+        raise ValueError(f"pixel_shuffle: channels ({c}) must be divisible by upscale_factor^2 ({r * r})")
+    out = ops.reshape(ops.transpose(ops.reshape(x, [n, c // (r * r), r, r, h, w]), [0, 1, 4, 2, 5, 3]),
+                      [n, c // (r * r), h * r, w * r])
+    return ops.transpose(out, [0, 2, 3, 1]) if data_format == "NHWC" else out
+
+
+def pixel_unshuffle(x: Tensor, downscale_factor: int, data_format: str = "NCHW",
+                    name: Optional[str] = None) -> Tensor:
+    """[N, C, H r, W r] -> [N, C r^2, H, W], the inverse of :func:`pixel_shuffle`."""
+    _check_factor("pixel_unshuffle", x, downscale_factor, data_format)
+    r = downscale_factor
+    if data_format == "NHWC":
+        x = ops.transpose(x, [0, 3, 1, 2])
+    n, c, h, w = x.shape
+    if h % r or w % r:
+        raise ValueError(f"pixel_unshuffle: height and width ({h}, {w}) must be divisible by {r}")
+    out = ops.reshape(ops.transpose(ops.reshape(x, [n, c, h // r, r, w // r, r]), [0, 1, 3, 5, 2, 4]),
+                      [n, c * r * r, h // r, w // r])
+    return ops.transpose(out, [0, 2, 3, 1]) if data_format == "NHWC" else out
