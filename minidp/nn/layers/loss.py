@@ -41,14 +41,15 @@ class CrossEntropyLoss(_Loss):
 
     def __init__(self, weight: Optional[Tensor] = None, ignore_index: int = -100, reduction: str = "mean",
                  soft_label: bool = False, axis: int = -1, use_softmax: bool = True,
-                 name: Optional[str] = None) -> None:
+                 label_smoothing: float = 0.0, name: Optional[str] = None) -> None:
         super().__init__(reduction)
         self.weight, self.ignore_index = weight, ignore_index
         self.soft_label, self.axis, self.use_softmax = soft_label, axis, use_softmax
+        self.label_smoothing = label_smoothing
 
     def forward(self, input: Tensor, label: Tensor) -> Tensor:
         return F.cross_entropy(input, label, self.weight, self.ignore_index, self.reduction, self.soft_label,
-                               self.axis, self.use_softmax)
+                               self.axis, self.use_softmax, self.label_smoothing)
 
 
 class NLLLoss(_Loss):
