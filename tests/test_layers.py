@@ -416,3 +416,63 @@ def test_kaiming_initializers_take_paddles_mode_argument():
         nn.initializer.KaimingNormal(fan_in=3, mode="fan_out")
     with pytest.raises(ValueError, match="mode"):
         nn.initializer.KaimingUniform(mode="avg")
+
+
+# --- dropout variants, Unflatten, Identity ---------------------------------------------------------
+def seeded(seed, fn):
+    """``fn`` that reseeds minidp before each call, so every call draws the same mask."""
+    def call(*args):
+        minidp.seed(seed)
+        return fn(*args)
+    return call
+
+
+def test_dropout2d_and_3d_drop_whole_channels():
+    minidp.seed(3)
+    x = np.ones((8, 6, 3, 4))
+    out = F.dropout2d(t(x), 0.5).numpy()
+    per_channel = out.reshape(8, 6, -1)
+    assert np.all((per_channel == 0).all(-1) | (per_channel == 2).all(-1))
+    assert 0.2 < (per_channel[..., 0] == 0).mean() < 0.8
+    last = F.dropout2d(t(x.transpose(0, 2, 3, 1)), 0.5, data_format="NHWC").numpy()
+    assert np.all((last == 0).all((1, 2)) | (last == 2).all((1, 2)))
+    cube = nn.Dropout3D(0.25)(t(np.ones((4, 5, 2, 2, 2)))).numpy().reshape(4, 5, -1)
+    assert np.all((cube == 0).all(-1) | np.isclose(cube, 1 / 0.75).all(-1))
+    assert F.dropout2d(t(x), 0.5, training=False).numpy().tolist() == x.tolist()
+    layer = nn.Dropout2D(0.5)
+    layer.eval()
+    np.testing.assert_array_equal(layer(t(x)).numpy(), x)
+    mask = F.dropout2d(t(x), 0.5).numpy() / 2
+    check_grad(seeded(3, lambda a: F.dropout2d(a, 0.5)), x[:2, :2, :2, :2])
+    assert mask.shape == x.shape
+    with pytest.raises(ValueError, match="4-D"):
+        F.dropout2d(t(x[0]))
+    with pytest.raises(ValueError, match="data_format"):
+        F.dropout3d(t(np.ones((1, 1, 1, 1, 1))), data_format="NCHW")
+
+
+def test_alpha_dropout_keeps_mean_and_variance():
+    minidp.seed(0)
+    x = rng.normal(size=(200, 500))
+    out = F.alpha_dropout(t(x), 0.2).numpy()
+    assert abs(out.mean()) < 0.02 and abs(out.std() - 1) < 0.02
+    alpha = -1.0507009873554805 * 1.6732632423543772
+    a = ((1 - 0.2) * (1 + 0.2 * alpha ** 2)) ** -0.5
+    dropped_value = a * alpha * (1 - 0.2)  # a * alpha + b with b = -a * alpha * p
+    assert 0.18 < np.isclose(out, dropped_value).mean() < 0.22
+    np.testing.assert_array_equal(nn.AlphaDropout(0.2).eval()(t(x)).numpy(), x)
+    features = F.feature_alpha_dropout(t(np.ones((6, 5, 3))), 0.5).numpy()
+    assert np.all(np.isclose(features, features[:, :, :1]).all(-1))
+    assert nn.FeatureAlphaDropout(0.5)(t(np.ones((2, 3, 4)))).shape == [2, 3, 4]
+    check_grad(seeded(4, lambda a: F.alpha_dropout(a, 0.3)), x[:3, :4])
+    with pytest.raises(ValueError, match="probability"):
+        F.alpha_dropout(t(x), 1.5)
+
+
+def test_unflatten_and_identity():
+    x = t(rng.normal(size=(2, 12, 3)))
+    assert nn.Unflatten(1, [3, 4])(x).shape == [2, 3, 4, 3]
+    assert nn.Unflatten(-1, (3, 1))(x).shape == [2, 12, 3, 1]
+    assert nn.Identity(54, unused_argument=0.1)(x) is x
+    with pytest.raises(TypeError, match="shape"):
+        nn.Unflatten(1, 12)

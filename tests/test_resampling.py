@@ -1,0 +1,153 @@
+"""pad (every mode and layout), interpolate/upsample, pixel_shuffle/unshuffle and their layers.
+
+Literal values were recorded by hand from PaddlePaddle 3.3.1 (CPU, float64).
+"""
+import numpy as np
+import pytest
+
+import minidp
+import minidp.nn as nn
+import minidp.nn.functional as F
+from gradcheck import check_grad
+
+rng = np.random.default_rng(0)
+IMAGE = np.arange(6.0).reshape(1, 1, 2, 3)
+NUMPY_MODE = {"constant": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+
+
+def t(array):
+    return minidp.to_tensor(np.asarray(array))
+
+
+def test_pad_literals_from_paddle():
+    np.testing.assert_array_equal(F.pad(t(IMAGE), [2, 1, 1, 0], mode="reflect").numpy(),
+                                  [[[[5, 4, 3, 4, 5, 4], [2, 1, 0, 1, 2, 1], [5, 4, 3, 4, 5, 4]]]])
+    np.testing.assert_array_equal(F.pad(t(IMAGE), [1, 1, 1, 1], mode="circular").numpy(),
+                                  [[[[5, 3, 4, 5, 3], [2, 0, 1, 2, 0], [5, 3, 4, 5, 3], [2, 0, 1, 2, 0]]]])
+    # all-axes form: pairs from the first axis (or from the last with pad_from_left_axis=False)
+    x = np.arange(6.0).reshape(1, 2, 3)
+    assert F.pad(t(x), [1, 2, 0, 0, 0, 0]).shape == [4, 2, 3]
+    assert F.pad(t(x), [1, 2, 0, 0, 0, 0], pad_from_left_axis=False).shape == [1, 2, 6]
+    np.testing.assert_array_equal(F.pad(t(np.arange(3.0)), [1, 1]).numpy(), [0, 0, 1, 2, 0])
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
+@pytest.mark.parametrize("shape, pad, layout", [((2, 2, 5), [2, 1], "NCL"), ((2, 2, 3, 4), [2, 1, 1, 2], "NCHW"),
+                                                ((1, 2, 3, 3, 4), [1, 2, 0, 1, 2, 0], "NCDHW"),
+                                                ((2, 3, 4, 2), [2, 1, 1, 2], "NHWC")])
+def test_pad_modes_match_numpy_and_gradients(mode, shape, pad, layout):
+    x = rng.normal(size=shape)
+    spatial = list(range(2, len(shape))) if layout[1] == "C" else list(range(1, len(shape) - 1))
+    widths = [(0, 0)] * len(shape)
+    for i, axis in enumerate(reversed(spatial)):
+        widths[axis] = (pad[2 * i], pad[2 * i + 1])
+    kwargs = {"constant_values": 0.5} if mode == "constant" else {}
+    expected = np.pad(x, widths, mode=NUMPY_MODE[mode], **kwargs)
+    out = F.pad(t(x), pad, mode=mode, value=0.5, data_format=layout)
+    np.testing.assert_array_equal(out.numpy(), expected)
+    check_grad(lambda a: F.pad(a, pad, mode=mode, value=0.5, data_format=layout), x)
+
+
+def test_pad_layers_and_errors():
+    x = t(rng.normal(size=(1, 2, 3, 4)))
+    assert nn.Pad2D(1)(x).shape == [1, 2, 5, 6]
+    assert nn.Pad1D([1, 2], mode="replicate")(t(rng.normal(size=(1, 2, 3)))).shape == [1, 2, 6]
+    assert nn.Pad3D(1, mode="reflect")(t(rng.normal(size=(1, 1, 3, 3, 3)))).shape == [1, 1, 5, 5, 5]
+    np.testing.assert_array_equal(nn.ZeroPad2D([1, 0, 0, 1])(x).numpy(), np.pad(x.numpy(), [(0, 0)] * 2 + [(0, 1), (1, 0)]))
+    np.testing.assert_array_equal(F.zeropad2d(x, [1, 0, 0, 1]).numpy(), nn.ZeroPad2D([1, 0, 0, 1])(x).numpy())
+    with pytest.raises(ValueError, match="takes 8 pad values"):
+        F.pad(x, [1, 2, 3])
+    with pytest.raises(ValueError, match="mode"):
+        F.pad(x, [1, 1, 1, 1], mode="wrap")
+    with pytest.raises(ValueError, match="at most 2"):
+        F.pad(x, [0, 0, 3, 0], mode="reflect")
+    with pytest.raises(ValueError, match="spatial"):
+        F.pad(x, [1, 0, 0, 0, 0, 0, 0, 0], mode="reflect")
+    with pytest.raises(ValueError, match="padding"):
+        nn.Pad2D([1, 2, 3])
+
+
+def test_interpolate_literals_from_paddle():
+    np.testing.assert_array_equal(F.interpolate(t(IMAGE), scale_factor=2).numpy(),
+                                  np.repeat(np.repeat(IMAGE, 2, 2), 2, 3))
+    np.testing.assert_allclose(F.interpolate(t(IMAGE), size=[3, 4], mode="bilinear").numpy(),
+                               [[[[0.0, 0.625, 1.375, 2.0], [1.5, 2.125, 2.875, 3.5], [3.0, 3.625, 4.375, 5.0]]]])
+    np.testing.assert_allclose(F.interpolate(t(IMAGE), size=[3, 4], mode="bilinear", align_corners=True).numpy(),
+                               [[[[0.0, 0.66666669, 1.33333337, 2.0], [1.5, 2.16666669, 2.83333337, 3.5],
+                                  [3.0, 3.66666669, 4.33333337, 5.0]]]], rtol=1e-7)
+
+
+def np_linear_resize(x, axis, n_out, align_corners=False, align_mode=0):
+    """Reference linear resampling along one axis with Paddle's coordinate rules (float32 coordinates)."""
+    n_in = x.shape[axis]
+    i = np.arange(n_out, dtype=np.float32)
+    ratio = np.float32((n_in - 1) / (n_out - 1) if align_corners else n_in / n_out)
+    if align_corners or align_mode == 1:
+        src = i * ratio
+    else:
+        src = np.maximum((i + np.float32(0.5)) * ratio - np.float32(0.5), np.float32(0))
+    lo = np.minimum(np.floor(src).astype(int), n_in - 1)
+    hi = np.minimum(lo + 1, n_in - 1)
+    w = (src - lo).reshape([-1 if a == axis else 1 for a in range(x.ndim)])
+    return np.take(x, lo, axis) * (1 - w) + np.take(x, hi, axis) * w
+
+
+@pytest.mark.parametrize("size, align_corners, align_mode", [([5, 7], False, 0), ([5, 7], True, 0), ([5, 7], False, 1),
+                                                             ([2, 3], False, 0)])
+def test_bilinear_matches_numpy_and_gradients(size, align_corners, align_mode):
+    x = rng.normal(size=(2, 2, 3, 4))
+    expected = np_linear_resize(np_linear_resize(x, 2, size[0], align_corners, align_mode), 3, size[1],
+                                align_corners, align_mode)
+    out = F.interpolate(t(x), size=size, mode="bilinear", align_corners=align_corners, align_mode=align_mode)
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-6, atol=1e-7)
+    check_grad(lambda a: F.interpolate(a, size=size, mode="bilinear", align_corners=align_corners,
+                                       align_mode=align_mode), x)
+
+
+def test_nearest_linear_trilinear_and_channels_last():
+    x = rng.normal(size=(1, 2, 3, 4))
+    near = F.interpolate(t(x), size=[5, 3]).numpy()
+    np.testing.assert_array_equal(near, x[:, :, (np.arange(5) * 3 / 5).astype(int)][..., (np.arange(3) * 4 / 3).astype(int)])
+    check_grad(lambda a: F.interpolate(a, size=[5, 3]), x)
+    line = rng.normal(size=(1, 2, 4))
+    np.testing.assert_allclose(F.interpolate(t(line), size=[7], mode="linear", data_format="NCW").numpy(),
+                               np_linear_resize(line, 2, 7), rtol=1e-6)
+    cube = rng.normal(size=(1, 1, 2, 3, 2))
+    expected = cube
+    for axis in (2, 3, 4):
+        expected = np_linear_resize(expected, axis, 2 * cube.shape[axis])
+    np.testing.assert_allclose(F.interpolate(t(cube), scale_factor=2, mode="trilinear").numpy(), expected, rtol=1e-6)
+    check_grad(lambda a: F.interpolate(a, scale_factor=2, mode="trilinear"), cube)
+    last = F.interpolate(t(x.transpose(0, 2, 3, 1)), scale_factor=2, mode="bilinear", data_format="NHWC")
+    np.testing.assert_allclose(last.numpy().transpose(0, 3, 1, 2),
+                               F.interpolate(t(x), scale_factor=2, mode="bilinear").numpy())
+
+
+def test_upsample_layers_and_errors():
+    x = t(rng.normal(size=(1, 2, 3, 4)))
+    np.testing.assert_array_equal(nn.Upsample(scale_factor=2)(x).numpy(), F.upsample(x, scale_factor=2).numpy())
+    np.testing.assert_array_equal(nn.UpsamplingNearest2D(size=[6, 8])(x).numpy(),
+                                  F.interpolate(x, size=[6, 8]).numpy())
+    np.testing.assert_allclose(nn.UpsamplingBilinear2D(scale_factor=2)(x).numpy(),
+                               F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=True).numpy())
+    with pytest.raises(ValueError, match="exactly one"):
+        F.interpolate(x)
+    with pytest.raises(ValueError, match="mode"):
+        F.interpolate(x, scale_factor=2, mode="cubic")
+    with pytest.raises(ValueError, match="5-D"):
+        F.interpolate(x, scale_factor=2, mode="trilinear")
+    with pytest.raises(ValueError, match="align_corners"):
+        F.interpolate(x, scale_factor=2, align_corners=True)
+
+
+def test_pixel_shuffle_and_unshuffle():
+    x = rng.normal(size=(2, 8, 2, 3))
+    expected = x.reshape(2, 2, 2, 2, 2, 3).transpose(0, 1, 4, 2, 5, 3).reshape(2, 2, 4, 6)
+    np.testing.assert_array_equal(F.pixel_shuffle(t(x), 2).numpy(), expected)
+    np.testing.assert_array_equal(F.pixel_unshuffle(t(expected), 2).numpy(), x)
+    np.testing.assert_array_equal(nn.PixelShuffle(2, "NHWC")(t(x.transpose(0, 2, 3, 1))).numpy(),
+                                  expected.transpose(0, 2, 3, 1))
+    np.testing.assert_array_equal(nn.PixelUnshuffle(2)(t(expected)).numpy(), x)
+    check_grad(lambda a: F.pixel_shuffle(a, 2), x)
+    with pytest.raises(ValueError, match="divisible"):
+        F.pixel_shuffle(t(rng.normal(size=(1, 6, 2, 2))), 2)
