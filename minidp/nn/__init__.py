@@ -18,6 +18,7 @@ from .layers import (AdaptiveAvgPool1D, AdaptiveAvgPool2D, AdaptiveMaxPool1D, Ad
                      SoftMarginLoss, SyncBatchNorm, Transformer, TransformerDecoder, TransformerDecoderLayer,
                      TransformerEncoder, TransformerEncoderLayer, TripletMarginLoss, Unflatten, Upsample,
                      UpsamplingBilinear2D, UpsamplingNearest2D, ZeroPad2D)
+from .layers import GRU, LSTM, RNN, BiRNN, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell
 from .param_attr import ParamAttr
 
 __all__ = ["Parameter", "Layer", "ParamAttr", "ClipGradByGlobalNorm", "functional", "initializer", "GELU",
@@ -34,3 +35,4 @@ __all__ += ["AdaptiveAvgPool1D", "AdaptiveAvgPool2D", "AdaptiveMaxPool1D", "Adap
             "PoissonNLLLoss", "SmoothL1Loss", "SoftMarginLoss", "SyncBatchNorm", "Transformer", "TransformerDecoder",
             "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer", "TripletMarginLoss",
             "Unflatten", "Upsample", "UpsamplingBilinear2D", "UpsamplingNearest2D", "ZeroPad2D"]
+__all__ += ["GRU", "LSTM", "RNN", "BiRNN", "GRUCell", "LSTMCell", "SimpleRNN", "SimpleRNNCell"]

@@ -16,6 +16,7 @@ from .norm import (BatchNorm, BatchNorm3D, GroupNorm, InstanceNorm1D, InstanceNo
                    LocalResponseNorm, SyncBatchNorm)
 from .pooling import (AdaptiveAvgPool1D, AdaptiveAvgPool2D, AdaptiveMaxPool1D, AdaptiveMaxPool2D, AvgPool1D,
                       MaxPool1D)
+from .rnn import GRU, LSTM, RNN, BiRNN, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell
 from .transformer import (MultiHeadAttention, Transformer, TransformerDecoder, TransformerDecoderLayer,
                           TransformerEncoder, TransformerEncoderLayer)
 from .vision import (CosineSimilarity, Pad1D, Pad2D, Pad3D, PairwiseDistance, PixelShuffle, PixelUnshuffle, Upsample,
@@ -36,3 +37,4 @@ __all__ += ["AlphaDropout", "Bilinear", "Dropout2D", "Dropout3D", "FeatureAlphaD
             "TransformerEncoderLayer", "CosineSimilarity", "Pad1D", "Pad2D", "Pad3D", "PairwiseDistance",
             "PixelShuffle", "PixelUnshuffle", "Upsample", "UpsamplingBilinear2D", "UpsamplingNearest2D",
             "ZeroPad2D"]
+__all__ += ["GRU", "LSTM", "RNN", "BiRNN", "GRUCell", "LSTMCell", "SimpleRNN", "SimpleRNNCell"]
