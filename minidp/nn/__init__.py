@@ -5,6 +5,8 @@
 from ..autograd.tensor import Parameter
 from . import functional, initializer
 from .clip import ClipGradByGlobalNorm
+from .clip import ClipGradByNorm, ClipGradByValue
+from . import utils
 from .layer import Layer
 from .layers import (GELU, AvgPool2D, BatchNorm1D, BatchNorm2D, BCEWithLogitsLoss, Conv2D, CrossEntropyLoss,
                      Dropout, Embedding, Flatten, Identity, L1Loss, LayerList, LayerNorm, Linear, LogSoftmax,
@@ -36,3 +38,4 @@ __all__ += ["AdaptiveAvgPool1D", "AdaptiveAvgPool2D", "AdaptiveMaxPool1D", "Adap
             "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer", "TripletMarginLoss",
             "Unflatten", "Upsample", "UpsamplingBilinear2D", "UpsamplingNearest2D", "ZeroPad2D"]
 __all__ += ["GRU", "LSTM", "RNN", "BiRNN", "GRUCell", "LSTMCell", "SimpleRNN", "SimpleRNNCell"]
+__all__ += ["ClipGradByNorm", "ClipGradByValue", "utils"]

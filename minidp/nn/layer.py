@@ -68,6 +68,10 @@ class Layer:
         """Call ``hook(layer, inputs, outputs)`` after forward; a returned value replaces the outputs."""
         return RemovableHandle(self._forward_post_hooks, hook)
 
+    def register_forward_hook(self, hook: Callable) -> RemovableHandle:
+        """Same as :meth:`register_forward_post_hook` (the PyTorch-style name Paddle also offers)."""
+        return self.register_forward_post_hook(hook)
+
     # --- registration -------------------------------------------------------------------
     def __setattr__(self, name: str, value: Any) -> None:
         params = self.__dict__.get("_parameters")
@@ -129,6 +133,16 @@ class Layer:
         self._sub_layers[name] = sublayer
         object.__setattr__(self, name, sublayer)
         return sublayer
+
+    def add_module(self, name: str, module: Optional["Layer"]) -> None:
+        """Register ``module`` under ``name`` (PyTorch-style name of :meth:`add_sublayer`)."""
+        self.add_sublayer(name, module)
+
+    register_module = add_module
+
+    def register_parameter(self, name: str, param: Optional[Parameter]) -> None:
+        """Register ``param`` under ``name`` (PyTorch-style name of :meth:`add_parameter`)."""
+        self.add_parameter(name, param)
 
     def add_parameter(self, name: str, parameter: Optional[Parameter]) -> Optional[Parameter]:
         """Register ``parameter`` under ``name`` (also reachable as an attribute); returns it."""
@@ -253,6 +267,54 @@ class Layer:
         fn(self)
         return self
 
+    def named_modules(self, memo: Optional[dict] = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple]:
+        """(dotted name, layer) for this layer ('' or ``prefix``) and every sublayer, depth first;
+        a layer reachable twice is listed once."""
+        yield from self.named_sublayers(prefix=prefix, include_self=True, layers_set=memo)
+
+    def modules(self) -> Iterator["Layer"]:
+        """This layer and every sublayer, depth first."""
+        for _, layer in self.named_modules():
+            yield layer
+
+    def get_sublayer(self, target: str) -> "Layer":
+        """The sublayer at dotted path ``target`` ('' is this layer)."""
+        layer = self
+        for part in target.split(".") if target else ():
+            child = layer._sub_layers.get(part)
+            if child is None:
+                raise ValueError(f"get_sublayer: {type(layer).__name__} has no sublayer {part!r} (path {target!r})")
+            layer = child
+        return layer
+
+    get_submodule = get_sublayer
+
+    def set_sublayer(self, target: str, layer: "Layer", strict: bool = False) -> None:
+        """Replace the sublayer at dotted path ``target`` by ``layer`` (with ``strict``, the path must exist)."""
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_sublayer(parent_path)
+        if strict and name not in parent._sub_layers:
+            raise ValueError(f"set_sublayer: {type(parent).__name__} has no sublayer {name!r} (path {target!r})")
+        parent.add_sublayer(name, layer)
+
+    set_submodule = set_sublayer
+
+    def _get_entry(self, target: str, registry: str, kind: str) -> Any:
+        layer_path, _, name = target.rpartition(".")
+        entries = getattr(self.get_sublayer(layer_path), registry)
+        if name not in entries:
+            raise ValueError(f"get_{kind}: no {kind} named {target!r}")
+        return entries[name]
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at dotted path ``target`` (e.g. ``fc.weight``)."""
+        return self._get_entry(target, "_parameters", "parameter")
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at dotted path ``target`` (e.g. ``bn._mean``)."""
+        return self._get_entry(target, "_buffers", "buffer")
+
     def full_name(self) -> str:
         """This layer's unique name, e.g. ``linear_0``; its parameters are named after it."""
         return self._full_name
@@ -301,6 +363,73 @@ class Layer:
     def astype(self, dtype: Any) -> "Layer":
         """Cast floating parameters and buffers to ``dtype`` in place (same as ``to(dtype=...)``)."""
         return self.to(dtype=dtype)
+
+    def _cast_floating(self, dtype: Any, excluded_layers: Any) -> "Layer":
+        """Cast the floating parameters and buffers of every layer that is not an instance of
+        ``excluded_layers`` (a Layer type or a list of them) to ``dtype``, in place."""
+        if excluded_layers is None:
+            excluded = ()
+        elif isinstance(excluded_layers, type):
+            excluded = (excluded_layers,)
+        elif isinstance(excluded_layers, (list, tuple)):
+            excluded = tuple(excluded_layers)
+        else:
+            raise TypeError(f"excluded_layers must be a Layer type or a list of them, got "
+                            f"{type(excluded_layers).__name__}")
+        target = backend.convert_dtype(dtype)
+        for layer in self.sublayers(include_self=True):
+            if excluded and isinstance(layer, excluded):
+                continue
+            for tensor in itertools.chain(layer._parameters.values(), layer._buffers.values()):
+                if tensor is not None and tensor._data.dtype.kind == "f" and tensor._data.dtype != target:
+                    tensor._data = tensor._data.astype(target)
+                    tensor._grad = None
+            layer._dtype = target
+        return self
+
+    def float(self, excluded_layers: Any = None) -> "Layer":
+        """Floating parameters and buffers to float32 (layers of the ``excluded_layers`` types keep theirs)."""
+        return self._cast_floating("float32", excluded_layers)
+
+    def float16(self, excluded_layers: Any = None) -> "Layer":
+        """Floating parameters and buffers to float16."""
+        return self._cast_floating("float16", excluded_layers)
+
+    def bfloat16(self, excluded_layers: Any = None) -> "Layer":
+        """Floating parameters and buffers to bfloat16 (needs the ml_dtypes package on the CPU)."""
+        return self._cast_floating("bfloat16", excluded_layers)
+
+    def double(self) -> "Layer":
+        """Floating parameters and buffers to float64."""
+        return self._cast_floating("float64", None)
+
+    def half(self) -> "Layer":
+        """Floating parameters and buffers to float16."""
+        return self._cast_floating("float16", None)
+
+    def type(self, dst_type: Any) -> "Layer":
+        """Floating parameters and buffers to ``dst_type``."""
+        return self._cast_floating(dst_type, None)
+
+    def cpu(self) -> "Layer":
+        """Move parameters and buffers to the host."""
+        return self.to("cpu")
+
+    def cuda(self, device: Any = None) -> "Layer":
+        """Move parameters and buffers to GPU ``device`` (an index or 'gpu:N'; default 0)."""
+        if device is None:
+            device = 0
+        return self.to(f"gpu:{device}" if isinstance(device, int) else device)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Layer":
+        """Make every parameter trainable (True) or frozen (False)."""
+        for param in self.parameters():
+            param.stop_gradient = not requires_grad
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Drop every parameter's gradient (``set_to_none``), or fill it with zeros."""
+        self.clear_gradients(set_to_zero=not set_to_none)
 
     # --- state --------------------------------------------------------------------------
     def state_dict(self, destination: Optional[dict] = None, include_sublayers: bool = True,
@@ -365,6 +494,18 @@ class Layer:
 
     set_dict = set_state_dict
     load_dict = set_state_dict
+
+    def load_state_dict(self, state_dict: dict, strict: bool = True, assign: bool = False) -> tuple:
+        """:meth:`set_state_dict`, but with ``strict`` missing or unexpected keys raise RuntimeError
+        (after the matching ones were loaded, as in Paddle). Returns (missing_keys, unexpected_keys)."""
+        with warnings.catch_warnings():
+            if strict:
+                warnings.simplefilter("ignore")
+            missing, unexpected = self.set_state_dict(state_dict)
+        if strict and (missing or unexpected):
+            raise RuntimeError(f"load_state_dict: {type(self).__name__} is missing keys {missing} and got "
+                               f"unexpected keys {unexpected}; pass strict=False to load the rest only")
+        return missing, unexpected
 
     # --- description --------------------------------------------------------------------
     def extra_repr(self) -> str:
