@@ -6,6 +6,7 @@ from ..autograd.tensor import Parameter
 from . import functional, initializer
 from .clip import ClipGradByGlobalNorm
 from .clip import ClipGradByNorm, ClipGradByValue
+from .layers import Conv1DTranspose, Conv2DTranspose
 from . import utils
 from .layer import Layer
 from .layers import (GELU, AvgPool2D, BatchNorm1D, BatchNorm2D, BCEWithLogitsLoss, Conv2D, CrossEntropyLoss,
@@ -39,3 +40,4 @@ __all__ += ["AdaptiveAvgPool1D", "AdaptiveAvgPool2D", "AdaptiveMaxPool1D", "Adap
             "Unflatten", "Upsample", "UpsamplingBilinear2D", "UpsamplingNearest2D", "ZeroPad2D"]
 __all__ += ["GRU", "LSTM", "RNN", "BiRNN", "GRUCell", "LSTMCell", "SimpleRNN", "SimpleRNNCell"]
 __all__ += ["ClipGradByNorm", "ClipGradByValue", "utils"]
+__all__ += ["Conv1DTranspose", "Conv2DTranspose"]

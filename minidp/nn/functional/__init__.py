@@ -19,6 +19,7 @@ from .padding import pad, zeropad2d
 from .attention import scaled_dot_product_attention
 from .common import bilinear
 from .conv import conv1d
+from .conv import conv1d_transpose, conv2d_transpose
 from .pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d,
                       max_pool1d)
 from .vision import interpolate, pixel_shuffle, pixel_unshuffle, upsample
@@ -35,3 +36,4 @@ __all__ += ["alpha_dropout", "dropout2d", "dropout3d", "feature_alpha_dropout", 
             "zeropad2d", "interpolate", "pixel_shuffle", "pixel_unshuffle", "upsample"]
 __all__ += ["scaled_dot_product_attention", "bilinear", "conv1d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
             "adaptive_max_pool1d", "adaptive_max_pool2d", "avg_pool1d", "max_pool1d"]
+__all__ += ["conv1d_transpose", "conv2d_transpose"]

@@ -9,6 +9,7 @@ from .norm import BatchNorm1D, BatchNorm2D, LayerNorm
 from .pooling import AvgPool2D, MaxPool2D
 from .common import AlphaDropout, Bilinear, Dropout2D, Dropout3D, FeatureAlphaDropout, Unflatten
 from .conv import Conv1D
+from .conv import Conv1DTranspose, Conv2DTranspose
 from .loss import (BCELoss, CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss, KLDivLoss, MarginRankingLoss,
                    MultiLabelSoftMarginLoss, MultiMarginLoss, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss,
                    TripletMarginLoss)
@@ -38,3 +39,4 @@ __all__ += ["AlphaDropout", "Bilinear", "Dropout2D", "Dropout3D", "FeatureAlphaD
             "PixelShuffle", "PixelUnshuffle", "Upsample", "UpsamplingBilinear2D", "UpsamplingNearest2D",
             "ZeroPad2D"]
 __all__ += ["GRU", "LSTM", "RNN", "BiRNN", "GRUCell", "LSTMCell", "SimpleRNN", "SimpleRNNCell"]
+__all__ += ["Conv1DTranspose", "Conv2DTranspose"]
