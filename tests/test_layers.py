@@ -476,3 +476,60 @@ def test_unflatten_and_identity():
     assert nn.Identity(54, unused_argument=0.1)(x) is x
     with pytest.raises(TypeError, match="shape"):
         nn.Unflatten(1, 12)
+
+
+def test_embedding_max_norm_and_gradient_scaling_follow_paddle():
+    table = rng.normal(size=(5, 3)) * 2
+    ids = np.array([[0, 2], [2, 3]])
+    weight = t(table.copy())
+    out = F.embedding(t(ids), weight, max_norm=1.0).numpy()
+    norms = np.linalg.norm(table, axis=1, keepdims=True)
+    renormed = np.where(norms > 1, table / (norms + 1e-7), table)
+    np.testing.assert_allclose(out, renormed[ids], rtol=1e-6)
+    np.testing.assert_allclose(weight.numpy()[[0, 2, 3]], renormed[[0, 2, 3]], rtol=1e-6)  # rows renormed in place
+    np.testing.assert_array_equal(weight.numpy()[[1, 4]], table[[1, 4]])
+    w = t(table)
+    w.stop_gradient = False
+    F.embedding(t(ids), w, scale_grad_by_freq=True).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy()[:, 0], [1, 0, 1, 1, 0])  # id 2 occurs twice: 2 * 1/2
+    layer = nn.Embedding(5, 3, max_norm=0.5)
+    layer(t(ids))
+    assert np.linalg.norm(layer.weight.numpy()[[0, 2, 3]], axis=1).max() <= 0.5 + 1e-6
+
+
+def test_label_smooth_sequence_mask_and_dropout1d():
+    label = np.eye(3)[[1, 0]]
+    np.testing.assert_allclose(F.label_smooth(t(label), epsilon=0.1).numpy(), 0.9 * label + 0.1 / 3)
+    prior = np.array([[0.2, 0.3, 0.5]])
+    np.testing.assert_allclose(F.label_smooth(t(label), t(prior), 0.1).numpy(), 0.9 * label + 0.1 * prior)
+    check_grad(lambda a: F.label_smooth(a, epsilon=0.2), label)
+    mask = F.sequence_mask(t([1, 3]), 4)
+    assert mask.dtype == minidp.int64 and mask.numpy().tolist() == [[1, 0, 0, 0], [1, 1, 1, 0]]  # as Paddle 3.3.1
+    assert F.sequence_mask(t([2, 0]), dtype="bool").numpy().tolist() == [[True, True], [False, False]]
+    minidp.seed(1)
+    out = F.dropout1d(t(np.ones((4, 6, 5))), 0.5).numpy()
+    assert np.all((out == 0).all(-1) | (out == 2).all(-1))
+    with pytest.raises(ValueError, match="2-D or 3-D"):
+        F.dropout1d(t(np.ones(3)))
+
+
+def test_layer_dict_and_parameter_dict():
+    blocks = nn.LayerDict({"conv": nn.Conv2D(1, 2, 3), "act": nn.ReLU()})
+    blocks["fc"] = nn.Linear(2, 2)
+    assert list(blocks) == ["conv", "act", "fc"] and "fc" in blocks and len(blocks) == 3
+    assert [name for name, _ in blocks.named_parameters()] == ["conv.weight", "conv.bias", "fc.weight", "fc.bias"]
+    assert blocks.pop("act").__class__ is nn.ReLU and list(blocks.keys()) == ["conv", "fc"]
+    blocks.update([("extra", nn.Tanh())])
+    assert list(blocks.values())[-1].__class__ is nn.Tanh
+    blocks.clear()
+    assert len(blocks) == 0
+    params = nn.ParameterDict({"a": nn.Linear(1, 1).weight})
+    params["b"] = nn.Linear(1, 1).bias
+    assert list(params) == ["a", "b"] and len(params.parameters()) == 2 and params["b"].shape == [1]
+    with pytest.raises(TypeError, match="pairs"):
+        nn.LayerDict([nn.ReLU()])
+
+
+def test_pytorch_style_aliases_are_the_same_classes():
+    assert nn.Module is nn.Layer and nn.ModuleList is nn.LayerList and nn.ModuleDict is nn.LayerDict
+    assert nn.Conv2d is nn.Conv2D and nn.AdaptiveAvgPool2d is nn.AdaptiveAvgPool2D and nn.ZeroPad2d is nn.ZeroPad2D

@@ -457,3 +457,24 @@ def test_bad_loss_arguments_raise_clear_errors():
         F.dice_loss(t(DICE_P), t([0, 2, 1]))
     with pytest.raises(ValueError, match="epsilon"):
         F.poisson_nll_loss(t(X), t(Q), epsilon=0)
+
+
+def test_multi_label_margin_loss():
+    # Paddle 3.3.1: 0.85 for this sample (targets 3 and 0, listed up to the first -1)
+    out = F.multi_label_margin_loss(t([[0.1, 0.2, 0.4, 0.8]]), t([[3, 0, -1, 1]]))
+    np.testing.assert_allclose(out.numpy(), 0.85)
+    labels = np.array([[3, 0, -1, 1], [1, -1, 0, 0], [0, 1, 2, 3]])
+    targets = [{3, 0}, {1}, {0, 1, 2, 3}]
+    expected = [sum(max(0, 1 - (X[n, j] - X[n, i])) for j in targets[n] for i in range(4) if i not in targets[n]) / 4
+                for n in range(3)]
+    np.testing.assert_allclose(nn.MultiLabelMarginLoss(reduction="none")(t(X), t(labels)).numpy(), expected)
+    check_grad(lambda a: F.multi_label_margin_loss(a, t(labels)), X)
+    with pytest.raises(ValueError, match="both be"):
+        F.multi_label_margin_loss(t(X), t(labels[:, :2]))
+
+
+def test_huber_loss_and_triplet_with_distance_layers():
+    np.testing.assert_allclose(nn.HuberLoss(delta=0.5)(t([0.0, 2.0]), t([0.3, 0.0])).numpy(), 0.46)  # Paddle 3.3.1
+    layer = nn.TripletMarginWithDistanceLoss(lambda a, b: (a - b).abs().sum(-1), margin=0.5, reduction="sum")
+    expected = np.maximum(np.abs(X - Y).sum(1) - np.abs(X - Q).sum(1) + 0.5, 0).sum()
+    np.testing.assert_allclose(layer(t(X), t(Y), t(Q)).numpy(), expected)

@@ -211,3 +211,14 @@ def test_conv_transpose_output_size_same_padding_and_layers():
                np.ascontiguousarray(seq.transpose(0, 2, 1)), kernel)
     layer1d = nn.Conv1DTranspose(4, 6, 3, stride=2)
     assert layer1d.weight.shape == [4, 6, 3] and layer1d(t(seq).astype("float32")).shape == [2, 6, 11]
+
+
+def test_pdist():
+    x = np.arange(6.0).reshape(3, 2) ** 2
+    np.testing.assert_allclose(F.pdist(t(x)).numpy(), [8.94427191, 28.8444102, 20.0])  # Paddle 3.3.1
+    y = rng.normal(size=(4, 3))
+    pairs = [(i, j) for i in range(4) for j in range(i + 1, 4)]
+    np.testing.assert_allclose(F.pdist(t(y), p=1.0).numpy(), [np.abs(y[i] - y[j]).sum() for i, j in pairs])
+    check_grad(F.pdist, y)
+    with pytest.raises(ValueError, match="2-D"):
+        F.pdist(t(y[0]))

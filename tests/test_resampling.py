@@ -151,3 +151,69 @@ def test_pixel_shuffle_and_unshuffle():
     check_grad(lambda a: F.pixel_shuffle(a, 2), x)
     with pytest.raises(ValueError, match="divisible"):
         F.pixel_shuffle(t(rng.normal(size=(1, 6, 2, 2))), 2)
+
+
+def np_unfold(x, kernel, stride, pads, dilation):
+    top, left, bottom, right = pads
+    x = np.pad(x, [(0, 0), (0, 0), (top, bottom), (left, right)])
+    n, c, h, w = x.shape
+    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
+    ho, wo = (h - (kh - 1) * dh - 1) // sh + 1, (w - (kw - 1) * dw - 1) // sw + 1
+    blocks = [x[:, :, i * sh:i * sh + (kh - 1) * dh + 1:dh, j * sw:j * sw + (kw - 1) * dw + 1:dw].reshape(n, -1)
+              for i in range(ho) for j in range(wo)]
+    return np.stack(blocks, -1)
+
+
+def test_unfold_and_fold():
+    x = rng.normal(size=(2, 3, 5, 6))
+    out = F.unfold(t(x), [2, 3], strides=[1, 2], paddings=[1, 0, 0, 1], dilations=[2, 1])
+    np.testing.assert_array_equal(out.numpy(), np_unfold(x, (2, 3), (1, 2), (1, 0, 0, 1), (2, 1)))
+    check_grad(lambda a: F.unfold(a, 2, strides=2, paddings=1), x)
+    image = np.arange(9.0).reshape(1, 1, 3, 3) + 1
+    cols = F.unfold(t(image), [2, 2])
+    np.testing.assert_array_equal(F.fold(cols, [3, 3], [2, 2]).numpy(),
+                                  [[[[1, 4, 3], [8, 20, 12], [7, 16, 9]]]])  # Paddle 3.3.1
+    blocks = rng.normal(size=(2, 18, 9))
+    check_grad(lambda a: F.fold(a, [5, 5], 3, strides=2, paddings=1), blocks)
+    # fold is unfold's adjoint: <unfold(x), y> == <x, fold(y)>
+    x5 = rng.normal(size=(2, 3, 5, 5))
+    unfolded = F.unfold(t(x5), 3, strides=2, paddings=1).numpy()
+    y = rng.normal(size=unfolded.shape)
+    np.testing.assert_allclose((unfolded * y).sum(), (x5 * F.fold(t(y), [5, 5], 3, strides=2, paddings=1).numpy()).sum())
+    assert nn.Unfold([2, 2])(t(image)).shape == [1, 4, 4]
+    assert nn.Fold([3, 3], [2, 2])(cols).shape == [1, 1, 3, 3]
+    with pytest.raises(ValueError, match="fold: input must be"):
+        F.fold(t(blocks), [4, 4], 3)
+    with pytest.raises(ValueError, match="paddings"):
+        F.unfold(t(x), 2, paddings=[1, 2, 3])
+
+
+def test_channel_shuffle():
+    x = rng.normal(size=(2, 6, 2, 2))
+    expected = x.reshape(2, 3, 2, 2, 2).transpose(0, 2, 1, 3, 4).reshape(2, 6, 2, 2)
+    np.testing.assert_array_equal(F.channel_shuffle(t(x), 3).numpy(), expected)
+    np.testing.assert_array_equal(nn.ChannelShuffle(3, "NHWC")(t(x.transpose(0, 2, 3, 1))).numpy(),
+                                  expected.transpose(0, 2, 3, 1))
+    with pytest.raises(ValueError, match="divisible"):
+        F.channel_shuffle(t(x), 4)
+
+
+@pytest.mark.parametrize("layer, mode, widths", [
+    (nn.ReflectionPad2D([1, 2, 0, 1]), "reflect", [(0, 1), (1, 2)]),
+    (nn.ReplicationPad2D(1), "edge", [(1, 1), (1, 1)]),
+    (nn.CircularPad2D([0, 1, 2, 0]), "wrap", [(2, 0), (0, 1)]),
+    (nn.ZeroPad2d([1, 0, 0, 0]), "constant", [(0, 0), (1, 0)])])
+def test_padding_classes(layer, mode, widths):
+    x = rng.normal(size=(1, 2, 3, 4))
+    np.testing.assert_array_equal(layer(t(x)).numpy(), np.pad(x, [(0, 0), (0, 0)] + widths, mode=mode))
+
+
+def test_constant_1d_and_3d_padding_classes():
+    seq = rng.normal(size=(1, 2, 3))
+    np.testing.assert_array_equal(nn.ConstantPad1D(2, 0.5)(t(seq)).numpy(),
+                                  np.pad(seq, [(0, 0), (0, 0), (2, 2)], constant_values=0.5))
+    cube = rng.normal(size=(1, 1, 2, 3, 3))
+    np.testing.assert_array_equal(nn.CircularPad3D(1)(t(cube)).numpy(), np.pad(cube, [(0, 0)] * 2 + [(1, 1)] * 3, "wrap"))
+    assert nn.ReflectionPad1D([1, 2])(t(seq)).shape == [1, 2, 6]
+    assert nn.ReplicationPad3D(1)(t(cube)).shape == [1, 1, 4, 5, 5] and nn.ZeroPad3D(1)(t(cube)).shape == [1, 1, 4, 5, 5]
+    assert nn.ZeroPad1D(1)(t(seq)).shape == [1, 2, 5] and nn.ConstantPad3D(1, 2.0)(t(cube)).shape == [1, 1, 4, 5, 5]

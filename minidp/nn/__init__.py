@@ -7,6 +7,10 @@ from . import functional, initializer
 from .clip import ClipGradByGlobalNorm
 from .clip import ClipGradByNorm, ClipGradByValue
 from .layers import Conv1DTranspose, Conv2DTranspose
+from .layers import (ChannelShuffle, CircularPad1D, CircularPad2D, CircularPad3D, ConstantPad1D, ConstantPad2D,
+                     ConstantPad3D, Fold, HuberLoss, LayerDict, MultiLabelMarginLoss, ParameterDict, ReflectionPad1D,
+                     ReflectionPad2D, ReflectionPad3D, ReplicationPad1D, ReplicationPad2D, ReplicationPad3D,
+                     TripletMarginWithDistanceLoss, Unfold, ZeroPad1D, ZeroPad3D)
 from . import utils
 from .layer import Layer
 from .layers import (GELU, AvgPool2D, BatchNorm1D, BatchNorm2D, BCEWithLogitsLoss, Conv2D, CrossEntropyLoss,
@@ -41,3 +45,24 @@ __all__ += ["AdaptiveAvgPool1D", "AdaptiveAvgPool2D", "AdaptiveMaxPool1D", "Adap
 __all__ += ["GRU", "LSTM", "RNN", "BiRNN", "GRUCell", "LSTMCell", "SimpleRNN", "SimpleRNNCell"]
 __all__ += ["ClipGradByNorm", "ClipGradByValue", "utils"]
 __all__ += ["Conv1DTranspose", "Conv2DTranspose"]
+__all__ += ["ChannelShuffle", "CircularPad1D", "CircularPad2D", "CircularPad3D", "ConstantPad1D", "ConstantPad2D",
+            "ConstantPad3D", "Fold", "HuberLoss", "LayerDict", "MultiLabelMarginLoss", "ParameterDict",
+            "ReflectionPad1D", "ReflectionPad2D", "ReflectionPad3D", "ReplicationPad1D", "ReplicationPad2D",
+            "ReplicationPad3D", "TripletMarginWithDistanceLoss", "Unfold", "ZeroPad1D", "ZeroPad3D"]
+
+# PyTorch-style spellings that Paddle also exports: the same classes under a second name.
+Module, ModuleList, ModuleDict = Layer, LayerList, LayerDict
+Conv1d, Conv2d = Conv1D, Conv2D
+AdaptiveAvgPool1d, AdaptiveAvgPool2d = AdaptiveAvgPool1D, AdaptiveAvgPool2D
+AdaptiveMaxPool1d, AdaptiveMaxPool2d = AdaptiveMaxPool1D, AdaptiveMaxPool2D
+UpsamplingBilinear2d, UpsamplingNearest2d = UpsamplingBilinear2D, UpsamplingNearest2D
+ZeroPad1d, ZeroPad2d, ZeroPad3d = ZeroPad1D, ZeroPad2D, ZeroPad3D
+ConstantPad1d, ConstantPad2d, ConstantPad3d = ConstantPad1D, ConstantPad2D, ConstantPad3D
+ReflectionPad1d, ReflectionPad2d, ReflectionPad3d = ReflectionPad1D, ReflectionPad2D, ReflectionPad3D
+ReplicationPad1d, ReplicationPad2d, ReplicationPad3d = ReplicationPad1D, ReplicationPad2D, ReplicationPad3D
+CircularPad1d, CircularPad2d, CircularPad3d = CircularPad1D, CircularPad2D, CircularPad3D
+__all__ += ["Module", "ModuleList", "ModuleDict", "Conv1d", "Conv2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+            "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "UpsamplingBilinear2d", "UpsamplingNearest2d", "ZeroPad1d",
+            "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d",
+            "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d",
+            "CircularPad1d", "CircularPad2d", "CircularPad3d"]

@@ -20,6 +20,12 @@ from .attention import scaled_dot_product_attention
 from .common import bilinear
 from .conv import conv1d
 from .conv import conv1d_transpose, conv2d_transpose
+from .common import dropout1d, label_smooth
+from .composite_loss import multi_label_margin_loss
+from .distance import pdist
+from .fold import fold, unfold
+from .input import sequence_mask
+from .vision import channel_shuffle
 from .pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d,
                       max_pool1d)
 from .vision import interpolate, pixel_shuffle, pixel_unshuffle, upsample
@@ -37,3 +43,5 @@ __all__ += ["alpha_dropout", "dropout2d", "dropout3d", "feature_alpha_dropout", 
 __all__ += ["scaled_dot_product_attention", "bilinear", "conv1d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
             "adaptive_max_pool1d", "adaptive_max_pool2d", "avg_pool1d", "max_pool1d"]
 __all__ += ["conv1d_transpose", "conv2d_transpose"]
+__all__ += ["dropout1d", "label_smooth", "multi_label_margin_loss", "pdist", "fold", "unfold", "sequence_mask",
+            "channel_shuffle"]

@@ -160,3 +160,21 @@ def bilinear(x1: Tensor, x2: Tensor, weight: Tensor, bias: Optional[Tensor] = No
     mixed = ops.matmul(x1, ops.reshape(ops.transpose(weight, [1, 0, 2]), [in1, out_f * in2]))
     out = (ops.reshape(mixed, [-1, out_f, in2]) * ops.unsqueeze(x2, 1)).sum(axis=-1)
     return out if bias is None else out + bias
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels of an [N, C, L] (or [C, L]) input with probability ``p``."""
+    check_tensor("dropout1d", "input", input)
+    if input.ndim not in (2, 3):
+        raise ValueError(f"dropout1d: expects a 2-D or 3-D input, got shape {input.shape}")
+    return dropout(input, p, list(range(input.ndim - 1)), training)
+
+
+def label_smooth(label: Tensor, prior_dist: Optional[Tensor] = None, epsilon: float = 0.1,
+                 name: Optional[str] = None) -> Tensor:
+    """(1 - epsilon) * label + epsilon * prior, the prior being uniform over the last axis by default."""
+    check_tensor("label_smooth", "label", label)
+    if not 0.0 <= epsilon <= 1.0:
+        raise ValueError(f"label_smooth: epsilon must lie in [0, 1], got {epsilon!r}")
+    prior = 1.0 / label.shape[-1] if prior_dist is None else prior_dist
+    return label * (1.0 - epsilon) + prior * epsilon

@@ -174,3 +174,25 @@ def dice_loss(input: Tensor, label: Tensor, epsilon: float = 1e-05, name: Option
     overlap = (input * target).sum(axis=axes)
     total = input.sum(axis=axes) + target.sum(axis=axes)
     return (1 - 2 * overlap / (total + epsilon)).mean()
+
+
+def multi_label_margin_loss(input: Tensor, label: Tensor, reduction: str = "mean",
+                            name: Optional[str] = None) -> Tensor:
+    """Multi-label hinge: sum over target classes j and other classes i of max(0, 1 - (x[j] - x[i])) / C.
+
+    ``label`` [N, C] lists each sample's target classes, ended by the first -1.
+    """
+    check_reduction("multi_label_margin_loss", reduction)
+    _check_all("multi_label_margin_loss", input=input, label=label)
+    if input.ndim != 2 or label.shape != input.shape:
+        raise ValueError(f"multi_label_margin_loss: input and label must both be [N, C], got {input.shape} and "
+                         f"{label.shape}")
+    ids = label._data
+    xp = backend.get_array_module(ids)
+    listed = xp.cumprod(ids != -1, axis=1).astype(bool)
+    is_target = xp.zeros(input.shape, dtype=bool)
+    rows = xp.broadcast_to(xp.arange(ids.shape[0])[:, None], ids.shape)
+    is_target[rows[listed], ids[listed]] = True
+    pairs = wrap((is_target[:, :, None] & ~is_target[:, None, :]).astype(input._data.dtype))
+    margins = ops.relu(1 - (ops.unsqueeze(input, 2) - ops.unsqueeze(input, 1)))
+    return reduce_loss((margins * pairs).sum(axis=[1, 2]) / input.shape[1], reduction)

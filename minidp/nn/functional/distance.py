@@ -5,6 +5,7 @@ import math
 from typing import Optional
 
 from ... import ops
+from ...backend import get_array_module
 from ...autograd.tensor import Tensor
 from ._util import check_tensor
 
@@ -38,3 +39,12 @@ def pairwise_distance(x: Tensor, y: Tensor, p: float = 2.0, epsilon: float = 1e-
     if not isinstance(p, (int, float)):
         raise TypeError(f"pairwise_distance: p must be a number, got {type(p).__name__}")
     return p_norm(x - y + epsilon, float(p), -1, keepdim)
+
+
+def pdist(x: Tensor, p: float = 2.0, name: Optional[str] = None) -> Tensor:
+    """The p-norm distance of every pair of rows i < j of ``x`` [N, M], in row-major pair order."""
+    check_tensor("pdist", "x", x)
+    if x.ndim != 2:
+        raise ValueError(f"pdist: expects a 2-D input [N, M], got shape {x.shape}")
+    first, second = get_array_module(x._data).triu_indices(x.shape[0], 1)
+    return p_norm(x[first] - x[second], float(p), -1, False)

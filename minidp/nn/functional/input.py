@@ -1,7 +1,7 @@
 """Embedding lookup: rows of a table picked by integer ids, with the gradient scattered back."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from ... import backend
 from ...autograd.tensor import Tensor
@@ -9,12 +9,16 @@ from ...ops._util import result
 from ._util import check_tensor
 
 
-def embedding(x: Tensor, weight: Tensor, padding_idx: Optional[int] = None, sparse: bool = False,
+def embedding(x: Tensor, weight: Tensor, padding_idx: Optional[int] = None, max_norm: Optional[float] = None,
+              norm_type: float = 2.0, sparse: bool = False, scale_grad_by_freq: bool = False,
               name: Optional[str] = None) -> Tensor:
     """``weight[x]``: one row of ``weight`` [num_embeddings, dim] per id in ``x``.
 
-    Ids equal to ``padding_idx`` give zero rows and send no gradient. ``sparse`` is accepted
-    for Paddle compatibility; the gradient is always a dense array shaped like ``weight``.
+    Ids equal to ``padding_idx`` give zero rows and send no gradient. With ``max_norm`` the
+    rows looked up are first rescaled in place (outside autograd) so that their ``norm_type``
+    norm is at most ``max_norm``; ``scale_grad_by_freq`` divides each row's gradient by the
+    number of times its id occurs in ``x``. ``sparse`` is accepted for Paddle compatibility;
+    the gradient is always a dense array shaped like ``weight``.
     """
     check_tensor("embedding", "x", x)
     check_tensor("embedding", "weight", weight)
@@ -29,16 +33,24 @@ def embedding(x: Tensor, weight: Tensor, padding_idx: Optional[int] = None, spar
         padding_idx = padding_idx + rows if padding_idx < 0 else padding_idx
         if not 0 <= padding_idx < rows:
             raise ValueError(f"embedding: padding_idx must lie in [-{rows}, {rows}), got {padding_idx}")
+    xp = backend.get_array_module(table)
+    if max_norm is not None:
+        used = xp.unique(ids)
+        norms = (xp.abs(table[used]) ** norm_type).sum(axis=1) ** (1.0 / norm_type)
+        scale = xp.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0).astype(table.dtype)
+        table[used] *= scale[:, None]
     out = table[ids]
     keep = None
     if padding_idx is not None:
         keep = (ids != padding_idx)[..., None]
         out *= keep
-    xp = backend.get_array_module(table)
 
     def backward(g):
         if keep is not None:
             g = g * keep
+        if scale_grad_by_freq:
+            counts = xp.bincount(ids.reshape(-1), minlength=rows)
+            g = g / counts[ids][..., None]
         grad = xp.zeros_like(table)
         xp.add.at(grad, ids.reshape(-1), g.reshape(-1, table.shape[1]))
         return (grad,)
@@ -60,3 +72,13 @@ def one_hot(x: Tensor, num_classes: int = -1, name: Optional[str] = None) -> Ten
                          f"[{int(ids.min())}, {int(ids.max())}]")
     xp = backend.get_array_module(ids)
     return Tensor._wrap((ids[..., None] == xp.arange(num_classes)).astype("float32"))
+
+
+def sequence_mask(x: Tensor, maxlen: Optional[int] = None, dtype: Any = "int64", name: Optional[str] = None) -> Tensor:
+    """mask[..., j] = j < x[...]: one row of ``maxlen`` (default max(x)) flags per length in ``x``."""
+    check_tensor("sequence_mask", "x", x)
+    lengths = x._data
+    if maxlen is None:
+        maxlen = int(lengths.max()) if lengths.size else 0
+    xp = backend.get_array_module(lengths)
+    return Tensor._wrap((xp.arange(int(maxlen)) < lengths[..., None]).astype(backend.convert_dtype(dtype)))

@@ -162,3 +162,17 @@ def pixel_unshuffle(x: Tensor, downscale_factor: int, data_format: str = "NCHW",
     out = ops.reshape(ops.transpose(ops.reshape(x, [n, c, h // r, r, w // r, r]), [0, 1, 3, 5, 2, 4]),
                       [n, c * r * r, h // r, w // r])
     return ops.transpose(out, [0, 2, 3, 1]) if data_format == "NHWC" else out
+
+
+def channel_shuffle(x: Tensor, groups: int, data_format: str = "NCHW", name: Optional[str] = None) -> Tensor:
+    """[N, g * k, H, W] -> channels reordered k-major: channel i * k + j moves to j * g + i."""
+    _check_factor("channel_shuffle", x, groups, data_format)
+    axis = 1 if data_format == "NCHW" else 3
+    channels = x.shape[axis]
+    if channels % groups:
+        raise ValueError(f"channel_shuffle: channels ({channels}) must be divisible by groups ({groups})")
+    shape = x.shape
+    split = shape[:axis] + [groups, channels // groups] + shape[axis + 1:]
+    perm = list(range(len(split)))
+    perm[axis], perm[axis + 1] = axis + 1, axis
+    return ops.reshape(ops.transpose(ops.reshape(x, split), perm), shape)

@@ -10,6 +10,11 @@ from .pooling import AvgPool2D, MaxPool2D
 from .common import AlphaDropout, Bilinear, Dropout2D, Dropout3D, FeatureAlphaDropout, Unflatten
 from .conv import Conv1D
 from .conv import Conv1DTranspose, Conv2DTranspose
+from .container import LayerDict, ParameterDict
+from .loss import HuberLoss, MultiLabelMarginLoss, TripletMarginWithDistanceLoss
+from .vision import (ChannelShuffle, CircularPad1D, CircularPad2D, CircularPad3D, ConstantPad1D, ConstantPad2D,
+                     ConstantPad3D, Fold, ReflectionPad1D, ReflectionPad2D, ReflectionPad3D, ReplicationPad1D,
+                     ReplicationPad2D, ReplicationPad3D, Unfold, ZeroPad1D, ZeroPad3D)
 from .loss import (BCELoss, CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss, KLDivLoss, MarginRankingLoss,
                    MultiLabelSoftMarginLoss, MultiMarginLoss, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss,
                    TripletMarginLoss)
@@ -40,3 +45,7 @@ __all__ += ["AlphaDropout", "Bilinear", "Dropout2D", "Dropout3D", "FeatureAlphaD
             "ZeroPad2D"]
 __all__ += ["GRU", "LSTM", "RNN", "BiRNN", "GRUCell", "LSTMCell", "SimpleRNN", "SimpleRNNCell"]
 __all__ += ["Conv1DTranspose", "Conv2DTranspose"]
+__all__ += ["LayerDict", "ParameterDict", "HuberLoss", "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss",
+            "ChannelShuffle", "CircularPad1D", "CircularPad2D", "CircularPad3D", "ConstantPad1D", "ConstantPad2D",
+            "ConstantPad3D", "Fold", "ReflectionPad1D", "ReflectionPad2D", "ReflectionPad3D", "ReplicationPad1D",
+            "ReplicationPad2D", "ReplicationPad3D", "Unfold", "ZeroPad1D", "ZeroPad3D"]

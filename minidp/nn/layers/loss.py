@@ -1,7 +1,7 @@
 """Loss layers: hold the options, call the functional loss."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 from ...autograd.tensor import Tensor
 from .. import functional as F
@@ -213,3 +213,30 @@ class GaussianNLLLoss(_Loss):
 
     def forward(self, input: Tensor, label: Tensor, variance: Tensor) -> Tensor:
         return F.gaussian_nll_loss(input, label, variance, self.full, self.epsilon, self.reduction)
+
+
+class HuberLoss(SmoothL1Loss):
+    """Huber loss: 0.5 d^2 inside ``delta``, delta (|d| - delta / 2) outside (same options as SmoothL1Loss)."""
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """Triplet loss with any distance function (pairwise L2 by default)."""
+
+    def __init__(self, distance_function: Optional[Callable] = None, margin: float = 1.0, swap: bool = False,
+                 reduction: str = "mean", name: Optional[str] = None) -> None:
+        super().__init__(reduction)
+        self.distance_function, self.margin, self.swap = distance_function, margin, swap
+
+    def forward(self, input: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return F.triplet_margin_with_distance_loss(input, positive, negative, self.distance_function, self.margin,
+                                                   self.swap, self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """Multi-label hinge loss over listed target classes."""
+
+    def __init__(self, reduction: str = "mean", name: Optional[str] = None) -> None:
+        super().__init__(reduction)
+
+    def forward(self, input: Tensor, label: Tensor) -> Tensor:
+        return F.multi_label_margin_loss(input, label, self.reduction)

@@ -1,4 +1,4 @@
-"""Padding, resampling and pixel-rearranging layers, and the distance layers."""
+"""Padding, resampling, pixel-rearranging and block (un)folding layers, and the distance layers."""
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -146,3 +146,127 @@ class PairwiseDistance(Layer):
 
     def extra_repr(self) -> str:
         return f"p={self.p}, epsilon={self.epsilon}, keepdim={self.keepdim}"
+
+
+class _ModePad(_Pad):
+    """A padding layer with its mode fixed by the class."""
+    _mode = "constant"
+
+    def __init__(self, padding: Any, data_format: Optional[str] = None, name: Optional[str] = None) -> None:
+        super().__init__(padding, self._mode, 0.0, data_format)
+
+
+class _ConstantPad(_Pad):
+    def __init__(self, padding: Any, value: float, data_format: Optional[str] = None,
+                 name: Optional[str] = None) -> None:
+        super().__init__(padding, "constant", value, data_format)
+
+
+class ConstantPad1D(_ConstantPad, Pad1D):
+    """Pads [N, C, L] inputs with ``value``."""
+
+
+class ConstantPad2D(_ConstantPad, Pad2D):
+    """Pads [N, C, H, W] inputs with ``value``."""
+
+
+class ConstantPad3D(_ConstantPad, Pad3D):
+    """Pads [N, C, D, H, W] inputs with ``value``."""
+
+
+class ZeroPad1D(_ModePad, Pad1D):
+    """Zero padding of [N, C, L] inputs."""
+
+
+class ZeroPad3D(_ModePad, Pad3D):
+    """Zero padding of [N, C, D, H, W] inputs."""
+
+
+class ReflectionPad1D(_ModePad, Pad1D):
+    """Mirror padding (the edge is not repeated) of [N, C, L] inputs."""
+    _mode = "reflect"
+
+
+class ReflectionPad2D(_ModePad, Pad2D):
+    """Mirror padding of [N, C, H, W] inputs."""
+    _mode = "reflect"
+
+
+class ReflectionPad3D(_ModePad, Pad3D):
+    """Mirror padding of [N, C, D, H, W] inputs."""
+    _mode = "reflect"
+
+
+class ReplicationPad1D(_ModePad, Pad1D):
+    """Edge-repeating padding of [N, C, L] inputs."""
+    _mode = "replicate"
+
+
+class ReplicationPad2D(_ModePad, Pad2D):
+    """Edge-repeating padding of [N, C, H, W] inputs."""
+    _mode = "replicate"
+
+
+class ReplicationPad3D(_ModePad, Pad3D):
+    """Edge-repeating padding of [N, C, D, H, W] inputs."""
+    _mode = "replicate"
+
+
+class CircularPad1D(_ModePad, Pad1D):
+    """Wrap-around padding of [N, C, L] inputs."""
+    _mode = "circular"
+
+
+class CircularPad2D(_ModePad, Pad2D):
+    """Wrap-around padding of [N, C, H, W] inputs."""
+    _mode = "circular"
+
+
+class CircularPad3D(_ModePad, Pad3D):
+    """Wrap-around padding of [N, C, D, H, W] inputs."""
+    _mode = "circular"
+
+
+class ChannelShuffle(Layer):
+    """Interleave the channels of ``groups`` groups (ShuffleNet)."""
+
+    def __init__(self, groups: int, data_format: str = "NCHW", name: Optional[str] = None) -> None:
+        super().__init__()
+        self.groups, self.data_format = groups, data_format
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.channel_shuffle(x, self.groups, self.data_format)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"
+
+
+class Unfold(Layer):
+    """Sliding blocks as columns (see :func:`minidp.nn.functional.unfold`)."""
+
+    def __init__(self, kernel_sizes: Any, dilations: Any = 1, paddings: Any = 0, strides: Any = 1,
+                 name: Optional[str] = None) -> None:
+        super().__init__()
+        self.kernel_sizes, self.dilations, self.paddings, self.strides = kernel_sizes, dilations, paddings, strides
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.unfold(x, self.kernel_sizes, self.strides, self.paddings, self.dilations)
+
+    def extra_repr(self) -> str:
+        return f"kernel_sizes={self.kernel_sizes}, strides={self.strides}, paddings={self.paddings}"
+
+
+class Fold(Layer):
+    """Columns summed back into an image (see :func:`minidp.nn.functional.fold`)."""
+
+    def __init__(self, output_sizes: Any, kernel_sizes: Any, dilations: Any = 1, paddings: Any = 0, strides: Any = 1,
+                 name: Optional[str] = None) -> None:
+        super().__init__()
+        self.output_sizes, self.kernel_sizes = output_sizes, kernel_sizes
+        self.dilations, self.paddings, self.strides = dilations, paddings, strides
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.fold(x, self.output_sizes, self.kernel_sizes, self.strides, self.paddings, self.dilations)
+
+    def extra_repr(self) -> str:
+        return f"output_sizes={self.output_sizes}, kernel_sizes={self.kernel_sizes}, strides={self.strides}"
