@@ -55,8 +55,10 @@ def test_adaptive_max_mask_channels_last_and_1d():
     last = F.adaptive_avg_pool2d(t(x.transpose(0, 2, 3, 1)), [2, 3], data_format="NHWC").numpy()
     np.testing.assert_allclose(last.transpose(0, 3, 1, 2), np_adaptive(x, (2, 3), np.mean))
     seq = distinct(2, 3, 7)
-    np.testing.assert_allclose(F.adaptive_avg_pool1d(t(seq), 3).numpy(), np_adaptive(seq[:, :, None], (1, 3), np.mean)[:, :, 0])
-    np.testing.assert_array_equal(nn.AdaptiveMaxPool1D(4)(t(seq)).numpy(), np_adaptive(seq[:, :, None], (1, 4), np.max)[:, :, 0])
+    np.testing.assert_allclose(F.adaptive_avg_pool1d(t(seq), 3).numpy(),
+                               np_adaptive(seq[:, :, None], (1, 3), np.mean)[:, :, 0])
+    np.testing.assert_array_equal(nn.AdaptiveMaxPool1D(4)(t(seq)).numpy(),
+                                  np_adaptive(seq[:, :, None], (1, 4), np.max)[:, :, 0])
     assert nn.AdaptiveAvgPool2D(1)(t(x)).shape == [1, 2, 1, 1]
     assert nn.AdaptiveAvgPool1D(2)(t(seq)).shape == [2, 3, 2]
     assert nn.AdaptiveMaxPool2D([None, 2])(t(x)).shape == [1, 2, 5, 2]
@@ -169,7 +171,8 @@ def np_conv2d_transpose(x, w, stride, pads, dilation, groups, extra=(0, 0)):
             for j in range(wd):
                 for a in range(kh):
                     for b in range(kw):
-                        full[:, g * og:(g + 1) * og, i * sh + a * dh, j * sw + b * dw] += x[:, ci, i, j, None] * w[ci, :, a, b]
+                        contribution = x[:, ci, i, j, None] * w[ci, :, a, b]
+                        full[:, g * og:(g + 1) * og, i * sh + a * dh, j * sw + b * dw] += contribution
     top, bottom, left, right = pads
     return full[:, :, top:full.shape[2] - bottom, left:full.shape[3] - right]
 

@@ -53,7 +53,8 @@ def test_pad_layers_and_errors():
     assert nn.Pad2D(1)(x).shape == [1, 2, 5, 6]
     assert nn.Pad1D([1, 2], mode="replicate")(t(rng.normal(size=(1, 2, 3)))).shape == [1, 2, 6]
     assert nn.Pad3D(1, mode="reflect")(t(rng.normal(size=(1, 1, 3, 3, 3)))).shape == [1, 1, 5, 5, 5]
-    np.testing.assert_array_equal(nn.ZeroPad2D([1, 0, 0, 1])(x).numpy(), np.pad(x.numpy(), [(0, 0)] * 2 + [(0, 1), (1, 0)]))
+    np.testing.assert_array_equal(nn.ZeroPad2D([1, 0, 0, 1])(x).numpy(),
+                                  np.pad(x.numpy(), [(0, 0)] * 2 + [(0, 1), (1, 0)]))
     np.testing.assert_array_equal(F.zeropad2d(x, [1, 0, 0, 1]).numpy(), nn.ZeroPad2D([1, 0, 0, 1])(x).numpy())
     with pytest.raises(ValueError, match="takes 8 pad values"):
         F.pad(x, [1, 2, 3])
@@ -107,7 +108,8 @@ def test_bilinear_matches_numpy_and_gradients(size, align_corners, align_mode):
 def test_nearest_linear_trilinear_and_channels_last():
     x = rng.normal(size=(1, 2, 3, 4))
     near = F.interpolate(t(x), size=[5, 3]).numpy()
-    np.testing.assert_array_equal(near, x[:, :, (np.arange(5) * 3 / 5).astype(int)][..., (np.arange(3) * 4 / 3).astype(int)])
+    rows, columns = (np.arange(5) * 3 / 5).astype(int), (np.arange(3) * 4 / 3).astype(int)
+    np.testing.assert_array_equal(near, x[:, :, rows][..., columns])
     check_grad(lambda a: F.interpolate(a, size=[5, 3]), x)
     line = rng.normal(size=(1, 2, 4))
     np.testing.assert_allclose(F.interpolate(t(line), size=[7], mode="linear", data_format="NCW").numpy(),
@@ -179,7 +181,8 @@ def test_unfold_and_fold():
     x5 = rng.normal(size=(2, 3, 5, 5))
     unfolded = F.unfold(t(x5), 3, strides=2, paddings=1).numpy()
     y = rng.normal(size=unfolded.shape)
-    np.testing.assert_allclose((unfolded * y).sum(), (x5 * F.fold(t(y), [5, 5], 3, strides=2, paddings=1).numpy()).sum())
+    folded = F.fold(t(y), [5, 5], 3, strides=2, paddings=1).numpy()
+    np.testing.assert_allclose((unfolded * y).sum(), (x5 * folded).sum())
     assert nn.Unfold([2, 2])(t(image)).shape == [1, 4, 4]
     assert nn.Fold([3, 3], [2, 2])(cols).shape == [1, 1, 3, 3]
     with pytest.raises(ValueError, match="fold: input must be"):
@@ -213,7 +216,9 @@ def test_constant_1d_and_3d_padding_classes():
     np.testing.assert_array_equal(nn.ConstantPad1D(2, 0.5)(t(seq)).numpy(),
                                   np.pad(seq, [(0, 0), (0, 0), (2, 2)], constant_values=0.5))
     cube = rng.normal(size=(1, 1, 2, 3, 3))
-    np.testing.assert_array_equal(nn.CircularPad3D(1)(t(cube)).numpy(), np.pad(cube, [(0, 0)] * 2 + [(1, 1)] * 3, "wrap"))
+    np.testing.assert_array_equal(nn.CircularPad3D(1)(t(cube)).numpy(),
+                                  np.pad(cube, [(0, 0)] * 2 + [(1, 1)] * 3, "wrap"))
     assert nn.ReflectionPad1D([1, 2])(t(seq)).shape == [1, 2, 6]
-    assert nn.ReplicationPad3D(1)(t(cube)).shape == [1, 1, 4, 5, 5] and nn.ZeroPad3D(1)(t(cube)).shape == [1, 1, 4, 5, 5]
+    assert nn.ReplicationPad3D(1)(t(cube)).shape == [1, 1, 4, 5, 5]
+    assert nn.ZeroPad3D(1)(t(cube)).shape == [1, 1, 4, 5, 5]
     assert nn.ZeroPad1D(1)(t(seq)).shape == [1, 2, 5] and nn.ConstantPad3D(1, 2.0)(t(cube)).shape == [1, 1, 4, 5, 5]
