@@ -369,3 +369,55 @@ def test_clip_by_value_and_by_norm_match_paddle():
         nn.ClipGradByValue(0.1, 0.5)
     with pytest.raises(ValueError, match="clip_norm"):
         nn.ClipGradByNorm(-1)
+
+
+def test_weight_norm_reparameterises_and_trains():
+    layer = nn.Linear(3, 4).to(dtype="float64")
+    original = layer.weight.numpy().copy()
+    nn.utils.weight_norm(layer)
+    assert list(layer.state_dict()) == ["bias", "weight_v", "weight_g"]  # as Paddle 3.3.1
+    np.testing.assert_allclose(layer.weight_g.numpy(), np.linalg.norm(original, axis=1))
+    np.testing.assert_allclose(layer.weight.numpy(), original)
+    x = np.random.default_rng(0).normal(size=(2, 3))
+    layer(minidp.to_tensor(x)).sum().backward()
+    v = layer.weight_v.numpy()
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    np.testing.assert_allclose(layer.weight_g.grad.numpy(), (x.sum(0)[:, None] * v / norms).sum(1))
+    layer.weight_g.set_value(layer.weight_g.numpy() * 2)
+    np.testing.assert_allclose(layer(minidp.to_tensor(x)).numpy(), x @ (2 * original) + layer.bias.numpy())
+    nn.utils.remove_weight_norm(layer)
+    assert list(layer.state_dict()) == ["bias", "weight"]
+    np.testing.assert_allclose(layer.weight.numpy(), 2 * original)
+    conv = nn.utils.weight_norm(nn.Conv2D(2, 3, 3), dim=None)
+    assert conv.weight_g.shape == []
+    with pytest.raises(ValueError, match="not weight-normalised"):
+        nn.utils.remove_weight_norm(layer)
+    with pytest.raises(ValueError, match="already"):
+        nn.utils.weight_norm(conv)
+    with pytest.raises(ValueError, match="no parameter"):
+        nn.utils.weight_norm(nn.ReLU())
+
+
+def test_orthogonal_dirac_bilinear_initializers_and_the_global_one():
+    init = nn.initializer
+    holder = nn.Layer()
+    q = holder.create_parameter([3, 5], default_initializer=init.Orthogonal(gain=2.0)).numpy()
+    np.testing.assert_allclose(q @ q.T, 4 * np.eye(3), atol=1e-5)
+    tall = holder.create_parameter([6, 2, 2], default_initializer=init.Orthogonal()).numpy().reshape(6, 4)
+    np.testing.assert_allclose(tall.T @ tall, np.eye(4), atol=1e-5)
+    dirac = holder.create_parameter([4, 2, 3], default_initializer=init.Dirac(groups=2)).numpy()
+    assert dirac.reshape(4, -1).tolist() == [[0, 1, 0, 0, 0, 0], [0, 0, 0, 0, 1, 0]] * 2  # Paddle 3.3.1
+    kernel = holder.create_parameter([2, 1, 4, 4], default_initializer=init.Bilinear()).numpy()[1, 0]
+    np.testing.assert_allclose(kernel, [[0.0625, 0.28125, 0.375, 0.15625], [0.1875, 0.65625, 0.75, 0.21875],
+                                        [0.1875, 0.46875, 0.375, 0.09375], [0.0625, 0.09375, 0.0, -0.03125]])
+    init.set_global_initializer(init.Constant(0.5), init.Constant(-1.0))
+    try:
+        conv = nn.Conv2D(1, 2, 3)
+        assert (conv.weight.numpy() == 0.5).all() and (conv.bias.numpy() == -1).all()
+        own = nn.Linear(2, 2, weight_attr=nn.ParamAttr(initializer=init.Constant(3.0)))
+        assert (own.weight.numpy() == 3).all()
+    finally:
+        init.set_global_initializer(None, None)
+    assert not (nn.Linear(2, 2).weight.numpy() == 0.5).all()
+    with pytest.raises(TypeError, match="weight_init"):
+        init.set_global_initializer("zeros")

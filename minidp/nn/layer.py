@@ -172,8 +172,9 @@ class Layer:
 
     def create_parameter(self, shape: Any, attr: Any = None, dtype: Any = None, is_bias: bool = False,
                          default_initializer: Any = None) -> Optional[Parameter]:
-        """A new parameter, initialised by ``attr``'s initializer, else ``default_initializer``,
-        else Paddle's defaults (zeros for a bias, Xavier-uniform otherwise).
+        """A new parameter, initialised by ``attr``'s initializer, else the one set by
+        :func:`minidp.nn.initializer.set_global_initializer`, else ``default_initializer``, else
+        Paddle's defaults (zeros for a bias, Xavier-uniform otherwise).
 
         Returns None when ``attr`` is False (a layer built without that parameter). The parameter
         is not registered until it is assigned to an attribute.
@@ -185,7 +186,7 @@ class Layer:
         shape = [int(s) for s in shape]
         if any(s < 0 for s in shape):
             raise ValueError(f"create_parameter: negative dimension in shape {shape}")
-        initializer = attr.initializer or default_initializer or (
+        initializer = attr.initializer or init.global_initializer(is_bias) or default_initializer or (
             init.Constant(0.0) if is_bias else init.XavierUniform())
         kind = "b" if is_bias else "w"
         name = attr.name or f"{self._full_name}.{kind}_{next(self._param_counters[kind])}"

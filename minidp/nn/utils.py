@@ -1,13 +1,14 @@
 """Gradient and parameter utilities: clip_grad_norm_, clip_grad_value_, parameters_to_vector,
-vector_to_parameters."""
+vector_to_parameters, and the weight_norm reparameterisation."""
 from __future__ import annotations
 
 import math
-from typing import Iterable, Union
+from typing import Iterable, Optional, Union
 
-from .. import backend
-from ..autograd.tensor import Tensor
+from .. import backend, ops
+from ..autograd.tensor import Parameter, Tensor
 from ..ops._util import wrap
+from .layer import Layer
 
 
 def _as_list(parameters: Union[Tensor, Iterable[Tensor]]) -> list:
@@ -71,3 +72,64 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor], name: str = 
         size = p._data.size
         p._data[...] = vec._data[start:start + size].reshape(p._data.shape)
         start += size
+
+
+def _norm_except(v: Tensor, dim: Optional[int]) -> Tensor:
+    """The L2 norm of ``v`` over every axis but ``dim`` (over all axes when ``dim`` is None)."""
+    axes = [a for a in range(v.ndim) if a != dim]
+    return ops.sqrt((v * v).sum(axis=axes))
+
+
+class WeightNorm:
+    """The forward pre-hook of :func:`weight_norm`: recomputes ``name`` = g * v / ||v|| before each call."""
+
+    def __init__(self, name: str, dim: Optional[int]) -> None:
+        self.name, self.dim = name, dim
+
+    def compute(self, layer: Layer) -> Tensor:
+        v, g = getattr(layer, self.name + "_v"), getattr(layer, self.name + "_g")
+        shape = [-1 if a == self.dim else 1 for a in range(v.ndim)] if self.dim is not None else []
+        scale = g / _norm_except(v, self.dim)
+        return v * (ops.reshape(scale, shape) if shape else scale)
+
+    def __call__(self, layer: Layer, inputs: tuple) -> None:
+        setattr(layer, self.name, self.compute(layer))
+
+
+def weight_norm(layer: Layer, name: str = "weight", dim: Optional[int] = 0) -> Layer:
+    """Reparameterise ``layer.<name>`` as g * v / ||v||: the parameters ``<name>_g`` (the norms
+    along ``dim``, or one norm with ``dim=None``) and ``<name>_v`` (the direction) replace it,
+    and the weight is recomputed before every forward."""
+    for hook in layer._forward_pre_hooks.values():
+        if isinstance(hook, WeightNorm) and hook.name == name:
+            raise ValueError(f"weight_norm: {name!r} of {type(layer).__name__} is already normalised")
+    weight = layer._parameters.get(name)
+    if not isinstance(weight, Parameter):
+        raise ValueError(f"weight_norm: {type(layer).__name__} has no parameter {name!r}")
+    if dim is not None and not -weight.ndim <= dim < weight.ndim:
+        raise ValueError(f"weight_norm: dim {dim} is out of range for a weight with {weight.ndim} axes")
+    dim = None if dim is None else dim % weight.ndim
+    delattr(layer, name)
+    xp = backend.get_array_module(weight._data)
+    norm = _norm_except(wrap(weight._data), dim)._data
+    layer.add_parameter(name + "_v", Parameter(weight._data.copy(), name=weight.name + "_v"))
+    layer.add_parameter(name + "_g", Parameter(xp.asarray(norm, dtype=weight._data.dtype), name=weight.name + "_g"))
+    hook = WeightNorm(name, dim)
+    setattr(layer, name, hook.compute(layer))
+    layer.register_forward_pre_hook(hook)
+    return layer
+
+
+def remove_weight_norm(layer: Layer, name: str = "weight") -> Layer:
+    """Undo :func:`weight_norm`: ``<name>`` becomes one parameter again, holding g * v / ||v||."""
+    for key, hook in list(layer._forward_pre_hooks.items()):
+        if isinstance(hook, WeightNorm) and hook.name == name:
+            data = hook.compute(layer)._data
+            original_name = getattr(layer, name + "_v").name[:-len("_v")]
+            del layer._forward_pre_hooks[key]
+            delattr(layer, name + "_g")
+            delattr(layer, name + "_v")
+            object.__delattr__(layer, name)
+            layer.add_parameter(name, Parameter(data, name=original_name))
+            return layer
+    raise ValueError(f"remove_weight_norm: {name!r} of {type(layer).__name__} is not weight-normalised")
