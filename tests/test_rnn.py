@@ -144,3 +144,14 @@ def test_multi_layer_dropout_and_errors():
         nn.SimpleRNN(3, 4, activation="sigmoid")
     with pytest.raises(ValueError, match="proj_size"):
         nn.LSTM(3, 4, proj_size=2)
+
+
+def test_cell_initial_states_follow_paddle():
+    cell = nn.LSTMCell(3, 4)
+    assert isinstance(cell, nn.RNNCellBase) and cell.state_shape == ((4,), (4,))
+    h, c = cell.get_initial_states(t(np.ones((5, 3), "float32")))
+    assert h.shape == [5, 4] and c.shape == [5, 4] and float(h.abs().sum()) == 0
+    filled = nn.GRUCell(3, 2).get_initial_states(t(np.ones((7, 6, 3))), shape=[2, 2], dtype="float64",
+                                                 init_value=1.5, batch_dim_idx=1)
+    assert filled.shape == [6, 2, 2] and filled.dtype == minidp.float64 and float(filled.min()) == 1.5
+    assert nn.SimpleRNNCell(3, 2).state_dtype == minidp.float32

@@ -26,6 +26,7 @@ from .layers import (AdaptiveAvgPool1D, AdaptiveAvgPool2D, AdaptiveMaxPool1D, Ad
                      TransformerEncoder, TransformerEncoderLayer, TripletMarginLoss, Unflatten, Upsample,
                      UpsamplingBilinear2D, UpsamplingNearest2D, ZeroPad2D)
 from .layers import GRU, LSTM, RNN, BiRNN, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell
+from .layers import RNNCellBase
 from .param_attr import ParamAttr
 
 __all__ = ["Parameter", "Layer", "ParamAttr", "ClipGradByGlobalNorm", "functional", "initializer", "GELU",
@@ -66,3 +67,4 @@ __all__ += ["Module", "ModuleList", "ModuleDict", "Conv1d", "Conv2d", "AdaptiveA
             "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d",
             "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d",
             "CircularPad1d", "CircularPad2d", "CircularPad3d"]
+__all__ += ["RNNCellBase"]

@@ -23,6 +23,7 @@ from .norm import (BatchNorm, BatchNorm3D, GroupNorm, InstanceNorm1D, InstanceNo
 from .pooling import (AdaptiveAvgPool1D, AdaptiveAvgPool2D, AdaptiveMaxPool1D, AdaptiveMaxPool2D, AvgPool1D,
                       MaxPool1D)
 from .rnn import GRU, LSTM, RNN, BiRNN, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell
+from .rnn import RNNCellBase
 from .transformer import (MultiHeadAttention, Transformer, TransformerDecoder, TransformerDecoderLayer,
                           TransformerEncoder, TransformerEncoderLayer)
 from .vision import (CosineSimilarity, Pad1D, Pad2D, Pad3D, PairwiseDistance, PixelShuffle, PixelUnshuffle, Upsample,
@@ -49,3 +50,4 @@ __all__ += ["LayerDict", "ParameterDict", "HuberLoss", "MultiLabelMarginLoss", "
             "ChannelShuffle", "CircularPad1D", "CircularPad2D", "CircularPad3D", "ConstantPad1D", "ConstantPad2D",
             "ConstantPad3D", "Fold", "ReflectionPad1D", "ReflectionPad2D", "ReflectionPad3D", "ReplicationPad1D",
             "ReplicationPad2D", "ReplicationPad3D", "Unfold", "ZeroPad1D", "ZeroPad3D"]
+__all__ += ["RNNCellBase"]

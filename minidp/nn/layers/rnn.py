@@ -22,8 +22,8 @@ from .container import LayerList
 _DIRECTIONS = {"forward": 1, "bidirect": 2, "bidirectional": 2}
 
 
-class _Cell(Layer):
-    """Holds weight_ih [gates * hidden, input], weight_hh [gates * hidden, hidden] and their biases,
+class RNNCellBase(Layer):
+    """Base of the cells: holds weight_ih [gates * hidden, input], weight_hh [gates * hidden, hidden] and their biases,
     all uniform in [-1/sqrt(hidden), 1/sqrt(hidden)] as in Paddle."""
     _gates = 1
 
@@ -45,23 +45,36 @@ class _Cell(Layer):
         out = ops.matmul(x, weight, transpose_y=True)
         return out if bias is None else out + bias
 
-    def _zeros(self, batch_ref: Tensor) -> Tensor:
+    def get_initial_states(self, batch_ref: Tensor, shape: Any = None, dtype: Any = None, init_value: float = 0.0,
+                           batch_dim_idx: int = 0) -> Any:
+        """States filled with ``init_value`` for the batch of ``batch_ref`` (its axis ``batch_dim_idx``):
+        one tensor per shape in ``shape`` (default :attr:`state_shape`), in ``dtype`` (default
+        ``batch_ref``'s)."""
+        shape = self.state_shape if shape is None else shape
         xp = backend.get_array_module(batch_ref._data)
-        return wrap(xp.zeros((batch_ref.shape[0], self.hidden_size), dtype=batch_ref._data.dtype))
+        dtype = batch_ref._data.dtype if dtype is None else backend.convert_dtype(dtype)
+        batch = batch_ref.shape[batch_dim_idx]
 
-    def get_initial_states(self, batch_ref: Tensor) -> Any:
-        """Zero states for a batch shaped like ``batch_ref``."""
-        return self._zeros(batch_ref)
+        def make(state: Any) -> Tensor:
+            return wrap(xp.full((batch,) + tuple(state), init_value, dtype=dtype))
+
+        return tuple(make(s) for s in shape) if isinstance(shape[0], (tuple, list)) else make(shape)
 
     @property
     def state_shape(self) -> Any:
+        """The shape of one sample's state (a tuple of shapes for cells with several states)."""
         return (self.hidden_size,)
+
+    @property
+    def state_dtype(self) -> Any:
+        """The dtype of the states: that of the weights."""
+        return self.weight_ih.dtype
 
     def extra_repr(self) -> str:
         return f"{self.input_size}, {self.hidden_size}"
 
 
-class SimpleRNNCell(_Cell):
+class SimpleRNNCell(RNNCellBase):
     """h' = act(x W_ih^T + b_ih + h W_hh^T + b_hh), act 'tanh' or 'relu'."""
 
     def __init__(self, input_size: int, hidden_size: int, activation: str = "tanh", weight_ih_attr: Any = None,
@@ -80,7 +93,7 @@ class SimpleRNNCell(_Cell):
         return h, h
 
 
-class LSTMCell(_Cell):
+class LSTMCell(RNNCellBase):
     """Long short-term memory; states are (h, c); gates in Paddle's order (i, f, g, o)."""
     _gates = 4
 
@@ -91,9 +104,6 @@ class LSTMCell(_Cell):
         if proj_size:
             raise ValueError("LSTMCell: proj_size is not supported; use proj_size=0")
         self._create(input_size, hidden_size, weight_ih_attr, weight_hh_attr, bias_ih_attr, bias_hh_attr)
-
-    def get_initial_states(self, batch_ref: Tensor) -> tuple:
-        return self._zeros(batch_ref), self._zeros(batch_ref)
 
     @property
     def state_shape(self) -> Any:
@@ -108,7 +118,7 @@ class LSTMCell(_Cell):
         return h, (h, c)
 
 
-class GRUCell(_Cell):
+class GRUCell(RNNCellBase):
     """Gated recurrent unit in Paddle's form: h' = (h - c) * z + c, the reset gate applied to
     the projected state."""
     _gates = 3
@@ -205,7 +215,7 @@ class BiRNN(Layer):
 class _RNNBase(LayerList):
     """A stack of ``num_layers`` (Bi)RNNs; returns (outputs, final states) where each final
     state is [num_layers * num_directions, batch, hidden]."""
-    _cell = _Cell
+    _cell = RNNCellBase
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int, direction: str, time_major: bool,
                  dropout: float, weight_ih_attr: Any, weight_hh_attr: Any, bias_ih_attr: Any, bias_hh_attr: Any,
