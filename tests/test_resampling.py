@@ -222,3 +222,24 @@ def test_constant_1d_and_3d_padding_classes():
     assert nn.ReplicationPad3D(1)(t(cube)).shape == [1, 1, 4, 5, 5]
     assert nn.ZeroPad3D(1)(t(cube)).shape == [1, 1, 4, 5, 5]
     assert nn.ZeroPad1D(1)(t(seq)).shape == [1, 2, 5] and nn.ConstantPad3D(1, 2.0)(t(cube)).shape == [1, 1, 4, 5, 5]
+
+
+def test_bicubic_and_area_modes():
+    ramp = np.arange(12.0).reshape(1, 1, 3, 4)
+    np.testing.assert_allclose(F.interpolate(t(ramp), size=[4, 6], mode="bicubic").numpy()[0, 0, 0],
+                               [-0.37391493, 0.11914065, 0.92585364, 1.49992774, 2.30664071, 2.79969621],
+                               rtol=1e-6)  # Paddle 3.3.1
+    aligned = F.interpolate(t(ramp), size=[4, 6], mode="bicubic", align_corners=True).numpy()[0, 0, 1]
+    np.testing.assert_allclose(aligned,
+                               [2.29629638, 2.80029641, 3.54429643, 4.04829646, 4.79229648, 5.29629638], rtol=1e-6)
+    np.testing.assert_allclose(F.interpolate(t(ramp), size=[2, 3], mode="area").numpy()[0, 0],
+                               [[2.5, 3.5, 4.5], [6.5, 7.5, 8.5]])
+    # cubic convolution reproduces a linear ramp exactly away from the clamped borders
+    line = np.tile(np.arange(8.0), (1, 1, 8, 1))
+    upsampled = F.interpolate(t(line), size=[8, 15], mode="bicubic", align_corners=True).numpy()[0, 0, 0]
+    np.testing.assert_allclose(upsampled[2:-2], np.linspace(0, 7, 15)[2:-2], atol=1e-6)
+    x = rng.normal(size=(1, 2, 3, 4))
+    check_grad(lambda a: F.interpolate(a, size=[5, 7], mode="bicubic"), x)
+    check_grad(lambda a: F.interpolate(a, size=[2, 3], mode="area"), x)
+    with pytest.raises(ValueError, match="area"):
+        F.interpolate(t(rng.normal(size=(1, 1, 2, 2, 2))), size=[1, 1, 1], mode="area")

@@ -1,8 +1,8 @@
 """Resampling and rearranging images: interpolate/upsample, pixel_shuffle and pixel_unshuffle.
 
-Interpolation is separable: each spatial axis is resampled in turn by one op that gathers two
-neighbouring rows and blends them (nearest takes one row); backward scatters the gradient to
-the same rows with the same weights.
+Interpolation is separable: each spatial axis is resampled in turn by one op that gathers a few
+neighbouring rows and blends them (nearest takes one row, linear two, cubic four); backward
+scatters the gradient to the same rows with the same weights.
 """
 from __future__ import annotations
 
@@ -13,39 +13,51 @@ from ... import backend, ops
 from ...autograd.tensor import Tensor
 from ...ops._util import result
 from ._util import check_tensor
+from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
 
-_LINEAR_MODES = {"linear": 3, "bilinear": 4, "trilinear": 5}
+_LINEAR_MODES = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5}
 _LAYOUTS = {3: ("NCW", "NWC"), 4: ("NCHW", "NHWC"), 5: ("NCDHW", "NDHWC")}
 
 
-def _resample_axis(x: Tensor, axis: int, low: Any, high: Any, weight: Any) -> Tensor:
-    """x.take(low) * (1 - weight) + x.take(high) * weight along ``axis`` (weight None: x.take(low))."""
+def _resample_axis(x: Tensor, axis: int, taps: list) -> Tensor:
+    """sum over taps of x.take(index) * weight along ``axis`` (a weight of None means 1)."""
     xd = x._data
     xp = backend.get_array_module(xd)
     shape = [1] * xd.ndim
     shape[axis] = -1
-    if weight is None:
-        out = xp.take(xd, low, axis=axis)
-    else:
-        weight = weight.astype(xd.dtype).reshape(shape)
-        out = xp.take(xd, low, axis=axis) * (1 - weight) + xp.take(xd, high, axis=axis) * weight
+    taps = [(index, None if weight is None else weight.astype(xd.dtype).reshape(shape)) for index, weight in taps]
+    out = None
+    for index, weight in taps:
+        picked = xp.take(xd, index, axis=axis)
+        picked = picked if weight is None else picked * weight
+        out = picked if out is None else out + picked
 
     def backward(g):
-        moved = xp.moveaxis(g if weight is None else g * (1 - weight), axis, 0)
-        summed = xp.zeros((xd.shape[axis],) + moved.shape[1:], dtype=g.dtype)
-        xp.add.at(summed, low, moved)
-        if weight is not None:
-            xp.add.at(summed, high, xp.moveaxis(g * weight, axis, 0))
+        summed = xp.zeros((xd.shape[axis],) + tuple(n for i, n in enumerate(g.shape) if i != axis), dtype=g.dtype)
+        for index, weight in taps:
+            xp.add.at(summed, index, xp.moveaxis(g if weight is None else g * weight, axis, 0))
         return (xp.moveaxis(summed, 0, axis),)
 
     return result(out, (x,), backward)
 
 
-def _source_positions(xp: Any, n_in: int, n_out: int, scale: Optional[float], mode: str, align_corners: bool,
-                      align_mode: int) -> tuple:
-    """For each output position along an axis: the two source rows and the blend weight
-    (nearest: one row, weight None), following Paddle's coordinate rules, which compute source
-    coordinates in float32 whatever the data's dtype."""
+_CUBIC_A = -0.75
+
+
+def _cubic_weights(xp: Any, t: Any) -> list:
+    """The four cubic-convolution weights (a = -0.75) for taps at -1, 0, 1, 2 from the floor."""
+    a = _CUBIC_A
+    w0 = ((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a
+    w1 = ((a + 2) * t - (a + 3)) * t * t + 1
+    w2 = ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1
+    return [w0, w1, w2, 1 - w0 - w1 - w2]
+
+
+def _source_taps(xp: Any, n_in: int, n_out: int, scale: Optional[float], mode: str, align_corners: bool,
+                 align_mode: int) -> list:
+    """For each output position along an axis, the (source rows, weights) taps that blend into it,
+    following Paddle's coordinate rules, which compute source coordinates in float32 whatever the
+    data's dtype."""
     if align_corners:
         ratio = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
     else:
@@ -54,14 +66,20 @@ def _source_positions(xp: Any, n_in: int, n_out: int, scale: Optional[float], mo
     out_index = xp.arange(n_out, dtype="float32")
     if mode == "nearest":
         src = xp.floor(out_index * ratio + (0.5 if align_corners else 0.0))
-        return xp.minimum(src.astype("int64"), n_in - 1), None, None
+        return [(xp.minimum(src.astype("int64"), n_in - 1), None)]
+    if mode == "bicubic":
+        src = out_index * ratio if align_corners else (out_index + xp.float32(0.5)) * ratio - xp.float32(0.5)
+        base = xp.floor(src)
+        weights = _cubic_weights(xp, (src - base).astype("float64"))
+        return [(xp.clip(base.astype("int64") + k - 1, 0, n_in - 1), w) for k, w in enumerate(weights)]
     if align_corners or align_mode == 1:
         src = out_index * ratio
     else:
         src = xp.maximum((out_index + xp.float32(0.5)) * ratio - xp.float32(0.5), xp.float32(0))
     low = xp.minimum(xp.floor(src).astype("int64"), n_in - 1)
     high = xp.minimum(low + 1, n_in - 1)
-    return low, high, src - low
+    weight = src - low
+    return [(low, 1 - weight), (high, weight)]
 
 
 def interpolate(x: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
@@ -70,21 +88,23 @@ def interpolate(x: Tensor, size: Any = None, scale_factor: Any = None, mode: str
                 name: Optional[str] = None) -> Tensor:
     """Resize the spatial axes of ``x`` to ``size``, or by ``scale_factor``.
 
-    Modes: 'nearest' (any of 3-, 4- or 5-D inputs), 'linear' (3-D), 'bilinear' (4-D),
-    'trilinear' (5-D). ``align_corners`` maps the corner pixels onto each other; otherwise
-    ``align_mode=0`` uses half-pixel centres and ``align_mode=1`` the top-left corners.
+    Modes: 'nearest' (any of 3-, 4- or 5-D inputs), 'area' (adaptive average pooling, 3-D and
+    4-D), 'linear' (3-D), 'bilinear' and 'bicubic' (4-D), 'trilinear' (5-D). ``align_corners``
+    maps the corner pixels onto each other; otherwise ``align_mode=0`` uses half-pixel centres
+    and ``align_mode=1`` the top-left corners (linear modes only).
     """
     check_tensor("interpolate", "x", x)
     mode = mode.lower()
-    if mode != "nearest" and mode not in _LINEAR_MODES:
-        raise ValueError(f"interpolate: mode must be 'nearest', 'linear', 'bilinear' or 'trilinear', got {mode!r}")
+    if mode not in ("nearest", "area") and mode not in _LINEAR_MODES:
+        raise ValueError(f"interpolate: mode must be 'nearest', 'area', 'linear', 'bilinear', 'bicubic' or "
+                         f"'trilinear', got {mode!r}")
     ndim = x.ndim
     if ndim not in _LAYOUTS:
         raise ValueError(f"interpolate: expects a 3-, 4- or 5-D input, got shape {x.shape}")
     if mode in _LINEAR_MODES and _LINEAR_MODES[mode] != ndim:
         raise ValueError(f"interpolate: mode {mode!r} needs a {_LINEAR_MODES[mode]}-D input, got shape {x.shape}")
-    if mode == "nearest" and align_corners:
-        raise ValueError("interpolate: align_corners is only valid for the linear modes")
+    if mode in ("nearest", "area") and align_corners:
+        raise ValueError("interpolate: align_corners is only valid for the linear and cubic modes")
     layout = data_format or _LAYOUTS[ndim][0]
     if layout not in _LAYOUTS[ndim] and not (ndim == 3 and layout in ("NCL", "NLC")):
         raise ValueError(f"interpolate: data_format {data_format!r} does not fit a {ndim}-D input; use one "
@@ -110,12 +130,24 @@ def interpolate(x: Tensor, size: Any = None, scale_factor: Any = None, mode: str
             scales = [None] * len(axes)
     if len(sizes) != len(axes) or any(s < 1 for s in sizes):
         raise ValueError(f"interpolate: size must give a positive length per spatial axis, got {sizes}")
+    if mode == "area":
+        return _area(x, sizes, layout)
     xp = backend.get_array_module(x._data)
     out = x
     for axis, n_in, n_out, scale in zip(axes, in_sizes, sizes, scales):
-        low, high, weight = _source_positions(xp, n_in, n_out, scale, mode, align_corners, align_mode)
-        out = _resample_axis(out, axis, low, high, weight)
+        out = _resample_axis(out, axis, _source_taps(xp, n_in, n_out, scale, mode, align_corners, align_mode))
     return out
+
+
+def _area(x: Tensor, sizes: list, layout: str) -> Tensor:
+    """'area' resizing: adaptive average pooling to ``sizes`` (3-D and 4-D inputs)."""
+    if x.ndim == 5:
+        raise ValueError("interpolate: mode 'area' supports 3-D and 4-D inputs")
+    channels_last = layout[1] != "C"
+    if channels_last:
+        x = ops.transpose(x, [0, x.ndim - 1] + list(range(1, x.ndim - 1)))
+    out = adaptive_avg_pool1d(x, sizes[0]) if x.ndim == 3 else adaptive_avg_pool2d(x, sizes)
+    return ops.transpose(out, [0] + list(range(2, x.ndim)) + [1]) if channels_last else out
 
 
 def upsample(x: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
