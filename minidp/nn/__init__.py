@@ -27,6 +27,7 @@ from .layers import (AdaptiveAvgPool1D, AdaptiveAvgPool2D, AdaptiveMaxPool1D, Ad
                      UpsamplingBilinear2D, UpsamplingNearest2D, ZeroPad2D)
 from .layers import GRU, LSTM, RNN, BiRNN, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell
 from .layers import RNNCellBase
+from .layers import AdaptiveAvgPool3D, AdaptiveMaxPool3D, AvgPool3D, Conv3D, MaxPool3D
 from .param_attr import ParamAttr
 
 __all__ = ["Parameter", "Layer", "ParamAttr", "ClipGradByGlobalNorm", "functional", "initializer", "GELU",
@@ -68,3 +69,6 @@ __all__ += ["Module", "ModuleList", "ModuleDict", "Conv1d", "Conv2d", "AdaptiveA
             "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d",
             "CircularPad1d", "CircularPad2d", "CircularPad3d"]
 __all__ += ["RNNCellBase"]
+__all__ += ["Conv3D", "AdaptiveAvgPool3D", "AdaptiveMaxPool3D", "AvgPool3D", "MaxPool3D", "Conv3d",
+            "AdaptiveAvgPool3d", "AdaptiveMaxPool3d"]
+Conv3d, AdaptiveAvgPool3d, AdaptiveMaxPool3d = Conv3D, AdaptiveAvgPool3D, AdaptiveMaxPool3D

@@ -26,6 +26,7 @@ from .distance import pdist
 from .fold import fold, unfold
 from .input import sequence_mask
 from .vision import channel_shuffle
+from .volume import adaptive_avg_pool3d, adaptive_max_pool3d, avg_pool3d, conv3d, max_pool3d
 from .pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d,
                       max_pool1d)
 from .vision import interpolate, pixel_shuffle, pixel_unshuffle, upsample
@@ -45,3 +46,4 @@ __all__ += ["scaled_dot_product_attention", "bilinear", "conv1d", "adaptive_avg_
 __all__ += ["conv1d_transpose", "conv2d_transpose"]
 __all__ += ["dropout1d", "label_smooth", "multi_label_margin_loss", "pdist", "fold", "unfold", "sequence_mask",
             "channel_shuffle"]
+__all__ += ["adaptive_avg_pool3d", "adaptive_max_pool3d", "avg_pool3d", "conv3d", "max_pool3d"]

@@ -141,7 +141,7 @@ def avg_pool1d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0
     return ops.squeeze(avg_pool2d(ops.unsqueeze(x, 2), kernel, stride, padding, ceil_mode, exclusive), 2)
 
 
-def _adaptive_bounds(n_in: int, n_out: int) -> list:
+def adaptive_bounds(n_in: int, n_out: int) -> list:
     """Paddle's adaptive windows: [floor(i n / o), ceil((i + 1) n / o)) for each output i."""
     return [((i * n_in) // n_out, -(-((i + 1) * n_in) // n_out)) for i in range(n_out)]
 
@@ -157,10 +157,10 @@ def _adaptive_sizes(op: str, x: Tensor, output_size: Any, spatial: int) -> list:
     return sizes
 
 
-def _averaging_matrix(xp: Any, n_in: int, n_out: int, dtype: Any) -> Any:
+def averaging_matrix(xp: Any, n_in: int, n_out: int, dtype: Any) -> Any:
     """[n_out, n_in] rows that average each adaptive window."""
     matrix = xp.zeros((n_out, n_in), dtype=dtype)
-    for i, (start, end) in enumerate(_adaptive_bounds(n_in, n_out)):
+    for i, (start, end) in enumerate(adaptive_bounds(n_in, n_out)):
         matrix[i, start:end] = 1.0 / (end - start)
     return matrix
 
@@ -178,8 +178,8 @@ def adaptive_avg_pool2d(x: Tensor, output_size: Any, data_format: str = "NCHW", 
         return ops.transpose(adaptive_avg_pool2d(ops.transpose(x, [0, 3, 1, 2]), output_size), [0, 2, 3, 1])
     oh, ow = _adaptive_sizes("adaptive_avg_pool2d", x, output_size, 2)
     xp = backend.get_array_module(x._data)
-    rows = wrap(_averaging_matrix(xp, x.shape[2], oh, x._data.dtype))
-    columns = wrap(_averaging_matrix(xp, x.shape[3], ow, x._data.dtype).T.copy())
+    rows = wrap(averaging_matrix(xp, x.shape[2], oh, x._data.dtype))
+    columns = wrap(averaging_matrix(xp, x.shape[3], ow, x._data.dtype).T.copy())
     return ops.matmul(ops.matmul(rows, x), columns)
 
 
@@ -205,8 +205,8 @@ def adaptive_max_pool2d(x: Tensor, output_size: Any, return_mask: bool = False, 
     n, c, h, w = xd.shape
     out = xp.empty((n, c, oh, ow), dtype=xd.dtype)
     where = xp.empty((n, c, oh, ow), dtype="int64")
-    for i, (h0, h1) in enumerate(_adaptive_bounds(h, oh)):
-        for j, (w0, w1) in enumerate(_adaptive_bounds(w, ow)):
+    for i, (h0, h1) in enumerate(adaptive_bounds(h, oh)):
+        for j, (w0, w1) in enumerate(adaptive_bounds(w, ow)):
             window = xd[:, :, h0:h1, w0:w1].reshape(n, c, -1)
             k = window.argmax(axis=2)
             out[:, :, i, j] = xp.take_along_axis(window, k[..., None], axis=2)[..., 0]

@@ -24,6 +24,8 @@ from .pooling import (AdaptiveAvgPool1D, AdaptiveAvgPool2D, AdaptiveMaxPool1D, A
                       MaxPool1D)
 from .rnn import GRU, LSTM, RNN, BiRNN, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell
 from .rnn import RNNCellBase
+from .conv import Conv3D
+from .pooling import AdaptiveAvgPool3D, AdaptiveMaxPool3D, AvgPool3D, MaxPool3D
 from .transformer import (MultiHeadAttention, Transformer, TransformerDecoder, TransformerDecoderLayer,
                           TransformerEncoder, TransformerEncoderLayer)
 from .vision import (CosineSimilarity, Pad1D, Pad2D, Pad3D, PairwiseDistance, PixelShuffle, PixelUnshuffle, Upsample,
@@ -51,3 +53,4 @@ __all__ += ["LayerDict", "ParameterDict", "HuberLoss", "MultiLabelMarginLoss", "
             "ConstantPad3D", "Fold", "ReflectionPad1D", "ReflectionPad2D", "ReflectionPad3D", "ReplicationPad1D",
             "ReplicationPad2D", "ReplicationPad3D", "Unfold", "ZeroPad1D", "ZeroPad3D"]
 __all__ += ["RNNCellBase"]
+__all__ += ["Conv3D", "AdaptiveAvgPool3D", "AdaptiveMaxPool3D", "AvgPool3D", "MaxPool3D"]

@@ -1,4 +1,4 @@
-"""Conv1D, Conv2D and the transposed convolutions."""
+"""Conv1D, Conv2D, Conv3D and the transposed convolutions."""
 from __future__ import annotations
 
 import math
@@ -133,3 +133,38 @@ class Conv1DTranspose(_ConvTranspose):
     def forward(self, x: Tensor, output_size: Any = None) -> Tensor:
         return F.conv1d_transpose(x, self.weight, self.bias, self._stride, self._padding, self._output_padding,
                                   self._groups, self._dilation, output_size, self._data_format)
+
+
+class Conv3D(Layer):
+    """3-D convolution over [N, C, D, H, W] inputs with weight [out_channels, in_channels/groups, kd, kh, kw].
+
+    The weight starts normal with std sqrt(2 / (in_channels * kd * kh * kw)), the bias at zero, as in Paddle.
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                 dilation: Any = 1, groups: int = 1, padding_mode: str = "zeros", weight_attr: Any = None,
+                 bias_attr: Any = None, data_format: str = "NCDHW") -> None:
+        super().__init__()
+        if padding_mode != "zeros":
+            raise ValueError(f"Conv3D: only padding_mode='zeros' is supported, got {padding_mode!r}")
+        if groups < 1 or in_channels % groups or out_channels % groups:
+            raise ValueError(f"Conv3D: in_channels ({in_channels}) and out_channels ({out_channels}) must "
+                             f"be divisible by groups ({groups})")
+        kernel = (kernel_size,) * 3 if isinstance(kernel_size, int) else tuple(kernel_size)
+        if len(kernel) != 3 or not all(isinstance(k, int) and k > 0 for k in kernel):
+            raise ValueError(f"Conv3D: kernel_size must be a positive int or three of them, got {kernel_size!r}")
+        self._in_channels, self._out_channels, self._kernel_size = in_channels, out_channels, kernel
+        self._stride, self._padding, self._dilation = stride, padding, dilation
+        self._groups, self._data_format = groups, data_format
+        std = math.sqrt(2.0 / (in_channels * math.prod(kernel)))
+        self.weight = self.create_parameter([out_channels, in_channels // groups, *kernel], attr=weight_attr,
+                                            default_initializer=init.Normal(0.0, std))
+        self.bias = self.create_parameter([out_channels], attr=bias_attr, is_bias=True)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.conv3d(x, self.weight, self.bias, self._stride, self._padding, self._dilation, self._groups,
+                        self._data_format)
+
+    def extra_repr(self) -> str:
+        return (f"{self._in_channels}, {self._out_channels}, kernel_size={list(self._kernel_size)}, "
+                f"stride={self._stride}, padding={self._padding}")

@@ -1,4 +1,4 @@
-"""Max, average and adaptive pooling layers (1-D and 2-D)."""
+"""Max, average and adaptive pooling layers (1-D, 2-D and 3-D)."""
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -130,3 +130,67 @@ class AdaptiveMaxPool2D(Layer):
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}, return_mask={self.return_mask}"
+
+
+class MaxPool3D(Layer):
+    """Largest value of each window of [N, C, D, H, W] inputs."""
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, return_mask: bool = False,
+                 ceil_mode: bool = False, data_format: str = "NCDHW", name: Optional[str] = None) -> None:
+        super().__init__()
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.return_mask, self.ceil_mode, self.data_format = return_mask, ceil_mode, data_format
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.max_pool3d(x, self.kernel_size, self.stride, self.padding, self.return_mask, self.ceil_mode,
+                            self.data_format)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool3D(Layer):
+    """Mean of each window of [N, C, D, H, W] inputs."""
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+                 exclusive: bool = True, divisor_override: Optional[float] = None, data_format: str = "NCDHW",
+                 name: Optional[str] = None) -> None:
+        super().__init__()
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.ceil_mode, self.exclusive, self.divisor_override = ceil_mode, exclusive, divisor_override
+        self.data_format = data_format
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.avg_pool3d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.exclusive,
+                            self.divisor_override, self.data_format)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveAvgPool3D(Layer):
+    """Mean over adaptive windows of [N, C, D, H, W] inputs."""
+
+    def __init__(self, output_size: Any, data_format: str = "NCDHW", name: Optional[str] = None) -> None:
+        super().__init__()
+        self.output_size, self.data_format = output_size, data_format
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.adaptive_avg_pool3d(x, self.output_size, self.data_format)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool3D(Layer):
+    """Largest value of each adaptive window of [N, C, D, H, W] inputs."""
+
+    def __init__(self, output_size: Any, return_mask: bool = False, name: Optional[str] = None) -> None:
+        super().__init__()
+        self.output_size, self.return_mask = output_size, return_mask
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.adaptive_max_pool3d(x, self.output_size, self.return_mask)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
