@@ -225,3 +225,32 @@ def test_pdist():
     check_grad(F.pdist, y)
     with pytest.raises(ValueError, match="2-D"):
         F.pdist(t(y[0]))
+
+
+def test_lp_pooling():
+    x = rng.uniform(0.1, 1.0, size=(1, 2, 4, 6))
+    windows = x.reshape(1, 2, 2, 2, 3, 2).transpose(0, 1, 2, 4, 3, 5).reshape(1, 2, 2, 3, 4)
+    np.testing.assert_allclose(F.lp_pool2d(t(x), 3.0, 2).numpy(), (windows ** 3).sum(-1) ** (1 / 3))
+    check_grad(lambda a: F.lp_pool2d(a, 2.0, 3, 2, 1, ceil_mode=True), x)
+    seq = rng.uniform(0.1, 1.0, size=(1, 2, 6))
+    np.testing.assert_allclose(nn.LPPool1D(2.0, 2)(t(seq)).numpy(), np.sqrt((seq.reshape(1, 2, 3, 2) ** 2).sum(-1)))
+    assert nn.LPPool2D(2, 2, data_format="NHWC")(t(x.transpose(0, 2, 3, 1))).shape == [1, 2, 3, 2]
+    with pytest.raises(ValueError, match="norm_type"):
+        F.lp_pool2d(t(x), 0, 2)
+
+
+def test_max_unpool_inverts_max_pool():
+    x = distinct(1, 2, 4, 6) + 3  # no zeros, so the restored maxima are the non-zero entries
+    pooled, mask = F.max_pool2d(t(x), 2, return_mask=True)
+    restored = F.max_unpool2d(pooled, mask, 2).numpy()
+    keep = restored != 0
+    np.testing.assert_array_equal(restored[keep], x[keep])
+    np.testing.assert_array_equal(keep.reshape(1, 2, 2, 2, 3, 2).sum(axis=(3, 5)), 1)
+    check_grad(lambda a: F.max_unpool2d(a, mask, 2), pooled.numpy())
+    out, idx = F.max_pool2d(t(x[..., :5]), 3, 2, 1, return_mask=True)
+    assert nn.MaxUnPool2D(3, 2, 1, output_size=[4, 5])(out, idx).shape == [1, 2, 4, 5]
+    seq = distinct(1, 2, 6)
+    values, where = F.max_pool1d(t(seq), 2, return_mask=True)
+    np.testing.assert_array_equal(nn.MaxUnPool1D(2)(values, where).numpy().max(-1), seq.max(-1))
+    with pytest.raises(ValueError, match="indices must"):
+        F.max_unpool2d(pooled, mask * 100, 2)

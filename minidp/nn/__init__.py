@@ -28,6 +28,7 @@ from .layers import (AdaptiveAvgPool1D, AdaptiveAvgPool2D, AdaptiveMaxPool1D, Ad
 from .layers import GRU, LSTM, RNN, BiRNN, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell
 from .layers import RNNCellBase
 from .layers import AdaptiveAvgPool3D, AdaptiveMaxPool3D, AvgPool3D, Conv3D, MaxPool3D
+from .layers import LPPool1D, LPPool2D, MaxUnPool1D, MaxUnPool2D
 from .param_attr import ParamAttr
 
 __all__ = ["Parameter", "Layer", "ParamAttr", "ClipGradByGlobalNorm", "functional", "initializer", "GELU",
@@ -72,3 +73,6 @@ __all__ += ["RNNCellBase"]
 __all__ += ["Conv3D", "AdaptiveAvgPool3D", "AdaptiveMaxPool3D", "AvgPool3D", "MaxPool3D", "Conv3d",
             "AdaptiveAvgPool3d", "AdaptiveMaxPool3d"]
 Conv3d, AdaptiveAvgPool3d, AdaptiveMaxPool3d = Conv3D, AdaptiveAvgPool3D, AdaptiveMaxPool3D
+__all__ += ["LPPool1D", "LPPool2D", "MaxUnPool1D", "MaxUnPool2D", "LPPool1d", "LPPool2d", "MaxUnpool1d",
+            "MaxUnpool2d"]
+LPPool1d, LPPool2d, MaxUnpool1d, MaxUnpool2d = LPPool1D, LPPool2D, MaxUnPool1D, MaxUnPool2D

@@ -233,3 +233,75 @@ def adaptive_max_pool1d(x: Tensor, output_size: int, return_mask: bool = False, 
     if return_mask:
         return ops.squeeze(out[0], 2), ops.squeeze(out[1], 2)
     return ops.squeeze(out, 2)
+
+
+def lp_pool2d(x: Tensor, norm_type: float, kernel_size: Any, stride: Any = None, padding: Any = 0,
+              ceil_mode: bool = False, data_format: str = "NCHW", name: Optional[str] = None) -> Tensor:
+    """(sum of x^p over each window)^(1/p), p = ``norm_type`` (zero padding adds nothing)."""
+    if not isinstance(norm_type, (int, float)) or norm_type <= 0:
+        raise ValueError(f"lp_pool2d: norm_type must be a positive number, got {norm_type!r}")
+    check_tensor("lp_pool2d", "x", x)
+    if data_format == "NHWC":
+        return ops.transpose(lp_pool2d(ops.transpose(x, [0, 3, 1, 2]), norm_type, kernel_size, stride, padding,
+                                       ceil_mode), [0, 2, 3, 1])
+    sums = avg_pool2d(ops.pow(x, float(norm_type)), kernel_size, stride, padding, ceil_mode, divisor_override=1,
+                      data_format=data_format)
+    return ops.pow(sums, 1.0 / norm_type)
+
+
+def lp_pool1d(x: Tensor, norm_type: float, kernel_size: Any, stride: Any = None, padding: Any = 0,
+              ceil_mode: bool = False, data_format: str = "NCL", name: Optional[str] = None) -> Tensor:
+    """L^p pooling of an [N, C, L] input (``data_format='NLC'`` for channels last)."""
+    check_tensor("lp_pool1d", "x", x)
+    if data_format not in ("NCL", "NLC") or x.ndim != 3:
+        raise ValueError(f"lp_pool1d: expects a 3-D input and data_format 'NCL' or 'NLC', got shape {x.shape} "
+                         f"and {data_format!r}")
+    if data_format == "NLC":
+        x = ops.transpose(x, [0, 2, 1])
+    kernel, stride, padding = _as_2d_args("lp_pool1d", x, kernel_size, stride, padding)
+    out = ops.squeeze(lp_pool2d(ops.unsqueeze(x, 2), norm_type, kernel, stride, padding, ceil_mode), 2)
+    return ops.transpose(out, [0, 2, 1]) if data_format == "NLC" else out
+
+
+def max_unpool2d(x: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 data_format: str = "NCHW", output_size: Any = None, name: Optional[str] = None) -> Tensor:
+    """The inverse of max_pool2d with ``return_mask``: each value goes back to the flat position
+    (h * W + w) its index names, every other position is zero."""
+    check_tensor("max_unpool2d", "x", x)
+    check_tensor("max_unpool2d", "indices", indices)
+    check_nchw("max_unpool2d", x, data_format)
+    if indices.shape != x.shape:
+        raise ValueError(f"max_unpool2d: indices must have the input's shape {x.shape}, got {indices.shape}")
+    kernel = pair(kernel_size, "max_unpool2d", "kernel_size")
+    stride = kernel if stride is None else pair(stride, "max_unpool2d", "stride")
+    pads = resolve_padding(padding, tuple(x.shape[2:]), kernel, stride, (1, 1), "max_unpool2d")
+    if output_size is None:
+        out_hw = tuple((n - 1) * s - before - after + k
+                       for n, s, k, before, after in zip(x.shape[2:], stride, kernel, pads[::2], pads[1::2]))
+    else:
+        out_hw = tuple(int(v) for v in list(output_size)[-2:])
+    xd, where = x._data, indices._data.astype("int64")
+    n, c = xd.shape[:2]
+    area = out_hw[0] * out_hw[1]
+    if where.size and (int(where.min()) < 0 or int(where.max()) >= area):
+        raise ValueError(f"max_unpool2d: indices must lie in [0, {area}) for an output of size {list(out_hw)}")
+    xp = backend.get_array_module(xd)
+    flat_where = where.reshape(n * c, -1)
+    rows = xp.arange(n * c)[:, None]
+    out = xp.zeros((n * c, area), dtype=xd.dtype)
+    out[rows, flat_where] = xd.reshape(n * c, -1)
+    return result(out.reshape((n, c) + out_hw), (x,),
+                  lambda g: (g.reshape(n * c, area)[rows, flat_where].reshape(xd.shape),))
+
+
+def max_unpool1d(x: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 data_format: str = "NCL", output_size: Any = None, name: Optional[str] = None) -> Tensor:
+    """The inverse of max_pool1d with ``return_mask`` for an [N, C, L] input."""
+    check_tensor("max_unpool1d", "x", x)
+    if data_format != "NCL" or x.ndim != 3:
+        raise ValueError(f"max_unpool1d: expects a 3-D input and data_format 'NCL', got shape {x.shape} and "
+                         f"{data_format!r}")
+    kernel, stride, padding = _as_2d_args("max_unpool1d", x, kernel_size, stride, padding)
+    size = None if output_size is None else [1, list(output_size)[-1]]
+    return ops.squeeze(max_unpool2d(ops.unsqueeze(x, 2), ops.unsqueeze(indices, 2), kernel, stride, padding,
+                                    output_size=size), 2)

@@ -26,6 +26,7 @@ from .rnn import GRU, LSTM, RNN, BiRNN, GRUCell, LSTMCell, SimpleRNN, SimpleRNNC
 from .rnn import RNNCellBase
 from .conv import Conv3D
 from .pooling import AdaptiveAvgPool3D, AdaptiveMaxPool3D, AvgPool3D, MaxPool3D
+from .pooling import LPPool1D, LPPool2D, MaxUnPool1D, MaxUnPool2D
 from .transformer import (MultiHeadAttention, Transformer, TransformerDecoder, TransformerDecoderLayer,
                           TransformerEncoder, TransformerEncoderLayer)
 from .vision import (CosineSimilarity, Pad1D, Pad2D, Pad3D, PairwiseDistance, PixelShuffle, PixelUnshuffle, Upsample,
@@ -54,3 +55,4 @@ __all__ += ["LayerDict", "ParameterDict", "HuberLoss", "MultiLabelMarginLoss", "
             "ReplicationPad2D", "ReplicationPad3D", "Unfold", "ZeroPad1D", "ZeroPad3D"]
 __all__ += ["RNNCellBase"]
 __all__ += ["Conv3D", "AdaptiveAvgPool3D", "AdaptiveMaxPool3D", "AvgPool3D", "MaxPool3D"]
+__all__ += ["LPPool1D", "LPPool2D", "MaxUnPool1D", "MaxUnPool2D"]

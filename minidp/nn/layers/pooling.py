@@ -194,3 +194,61 @@ class AdaptiveMaxPool3D(Layer):
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
+
+
+class LPPool1D(Layer):
+    """L^p pooling of [N, C, L] inputs."""
+
+    def __init__(self, norm_type: float, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 ceil_mode: bool = False, data_format: str = "NCL", name: Optional[str] = None) -> None:
+        super().__init__()
+        self.norm_type, self.kernel_size, self.stride, self.padding = norm_type, kernel_size, stride, padding
+        self.ceil_mode, self.data_format = ceil_mode, data_format
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.lp_pool1d(x, self.norm_type, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                           self.data_format)
+
+    def extra_repr(self) -> str:
+        return f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}"
+
+
+class LPPool2D(LPPool1D):
+    """L^p pooling of [N, C, H, W] inputs."""
+
+    def __init__(self, norm_type: float, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 ceil_mode: bool = False, data_format: str = "NCHW", name: Optional[str] = None) -> None:
+        super().__init__(norm_type, kernel_size, stride, padding, ceil_mode, data_format)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.lp_pool2d(x, self.norm_type, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                           self.data_format)
+
+
+class MaxUnPool1D(Layer):
+    """The inverse of MaxPool1D(return_mask=True): ``forward(x, indices)``."""
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, data_format: str = "NCL",
+                 output_size: Any = None, name: Optional[str] = None) -> None:
+        super().__init__()
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+        self.data_format, self.output_size = data_format, output_size
+
+    def forward(self, x: Tensor, indices: Tensor) -> Tensor:
+        return F.max_unpool1d(x, indices, self.kernel_size, self.stride, self.padding, self.data_format,
+                              self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnPool2D(MaxUnPool1D):
+    """The inverse of MaxPool2D(return_mask=True): ``forward(x, indices)``."""
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, data_format: str = "NCHW",
+                 output_size: Any = None, name: Optional[str] = None) -> None:
+        super().__init__(kernel_size, stride, padding, data_format, output_size)
+
+    def forward(self, x: Tensor, indices: Tensor) -> Tensor:
+        return F.max_unpool2d(x, indices, self.kernel_size, self.stride, self.padding, self.data_format,
+                              self.output_size)
