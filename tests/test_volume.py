@@ -114,3 +114,46 @@ def test_adaptive_3d_pooling():
     check_grad(lambda v: F.adaptive_max_pool3d(v, [2, 3, 2]), x)
     assert nn.AdaptiveAvgPool3D(1)(t(x)).shape == [1, 2, 1, 1, 1]
     assert F.adaptive_avg_pool3d(t(x), [None, 2, 2]).shape == [1, 2, 5, 2, 2]
+
+
+def np_conv3d_transpose(x, w, stride, pads, dilation, groups):
+    """Scatter every input voxel times the kernel into the output, then crop (front/back per axis)."""
+    n, c = x.shape[:2]
+    og = w.shape[1]
+    kernel = w.shape[2:]
+    full = [(size - 1) * s + d * (k - 1) + 1 for size, s, d, k in zip(x.shape[2:], stride, dilation, kernel)]
+    out = np.zeros((n, og * groups, *full))
+    per_group = c // groups
+    for ci in range(c):
+        g = ci // per_group
+        for pos in itertools.product(*[range(v) for v in x.shape[2:]]):
+            for off in itertools.product(*[range(k) for k in kernel]):
+                at = tuple(p * s + o * d for p, s, o, d in zip(pos, stride, off, dilation))
+                out[(slice(None), slice(g * og, (g + 1) * og)) + at] += x[(slice(None), ci) + pos][:, None] * w[
+                    (ci, slice(None)) + off]
+    return out[(slice(None), slice(None)) + tuple(slice(a, size - b) for (a, b), size in zip(pads, full))]
+
+
+@pytest.mark.parametrize("stride, padding, dilation, groups, pads", [
+    (1, 0, 1, 1, [(0, 0)] * 3),
+    ((2, 1, 2), (1, 0, 1), (2, 1, 1), 2, [(1, 1), (0, 0), (1, 1)])])
+def test_conv3d_transpose_matches_numpy_and_gradients(stride, padding, dilation, groups, pads):
+    x, w, b = rng.normal(size=(1, 4, 3, 3, 2)), rng.normal(size=(4, 2, 3, 2, 2)), rng.normal(size=2 * groups)
+    strides = (stride,) * 3 if isinstance(stride, int) else stride
+    dilations = (dilation,) * 3 if isinstance(dilation, int) else dilation
+    out = F.conv3d_transpose(t(x), t(w), t(b), stride, padding, 0, groups, dilation)
+    expected = np_conv3d_transpose(x, w, strides, pads, dilations, groups) + b[None, :, None, None, None]
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-10)
+    check_grad(lambda a, c, d: F.conv3d_transpose(a, c, d, stride, padding, 0, groups, dilation), x, w, b)
+
+
+def test_conv3d_transpose_sizes_and_layer():
+    x, w = rng.normal(size=(1, 2, 3, 3, 2)), rng.normal(size=(2, 3, 3, 3, 3))
+    assert F.conv3d_transpose(t(x), t(w), stride=2).shape == [1, 3, 7, 7, 5]
+    assert F.conv3d_transpose(t(x), t(w), stride=2, output_size=[8, 8, 6]).shape == [1, 3, 8, 8, 6]
+    assert F.conv3d_transpose(t(x), t(w), stride=2, padding="SAME").shape == [1, 3, 5, 5, 4]  # as Paddle 3.3.1
+    with pytest.raises(ValueError, match="reachable"):
+        F.conv3d_transpose(t(x), t(w), stride=2, output_size=[10, 8, 6])
+    layer = nn.Conv3DTranspose(2, 4, 3, stride=2)
+    assert layer.weight.shape == [2, 4, 3, 3, 3]
+    assert layer(t(x).astype("float32")).shape == [1, 4, 7, 7, 5]

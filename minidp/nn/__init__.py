@@ -29,6 +29,7 @@ from .layers import GRU, LSTM, RNN, BiRNN, GRUCell, LSTMCell, SimpleRNN, SimpleR
 from .layers import RNNCellBase
 from .layers import AdaptiveAvgPool3D, AdaptiveMaxPool3D, AvgPool3D, Conv3D, MaxPool3D
 from .layers import LPPool1D, LPPool2D, MaxUnPool1D, MaxUnPool2D
+from .layers import Conv3DTranspose
 from .param_attr import ParamAttr
 
 __all__ = ["Parameter", "Layer", "ParamAttr", "ClipGradByGlobalNorm", "functional", "initializer", "GELU",
@@ -76,3 +77,4 @@ Conv3d, AdaptiveAvgPool3d, AdaptiveMaxPool3d = Conv3D, AdaptiveAvgPool3D, Adapti
 __all__ += ["LPPool1D", "LPPool2D", "MaxUnPool1D", "MaxUnPool2D", "LPPool1d", "LPPool2d", "MaxUnpool1d",
             "MaxUnpool2d"]
 LPPool1d, LPPool2d, MaxUnpool1d, MaxUnpool2d = LPPool1D, LPPool2D, MaxUnPool1D, MaxUnPool2D
+__all__ += ["Conv3DTranspose"]

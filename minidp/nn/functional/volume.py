@@ -1,4 +1,4 @@
-"""3-D convolution and pooling, built from the 2-D ops applied to depth slices.
+"""3-D convolution (plain and transposed) and pooling, built from the 2-D ops applied to depth slices.
 
 A 3-D window is a stack of ``kd`` 2-D windows at depths d * stride + i * dilation. Each kernel
 depth i takes the strided depth slice of the (depth-padded) input, folds its depths into the
@@ -14,7 +14,7 @@ from ... import backend, ops
 from ...autograd.tensor import Tensor
 from ...ops._util import wrap
 from ._util import check_tensor, output_size
-from .conv import conv2d
+from .conv import conv2d, conv2d_transpose
 from .padding import pad_axes
 from .pooling import (adaptive_avg_pool2d, adaptive_bounds, adaptive_max_pool2d, averaging_matrix, avg_pool2d,
                       max_pool2d)
@@ -183,3 +183,53 @@ def adaptive_max_pool3d(x: Tensor, output_size: Any, return_mask: bool = False, 
     slabs = [adaptive_max_pool2d(ops.max(x[:, :, start:end], axis=2), sizes[1:])
              for start, end in adaptive_bounds(depth, od)]
     return ops.stack(slabs, axis=2)
+
+
+def conv3d_transpose(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Any = 1, padding: Any = 0,
+                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1, output_size: Any = None,
+                     data_format: str = "NCDHW", name: Optional[str] = None) -> Tensor:
+    """Transposed 3-D convolution of ``x`` [N, C, D, H, W] with ``weight`` [C, O/groups, kd, kh, kw].
+
+    Each kernel depth i runs the 2-D transposed convolution on every input depth plane; the
+    planes land at output depths d * stride + i * dilation (zeros between them), are summed over
+    i, and the depth padding is cropped.
+    """
+    x = _channels_first("conv3d_transpose", x, data_format)
+    check_tensor("conv3d_transpose", "weight", weight)
+    if weight.ndim != 5:
+        raise ValueError(f"conv3d_transpose: weight must be [C, O/groups, kd, kh, kw], got shape {weight.shape}")
+    stride, dilation = _triple(stride, "conv3d_transpose", "stride"), _triple(dilation, "conv3d_transpose", "dilation")
+    kernel = tuple(weight.shape[2:])
+    if isinstance(padding, str) and padding.upper() == "SAME":
+        dilation = (1, 1, 1)
+    n, _, depth, h, w = x.shape
+    (front, back), plane_padding = _split_padding(padding, depth, kernel, stride, dilation, "conv3d_transpose")
+    full = (depth - 1) * stride[0] + dilation[0] * (kernel[0] - 1) + 1
+    extras = [output_padding] * 3 if isinstance(output_padding, int) else list(output_padding)
+    plane_size = None
+    if output_size is not None:
+        sizes = [output_size] * 3 if isinstance(output_size, int) else [int(v) for v in output_size][-3:]
+        extras[0] = sizes[0] - (full - front - back)
+        plane_size = sizes[1:]
+    if len(extras) != 3 or not 0 <= extras[0] < max(stride[0], dilation[0]):
+        raise ValueError(f"conv3d_transpose: output_padding/output_size give a depth outside the reachable range "
+                         f"(got output_padding={output_padding!r}, output_size={output_size!r})")
+    planes = ops.reshape(ops.transpose(x, [0, 2, 1, 3, 4]), [n * depth] + x.shape[1:2] + [h, w])
+    xp = backend.get_array_module(x._data)
+    spread_length = (depth - 1) * stride[0] + 1
+    total = None
+    for i in range(kernel[0]):
+        y = conv2d_transpose(planes, weight[:, :, i], None, stride[1:], plane_padding, extras[1:], dilation[1:],
+                             groups, plane_size)
+        y = ops.reshape(y, [n, depth] + y.shape[1:])
+        if stride[0] > 1:
+            gap = wrap(xp.zeros([n, depth, stride[0] - 1] + y.shape[2:], dtype=x._data.dtype))
+            y = ops.reshape(ops.concat([ops.unsqueeze(y, 2), gap], axis=2), [n, depth * stride[0]] + y.shape[2:])
+            y = y[:, :spread_length]
+        before = i * dilation[0]
+        y = pad_axes(y, [(0, 0), (before, full + extras[0] - spread_length - before), (0, 0), (0, 0), (0, 0)])
+        total = y if total is None else total + y
+    out = ops.transpose(total[:, front:full + extras[0] - back], [0, 2, 1, 3, 4])
+    if bias is not None:
+        out = out + ops.reshape(bias, [1, -1, 1, 1, 1])
+    return _restore(out, data_format)

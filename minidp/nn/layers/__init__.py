@@ -25,6 +25,7 @@ from .pooling import (AdaptiveAvgPool1D, AdaptiveAvgPool2D, AdaptiveMaxPool1D, A
 from .rnn import GRU, LSTM, RNN, BiRNN, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell
 from .rnn import RNNCellBase
 from .conv import Conv3D
+from .conv import Conv3DTranspose
 from .pooling import AdaptiveAvgPool3D, AdaptiveMaxPool3D, AvgPool3D, MaxPool3D
 from .pooling import LPPool1D, LPPool2D, MaxUnPool1D, MaxUnPool2D
 from .transformer import (MultiHeadAttention, Transformer, TransformerDecoder, TransformerDecoderLayer,
@@ -56,3 +57,4 @@ __all__ += ["LayerDict", "ParameterDict", "HuberLoss", "MultiLabelMarginLoss", "
 __all__ += ["RNNCellBase"]
 __all__ += ["Conv3D", "AdaptiveAvgPool3D", "AdaptiveMaxPool3D", "AvgPool3D", "MaxPool3D"]
 __all__ += ["LPPool1D", "LPPool2D", "MaxUnPool1D", "MaxUnPool2D"]
+__all__ += ["Conv3DTranspose"]

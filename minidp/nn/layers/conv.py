@@ -168,3 +168,23 @@ class Conv3D(Layer):
     def extra_repr(self) -> str:
         return (f"{self._in_channels}, {self._out_channels}, kernel_size={list(self._kernel_size)}, "
                 f"stride={self._stride}, padding={self._padding}")
+
+
+class Conv3DTranspose(_ConvTranspose):
+    """Transposed 3-D convolution (see :func:`minidp.nn.functional.conv3d_transpose`);
+    ``forward(x, output_size=None)``."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                 output_padding: Any = 0, dilation: Any = 1, groups: int = 1, weight_attr: Any = None,
+                 bias_attr: Any = None, data_format: str = "NCDHW") -> None:
+        super().__init__()
+        kernel = (kernel_size,) * 3 if isinstance(kernel_size, int) else tuple(kernel_size)
+        if len(kernel) != 3 or not all(isinstance(k, int) and k > 0 for k in kernel):
+            raise ValueError(f"Conv3DTranspose: kernel_size must be a positive int or three of them, got "
+                             f"{kernel_size!r}")
+        self._setup(in_channels, out_channels, kernel, stride, padding, output_padding, dilation, groups,
+                    weight_attr, bias_attr, data_format)
+
+    def forward(self, x: Tensor, output_size: Any = None) -> Tensor:
+        return F.conv3d_transpose(x, self.weight, self.bias, self._stride, self._padding, self._output_padding,
+                                  self._groups, self._dilation, output_size, self._data_format)
