@@ -478,3 +478,15 @@ def test_huber_loss_and_triplet_with_distance_layers():
     layer = nn.TripletMarginWithDistanceLoss(lambda a, b: (a - b).abs().sum(-1), margin=0.5, reduction="sum")
     expected = np.maximum(np.abs(X - Y).sum(1) - np.abs(X - Q).sum(1) + 0.5, 0).sum()
     np.testing.assert_allclose(layer(t(X), t(Y), t(Q)).numpy(), expected)
+
+
+def test_npair_loss():
+    anchor, positive = rng.normal(size=(4, 3)), rng.normal(size=(4, 3))
+    labels = np.array([1.0, 2.0, 1.0, 3.0])
+    same = (labels[:, None] == labels[None, :]) * 1.0
+    target = same / same.sum(1, keepdims=True)
+    ce = -(target * log_softmax(anchor @ positive.T)).sum(1, keepdims=True)
+    expected = (0.25 * 0.002 * ((anchor ** 2).sum(1).mean() + (positive ** 2).sum(1).mean())
+                + (target * ce).sum(0).mean())
+    np.testing.assert_allclose(F.npair_loss(t(anchor), t(positive), t(labels)).numpy(), expected)
+    check_grad(lambda a, p: F.npair_loss(a, p, t(labels)), anchor, positive)

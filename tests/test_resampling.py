@@ -243,3 +243,18 @@ def test_bicubic_and_area_modes():
     check_grad(lambda a: F.interpolate(a, size=[2, 3], mode="area"), x)
     with pytest.raises(ValueError, match="area"):
         F.interpolate(t(rng.normal(size=(1, 1, 2, 2, 2))), size=[1, 1, 1], mode="area")
+
+
+def test_temporal_shift():
+    x = rng.normal(size=(6, 8, 2, 2))
+    clip = x.reshape(2, 3, 8, 2, 2)
+    expected = np.zeros_like(clip)
+    expected[:, 1:, :2] = clip[:, :-1, :2]
+    expected[:, :-1, 2:4] = clip[:, 1:, 2:4]
+    expected[:, :, 4:] = clip[:, :, 4:]
+    np.testing.assert_array_equal(F.temporal_shift(t(x), 3).numpy(), expected.reshape(x.shape))
+    last = F.temporal_shift(t(x.transpose(0, 2, 3, 1)), 3, data_format="NHWC").numpy()
+    np.testing.assert_array_equal(last.transpose(0, 3, 1, 2), expected.reshape(x.shape))
+    check_grad(lambda a: F.temporal_shift(a, 3, 0.25), x)
+    with pytest.raises(ValueError, match="seg_num"):
+        F.temporal_shift(t(x), 4)

@@ -14,7 +14,7 @@ from ...ops._util import wrap
 from ._util import check_reduction, check_tensor, reduce_loss
 from .distance import pairwise_distance
 from .input import one_hot
-from .loss import binary_cross_entropy_with_logits
+from .loss import binary_cross_entropy_with_logits, softmax_with_cross_entropy
 
 
 def _log_sigmoid(x: Tensor) -> Tensor:
@@ -196,3 +196,19 @@ def multi_label_margin_loss(input: Tensor, label: Tensor, reduction: str = "mean
     pairs = wrap((is_target[:, :, None] & ~is_target[:, None, :]).astype(input._data.dtype))
     margins = ops.relu(1 - (ops.unsqueeze(input, 2) - ops.unsqueeze(input, 1)))
     return reduce_loss((margins * pairs).sum(axis=[1, 2]) / input.shape[1], reduction)
+
+
+def npair_loss(anchor: Tensor, positive: Tensor, labels: Tensor, l2_reg: float = 0.002) -> Tensor:
+    """N-pair loss: soft-label cross-entropy of the anchor-positive similarity matrix against
+    "same label" targets, plus ``l2_reg`` / 4 times the mean squared norms of the embeddings."""
+    _check_all("npair_loss", anchor=anchor, positive=positive, labels=labels)
+    if anchor.ndim != 2 or positive.shape != anchor.shape or labels.shape[0] != anchor.shape[0]:
+        raise ValueError(f"npair_loss: anchor and positive must be [N, D] and labels [N], got {anchor.shape}, "
+                         f"{positive.shape} and {labels.shape}")
+    ids = labels._data.reshape(-1, 1)
+    same = (ids == ids.T).astype(anchor._data.dtype)
+    target = wrap(same / same.sum(axis=1, keepdims=True))
+    l2 = ((anchor * anchor).sum(axis=1).mean() + (positive * positive).sum(axis=1).mean()) * (0.25 * l2_reg)
+    similarity = ops.matmul(anchor, positive, transpose_y=True)
+    per_row = softmax_with_cross_entropy(similarity, target, soft_label=True)
+    return l2 + (target * per_row).sum(axis=0).mean()

@@ -13,6 +13,7 @@ from ... import backend, ops
 from ...autograd.tensor import Tensor
 from ...ops._util import result
 from ._util import check_tensor
+from .padding import pad_axes
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
 
 _LINEAR_MODES = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5}
@@ -208,3 +209,30 @@ def channel_shuffle(x: Tensor, groups: int, data_format: str = "NCHW", name: Opt
     perm = list(range(len(split)))
     perm[axis], perm[axis + 1] = axis + 1, axis
     return ops.reshape(ops.transpose(ops.reshape(x, split), perm), shape)
+
+
+def temporal_shift(x: Tensor, seg_num: int, shift_ratio: float = 0.25, name: Optional[str] = None,
+                   data_format: str = "NCHW") -> Tensor:
+    """Temporal shift (TSM) of an [N * seg_num, C, H, W] input: the first ``shift_ratio`` of the
+    channels take the previous segment's values, the second ``shift_ratio`` the next one's
+    (zeros at the ends), the rest stay."""
+    check_tensor("temporal_shift", "x", x)
+    if data_format not in ("NCHW", "NHWC") or x.ndim != 4:
+        raise ValueError(f"temporal_shift: expects a 4-D input and data_format 'NCHW' or 'NHWC', got shape "
+                         f"{x.shape} and {data_format!r}")
+    if not isinstance(seg_num, int) or seg_num < 1 or x.shape[0] % seg_num:
+        raise ValueError(f"temporal_shift: seg_num must be a positive divisor of the batch ({x.shape[0]}), "
+                         f"got {seg_num!r}")
+    if not 0 <= shift_ratio <= 0.5:
+        raise ValueError(f"temporal_shift: shift_ratio must lie in [0, 0.5], got {shift_ratio!r}")
+    if data_format == "NHWC":
+        x = ops.transpose(x, [0, 3, 1, 2])
+    shape = x.shape
+    c = shape[1]
+    first, second = int(c * shift_ratio), int(c * 2 * shift_ratio)
+    clip = ops.reshape(x, [shape[0] // seg_num, seg_num] + shape[1:])
+    no_pad = [(0, 0)] * 3
+    from_previous = pad_axes(clip[:, :-1, :first], [(0, 0), (1, 0)] + no_pad)
+    from_next = pad_axes(clip[:, 1:, first:second], [(0, 0), (0, 1)] + no_pad)
+    out = ops.reshape(ops.concat([from_previous, from_next, clip[:, :, second:]], axis=2), shape)
+    return ops.transpose(out, [0, 2, 3, 1]) if data_format == "NHWC" else out
