@@ -490,3 +490,39 @@ def test_npair_loss():
                 + (target * ce).sum(0).mean())
     np.testing.assert_allclose(F.npair_loss(t(anchor), t(positive), t(labels)).numpy(), expected)
     check_grad(lambda a, p: F.npair_loss(a, p, t(labels)), anchor, positive)
+
+
+def brute_force_ctc(logits, label, blank=0):
+    """-log of the summed probability of every path that collapses to ``label``."""
+    import itertools
+    probs = np.exp(log_softmax(logits))
+    total = 0.0
+    for path in itertools.product(range(logits.shape[1]), repeat=logits.shape[0]):
+        collapsed = [k for i, k in enumerate(path) if k != blank and (i == 0 or k != path[i - 1])]
+        if collapsed == list(label):
+            total += np.prod([probs[t, k] for t, k in enumerate(path)])
+    return -np.log(total)
+
+
+def test_ctc_loss_matches_brute_force_paddle_and_gradients():
+    logits = rng.normal(size=(5, 2, 3))
+    labels = np.array([[1, 2], [2, 2]])
+    lengths, label_lengths = np.array([5, 4]), np.array([2, 2])
+    per_sequence = F.ctc_loss(t(logits), t(labels), t(lengths), t(label_lengths), reduction="none").numpy()
+    expected = [brute_force_ctc(logits[:5, 0], [1, 2]), brute_force_ctc(logits[:4, 1], [2, 2])]
+    np.testing.assert_allclose(per_sequence, expected, rtol=1e-10)
+    mean = F.ctc_loss(t(logits), t(labels), t(lengths), t(label_lengths)).numpy()
+    np.testing.assert_allclose(mean, np.mean(np.array(expected) / 2))
+    check_grad(lambda a: F.ctc_loss(a, t(labels), t(lengths), t(label_lengths)), logits)
+    check_grad(lambda a: F.ctc_loss(a, t(labels), t(lengths), t(label_lengths), reduction="sum", blank=2),
+               logits)
+    # Paddle 3.3.1 (float32): per-sequence losses for these logits
+    paddle_logits = np.random.default_rng(0).normal(size=(5, 2, 4)).astype("float32")
+    values = nn.CTCLoss(reduction="none")(t(paddle_logits), t(np.array([[1, 2], [3, 0]], "int32")), t([5, 4]),
+                                          t([2, 1])).numpy()
+    np.testing.assert_allclose(values, [4.6604357, 4.2003098], rtol=1e-6)
+    # no alignment of one step can produce two labels: Paddle's warp-ctc reports 0
+    impossible = F.ctc_loss(t(logits), t(labels), t([1, 4]), t(label_lengths), reduction="none").numpy()
+    assert impossible[0] == 0.0
+    with pytest.raises(ValueError, match="blank"):
+        F.ctc_loss(t(logits), t(labels), t(lengths), t(label_lengths), blank=3)

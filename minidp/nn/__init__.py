@@ -30,6 +30,7 @@ from .layers import RNNCellBase
 from .layers import AdaptiveAvgPool3D, AdaptiveMaxPool3D, AvgPool3D, Conv3D, MaxPool3D
 from .layers import LPPool1D, LPPool2D, MaxUnPool1D, MaxUnPool2D
 from .layers import Conv3DTranspose
+from .layers import CTCLoss
 from .param_attr import ParamAttr
 
 __all__ = ["Parameter", "Layer", "ParamAttr", "ClipGradByGlobalNorm", "functional", "initializer", "GELU",
@@ -78,3 +79,4 @@ __all__ += ["LPPool1D", "LPPool2D", "MaxUnPool1D", "MaxUnPool2D", "LPPool1d", "L
             "MaxUnpool2d"]
 LPPool1d, LPPool2d, MaxUnpool1d, MaxUnpool2d = LPPool1D, LPPool2D, MaxUnPool1D, MaxUnPool2D
 __all__ += ["Conv3DTranspose"]
+__all__ += ["CTCLoss"]

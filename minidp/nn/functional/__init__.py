@@ -31,6 +31,7 @@ from .pooling import lp_pool1d, lp_pool2d, max_unpool1d, max_unpool2d
 from .volume import conv3d_transpose
 from .composite_loss import npair_loss
 from .vision import temporal_shift
+from .ctc import ctc_loss
 from .pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d,
                       max_pool1d)
 from .vision import interpolate, pixel_shuffle, pixel_unshuffle, upsample
@@ -54,3 +55,4 @@ __all__ += ["adaptive_avg_pool3d", "adaptive_max_pool3d", "avg_pool3d", "conv3d"
 __all__ += ["lp_pool1d", "lp_pool2d", "max_unpool1d", "max_unpool2d"]
 __all__ += ["conv3d_transpose"]
 __all__ += ["npair_loss", "temporal_shift"]
+__all__ += ["ctc_loss"]

@@ -240,3 +240,18 @@ class MultiLabelMarginLoss(_Loss):
 
     def forward(self, input: Tensor, label: Tensor) -> Tensor:
         return F.multi_label_margin_loss(input, label, self.reduction)
+
+
+class CTCLoss(Layer):
+    """Connectionist temporal classification loss; ``forward(log_probs, labels, input_lengths,
+    label_lengths, norm_by_times=False)`` (see :func:`minidp.nn.functional.ctc_loss`)."""
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> None:
+        super().__init__()
+        check_reduction("CTCLoss", reduction)
+        self.blank, self.reduction, self.zero_infinity = blank, reduction, zero_infinity
+
+    def forward(self, log_probs: Tensor, labels: Tensor, input_lengths: Tensor, label_lengths: Tensor,
+                norm_by_times: bool = False) -> Tensor:
+        return F.ctc_loss(log_probs, labels, input_lengths, label_lengths, self.blank, self.reduction, norm_by_times,
+                          self.zero_infinity)
