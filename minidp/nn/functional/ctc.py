@@ -6,7 +6,7 @@ posterior of each class at each step, which the alpha and beta passes give direc
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from ... import backend
 from ...autograd.tensor import Tensor
