@@ -155,3 +155,47 @@ def test_layer_norm_affine_switches():
     assert list(nn.LayerNorm(4, bias=False).state_dict()) == ["weight"]
     x = rng.normal(size=(2, 4)).astype("float32")
     np.testing.assert_allclose(nn.LayerNorm(4, bias=False)(t(x)).numpy(), standardize(x, (1,)), rtol=1e-4, atol=1e-5)
+
+
+def np_power_iteration(w, u, v, iterations):
+    for _ in range(iterations):
+        v = w.T @ u
+        v = v / (np.linalg.norm(v) + 1e-12)
+        u = w @ v
+        u = u / (np.linalg.norm(u) + 1e-12)
+    return u, v
+
+
+def test_spectral_norm_layer_and_hook():
+    from minidp.nn.functional.norm import spectral_normalize
+    layer = nn.SpectralNorm([3, 4], dim=0, power_iters=20, dtype="float64")
+    assert list(layer.state_dict()) == ["weight_u", "weight_v"] and layer.parameters()[0].stop_gradient
+    w = rng.normal(size=(3, 4))
+    out = layer(t(w)).numpy()
+    np.testing.assert_allclose(out, w / np.linalg.svd(w, compute_uv=False)[0], rtol=1e-6)  # converged estimate
+    u, v = np_power_iteration(w, layer.weight_u.numpy(), layer.weight_v.numpy(), 2)
+    few = nn.SpectralNorm([3, 4], power_iters=2, dtype="float64")
+    few.weight_u.set_value(layer.weight_u.numpy())
+    few.weight_v.set_value(layer.weight_v.numpy())
+    np.testing.assert_allclose(few(t(w)).numpy(), w / (u @ w @ v), rtol=1e-12)
+    check_grad(lambda a: spectral_normalize(a, 0, u, v), w)
+    conv_weight = rng.normal(size=(2, 3, 2, 2))
+    by_dim1 = nn.SpectralNorm([2, 3, 2, 2], dim=1, power_iters=30, dtype="float64")(t(conv_weight)).numpy()
+    matrix = conv_weight.transpose(1, 0, 2, 3).reshape(3, -1)
+    np.testing.assert_allclose(by_dim1, conv_weight / np.linalg.svd(matrix, compute_uv=False)[0], rtol=1e-6)
+
+    linear = nn.utils.spectral_norm(nn.Linear(3, 4), n_power_iterations=5)
+    assert list(linear.state_dict()) == ["bias", "weight_orig", "weight_u", "weight_v"]  # as Paddle 3.3.1
+    assert linear.weight_u.shape == [4]  # Linear normalises along dim 1
+    before = linear.weight_u.numpy().copy()
+    for _ in range(20):
+        linear(minidp.ones([1, 3]))
+    assert not np.allclose(linear.weight_u.numpy(), before)
+    sigma = np.linalg.svd(linear.weight_orig.numpy(), compute_uv=False)[0]
+    np.testing.assert_allclose(linear.weight.numpy(), linear.weight_orig.numpy() / sigma, rtol=1e-4)
+    linear.eval()
+    frozen = linear.weight_u.numpy().copy()
+    linear(minidp.ones([1, 3]))
+    np.testing.assert_array_equal(linear.weight_u.numpy(), frozen)
+    with pytest.raises(ValueError, match="no parameter"):
+        nn.utils.spectral_norm(nn.ReLU())

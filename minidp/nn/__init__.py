@@ -31,6 +31,7 @@ from .layers import AdaptiveAvgPool3D, AdaptiveMaxPool3D, AvgPool3D, Conv3D, Max
 from .layers import LPPool1D, LPPool2D, MaxUnPool1D, MaxUnPool2D
 from .layers import Conv3DTranspose
 from .layers import CTCLoss
+from .layers import SpectralNorm
 from .param_attr import ParamAttr
 
 __all__ = ["Parameter", "Layer", "ParamAttr", "ClipGradByGlobalNorm", "functional", "initializer", "GELU",
@@ -80,3 +81,4 @@ __all__ += ["LPPool1D", "LPPool2D", "MaxUnPool1D", "MaxUnPool2D", "LPPool1d", "L
 LPPool1d, LPPool2d, MaxUnpool1d, MaxUnpool2d = LPPool1D, LPPool2D, MaxUnPool1D, MaxUnPool2D
 __all__ += ["Conv3DTranspose"]
 __all__ += ["CTCLoss"]
+__all__ += ["SpectralNorm"]

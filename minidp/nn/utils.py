@@ -3,12 +3,16 @@ vector_to_parameters, and the weight_norm reparameterisation."""
 from __future__ import annotations
 
 import math
-from typing import Iterable, Optional, Union
+from typing import Any, Iterable, Optional, Union
 
 from .. import backend, ops
 from ..autograd.tensor import Parameter, Tensor
 from ..ops._util import wrap
+from ..ops.creation import host_generator
+from .functional.norm import as_matrix, power_iteration, spectral_normalize
 from .layer import Layer
+from .layers.common import Linear
+from .layers.conv import _ConvTranspose
 
 
 def _as_list(parameters: Union[Tensor, Iterable[Tensor]]) -> list:
@@ -133,3 +137,51 @@ def remove_weight_norm(layer: Layer, name: str = "weight") -> Layer:
             layer.add_parameter(name, Parameter(data, name=original_name))
             return layer
     raise ValueError(f"remove_weight_norm: {name!r} of {type(layer).__name__} is not weight-normalised")
+
+
+class SpectralNormHook:
+    """The forward pre-hook of :func:`spectral_norm`: in training, refines ``<name>_u``/``<name>_v``
+    by power iteration (in place), then sets ``<name>`` = ``<name>_orig`` / sigma."""
+
+    def __init__(self, name: str, dim: int, iterations: int, eps: float) -> None:
+        self.name, self.dim, self.iterations, self.eps = name, dim, iterations, eps
+
+    def __call__(self, layer: Layer, inputs: tuple) -> None:
+        orig = getattr(layer, self.name + "_orig")
+        u, v = getattr(layer, self.name + "_u"), getattr(layer, self.name + "_v")
+        if layer.training:
+            matrix = as_matrix(wrap(orig._data), self.dim)._data
+            new_u, new_v = power_iteration(matrix, u._data, v._data, self.iterations, self.eps)
+            u._data[...], v._data[...] = new_u, new_v
+        layer.register_buffer(self.name, spectral_normalize(orig, self.dim, u._data, v._data), persistable=False)
+
+
+def spectral_norm(layer: Layer, name: str = "weight", n_power_iterations: int = 1, eps: float = 1e-12,
+                  dim: Optional[int] = None) -> Layer:
+    """Divide ``layer.<name>`` by its spectral norm before every forward (GAN discriminators).
+
+    The parameter becomes ``<name>_orig``; the power-iteration vectors are the buffers
+    ``<name>_u`` and ``<name>_v``, refined in training mode only. ``dim`` (the axis treated as
+    rows) defaults to 1 for Linear and transposed convolutions, else 0, as in Paddle.
+    """
+    weight = layer._parameters.get(name)
+    if not isinstance(weight, Parameter):
+        raise ValueError(f"spectral_norm: {type(layer).__name__} has no parameter {name!r}")
+    if n_power_iterations < 1:
+        raise ValueError(f"spectral_norm: n_power_iterations must be >= 1, got {n_power_iterations}")
+    if dim is None:
+        dim = 1 if isinstance(layer, (Linear, _ConvTranspose)) else 0
+    xp = backend.get_array_module(weight._data)
+    matrix = as_matrix(wrap(weight._data), dim)._data
+    generator = host_generator()
+    u = xp.asarray(generator.normal(size=matrix.shape[0]), dtype=matrix.dtype)
+    v = xp.asarray(generator.normal(size=matrix.shape[1]), dtype=matrix.dtype)
+    u, v = u / (xp.linalg.norm(u) + eps), v / (xp.linalg.norm(v) + eps)
+    delattr(layer, name)
+    layer.add_parameter(name + "_orig", weight)
+    layer.register_buffer(name + "_u", wrap(u))
+    layer.register_buffer(name + "_v", wrap(v))
+    hook = SpectralNormHook(name, dim, n_power_iterations, eps)
+    hook(layer, ())
+    layer.register_forward_pre_hook(hook)
+    return layer

@@ -10,7 +10,7 @@ from typing import Any, Optional
 
 from ... import backend, ops
 from ...autograd.tensor import Tensor
-from ...ops._util import result
+from ...ops._util import result, wrap
 from ._util import check_tensor
 from .distance import p_norm
 from .padding import pad_axes
@@ -215,3 +215,29 @@ def local_response_norm(x: Tensor, size: int, alpha: float = 0.0001, beta: float
         index = (slice(None),) * channel_axis + (slice(start, start + channels),)
         window = squares[index] if window is None else window + squares[index]
     return x / ops.pow(window * (alpha / size) + k, beta)
+
+
+def as_matrix(weight: Tensor, dim: int) -> Tensor:
+    """``weight`` as a matrix with axis ``dim`` as its rows."""
+    if dim:
+        weight = ops.transpose(weight, [dim] + [a for a in range(weight.ndim) if a != dim])
+    return ops.reshape(weight, [weight.shape[0], -1])
+
+
+def power_iteration(matrix: Any, u: Any, v: Any, iterations: int, eps: float) -> tuple:
+    """``iterations`` rounds of v = W^T u / |W^T u|, u = W v / |W v| on arrays; returns (u, v)."""
+    xp = backend.get_array_module(matrix)
+    for _ in range(iterations):
+        v = matrix.T @ u
+        v = v / (xp.linalg.norm(v) + eps)
+        u = matrix @ v
+        u = u / (xp.linalg.norm(u) + eps)
+    return u, v
+
+
+def spectral_normalize(weight: Tensor, dim: int, u: Any, v: Any) -> Tensor:
+    """weight / (u^T W v): ``weight`` divided by its largest singular value as estimated by the
+    vectors ``u`` and ``v``, which are held constant (the gradient flows through W only)."""
+    matrix = as_matrix(weight, dim)
+    sigma = (ops.matmul(matrix, wrap(v)) * wrap(u)).sum()
+    return weight / sigma

@@ -27,6 +27,7 @@ from .rnn import RNNCellBase
 from .conv import Conv3D
 from .conv import Conv3DTranspose
 from .loss import CTCLoss
+from .norm import SpectralNorm
 from .pooling import AdaptiveAvgPool3D, AdaptiveMaxPool3D, AvgPool3D, MaxPool3D
 from .pooling import LPPool1D, LPPool2D, MaxUnPool1D, MaxUnPool2D
 from .transformer import (MultiHeadAttention, Transformer, TransformerDecoder, TransformerDecoderLayer,
@@ -60,3 +61,4 @@ __all__ += ["Conv3D", "AdaptiveAvgPool3D", "AdaptiveMaxPool3D", "AvgPool3D", "Ma
 __all__ += ["LPPool1D", "LPPool2D", "MaxUnPool1D", "MaxUnPool2D"]
 __all__ += ["Conv3DTranspose"]
 __all__ += ["CTCLoss"]
+__all__ += ["SpectralNorm"]

@@ -9,7 +9,9 @@ from ...autograd.tensor import Tensor
 from ...ops._util import wrap
 from .. import functional as F
 from .. import initializer as init
+from ..functional.norm import as_matrix, power_iteration, spectral_normalize
 from ..layer import Layer
+from ..param_attr import ParamAttr
 
 
 class LayerNorm(Layer):
@@ -220,3 +222,35 @@ class LocalResponseNorm(Layer):
 
     def extra_repr(self) -> str:
         return f"size={self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class SpectralNorm(Layer):
+    """Returns the weight it is given divided by its spectral norm: ``forward(weight)``.
+
+    The power-iteration vectors ``weight_u`` [weight_shape[dim]] and ``weight_v`` [the product of
+    the other axes] are frozen parameters drawn from a normal distribution; as in Paddle they are
+    not updated by the forward pass, which runs ``power_iters`` rounds from them each time.
+    The output matches Paddle's; the gradient treats the refined u and v as constants (the
+    usual convention, PyTorch's too), where Paddle's kernel gives slightly different values.
+    """
+
+    def __init__(self, weight_shape: Any, dim: int = 0, power_iters: int = 1, eps: float = 1e-12,
+                 dtype: Any = "float32") -> None:
+        super().__init__(dtype=dtype)
+        shape = [int(s) for s in weight_shape]
+        if not 0 <= dim < len(shape) or power_iters < 1:
+            raise ValueError(f"SpectralNorm: dim must index weight_shape {shape} and power_iters be >= 1")
+        self._dim, self._power_iters, self._eps = dim, power_iters, eps
+        rows = shape[dim]
+        cols = math.prod(shape) // rows
+        frozen = init.Normal(0.0, 1.0)
+        self.weight_u = self.create_parameter([rows], attr=ParamAttr(trainable=False), default_initializer=frozen)
+        self.weight_v = self.create_parameter([cols], attr=ParamAttr(trainable=False), default_initializer=frozen)
+
+    def forward(self, weight: Tensor) -> Tensor:
+        matrix = as_matrix(Tensor._wrap(weight._data), self._dim)._data
+        u, v = power_iteration(matrix, self.weight_u._data, self.weight_v._data, self._power_iters, self._eps)
+        return spectral_normalize(weight, self._dim, u, v)
+
+    def extra_repr(self) -> str:
+        return f"dim={self._dim}, power_iters={self._power_iters}, eps={self._eps}"
