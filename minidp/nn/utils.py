@@ -1,9 +1,9 @@
 """Gradient and parameter utilities: clip_grad_norm_, clip_grad_value_, parameters_to_vector,
-vector_to_parameters, and the weight_norm reparameterisation."""
+vector_to_parameters, and the weight_norm and spectral_norm reparameterisations."""
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Optional, Union
+from typing import Iterable, Optional, Union
 
 from .. import backend, ops
 from ..autograd.tensor import Parameter, Tensor

@@ -5,8 +5,8 @@ import math
 from typing import Optional
 
 from ... import ops
-from ...backend import get_array_module
 from ...autograd.tensor import Tensor
+from ...backend import get_array_module
 from ._util import check_tensor
 
 
