@@ -106,7 +106,7 @@ def test_multi_head_attention_numpy_reference_and_gradients():
     check_grad(lambda a, b, c: layer(a, b, c), q, k, v)
     with pytest.raises(ValueError, match="multiple of num_heads"):
         nn.MultiHeadAttention(5, 2)
-    with pytest.raises(ValueError, match="cache"):
+    with pytest.raises(TypeError, match="Cache or StaticCache"):
         layer(t(q), cache=object())
 
 
@@ -151,3 +151,42 @@ def test_decoder_and_transformer_structure_and_masks():
     np.testing.assert_allclose(model(src, t(changed), tgt_mask=mask).numpy()[:, 0], out.numpy()[:, 0], atol=1e-6)
     decoder_layer = nn.TransformerDecoderLayer(4, 2, 6, dropout=0.0, normalize_before=True)
     assert nn.TransformerDecoder(decoder_layer, 2)(tgt, src).shape == [2, 3, 4]
+
+
+def test_cached_decoding_matches_the_full_causal_pass():
+    decoder = fill(nn.TransformerDecoder(nn.TransformerDecoderLayer(4, 2, 6, dropout=0.0), 2, nn.LayerNorm(4)))
+    decoder.to(dtype="float64")
+    tgt, memory = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4))
+    full = decoder(t(tgt), t(memory), t(np.triu(np.full((3, 3), -1e9), 1))).numpy()
+    cache = decoder.gen_cache(t(memory))
+    steps = []
+    for step in range(3):
+        out, cache = decoder(t(tgt[:, step:step + 1]), t(memory), None, None, cache)
+        steps.append(out.numpy())
+    np.testing.assert_allclose(np.concatenate(steps, axis=1), full, atol=1e-12)
+    incremental, static = cache[0]
+    assert incremental.k.shape == [2, 2, 3, 2] and static.k.shape == [2, 2, 5, 2]
+    zipped = decoder.gen_cache(t(memory), do_zip=True)
+    assert len(zipped) == 2 and len(zipped[0]) == 2 and isinstance(zipped[1][0], nn.MultiHeadAttention.StaticCache)
+
+
+def test_encoder_cache_and_static_attention_cache():
+    encoder = fill(nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, 6, dropout=0.0), 2)).to(dtype="float64")
+    src = rng.normal(size=(2, 3, 4))
+    full = encoder(t(src), t(np.triu(np.full((3, 3), -1e9), 1))).numpy()
+    cache = encoder.gen_cache(t(src))
+    outs = []
+    for step in range(3):
+        out, cache = encoder(t(src[:, step:step + 1]), None, cache)
+        outs.append(out.numpy())
+    np.testing.assert_allclose(np.concatenate(outs, axis=1), full, atol=1e-12)
+    attention = fill(nn.MultiHeadAttention(4, 2, need_weights=True)).to(dtype="float64")
+    query, memory = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4))
+    static = attention.gen_cache(t(memory), t(memory), type=attention.StaticCache)
+    out, weights, same = attention(t(query), None, None, None, static)
+    assert same is static and weights.shape == [2, 2, 3, 5]
+    np.testing.assert_allclose(out.numpy(), attention(t(query), t(memory), t(memory))[0].numpy(), atol=1e-12)
+    given = attention.gen_cache(static.k, static.v)
+    assert isinstance(given, attention.Cache) and given.k is static.k
+    with pytest.raises(ValueError, match="type"):
+        attention.gen_cache(t(memory), type=dict)

@@ -5,6 +5,7 @@ Sublayer names and creation order follow Paddle (``self_attn.q_proj.weight``, ``
 """
 from __future__ import annotations
 
+import collections
 from typing import Any, Optional
 
 from ... import backend, ops
@@ -33,9 +34,17 @@ class MultiHeadAttention(Layer):
     """Attention with ``num_heads`` heads over [batch, seq_len, embed_dim] inputs.
 
     ``attn_mask`` broadcasts to [batch, num_heads, L, S]: boolean/integer masks keep True
-    positions, float masks are added to the scores. Returns the output, plus the attention
-    weights when ``need_weights``. Incremental decoding caches are not supported.
+    positions, float masks are added to the scores. Returns the output, then the attention
+    weights when ``need_weights``, then the updated cache when one is given.
+
+    Caches serve step-by-step decoding as in Paddle: a :class:`Cache` holds the keys and values
+    of the steps so far (projected, [batch, num_heads, steps, head_dim]) and grows by the new
+    step's; a :class:`StaticCache` holds the keys and values of a fixed memory, computed once.
+    Both come from :meth:`gen_cache`.
     """
+
+    Cache = collections.namedtuple("Cache", ["k", "v"])
+    StaticCache = collections.namedtuple("StaticCache", ["k", "v"])
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, kdim: Optional[int] = None,
                  vdim: Optional[int] = None, need_weights: bool = False, weight_attr: Any = None,
@@ -57,18 +66,48 @@ class MultiHeadAttention(Layer):
         batch, length = x.shape[:2]
         return ops.transpose(ops.reshape(x, [batch, length, self.num_heads, self.head_dim]), [0, 2, 1, 3])
 
+    def _keys_values(self, key: Tensor, value: Tensor) -> tuple:
+        return self._heads(self.k_proj(key)), self._heads(self.v_proj(value))
+
+    def gen_cache(self, key: Tensor, value: Optional[Tensor] = None, type: Any = None) -> Any:
+        """A cache to start decoding with: ``StaticCache`` of the projected ``key``/``value`` (a
+        memory), or an empty ``Cache`` for ``key``'s batch (``value`` None), or a ``Cache``
+        holding ``key`` and ``value`` as they are."""
+        kind = self.Cache if type is None else type
+        if kind is self.StaticCache:
+            return self.StaticCache(*self._keys_values(key, key if value is None else value))
+        if kind is not self.Cache:
+            raise ValueError("gen_cache: type must be MultiHeadAttention.Cache or MultiHeadAttention.StaticCache")
+        if value is not None:
+            return self.Cache(key, value)
+        xp = backend.get_array_module(key._data)
+        empty = xp.zeros((key.shape[0], self.num_heads, 0, self.head_dim), dtype=key._data.dtype)
+        return self.Cache(wrap(empty), wrap(empty.copy()))
+
     def forward(self, query: Tensor, key: Optional[Tensor] = None, value: Optional[Tensor] = None,
                 attn_mask: Optional[Tensor] = None, cache: Any = None) -> Any:
-        if cache is not None:
-            raise ValueError("MultiHeadAttention: incremental-decoding caches are not supported; pass cache=None")
+        if cache is not None and not isinstance(cache, (self.Cache, self.StaticCache)):
+            raise TypeError(f"MultiHeadAttention: cache must be a Cache or StaticCache from gen_cache, got "
+                            f"{type(cache).__name__}")
         key = query if key is None else key
         value = query if value is None else value
-        q, k, v = self._heads(self.q_proj(query)), self._heads(self.k_proj(key)), self._heads(self.v_proj(value))
+        q = self._heads(self.q_proj(query))
+        if isinstance(cache, self.StaticCache):
+            k, v = cache.k, cache.v
+        else:
+            k, v = self._keys_values(key, value)
+            if cache is not None:
+                k, v = ops.concat([cache.k, k], axis=2), ops.concat([cache.v, v], axis=2)
+                cache = self.Cache(k, v)
         mask = additive_mask(attn_mask, q._data.dtype)
         out, weights = attend(q, k, v, mask, self.dropout, self.training, self.head_dim ** -0.5)
         out = ops.reshape(ops.transpose(out, [0, 2, 1, 3]), [out.shape[0], out.shape[2], self.embed_dim])
-        out = self.out_proj(out)
-        return (out, weights) if self.need_weights else out
+        outputs = [self.out_proj(out)]
+        if self.need_weights:
+            outputs.append(weights)
+        if cache is not None:
+            outputs.append(cache)
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def extra_repr(self) -> str:
         return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, dropout={self.dropout}"
@@ -91,6 +130,19 @@ class _FeedForwardBlock(Layer):
 
     def _feed_forward(self, x: Tensor) -> Tensor:
         return self.linear2(self.dropout(self._activation(self.linear1(x))))
+
+    def _attention_block(self, x: Tensor, attention: MultiHeadAttention, memory: Optional[Tensor],
+                         mask: Optional[Tensor], cache: Any, norm: Layer, drop: Layer) -> tuple:
+        """x + drop(attention over ``memory`` or x itself), normalised before or after; returns the
+        result and the attention's updated cache (None without one)."""
+        query = norm(x) if self.normalize_before else x
+        source = query if memory is None else memory
+        if cache is None:
+            out = attention(query, source, source, mask)
+        else:
+            out, cache = attention(query, source, source, mask, cache)
+        out = x + drop(out)
+        return (out if self.normalize_before else norm(out)), cache
 
     def _residual(self, x: Tensor, block: Any, norm: Layer, drop: Layer) -> Tensor:
         """x + drop(block(x)) with ``norm`` before the block (pre-norm) or after the sum (post-norm)."""
@@ -126,11 +178,15 @@ class TransformerEncoderLayer(_FeedForwardBlock):
         self.dropout1 = Dropout(dropout, mode="upscale_in_train")
         self.dropout2 = Dropout(dropout, mode="upscale_in_train")
 
-    def forward(self, src: Tensor, src_mask: Optional[Tensor] = None, cache: Any = None) -> Tensor:
-        if cache is not None:
-            raise ValueError("TransformerEncoderLayer: caches are not supported; pass cache=None")
-        src = self._residual(src, lambda x: self.self_attn(x, x, x, src_mask), self.norm1, self.dropout1)
-        return self._residual(src, self._feed_forward, self.norm2, self.dropout2)
+    def forward(self, src: Tensor, src_mask: Optional[Tensor] = None, cache: Any = None) -> Any:
+        """The layer's output; with a ``cache`` (from :meth:`gen_cache`), also the updated cache."""
+        out, cache = self._attention_block(src, self.self_attn, None, src_mask, cache, self.norm1, self.dropout1)
+        out = self._residual(out, self._feed_forward, self.norm2, self.dropout2)
+        return out if cache is None else (out, cache)
+
+    def gen_cache(self, src: Tensor) -> Any:
+        """An empty self-attention cache for ``src``'s batch."""
+        return self.self_attn.gen_cache(src, type=self.self_attn.Cache)
 
 
 class TransformerEncoder(Layer):
@@ -147,13 +203,23 @@ class TransformerEncoder(Layer):
         self.num_layers = num_layers
         self.norm = norm
 
-    def forward(self, src: Tensor, src_mask: Optional[Tensor] = None, cache: Any = None) -> Tensor:
-        if cache is not None:
-            raise ValueError("TransformerEncoder: caches are not supported; pass cache=None")
-        out = src
-        for layer in self.layers:
-            out = layer(out, src_mask)
-        return out if self.norm is None else self.norm(out)
+    def forward(self, src: Tensor, src_mask: Optional[Tensor] = None, cache: Any = None) -> Any:
+        """The stack's output; with ``cache`` (one per layer, from :meth:`gen_cache`), also the
+        updated caches."""
+        out, new_caches = src, []
+        for index, layer in enumerate(self.layers):
+            if cache is None:
+                out = layer(out, src_mask)
+            else:
+                out, layer_cache = layer(out, src_mask, cache[index])
+                new_caches.append(layer_cache)
+        if self.norm is not None:
+            out = self.norm(out)
+        return out if cache is None else (out, new_caches)
+
+    def gen_cache(self, src: Tensor) -> list:
+        """One empty cache per layer."""
+        return [layer.gen_cache(src) for layer in self.layers]
 
 
 class TransformerDecoderLayer(_FeedForwardBlock):
@@ -188,13 +254,21 @@ class TransformerDecoderLayer(_FeedForwardBlock):
         self.dropout3 = Dropout(dropout, mode="upscale_in_train")
 
     def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Optional[Tensor] = None,
-                memory_mask: Optional[Tensor] = None, cache: Any = None) -> Tensor:
-        if cache is not None:
-            raise ValueError("TransformerDecoderLayer: caches are not supported; pass cache=None")
-        tgt = self._residual(tgt, lambda x: self.self_attn(x, x, x, tgt_mask), self.norm1, self.dropout1)
-        tgt = self._residual(tgt, lambda x: self.cross_attn(x, memory, memory, memory_mask), self.norm2,
-                             self.dropout2)
-        return self._residual(tgt, self._feed_forward, self.norm3, self.dropout3)
+                memory_mask: Optional[Tensor] = None, cache: Any = None) -> Any:
+        """The layer's output; with ``cache`` = (incremental, static) from :meth:`gen_cache`, also
+        the updated pair (the static one, over ``memory``, does not change)."""
+        incremental, static = (None, None) if cache is None else cache
+        out, incremental = self._attention_block(tgt, self.self_attn, None, tgt_mask, incremental, self.norm1,
+                                                 self.dropout1)
+        out, static = self._attention_block(out, self.cross_attn, memory, memory_mask, static, self.norm2,
+                                            self.dropout2)
+        out = self._residual(out, self._feed_forward, self.norm3, self.dropout3)
+        return out if cache is None else (out, (incremental, static))
+
+    def gen_cache(self, memory: Tensor) -> tuple:
+        """An empty self-attention cache and the cross-attention keys and values of ``memory``."""
+        return (self.self_attn.gen_cache(memory, type=self.self_attn.Cache),
+                self.cross_attn.gen_cache(memory, memory, type=self.cross_attn.StaticCache))
 
 
 class TransformerDecoder(Layer):
@@ -211,13 +285,23 @@ class TransformerDecoder(Layer):
         self.norm = norm
 
     def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Optional[Tensor] = None,
-                memory_mask: Optional[Tensor] = None, cache: Any = None) -> Tensor:
-        if cache is not None:
-            raise ValueError("TransformerDecoder: caches are not supported; pass cache=None")
-        out = tgt
-        for layer in self.layers:
-            out = layer(out, memory, tgt_mask, memory_mask)
-        return out if self.norm is None else self.norm(out)
+                memory_mask: Optional[Tensor] = None, cache: Any = None) -> Any:
+        """The stack's output; with ``cache`` (one per layer), also the updated caches."""
+        out, new_caches = tgt, []
+        for index, layer in enumerate(self.layers):
+            if cache is None:
+                out = layer(out, memory, tgt_mask, memory_mask)
+            else:
+                out, layer_cache = layer(out, memory, tgt_mask, memory_mask, cache[index])
+                new_caches.append(layer_cache)
+        if self.norm is not None:
+            out = self.norm(out)
+        return out if cache is None else (out, new_caches)
+
+    def gen_cache(self, memory: Tensor, do_zip: bool = False) -> list:
+        """One cache pair per layer (``do_zip``: all incremental caches, then all static ones)."""
+        cache = [layer.gen_cache(memory) for layer in self.layers]
+        return list(zip(*cache)) if do_zip else cache
 
 
 class Transformer(Layer):
