@@ -155,3 +155,16 @@ def test_cell_initial_states_follow_paddle():
                                                  init_value=1.5, batch_dim_idx=1)
     assert filled.shape == [6, 2, 2] and filled.dtype == minidp.float64 and float(filled.min()) == 1.5
     assert nn.SimpleRNNCell(3, 2).state_dtype == minidp.float32
+
+
+def test_initial_states_are_split_per_layer_and_direction():
+    layer = nn.LSTM(3, 4, num_layers=2, direction="bidirect").to(dtype="float64")
+    x, h0, c0 = rng.normal(size=(2, 5, 3)), rng.normal(size=(4, 2, 4)), rng.normal(size=(4, 2, 4))
+    out, (h, c) = layer(t(x), (t(h0), t(c0)))
+    first, (fw, bw) = layer[0](t(x), ((t(h0[0]), t(c0[0])), (t(h0[1]), t(c0[1]))))
+    second, (fw2, bw2) = layer[1](first, ((t(h0[2]), t(c0[2])), (t(h0[3]), t(c0[3]))))
+    np.testing.assert_allclose(out.numpy(), second.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(h.numpy(), np.stack([s[0].numpy() for s in (fw, bw, fw2, bw2)]), rtol=1e-12)
+    np.testing.assert_allclose(c.numpy(), np.stack([s[1].numpy() for s in (fw, bw, fw2, bw2)]), rtol=1e-12)
+    gru = nn.GRU(3, 2, num_layers=2).to(dtype="float64")
+    check_grad(lambda a, b: gru(a, b)[1], x[:, :3], rng.normal(size=(2, 2, 2)))
