@@ -533,3 +533,12 @@ def test_layer_dict_and_parameter_dict():
 def test_pytorch_style_aliases_are_the_same_classes():
     assert nn.Module is nn.Layer and nn.ModuleList is nn.LayerList and nn.ModuleDict is nn.LayerDict
     assert nn.Conv2d is nn.Conv2D and nn.AdaptiveAvgPool2d is nn.AdaptiveAvgPool2D and nn.ZeroPad2d is nn.ZeroPad2D
+
+
+def test_gather_tree_follows_parent_beams():
+    # the example of Paddle's documentation; Paddle 3.3.1 returns the same
+    ids = t([[[2, 2], [6, 1]], [[3, 9], [6, 1]], [[0, 1], [9, 0]]])
+    parents = t([[[0, 0], [1, 1]], [[1, 0], [1, 0]], [[0, 0], [0, 1]]])
+    assert F.gather_tree(ids, parents).numpy().tolist() == [[[2, 2], [1, 6]], [[3, 3], [6, 1]], [[0, 1], [9, 0]]]
+    with pytest.raises(ValueError, match="max_time"):
+        F.gather_tree(ids, t(np.zeros((3, 2), "int64")))

@@ -33,6 +33,7 @@ from .composite_loss import npair_loss
 from .vision import temporal_shift
 from .ctc import ctc_loss
 from .grid import affine_grid, grid_sample
+from .input import gather_tree
 from .pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d,
                       max_pool1d)
 from .vision import interpolate, pixel_shuffle, pixel_unshuffle, upsample
@@ -58,3 +59,4 @@ __all__ += ["conv3d_transpose"]
 __all__ += ["npair_loss", "temporal_shift"]
 __all__ += ["ctc_loss"]
 __all__ += ["affine_grid", "grid_sample"]
+__all__ += ["gather_tree"]

@@ -82,3 +82,23 @@ def sequence_mask(x: Tensor, maxlen: Optional[int] = None, dtype: Any = "int64",
         maxlen = int(lengths.max()) if lengths.size else 0
     xp = backend.get_array_module(lengths)
     return Tensor._wrap((xp.arange(int(maxlen)) < lengths[..., None]).astype(backend.convert_dtype(dtype)))
+
+
+def gather_tree(ids: Tensor, parents: Tensor) -> Tensor:
+    """Whole beam-search paths from per-step choices: ``ids`` and ``parents`` are [max_time, batch,
+    beam]; walking back from the last step through the parent beams gives each final beam's ids."""
+    check_tensor("gather_tree", "ids", ids)
+    check_tensor("gather_tree", "parents", parents)
+    if ids.ndim != 3 or parents.shape != ids.shape:
+        raise ValueError(f"gather_tree: ids and parents must both be [max_time, batch, beam], got {ids.shape} and "
+                         f"{parents.shape}")
+    chosen, links = ids._data, parents._data
+    xp = backend.get_array_module(chosen)
+    steps, batch, beam = chosen.shape
+    out = xp.empty_like(chosen)
+    rows = xp.arange(batch)[:, None]
+    beams = xp.broadcast_to(xp.arange(beam), (batch, beam))
+    for step in range(steps - 1, -1, -1):
+        out[step] = chosen[step][rows, beams]
+        beams = links[step][rows, beams]
+    return Tensor._wrap(out)
