@@ -421,3 +421,17 @@ def test_orthogonal_dirac_bilinear_initializers_and_the_global_one():
     assert not (nn.Linear(2, 2).weight.numpy() == 0.5).all()
     with pytest.raises(TypeError, match="weight_init"):
         init.set_global_initializer("zeros")
+
+
+def test_state_dict_hooks():
+    net = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 1))
+    seen = []
+    inner = net[0].register_state_dict_hook(lambda state: seen.append(("inner", len(state))))
+    outer = net.register_state_dict_hook(lambda state: {k: v for k, v in state.items() if k.endswith("weight")})
+    state = net.state_dict()
+    assert list(state) == ["0.weight", "1.weight"] and seen == [("inner", 4)]
+    assert list(net.state_dict(use_hook=False)) == ["0.weight", "0.bias", "1.weight", "1.bias"]
+    assert list(net.to_static_state_dict()) == ["0.weight", "1.weight"]
+    inner.remove()
+    outer.remove()
+    assert len(net.state_dict()) == 4 and len(seen) == 2

@@ -40,6 +40,7 @@ class Layer:
         object.__setattr__(self, "_non_persistable_buffer_names", {})
         object.__setattr__(self, "_forward_pre_hooks", collections.OrderedDict())
         object.__setattr__(self, "_forward_post_hooks", collections.OrderedDict())
+        object.__setattr__(self, "_state_dict_hooks", collections.OrderedDict())
         object.__setattr__(self, "_param_counters", collections.defaultdict(itertools.count))
         self._full_name = f"{scope}_{next(_scope_counters[scope])}"
         self._dtype = backend.convert_dtype(dtype)
@@ -434,10 +435,15 @@ class Layer:
 
     # --- state --------------------------------------------------------------------------
     def state_dict(self, destination: Optional[dict] = None, include_sublayers: bool = True,
-                   structured_name_prefix: str = "", use_hook: bool = True) -> "collections.OrderedDict":
-        """Parameters and persistable buffers by dotted name (``fc.weight``), as live tensors."""
+                   structured_name_prefix: str = "", use_hook: bool = True,
+                   keep_vars: bool = True) -> "collections.OrderedDict":
+        """Parameters and persistable buffers by dotted name (``fc.weight``), as live tensors.
+
+        With ``use_hook`` the hooks of :meth:`register_state_dict_hook` then run, innermost
+        layers first; a hook may return a new dict that replaces the result.
+        """
         out = collections.OrderedDict() if destination is None else destination
-        layers = (self.named_sublayers(include_self=True) if include_sublayers else [("", self)])
+        layers = list(self.named_sublayers(include_self=True) if include_sublayers else [("", self)])
         for layer_prefix, layer in layers:
             prefix = structured_name_prefix + (f"{layer_prefix}." if layer_prefix else "")
             for key, param in layer._parameters.items():
@@ -446,7 +452,19 @@ class Layer:
             for key, buffer in layer._buffers.items():
                 if buffer is not None and key not in layer._non_persistable_buffer_names:
                     out[prefix + key] = buffer
+        if use_hook:
+            for _, layer in reversed(layers):
+                for hook in list(layer._state_dict_hooks.values()):
+                    replaced = hook(out)
+                    if replaced is not None:
+                        out = replaced
         return out
+
+    to_static_state_dict = state_dict
+
+    def register_state_dict_hook(self, hook: Callable) -> RemovableHandle:
+        """Call ``hook(state_dict)`` at the end of :meth:`state_dict`; a returned dict replaces it."""
+        return RemovableHandle(self._state_dict_hooks, hook)
 
     def set_state_dict(self, state_dict: dict, use_structured_name: bool = True) -> tuple:
         """Copy values from ``state_dict`` into this layer's parameters and buffers, in place.
@@ -458,7 +476,7 @@ class Layer:
         """
         if not isinstance(state_dict, dict):
             raise TypeError(f"set_state_dict expects a dict, got {type(state_dict).__name__}")
-        own = self.state_dict()
+        own = self.state_dict(use_hook=False)
         matched, missing = [], []
         used = {}
         for key, target in own.items():
