@@ -435,3 +435,24 @@ def test_state_dict_hooks():
     inner.remove()
     outer.remove()
     assert len(net.state_dict()) == 4 and len(seen) == 2
+
+
+def test_older_initializer_names():
+    init = nn.initializer
+    holder = nn.Layer()
+
+    def make(initializer, shape=(200, 300)):
+        return holder.create_parameter(list(shape), default_initializer=initializer).numpy()
+
+    assert (make(init.ConstantInitializer(0.25), (2, 2)) == 0.25).all()
+    normal = make(init.NormalInitializer(loc=1.0, scale=0.5))
+    assert abs(normal.mean() - 1.0) < 0.01 and abs(normal.std() - 0.5) < 0.01
+    assert make(init.UniformInitializer(-0.1, 0.1)).max() <= 0.1
+    assert np.abs(make(init.TruncatedNormalInitializer(0.0, 1.0, a=-0.5, b=0.5))).max() <= 0.5
+    limit = np.sqrt(6 / 500)
+    assert np.abs(make(init.XavierInitializer())).max() <= limit
+    assert abs(make(init.XavierInitializer(uniform=False)).std() - np.sqrt(2 / 500)) < 0.002
+    assert abs(make(init.MSRAInitializer(uniform=False)).std() - np.sqrt(2 / 200)) < 0.003
+    np.testing.assert_array_equal(make(init.NumpyArrayInitializer(np.eye(2)), (2, 2)), np.eye(2))
+    with pytest.raises(ValueError, match="diag_num"):
+        init.UniformInitializer(diag_num=2)

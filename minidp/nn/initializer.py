@@ -17,7 +17,9 @@ from ..ops.creation import host_generator
 
 __all__ = ["Initializer", "Constant", "Normal", "TruncatedNormal", "Uniform", "XavierUniform",
            "XavierNormal", "KaimingNormal", "KaimingUniform", "Assign", "calculate_gain", "Orthogonal", "Dirac",
-           "Bilinear", "set_global_initializer"]
+           "Bilinear", "set_global_initializer", "ConstantInitializer", "NormalInitializer",
+           "TruncatedNormalInitializer", "UniformInitializer", "NumpyArrayInitializer", "XavierInitializer",
+           "MSRAInitializer"]
 
 
 def compute_fans(shape: Sequence[int]) -> tuple:
@@ -253,6 +255,67 @@ class Bilinear(Initializer):
         x, y = index % size, (index / size) % size
         return ((1 - numpy.abs(x / f - c)) * (1 - numpy.abs(y / f - c))).reshape(shape)
 
+
+# Paddle's older initializer classes, with their argument names (``seed`` is accepted and unused:
+# every draw comes from the generator that minidp.seed resets).
+class ConstantInitializer(Constant):
+    """The older name of :class:`Constant`."""
+
+    def __init__(self, value: float = 0.0, force_cpu: bool = False) -> None:
+        super().__init__(value)
+
+
+class NormalInitializer(Normal):
+    """The older form of :class:`Normal`: mean ``loc``, std ``scale``."""
+
+    def __init__(self, loc: float = 0.0, scale: float = 1.0, seed: int = 0) -> None:
+        super().__init__(loc, scale)
+
+
+class TruncatedNormalInitializer(TruncatedNormal):
+    """The older form of :class:`TruncatedNormal`: mean ``loc``, std ``scale``."""
+
+    def __init__(self, loc: float = 0.0, scale: float = 1.0, seed: int = 0, a: float = -2.0, b: float = 2.0) -> None:
+        super().__init__(loc, scale, a, b)
+
+
+class UniformInitializer(Uniform):
+    """The older form of :class:`Uniform` (its diagonal options are not supported)."""
+
+    def __init__(self, low: float = -1.0, high: float = 1.0, seed: int = 0, diag_num: int = 0, diag_step: int = 0,
+                 diag_val: float = 1.0) -> None:
+        if diag_num:
+            raise ValueError("UniformInitializer: diag_num/diag_step/diag_val are not supported; leave diag_num=0")
+        super().__init__(low, high)
+
+
+class NumpyArrayInitializer(Assign):
+    """The older name of :class:`Assign`."""
+
+    def __init__(self, value: Any) -> None:
+        super().__init__(value)
+
+
+class XavierInitializer(Initializer):
+    """The older Xavier initializer: uniform (default) or normal Glorot scaling."""
+
+    def __init__(self, uniform: bool = True, fan_in: Optional[float] = None, fan_out: Optional[float] = None,
+                 seed: int = 0, gain: float = 1.0) -> None:
+        self._init = (XavierUniform if uniform else XavierNormal)(fan_in, fan_out, gain)
+
+    def _values(self, shape: tuple) -> numpy.ndarray:
+        return self._init._values(shape)
+
+
+class MSRAInitializer(Initializer):
+    """The older Kaiming (MSRA) initializer: uniform (default) or normal He scaling."""
+
+    def __init__(self, uniform: bool = True, fan_in: Optional[float] = None, seed: int = 0,
+                 negative_slope: float = 0, nonlinearity: str = "relu", mode: str = "fan_in") -> None:
+        self._init = (KaimingUniform if uniform else KaimingNormal)(fan_in, negative_slope, nonlinearity, mode)
+
+    def _values(self, shape: tuple) -> numpy.ndarray:
+        return self._init._values(shape)
 
 _global_initializers: dict = {"weight": None, "bias": None}
 
