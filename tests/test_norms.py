@@ -1,14 +1,22 @@
-"""Group, instance and local-response normalisation, normalize, BatchNorm3D/BatchNorm/SyncBatchNorm.
+"""Group, instance and local-response normalisation, normalize, BatchNorm3D/BatchNorm/SyncBatchNorm
+(on one process and across 2 and 3 ranks), SpectralNorm.
 
 Values in PADDLE were recorded by hand from PaddlePaddle 3.3.1 (CPU, float64).
 """
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import minidp
 import minidp.nn as nn
 import minidp.nn.functional as F
+from dist_utils import run_workers
 from gradcheck import check_grad
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "scripts"))
+import sync_bn_tasks  # noqa: E402  (lives in tests/scripts)
 
 rng = np.random.default_rng(0)
 Z = np.linspace(-1, 1, 24).reshape(1, 4, 3, 2) ** 2
@@ -199,3 +207,19 @@ def test_spectral_norm_layer_and_hook():
     np.testing.assert_array_equal(linear.weight_u.numpy(), frozen)
     with pytest.raises(ValueError, match="no parameter"):
         nn.utils.spectral_norm(nn.ReLU())
+
+
+@pytest.mark.parametrize("world_size", [2, 3])
+def test_sync_batchnorm_across_ranks_equals_batchnorm_on_the_whole_batch(world_size):
+    ranks = run_workers(sync_bn_tasks.worker, world_size, timeout=120,
+                        env={"PADDLE_DISTRI_BACKEND": "gloo", "PADDLE_PG_TIMEOUT": "30000"})
+    expected = sync_bn_tasks.reference()
+    np.testing.assert_allclose(np.concatenate([r["out"] for r in ranks]), expected["out"], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(np.concatenate([r["x_grad"] for r in ranks]), expected["x_grad"], rtol=1e-9,
+                               atol=1e-12)
+    for result in ranks:
+        np.testing.assert_allclose(result["mean"], expected["mean"], rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(result["variance"], expected["variance"], rtol=1e-10)
+        # DataParallel averages the parameter gradients over the ranks; the reference sums over the batch
+        np.testing.assert_allclose(result["norm_weight_grad"] * world_size, expected["norm_weight_grad"], rtol=1e-9)
+        np.testing.assert_allclose(result["conv_weight_grad"] * world_size, expected["conv_weight_grad"], rtol=1e-9)

@@ -6,7 +6,7 @@ parameters run over, so they share :func:`_normalize`.
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ... import backend, ops
 from ...autograd.tensor import Tensor
@@ -241,3 +241,55 @@ def spectral_normalize(weight: Tensor, dim: int, u: Any, v: Any) -> Tensor:
     matrix = as_matrix(weight, dim)
     sigma = (ops.matmul(matrix, wrap(v)) * wrap(u)).sum()
     return weight / sigma
+
+
+def synced_batch_norm(x: Tensor, running_mean: Tensor, running_var: Tensor, weight: Optional[Tensor],
+                      bias: Optional[Tensor], momentum: float, epsilon: float, data_format: str,
+                      sum_across: Callable[[Any], Any]) -> Tensor:
+    """Training-mode batch normalisation whose statistics cover the batches of several processes.
+
+    ``sum_across(array)`` returns the elementwise sum of ``array`` over the processes (identity
+    for one process); it is called once in forward (per-channel sums, sums of squares and counts)
+    and once in backward (the two per-channel sums the input gradient needs), the same calls in
+    the same order on every process. The running statistics are updated in place with the
+    global (biased) mean and variance, as batch_norm does.
+    """
+    check_tensor("SyncBatchNorm", "x", x)
+    xd = x._data
+    if xd.ndim < 2:
+        raise ValueError(f"SyncBatchNorm: expects an input with a channel axis, got shape {x.shape}")
+    channel_axis = _channel_axis("SyncBatchNorm", data_format, xd.ndim)
+    channels = xd.shape[channel_axis]
+    axes = tuple(i for i in range(xd.ndim) if i != channel_axis)
+    shape = tuple(channels if i == channel_axis else 1 for i in range(xd.ndim))
+    xp = backend.get_array_module(xd)
+    local = xp.concatenate([xd.sum(axis=axes), (xd * xd).sum(axis=axes),
+                            xp.full(1, xd.size // channels, dtype=xd.dtype)]).astype("float64")
+    total = sum_across(local)
+    count = float(total[-1])
+    mean = total[:channels] / count
+    var = xp.maximum(total[channels:2 * channels] / count - mean * mean, 0.0)
+    for running, batch in ((running_mean._data, mean), (running_var._data, var)):
+        running *= momentum
+        running += (1.0 - momentum) * batch.astype(running.dtype)
+    rstd = (1.0 / xp.sqrt(var + epsilon)).astype(xd.dtype).reshape(shape)
+    xhat = (xd - mean.astype(xd.dtype).reshape(shape)) * rstd
+    w = None if weight is None else weight._data.reshape(shape)
+    out = xhat if w is None else xhat * w
+    if bias is not None:
+        out = out + bias._data.reshape(shape)
+    parents = tuple(t for t in (x, weight, bias) if t is not None)
+
+    def backward(g):
+        g_hat = g if w is None else g * w
+        sums = sum_across(xp.concatenate([g_hat.sum(axis=axes), (g_hat * xhat).sum(axis=axes)]).astype("float64"))
+        mean_g = (sums[:channels] / count).astype(g.dtype).reshape(shape)
+        mean_gx = (sums[channels:] / count).astype(g.dtype).reshape(shape)
+        grads = [None if x.stop_gradient else (g_hat - mean_g - xhat * mean_gx) * rstd]
+        if weight is not None:
+            grads.append(None if weight.stop_gradient else (g * xhat).sum(axis=axes).reshape(weight._data.shape))
+        if bias is not None:
+            grads.append(None if bias.stop_gradient else g.sum(axis=axes).reshape(bias._data.shape))
+        return tuple(grads)
+
+    return result(out, parents, backward)

@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ... import backend
 from ...autograd.tensor import Tensor
 from ...ops._util import wrap
 from .. import functional as F
 from .. import initializer as init
-from ..functional.norm import as_matrix, power_iteration, spectral_normalize
+from ..functional.norm import as_matrix, power_iteration, spectral_normalize, synced_batch_norm
 from ..layer import Layer
 from ..param_attr import ParamAttr
 
@@ -74,6 +74,22 @@ class _BatchNorm(Layer):
         return f"num_features={self._num_features}, momentum={self._momentum}, epsilon={self._epsilon}"
 
 
+def _sum_over_ranks() -> Callable[[Any], Any]:
+    """The cross-rank sum for SyncBatchNorm: an all-reduce over the default group, or the
+    identity when no group of two or more ranks is initialised."""
+    from ... import distributed  # imported here: minidp.distributed itself builds on minidp.nn
+
+    if not distributed.is_initialized() or distributed.get_world_size() < 2:
+        return lambda array: array
+
+    def all_reduce(array: Any) -> Any:
+        summed = wrap(array.copy())
+        distributed.all_reduce(summed)
+        return summed._data
+
+    return all_reduce
+
+
 class BatchNorm1D(_BatchNorm):
     """Batch normalisation of [N, C] or [N, C, L] inputs (``data_format='NLC'`` for channels last)."""
 
@@ -96,16 +112,21 @@ class BatchNorm3D(_BatchNorm):
 
 
 class SyncBatchNorm(_BatchNorm):
-    """Batch normalisation of [N, C, ...] inputs, Paddle's cross-rank form.
-
-    minidp computes the statistics over each rank's own batch, exactly as BatchNorm does: in a
-    one-process run that is what Paddle computes too; in a data-parallel job the running
-    statistics stay per rank (they are buffers, which DataParallel broadcasts from rank 0 at
-    construction), where Paddle all-reduces the batch statistics across ranks.
+    """Batch normalisation of [N, C, ...] inputs whose training statistics cover the whole
+    data-parallel batch: the per-channel sums are all-reduced over the default group (and so are
+    the two sums the input gradient needs, in backward), as Paddle does. Without an initialised
+    group of two or more ranks it is exactly BatchNorm. In evaluation it uses the running
+    statistics, which every rank updates with the same global values.
     """
 
     _input_ndims = (2, 3, 4, 5)
     _default_format = "NCHW"
+
+    def forward(self, x: Tensor) -> Tensor:
+        if not self.training or self._use_global_stats:
+            return super().forward(x)
+        return synced_batch_norm(x, self._mean, self._variance, self.weight, self.bias, self._momentum,
+                                   self._epsilon, self._data_format, _sum_over_ranks())
 
     @classmethod
     def convert_sync_batchnorm(cls, layer: Layer) -> Layer:
