@@ -1,4 +1,4 @@
-"""Linear (one fused matmul-plus-bias op) and dropout."""
+"""Linear (one fused matmul-plus-bias op), bilinear, label_smooth and the dropout family."""
 from __future__ import annotations
 
 from typing import Any, Optional

@@ -1,4 +1,5 @@
-"""2-D convolution by im2col: gather the input under every kernel offset, then one batched matmul.
+"""2-D convolution by im2col: gather the input under every kernel offset, then one batched matmul;
+its transpose (col2im) and the 1-D forms on [N, C, 1, L] views.
 
 The gather loops over the kh*kw kernel offsets only; each step copies a strided slice of the
 whole batch, so the work is done by the array library, on NumPy and CuPy alike. The backward

@@ -1,4 +1,5 @@
-"""Embedding lookup: rows of a table picked by integer ids, with the gradient scattered back."""
+"""Integer inputs: embedding lookup (rows of a table picked by ids, the gradient scattered back),
+one_hot, sequence_mask and gather_tree."""
 from __future__ import annotations
 
 from typing import Any, Optional

@@ -1,8 +1,9 @@
-"""Layer and batch normalisation, each one op with a closed-form backward.
+"""Normalisation: layer, batch, group and instance norms, each one op with a closed-form backward,
+plus normalize, local_response_norm, cross-process batch norm and the spectral-norm helpers.
 
-Both normalise ``x`` with a mean and an inverse standard deviation, then apply an optional
-elementwise affine map; they differ only in which axes the statistics and the affine
-parameters run over, so they share :func:`_normalize`.
+Layer, batch, group and instance normalisation all normalise ``x`` with a mean and an inverse
+standard deviation, then apply an optional elementwise affine map; they differ only in which
+axes the statistics and the affine parameters run over, so they share :func:`_normalize`.
 """
 from __future__ import annotations
 

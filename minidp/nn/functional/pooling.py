@@ -1,4 +1,5 @@
-"""Max and average pooling over 2-D windows, vectorised over the batch (loops over kernel offsets only)."""
+"""Max, average, L^p and adaptive pooling and max-unpooling (2-D ops vectorised over the batch, looping
+over kernel offsets only; the 1-D forms run them on [N, C, 1, L] views)."""
 from __future__ import annotations
 
 from typing import Any, Optional

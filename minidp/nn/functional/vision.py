@@ -1,4 +1,5 @@
-"""Resampling and rearranging images: interpolate/upsample, pixel_shuffle and pixel_unshuffle.
+"""Resampling and rearranging images: interpolate/upsample, pixel_(un)shuffle, channel_shuffle,
+temporal_shift.
 
 Interpolation is separable: each spatial axis is resampled in turn by one op that gathers a few
 neighbouring rows and blends them (nearest takes one row, linear two, cubic four); backward

@@ -1,4 +1,5 @@
-"""LayerNorm, BatchNorm1D and BatchNorm2D."""
+"""Normalisation layers: LayerNorm, the batch norms (SyncBatchNorm too), GroupNorm, the instance norms,
+LocalResponseNorm and SpectralNorm."""
 from __future__ import annotations
 
 import math
