@@ -12,7 +12,8 @@ frameworks (``P`` is ``paddle`` or ``minidp``, ``F`` its ``nn.functional``).
 An input is ``(kind, shape)`` or ``(kind, shape, high)``: ``real`` in [-2, 2), ``pos`` in
 [0.5, 2), ``unit`` in (-0.9, 0.9), ``away`` with |x| in [0.2, 2) (no kinks at 0),
 ``wide`` in [-4, 4), ``index`` integers in [0, high) (int64), ``mask`` booleans. Floating inputs are float64 and
-take part in the gradient check; the others do not. An input whose spec ends with ``"=name"``
+take part in the gradient check unless their kind ends with ``!`` (``"pos!"``: a label that
+needs no gradient); the others never do. An input whose spec ends with ``"=name"``
 is passed as the keyword ``name``; the keyword ``"*"`` lists leading positional arguments that are
 not tensors (``einsum``'s equation).
 """
@@ -120,10 +121,10 @@ CASES = [
     ("log_softmax", "nn.functional.log_softmax", [("real", (3, 4))], {"axis": 1}),
     ("smooth_l1_loss", "nn.functional.smooth_l1_loss", [("real", (4, 3)), ("real", (4, 3))],
      {}),
-    ("kl_div", "nn.functional.kl_div", [("real", (4, 3)), ("pos", (4, 3))],
+    ("kl_div", "nn.functional.kl_div", [("real", (4, 3)), ("pos!", (4, 3))],
      {"reduction": "batchmean"}),
     ("binary_cross_entropy", "nn.functional.binary_cross_entropy",
-     [("prob", (4, 3)), ("prob", (4, 3))], {}),
+     [("prob", (4, 3)), ("prob!", (4, 3))], {}),
     ("nll_loss", "nn.functional.nll_loss", [("real", (5, 4)), ("index", (5,), 4)], {}),
     ("normalize", "nn.functional.normalize", [("real", (3, 4))], {"axis": 1}),
     ("cosine_similarity", "nn.functional.cosine_similarity", [("real", (3, 4)),
@@ -134,7 +135,9 @@ CASES = [
      {"scale_factor": 2, "mode": "bilinear", "align_corners": False}),
     ("interpolate_nearest", "nn.functional.interpolate", [("real", (1, 2, 3, 4))],
      {"size": [5, 7], "mode": "nearest"}),
-    ("group_norm", "nn.functional.group_norm", [("real", (2, 4, 3, 3))], {"num_groups": 2}),
+    # without weight and bias Paddle's input gradient is wrong (minidp's is exact)
+    ("group_norm", "nn.functional.group_norm", [("real", (2, 4, 3, 3)), ("pos", (4,), "=weight"),
+                                                 ("real", (4,), "=bias")], {"num_groups": 2}),
     ("one_hot", "nn.functional.one_hot", [("index", (5,), 4)], {"num_classes": 4}),
     ("cross_entropy_smooth", "nn.functional.cross_entropy", [("real", (5, 4)),
                                                              ("index", (5,), 4)],
@@ -274,7 +277,7 @@ def make_inputs(case_index: int, specs: list) -> list:
     rng = np.random.default_rng(_SEED + case_index)
     arrays = []
     for spec in specs:
-        kind, shape = spec[0], spec[1]
+        kind, shape = spec[0].rstrip("!"), spec[1]
         if kind == "real":
             arrays.append(rng.uniform(-2.0, 2.0, shape))
         elif kind == "wide":
@@ -304,6 +307,9 @@ def output_weights(case_index: int, shape: tuple) -> np.ndarray:
 def call(fn, case_index: int, specs: list, kwargs: dict, to_tensor) -> tuple:
     """Call ``fn`` on the case's inputs (made tensors by ``to_tensor``); return (result, tensors)."""
     tensors = [to_tensor(a) for a in make_inputs(case_index, specs)]
+    for spec, t in zip(specs, tensors):
+        if spec[0].endswith("!"):
+            t.stop_gradient = True
     positional = list(kwargs.get("*", []))
     keywords = {k: v for k, v in kwargs.items() if k != "*"}
     for spec, t in zip(specs, tensors):

@@ -256,3 +256,203 @@ def test_sublayer_names_are_checked_and_regularizers_are_not_silently_dropped():
         nn.Layer().add_sublayer("a.b", nn.Linear(1, 1))
     with pytest.warns(UserWarning, match="weight_decay"):
         nn.ParamAttr(regularizer=object())
+
+
+# --- Paddle's other Layer methods, nn.utils and the clipping strategies ------------------------------
+def test_module_style_names_and_lookup_by_path():
+    net = nn.Sequential(nn.Linear(2, 3), nn.Sequential(nn.BatchNorm1D(3), nn.ReLU()))
+    assert [name for name, _ in net.named_modules()] == ["", "0", "1", "1.0", "1.1"]
+    assert list(net.modules())[0] is net and len(list(net.modules())) == 5
+    assert net.get_sublayer("1.0") is net[1][0] and net.get_submodule("") is net
+    assert net.get_parameter("0.weight") is net[0].weight
+    assert net.get_buffer("1.0._mean") is net[1][0]._mean
+    with pytest.raises(ValueError, match="no sublayer 'x'"):
+        net.get_sublayer("1.x")
+    with pytest.raises(ValueError, match="no parameter"):
+        net.get_parameter("0.gamma")
+    replacement = nn.Tanh()
+    net.set_sublayer("1.1", replacement)
+    assert net[1][1] is replacement
+    with pytest.raises(ValueError, match="no sublayer"):
+        net.set_submodule("1.7", nn.ReLU(), strict=True)
+    holder = nn.Layer()
+    holder.add_module("fc", nn.Linear(2, 2))
+    holder.register_parameter("scale", nn.Linear(1, 1).weight)
+    assert [name for name, _ in holder.named_parameters()] == ["scale", "fc.weight", "fc.bias"]
+    assert holder.fc is holder.get_sublayer("fc")
+
+
+def test_dtype_casts_requires_grad_and_zero_grad():
+    net = nn.Sequential(nn.Linear(2, 3), nn.LayerNorm(3))
+    assert net.double() is net and all(p.dtype == minidp.float64 for p in net.parameters())
+    net.float(excluded_layers=[nn.LayerNorm])
+    assert net[0].weight.dtype == minidp.float32 and net[1].weight.dtype == minidp.float64
+    net.half()
+    assert all(p.dtype == minidp.float16 for p in net.parameters())
+    net.type("float32")
+    assert net(minidp.ones([1, 2])).dtype == minidp.float32
+    with pytest.raises(TypeError, match="excluded_layers"):
+        net.float(excluded_layers="LayerNorm")
+    net.requires_grad_(False)
+    assert all(p.stop_gradient for p in net.parameters())
+    net.requires_grad_()
+    net(minidp.ones([2, 2])).sum().backward()
+    net.zero_grad(set_to_none=False)
+    assert all(float(p.grad.abs().sum()) == 0 for p in net.parameters())
+    net.zero_grad()
+    assert all(p.grad is None for p in net.parameters())
+    assert net.cpu() is net
+
+
+def test_load_state_dict_is_strict_by_default():
+    source, target = nn.Linear(2, 2), nn.Linear(2, 2)
+    assert target.load_state_dict(source.state_dict()) == ([], [])
+    np.testing.assert_array_equal(target.weight.numpy(), source.weight.numpy())
+    with pytest.raises(RuntimeError, match=r"missing keys \['bias'\]"):
+        target.load_state_dict({"weight": source.weight})
+    with pytest.warns(UserWarning):
+        assert target.load_state_dict({"weight": source.weight}, strict=False) == (["bias"], [])
+
+
+def test_register_forward_hook_is_the_post_hook():
+    layer = nn.Linear(2, 2)
+    handle = layer.register_forward_hook(lambda module, inputs, output: output * 0)
+    assert float(layer(minidp.ones([1, 2])).abs().sum()) == 0
+    handle.remove()
+    np.testing.assert_allclose(layer(minidp.ones([1, 2])).numpy(), layer.weight.numpy().sum(0, keepdims=True))
+
+
+def test_clip_grad_norm_and_value_in_place():
+    layer = nn.Linear(2, 2)
+    (layer(minidp.ones([3, 2])) * 10).sum().backward()
+    grads = [p.grad.numpy().copy() for p in layer.parameters()]
+    total = np.sqrt(sum((g ** 2).sum() for g in grads))
+    returned = nn.utils.clip_grad_norm_(layer.parameters(), 1.0)
+    np.testing.assert_allclose(returned.numpy(), total, rtol=1e-6)
+    np.testing.assert_allclose(layer.weight.grad.numpy(), grads[0] / (total + 1e-6), rtol=1e-6)
+    np.testing.assert_allclose(layer.weight.grad.numpy(), 0.40824828, rtol=1e-6)  # Paddle 3.3.1
+    inf_norm = nn.utils.clip_grad_norm_(layer.weight, 0.1, norm_type=float("inf"))
+    np.testing.assert_allclose(inf_norm.numpy(), 0.40824828, rtol=1e-6)
+    nn.utils.clip_grad_value_(layer.parameters(), 0.05)
+    np.testing.assert_allclose(layer.bias.grad.numpy(), [0.05, 0.05])
+    with pytest.raises(ValueError, match="max_norm"):
+        nn.utils.clip_grad_norm_(layer.parameters(), 0)
+
+
+def test_parameters_to_vector_and_back():
+    layer = nn.Linear(3, 2)
+    vector = nn.utils.parameters_to_vector(layer.parameters())
+    assert vector.shape == [8]
+    np.testing.assert_array_equal(vector.numpy()[:6], layer.weight.numpy().reshape(-1))
+    nn.utils.vector_to_parameters(minidp.arange(8, dtype="float32"), layer.parameters())
+    np.testing.assert_array_equal(layer.bias.numpy(), [6, 7])
+    with pytest.raises(ValueError, match="8 values"):
+        nn.utils.vector_to_parameters(minidp.zeros([7]), layer.parameters())
+
+
+def test_clip_by_value_and_by_norm_match_paddle():
+    param = nn.Linear(3, 1).bias
+    grad = minidp.to_tensor([0.3, -2.0, 1.0])
+    by_norm = nn.ClipGradByNorm(1.0)([(param, grad)])[0][1].numpy()
+    np.testing.assert_allclose(by_norm, [0.13297267, -0.88648444, 0.44324222], rtol=1e-6)  # Paddle 3.3.1
+    np.testing.assert_allclose(nn.ClipGradByValue(0.5)([(param, grad)])[0][1].numpy(), [0.3, -0.5, 0.5])
+    np.testing.assert_allclose(nn.ClipGradByValue(0.5, -0.1)([(param, grad)])[0][1].numpy(), [0.3, -0.1, 0.5])
+    small = minidp.to_tensor([0.1, 0.2, 0.2])
+    assert nn.ClipGradByNorm(1.0)([(param, small)])[0][1].numpy().tolist() == small.numpy().tolist()
+    layer = nn.Linear(2, 1)
+    opt = minidp.optimizer.SGD(learning_rate=1.0, parameters=layer.parameters(), grad_clip=nn.ClipGradByValue(0.01))
+    before = layer.bias.numpy().copy()
+    (layer(minidp.ones([4, 2])) * 100).sum().backward()
+    opt.step()
+    np.testing.assert_allclose(layer.bias.numpy(), before - 0.01, rtol=1e-6)
+    with pytest.raises(ValueError, match="min <= max"):
+        nn.ClipGradByValue(0.1, 0.5)
+    with pytest.raises(ValueError, match="clip_norm"):
+        nn.ClipGradByNorm(-1)
+
+
+def test_weight_norm_reparameterises_and_trains():
+    layer = nn.Linear(3, 4).to(dtype="float64")
+    original = layer.weight.numpy().copy()
+    nn.utils.weight_norm(layer)
+    assert list(layer.state_dict()) == ["bias", "weight_v", "weight_g"]  # as Paddle 3.3.1
+    np.testing.assert_allclose(layer.weight_g.numpy(), np.linalg.norm(original, axis=1))
+    np.testing.assert_allclose(layer.weight.numpy(), original)
+    x = np.random.default_rng(0).normal(size=(2, 3))
+    layer(minidp.to_tensor(x)).sum().backward()
+    v = layer.weight_v.numpy()
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    np.testing.assert_allclose(layer.weight_g.grad.numpy(), (x.sum(0)[:, None] * v / norms).sum(1))
+    layer.weight_g.set_value(layer.weight_g.numpy() * 2)
+    np.testing.assert_allclose(layer(minidp.to_tensor(x)).numpy(), x @ (2 * original) + layer.bias.numpy())
+    nn.utils.remove_weight_norm(layer)
+    assert list(layer.state_dict()) == ["bias", "weight"]
+    np.testing.assert_allclose(layer.weight.numpy(), 2 * original)
+    conv = nn.utils.weight_norm(nn.Conv2D(2, 3, 3), dim=None)
+    assert conv.weight_g.shape == []
+    with pytest.raises(ValueError, match="not weight-normalised"):
+        nn.utils.remove_weight_norm(layer)
+    with pytest.raises(ValueError, match="already"):
+        nn.utils.weight_norm(conv)
+    with pytest.raises(ValueError, match="no parameter"):
+        nn.utils.weight_norm(nn.ReLU())
+
+
+def test_orthogonal_dirac_bilinear_initializers_and_the_global_one():
+    init = nn.initializer
+    holder = nn.Layer()
+    q = holder.create_parameter([3, 5], default_initializer=init.Orthogonal(gain=2.0)).numpy()
+    np.testing.assert_allclose(q @ q.T, 4 * np.eye(3), atol=1e-5)
+    tall = holder.create_parameter([6, 2, 2], default_initializer=init.Orthogonal()).numpy().reshape(6, 4)
+    np.testing.assert_allclose(tall.T @ tall, np.eye(4), atol=1e-5)
+    dirac = holder.create_parameter([4, 2, 3], default_initializer=init.Dirac(groups=2)).numpy()
+    assert dirac.reshape(4, -1).tolist() == [[0, 1, 0, 0, 0, 0], [0, 0, 0, 0, 1, 0]] * 2  # Paddle 3.3.1
+    kernel = holder.create_parameter([2, 1, 4, 4], default_initializer=init.Bilinear()).numpy()[1, 0]
+    np.testing.assert_allclose(kernel, [[0.0625, 0.28125, 0.375, 0.15625], [0.1875, 0.65625, 0.75, 0.21875],
+                                        [0.1875, 0.46875, 0.375, 0.09375], [0.0625, 0.09375, 0.0, -0.03125]])
+    init.set_global_initializer(init.Constant(0.5), init.Constant(-1.0))
+    try:
+        conv = nn.Conv2D(1, 2, 3)
+        assert (conv.weight.numpy() == 0.5).all() and (conv.bias.numpy() == -1).all()
+        own = nn.Linear(2, 2, weight_attr=nn.ParamAttr(initializer=init.Constant(3.0)))
+        assert (own.weight.numpy() == 3).all()
+    finally:
+        init.set_global_initializer(None, None)
+    assert not (nn.Linear(2, 2).weight.numpy() == 0.5).all()
+    with pytest.raises(TypeError, match="weight_init"):
+        init.set_global_initializer("zeros")
+
+
+def test_state_dict_hooks():
+    net = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 1))
+    seen = []
+    inner = net[0].register_state_dict_hook(lambda state: seen.append(("inner", len(state))))
+    outer = net.register_state_dict_hook(lambda state: {k: v for k, v in state.items() if k.endswith("weight")})
+    state = net.state_dict()
+    assert list(state) == ["0.weight", "1.weight"] and seen == [("inner", 4)]
+    assert list(net.state_dict(use_hook=False)) == ["0.weight", "0.bias", "1.weight", "1.bias"]
+    assert list(net.to_static_state_dict()) == ["0.weight", "1.weight"]
+    inner.remove()
+    outer.remove()
+    assert len(net.state_dict()) == 4 and len(seen) == 2
+
+
+def test_older_initializer_names():
+    init = nn.initializer
+    holder = nn.Layer()
+
+    def make(initializer, shape=(200, 300)):
+        return holder.create_parameter(list(shape), default_initializer=initializer).numpy()
+
+    assert (make(init.ConstantInitializer(0.25), (2, 2)) == 0.25).all()
+    normal = make(init.NormalInitializer(loc=1.0, scale=0.5))
+    assert abs(normal.mean() - 1.0) < 0.01 and abs(normal.std() - 0.5) < 0.01
+    assert make(init.UniformInitializer(-0.1, 0.1)).max() <= 0.1
+    assert np.abs(make(init.TruncatedNormalInitializer(0.0, 1.0, a=-0.5, b=0.5))).max() <= 0.5
+    limit = np.sqrt(6 / 500)
+    assert np.abs(make(init.XavierInitializer())).max() <= limit
+    assert abs(make(init.XavierInitializer(uniform=False)).std() - np.sqrt(2 / 500)) < 0.002
+    assert abs(make(init.MSRAInitializer(uniform=False)).std() - np.sqrt(2 / 200)) < 0.003
+    np.testing.assert_array_equal(make(init.NumpyArrayInitializer(np.eye(2)), (2, 2)), np.eye(2))
+    with pytest.raises(ValueError, match="diag_num"):
+        init.UniformInitializer(diag_num=2)

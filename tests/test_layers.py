@@ -416,3 +416,129 @@ def test_kaiming_initializers_take_paddles_mode_argument():
         nn.initializer.KaimingNormal(fan_in=3, mode="fan_out")
     with pytest.raises(ValueError, match="mode"):
         nn.initializer.KaimingUniform(mode="avg")
+
+
+# --- dropout variants, Unflatten, Identity ---------------------------------------------------------
+def seeded(seed, fn):
+    """``fn`` that reseeds minidp before each call, so every call draws the same mask."""
+    def call(*args):
+        minidp.seed(seed)
+        return fn(*args)
+    return call
+
+
+def test_dropout2d_and_3d_drop_whole_channels():
+    minidp.seed(3)
+    x = np.ones((8, 6, 3, 4))
+    out = F.dropout2d(t(x), 0.5).numpy()
+    per_channel = out.reshape(8, 6, -1)
+    assert np.all((per_channel == 0).all(-1) | (per_channel == 2).all(-1))
+    assert 0.2 < (per_channel[..., 0] == 0).mean() < 0.8
+    last = F.dropout2d(t(x.transpose(0, 2, 3, 1)), 0.5, data_format="NHWC").numpy()
+    assert np.all((last == 0).all((1, 2)) | (last == 2).all((1, 2)))
+    cube = nn.Dropout3D(0.25)(t(np.ones((4, 5, 2, 2, 2)))).numpy().reshape(4, 5, -1)
+    assert np.all((cube == 0).all(-1) | np.isclose(cube, 1 / 0.75).all(-1))
+    assert F.dropout2d(t(x), 0.5, training=False).numpy().tolist() == x.tolist()
+    layer = nn.Dropout2D(0.5)
+    layer.eval()
+    np.testing.assert_array_equal(layer(t(x)).numpy(), x)
+    mask = F.dropout2d(t(x), 0.5).numpy() / 2
+    check_grad(seeded(3, lambda a: F.dropout2d(a, 0.5)), x[:2, :2, :2, :2])
+    assert mask.shape == x.shape
+    with pytest.raises(ValueError, match="4-D"):
+        F.dropout2d(t(x[0]))
+    with pytest.raises(ValueError, match="data_format"):
+        F.dropout3d(t(np.ones((1, 1, 1, 1, 1))), data_format="NCHW")
+
+
+def test_alpha_dropout_keeps_mean_and_variance():
+    minidp.seed(0)
+    x = rng.normal(size=(200, 500))
+    out = F.alpha_dropout(t(x), 0.2).numpy()
+    assert abs(out.mean()) < 0.02 and abs(out.std() - 1) < 0.02
+    alpha = -1.0507009873554805 * 1.6732632423543772
+    a = ((1 - 0.2) * (1 + 0.2 * alpha ** 2)) ** -0.5
+    dropped_value = a * alpha * (1 - 0.2)  # a * alpha + b with b = -a * alpha * p
+    assert 0.18 < np.isclose(out, dropped_value).mean() < 0.22
+    np.testing.assert_array_equal(nn.AlphaDropout(0.2).eval()(t(x)).numpy(), x)
+    features = F.feature_alpha_dropout(t(np.ones((6, 5, 3))), 0.5).numpy()
+    assert np.all(np.isclose(features, features[:, :, :1]).all(-1))
+    assert nn.FeatureAlphaDropout(0.5)(t(np.ones((2, 3, 4)))).shape == [2, 3, 4]
+    check_grad(seeded(4, lambda a: F.alpha_dropout(a, 0.3)), x[:3, :4])
+    with pytest.raises(ValueError, match="probability"):
+        F.alpha_dropout(t(x), 1.5)
+
+
+def test_unflatten_and_identity():
+    x = t(rng.normal(size=(2, 12, 3)))
+    assert nn.Unflatten(1, [3, 4])(x).shape == [2, 3, 4, 3]
+    assert nn.Unflatten(-1, (3, 1))(x).shape == [2, 12, 3, 1]
+    assert nn.Identity(54, unused_argument=0.1)(x) is x
+    with pytest.raises(TypeError, match="shape"):
+        nn.Unflatten(1, 12)
+
+
+def test_embedding_max_norm_and_gradient_scaling_follow_paddle():
+    table = rng.normal(size=(5, 3)) * 2
+    ids = np.array([[0, 2], [2, 3]])
+    weight = t(table.copy())
+    out = F.embedding(t(ids), weight, max_norm=1.0).numpy()
+    norms = np.linalg.norm(table, axis=1, keepdims=True)
+    renormed = np.where(norms > 1, table / (norms + 1e-7), table)
+    np.testing.assert_allclose(out, renormed[ids], rtol=1e-6)
+    np.testing.assert_allclose(weight.numpy()[[0, 2, 3]], renormed[[0, 2, 3]], rtol=1e-6)  # rows renormed in place
+    np.testing.assert_array_equal(weight.numpy()[[1, 4]], table[[1, 4]])
+    w = t(table)
+    w.stop_gradient = False
+    F.embedding(t(ids), w, scale_grad_by_freq=True).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy()[:, 0], [1, 0, 1, 1, 0])  # id 2 occurs twice: 2 * 1/2
+    layer = nn.Embedding(5, 3, max_norm=0.5)
+    layer(t(ids))
+    assert np.linalg.norm(layer.weight.numpy()[[0, 2, 3]], axis=1).max() <= 0.5 + 1e-6
+
+
+def test_label_smooth_sequence_mask_and_dropout1d():
+    label = np.eye(3)[[1, 0]]
+    np.testing.assert_allclose(F.label_smooth(t(label), epsilon=0.1).numpy(), 0.9 * label + 0.1 / 3)
+    prior = np.array([[0.2, 0.3, 0.5]])
+    np.testing.assert_allclose(F.label_smooth(t(label), t(prior), 0.1).numpy(), 0.9 * label + 0.1 * prior)
+    check_grad(lambda a: F.label_smooth(a, epsilon=0.2), label)
+    mask = F.sequence_mask(t([1, 3]), 4)
+    assert mask.dtype == minidp.int64 and mask.numpy().tolist() == [[1, 0, 0, 0], [1, 1, 1, 0]]  # as Paddle 3.3.1
+    assert F.sequence_mask(t([2, 0]), dtype="bool").numpy().tolist() == [[True, True], [False, False]]
+    minidp.seed(1)
+    out = F.dropout1d(t(np.ones((4, 6, 5))), 0.5).numpy()
+    assert np.all((out == 0).all(-1) | (out == 2).all(-1))
+    with pytest.raises(ValueError, match="2-D or 3-D"):
+        F.dropout1d(t(np.ones(3)))
+
+
+def test_layer_dict_and_parameter_dict():
+    blocks = nn.LayerDict({"conv": nn.Conv2D(1, 2, 3), "act": nn.ReLU()})
+    blocks["fc"] = nn.Linear(2, 2)
+    assert list(blocks) == ["conv", "act", "fc"] and "fc" in blocks and len(blocks) == 3
+    assert [name for name, _ in blocks.named_parameters()] == ["conv.weight", "conv.bias", "fc.weight", "fc.bias"]
+    assert blocks.pop("act").__class__ is nn.ReLU and list(blocks.keys()) == ["conv", "fc"]
+    blocks.update([("extra", nn.Tanh())])
+    assert list(blocks.values())[-1].__class__ is nn.Tanh
+    blocks.clear()
+    assert len(blocks) == 0
+    params = nn.ParameterDict({"a": nn.Linear(1, 1).weight})
+    params["b"] = nn.Linear(1, 1).bias
+    assert list(params) == ["a", "b"] and len(params.parameters()) == 2 and params["b"].shape == [1]
+    with pytest.raises(TypeError, match="pairs"):
+        nn.LayerDict([nn.ReLU()])
+
+
+def test_pytorch_style_aliases_are_the_same_classes():
+    assert nn.Module is nn.Layer and nn.ModuleList is nn.LayerList and nn.ModuleDict is nn.LayerDict
+    assert nn.Conv2d is nn.Conv2D and nn.AdaptiveAvgPool2d is nn.AdaptiveAvgPool2D and nn.ZeroPad2d is nn.ZeroPad2D
+
+
+def test_gather_tree_follows_parent_beams():
+    # the example of Paddle's documentation; Paddle 3.3.1 returns the same
+    ids = t([[[2, 2], [6, 1]], [[3, 9], [6, 1]], [[0, 1], [9, 0]]])
+    parents = t([[[0, 0], [1, 1]], [[1, 0], [1, 0]], [[0, 0], [0, 1]]])
+    assert F.gather_tree(ids, parents).numpy().tolist() == [[[2, 2], [1, 6]], [[3, 3], [6, 1]], [[0, 1], [9, 0]]]
+    with pytest.raises(ValueError, match="max_time"):
+        F.gather_tree(ids, t(np.zeros((3, 2), "int64")))

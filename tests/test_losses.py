@@ -220,3 +220,310 @@ def test_losses_match_torch():
         F.binary_cross_entropy_with_logits(t(x), t(y), pos_weight=t(weight)).numpy(),
         tf.binary_cross_entropy_with_logits(torch.tensor(x), torch.tensor(y), pos_weight=torch.tensor(weight)).numpy(),
         rtol=1e-12)
+
+
+# --- the other Paddle losses -----------------------------------------------------------------------
+# Shared inputs; PADDLE holds values recorded by hand from PaddlePaddle 3.3.1 (CPU, float64) on them.
+X = np.linspace(-1.5, 2.0, 12).reshape(3, 4)
+Y = np.cos(np.arange(12.0)).reshape(3, 4)
+P = 1 / (1 + np.exp(-X))
+Q = (np.sin(np.arange(12.0)).reshape(3, 4) + 1) / 2
+SIGN = np.sign(Y)
+CLASSES = np.array([0, 3, 1])
+DICE_P = Q[:, :3] / Q[:, :3].sum(1, keepdims=True)
+PADDLE = {
+    "bce": 0.95203037, "kl": -0.79048052, "soft_margin": 0.91794953, "hinge": 5.18181818, "poisson": 2.93624273,
+    "gauss": 3.06898537, "dice": 0.56877936,
+    "smooth_l1": [[1.125, 0.73606024, 0.10012344, 0.098807], [0.09089607, 0.01857688, 0.15053969, 0.00035457],
+                  [0.47047729, 1.01238331, 1.13544486, 0.87278715]],
+    "mrl": [2.7, 0.0, 0.64748953, 0.64453795], "cel": [1.3659107, 0.80745805, 1.71707172],
+    "triplet": [0.49885553, 1.35020906, 2.555605], "mml": [1.22727273, 0.27272727, 0.90909091],
+    "mlsm": [0.96720056, 0.65956866, 1.12707938], "ls": [[1.87822974], [1.01913888], [1.59186612]],
+}
+
+
+def np_log_sigmoid(x):
+    return -np.logaddexp(0, -x)
+
+
+def np_stirling(y):
+    return np.where(y > 1, y * np.log(np.maximum(y, 1)) - y + 0.5 * np.log(2 * np.pi * np.maximum(y, 1)), 0)
+
+
+def np_distance(a, b, p=2.0, eps=1e-6):
+    return (np.abs(a - b + eps) ** p).sum(-1) ** (1 / p)
+
+
+def np_cos(a, b):
+    return (a * b).sum(-1) / np.sqrt((a * a).sum(-1) * (b * b).sum(-1))
+
+
+def np_smooth_target(labels, classes, eps):
+    return (1 - eps) * np.eye(classes)[labels] + eps / classes
+
+
+LOSS_CASES = {
+    # name: (minidp call on tensors, the same loss in NumPy, inputs, indices of inputs to differentiate)
+    "bce": (lambda a, b: F.binary_cross_entropy(a, b),
+            lambda a, b: -(b * np.log(a) + (1 - b) * np.log(1 - a)).mean(), [P, Q], [0, 1]),
+    "smooth_l1": (lambda a, b: F.smooth_l1_loss(a, b, reduction="none", delta=0.5),
+                  lambda a, b: np.where(np.abs(a - b) < 0.5, 0.5 * (a - b) ** 2, 0.5 * (np.abs(a - b) - 0.25)),
+                  [X, Y], [0, 1]),
+    "kl": (lambda a, b: F.kl_div(a, b, reduction="batchmean"),
+           lambda a, b: (b * (np.log(b) - a)).sum() / 3, [X, Q], [0]),
+    "soft_margin": (lambda a, b: F.soft_margin_loss(a, b), lambda a, b: np.log1p(np.exp(-a * b)).mean(),
+                    [X, SIGN], [0]),
+    "hinge": (lambda a, b: F.hinge_embedding_loss(a, b, reduction="sum"),
+              lambda a, b: np.where(b == 1, a, np.maximum(0, 1 - a)).sum(), [X, SIGN], [0]),
+    "poisson": (lambda a, b: F.poisson_nll_loss(a, b, full=True),
+                lambda a, b: (np.exp(a) - b * a + np_stirling(b)).mean(), [X, np.round(Q * 3)], [0]),
+    "gauss": (lambda a, b, v: F.gaussian_nll_loss(a, b, v),
+              lambda a, b, v: (0.5 * (np.log(v) + (a - b) ** 2 / v)).mean(), [X, Y, Q + 0.1], [0, 1, 2]),
+    "mrl": (lambda a, b, c: F.margin_ranking_loss(a, b, c, margin=0.2, reduction="none"),
+            lambda a, b, c: np.maximum(0, -c * (a - b) + 0.2), [X[0], Y[0], np.array([1., -1., 1., -1.])],
+            [0, 1]),
+    "cel": (lambda a, b, c: F.cosine_embedding_loss(a, b, c.astype("int64"), margin=0.1, reduction="none"),
+            lambda a, b, c: np.where(c == 1, 1 - np_cos(a, b), np.maximum(0, np_cos(a, b) - 0.1)),
+            [X, Y, np.array([1., -1., 1.])], [0, 1]),
+    "triplet": (lambda a, b, c: F.triplet_margin_loss(a, b, c, reduction="none"),
+                lambda a, b, c: np.maximum(np_distance(a, b) - np_distance(a, c) + 1, 0), [X, Y, Q], [0, 1, 2]),
+    "mml": (lambda a: F.multi_margin_loss(a, t(CLASSES), reduction="none"),
+            lambda a: (np.maximum(0, 1 - a[np.arange(3), CLASSES][:, None] + a) * (1 - np.eye(4)[CLASSES])).sum(1) / 4,
+            [X], [0]),
+    "mlsm": (lambda a: F.multi_label_soft_margin_loss(a, t((Q > 0.5) * 1.0), reduction="none"),
+             lambda a: -((Q > 0.5) * np_log_sigmoid(a) + (Q <= 0.5) * np_log_sigmoid(-a)).mean(1), [X], [0]),
+    "dice": (lambda a: F.dice_loss(a, t([[0], [2], [1]])),
+             lambda a: (1 - 2 * (a * np.eye(3)[[0, 2, 1]]).sum(1) / (a.sum(1) + 1 + 1e-5)).mean(), [DICE_P], [0]),
+    "ls": (lambda a: F.cross_entropy(a, t(CLASSES), label_smoothing=0.1, reduction="none"),
+           lambda a: -(np_smooth_target(CLASSES, 4, 0.1) * log_softmax(a)).sum(1, keepdims=True), [X], [0]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOSS_CASES))
+def test_loss_matches_numpy_paddle_and_finite_differences(name):
+    fn, reference, inputs, wrt = LOSS_CASES[name]
+    out = fn(*[t(a) for a in inputs]).numpy()
+    np.testing.assert_allclose(out, reference(*inputs), rtol=1e-10, atol=1e-12)
+    if name in PADDLE:
+        np.testing.assert_allclose(out, PADDLE[name], rtol=2e-7, atol=1e-8)
+    check_grad(fn, *inputs, wrt=wrt)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_new_losses_follow_reduction(reduction):
+    per_element = F.smooth_l1_loss(t(X), t(Y), reduction="none").numpy()
+    np.testing.assert_allclose(F.smooth_l1_loss(t(X), t(Y), reduction=reduction).numpy(),
+                               reduce(per_element, reduction))
+    layer = nn.SmoothL1Loss(reduction=reduction)
+    np.testing.assert_allclose(layer(t(X), t(Y)).numpy(), reduce(per_element, reduction))
+
+
+def test_smooth_l1_without_huber_and_kl_with_log_target():
+    d = X - Y
+    expected = np.where(np.abs(d) < 0.5, 0.5 * d * d / 0.5, np.abs(d) - 0.25)
+    np.testing.assert_allclose(F.smooth_l1_loss(t(X), t(Y), "none", 0.5, is_huber=False).numpy(), expected)
+    check_grad(lambda a: F.smooth_l1_loss(a, t(Y), delta=0.5, is_huber=False), X)
+    np.testing.assert_allclose(F.kl_div(t(X), t(Y), "sum", log_target=True).numpy(), (np.exp(Y) * (Y - X)).sum())
+    check_grad(lambda a, b: F.kl_div(a, b, log_target=True), X, Y)
+    check_grad(lambda a, b: F.kl_div(a, b), X, Q + 0.1)
+    # Paddle counts labels <= 0 as contributing nothing
+    assert F.kl_div(t([0.3, 0.1]), t([0.0, -0.2]), reduction="sum").item() == 0.0
+
+
+def test_bce_floors_the_log_at_minus_100_and_takes_a_weight():
+    out = F.binary_cross_entropy(t([0.0, 1.0, 0.5]), t([1.0, 0.0, 0.3]), reduction="none").numpy()
+    np.testing.assert_allclose(out, [100.0, 100.0, np.log(2)])  # Paddle 3.3.1 gives the same
+    w = np.array([0.5, 2.0, 1.0, 3.0])
+    np.testing.assert_allclose(nn.BCELoss(weight=t(w), reduction="sum")(t(P), t(Q)).numpy(),
+                               (w * -(Q * np.log(P) + (1 - Q) * np.log(1 - P))).sum())
+    check_grad(lambda a: F.binary_cross_entropy(a, t(Q), t(w)), P)
+
+
+def test_poisson_rate_input_and_gaussian_variance_floor():
+    rate, target = P, np.round(Q * 3)
+    expected = rate - target * np.log(rate + 1e-8)
+    np.testing.assert_allclose(F.poisson_nll_loss(t(rate), t(target), log_input=False, reduction="none").numpy(),
+                               expected)
+    check_grad(lambda a: F.poisson_nll_loss(a, t(target), log_input=False), rate)
+    # variances below epsilon are raised to epsilon (Paddle 3.3.1: 499993.092 for this element)
+    tiny = F.gaussian_nll_loss(t([2.0]), t([3.0]), t([1e-9]), reduction="none").numpy()
+    np.testing.assert_allclose(tiny, [0.5 * (np.log(1e-6) + 1e6)])
+    full = F.gaussian_nll_loss(t(X), t(Y), t(Q + 0.1), full=True).numpy()
+    np.testing.assert_allclose(full, PADDLE["gauss"] + 0.5 * np.log(2 * np.pi), rtol=1e-7)
+    with pytest.raises(ValueError, match="negative"):
+        F.gaussian_nll_loss(t(X), t(Y), t(-Q))
+
+
+def test_sigmoid_focal_loss_against_numpy():
+    # Paddle 3.3.1's dygraph sigmoid_focal_loss fails on CPU (a -1 shape in its `full` call), so
+    # the reference is its formula in NumPy.
+    label = (Q > 0.5) * 1.0
+    prob = 1 / (1 + np.exp(-X))
+    bce = np.logaddexp(0, X) - label * X
+    p_t = prob * label + (1 - prob) * (1 - label)
+    alpha_t = 0.25 * label + 0.75 * (1 - label)
+    expected = alpha_t * (1 - p_t) ** 2 * bce
+    np.testing.assert_allclose(F.sigmoid_focal_loss(t(X), t(label), reduction="none").numpy(), expected)
+    np.testing.assert_allclose(F.sigmoid_focal_loss(t(X), t(label), normalizer=t([4.0])).numpy(), expected.sum() / 4)
+    check_grad(lambda a: F.sigmoid_focal_loss(a, t(label), gamma=1.5, reduction="mean"), X)
+
+
+def test_triplet_swap_p1_and_custom_distance():
+    def swapped(a, p, n):
+        return np.maximum(np_distance(a, p, 1) - np.minimum(np_distance(a, n, 1), np_distance(p, n, 1)) + 2, 0)
+    out = F.triplet_margin_loss(t(X), t(Y), t(Q), margin=2.0, p=1, swap=True, reduction="none").numpy()
+    np.testing.assert_allclose(out, swapped(X, Y, Q))
+    layer = nn.TripletMarginLoss(margin=2.0, p=1, swap=True)
+    np.testing.assert_allclose(layer(t(X), t(Y), t(Q)).numpy(), swapped(X, Y, Q).mean())
+    cosine = F.triplet_margin_with_distance_loss(t(X), t(Y), t(Q), lambda a, b: 1 - F.cosine_similarity(a, b),
+                                                 reduction="none").numpy()
+    np.testing.assert_allclose(cosine, np.maximum((1 - np_cos(X, Y)) - (1 - np_cos(X, Q)) + 1, 0))
+
+
+def test_multi_margin_p2_with_weight_and_layer():
+    w = np.array([0.5, 1.0, 2.0, 1.5])
+    margins = np.maximum(0, 0.5 - X[np.arange(3), CLASSES][:, None] + X) ** 2 * (1 - np.eye(4)[CLASSES])
+    expected = (margins.sum(1) / 4 * w[CLASSES]).mean()
+    layer = nn.MultiMarginLoss(p=2, margin=0.5, weight=t(w))
+    np.testing.assert_allclose(layer(t(X), t(CLASSES)).numpy(), expected)
+    with pytest.raises(ValueError, match="p must be 1 or 2"):
+        F.multi_margin_loss(t(X), t(CLASSES), p=3)
+
+
+def test_label_smoothing_with_weight_and_soft_labels():
+    # Paddle 3.3.1 weighted mean: 0.7149598979 for these inputs (its one-hot label is float32, hence rtol)
+    x = np.array([[0.2, -0.8, 0.3], [1, 2, 3]])
+    out = F.cross_entropy(t(x), t([0, 2]), weight=t([1.0, 2.0, 3.0]), label_smoothing=0.2)
+    np.testing.assert_allclose(out.numpy(), 0.7149598979046804, rtol=1e-7)
+    soft = np.array([[0.7, 0.2, 0.1], [0.0, 0.5, 0.5]])
+    smoothed = 0.8 * soft + 0.2 / 3
+    expected = -(smoothed * log_softmax(x)).sum(1).mean()
+    np.testing.assert_allclose(F.cross_entropy(t(x), t(soft), soft_label=True, label_smoothing=0.2).numpy(), expected)
+    layer = nn.CrossEntropyLoss(label_smoothing=0.2)
+    np.testing.assert_allclose(layer(t(x), t([0, 2])).numpy(),
+                               -(np_smooth_target(np.array([0, 2]), 3, 0.2) * log_softmax(x)).sum(1).mean())
+    with pytest.raises(ValueError, match="label_smoothing"):
+        F.cross_entropy(t(x), t([0, 2]), label_smoothing=1.5)
+
+
+def test_softmax_with_cross_entropy_keeps_the_axis():
+    x = np.array([[0.2, -0.8, 0.3], [1, 2, 3]])
+    loss, softmax = F.softmax_with_cross_entropy(t(x), t([[0], [2]]), return_softmax=True)
+    assert loss.shape == [2, 1]
+    np.testing.assert_allclose(loss.numpy(), [[0.90545235], [0.40760596]], rtol=1e-7)  # Paddle 3.3.1
+    np.testing.assert_allclose(softmax.numpy(), np.exp(log_softmax(x)))
+    soft = np.array([[0.7, 0.2, 0.1], [0.0, 0.5, 0.5]])
+    check_grad(lambda a: F.softmax_with_cross_entropy(a, t(soft), soft_label=True), x)
+
+
+def test_square_error_and_log_loss_are_unreduced():
+    np.testing.assert_allclose(F.square_error_cost(t(X), t(Y)).numpy(), (X - Y) ** 2)
+    out = F.log_loss(t(P), t(Q)).numpy()
+    np.testing.assert_allclose(out, -Q * np.log(P + 1e-4) - (1 - Q) * np.log(1 - P + 1e-4))
+    np.testing.assert_allclose(F.log_loss(t([[0.2], [0.8]]), t([[1.], [0.]])).numpy(), [[1.608938]] * 2,
+                               rtol=1e-6)  # Paddle 3.3.1 (float32)
+    check_grad(lambda a, b: F.log_loss(a, b), P, Q)
+
+
+LAYER_CASES = [
+    (nn.KLDivLoss(reduction="sum"), lambda: F.kl_div(t(X), t(Q), reduction="sum"), (X, Q)),
+    (nn.SoftMarginLoss(), lambda: F.soft_margin_loss(t(X), t(SIGN)), (X, SIGN)),
+    (nn.HingeEmbeddingLoss(margin=0.5), lambda: F.hinge_embedding_loss(t(X), t(SIGN), 0.5), (X, SIGN)),
+    (nn.PoissonNLLLoss(log_input=False), lambda: F.poisson_nll_loss(t(P), t(Q), False), (P, Q)),
+    (nn.MultiLabelSoftMarginLoss(), lambda: F.multi_label_soft_margin_loss(t(X), t(Q > 0.5)), (X, Q > 0.5)),
+    (nn.MarginRankingLoss(0.1), lambda: F.margin_ranking_loss(t(X), t(Y), t(SIGN), 0.1), (X, Y, SIGN)),
+    (nn.CosineEmbeddingLoss(0.1), lambda: F.cosine_embedding_loss(t(X), t(Y), t([1, -1, 1]), 0.1),
+     (X, Y, np.array([1, -1, 1]))),
+    (nn.GaussianNLLLoss(full=True), lambda: F.gaussian_nll_loss(t(X), t(Y), t(Q), True), (X, Y, Q)),
+]
+
+
+@pytest.mark.parametrize("layer, functional, inputs", LAYER_CASES, ids=lambda v: type(v).__name__)
+def test_loss_layers_call_their_functional(layer, functional, inputs):
+    np.testing.assert_allclose(layer(*[t(a) for a in inputs]).numpy(), functional().numpy())
+
+
+def test_bad_loss_arguments_raise_clear_errors():
+    with pytest.raises(ValueError, match="reduction"):
+        F.kl_div(t(X), t(Q), reduction="avg")
+    with pytest.raises(ValueError, match="reduction"):
+        nn.KLDivLoss(reduction="avg")
+    with pytest.raises(ValueError, match="delta"):
+        F.smooth_l1_loss(t(X), t(Y), delta=0)
+    with pytest.raises(TypeError, match="label must be a Tensor"):
+        F.binary_cross_entropy(t(P), Q)
+    with pytest.raises(ValueError, match="margin"):
+        F.cosine_embedding_loss(t(X), t(Y), t([1, 1, 1]), margin=2)
+    with pytest.raises(ValueError, match="label"):
+        F.dice_loss(t(DICE_P), t([0, 2, 1]))
+    with pytest.raises(ValueError, match="epsilon"):
+        F.poisson_nll_loss(t(X), t(Q), epsilon=0)
+
+
+def test_multi_label_margin_loss():
+    # Paddle 3.3.1: 0.85 for this sample (targets 3 and 0, listed up to the first -1)
+    out = F.multi_label_margin_loss(t([[0.1, 0.2, 0.4, 0.8]]), t([[3, 0, -1, 1]]))
+    np.testing.assert_allclose(out.numpy(), 0.85)
+    labels = np.array([[3, 0, -1, 1], [1, -1, 0, 0], [0, 1, 2, 3]])
+    targets = [{3, 0}, {1}, {0, 1, 2, 3}]
+    expected = [sum(max(0, 1 - (X[n, j] - X[n, i])) for j in targets[n] for i in range(4) if i not in targets[n]) / 4
+                for n in range(3)]
+    np.testing.assert_allclose(nn.MultiLabelMarginLoss(reduction="none")(t(X), t(labels)).numpy(), expected)
+    check_grad(lambda a: F.multi_label_margin_loss(a, t(labels)), X)
+    with pytest.raises(ValueError, match="both be"):
+        F.multi_label_margin_loss(t(X), t(labels[:, :2]))
+
+
+def test_huber_loss_and_triplet_with_distance_layers():
+    np.testing.assert_allclose(nn.HuberLoss(delta=0.5)(t([0.0, 2.0]), t([0.3, 0.0])).numpy(), 0.46)  # Paddle 3.3.1
+    layer = nn.TripletMarginWithDistanceLoss(lambda a, b: (a - b).abs().sum(-1), margin=0.5, reduction="sum")
+    expected = np.maximum(np.abs(X - Y).sum(1) - np.abs(X - Q).sum(1) + 0.5, 0).sum()
+    np.testing.assert_allclose(layer(t(X), t(Y), t(Q)).numpy(), expected)
+
+
+def test_npair_loss():
+    anchor, positive = rng.normal(size=(4, 3)), rng.normal(size=(4, 3))
+    labels = np.array([1.0, 2.0, 1.0, 3.0])
+    same = (labels[:, None] == labels[None, :]) * 1.0
+    target = same / same.sum(1, keepdims=True)
+    ce = -(target * log_softmax(anchor @ positive.T)).sum(1, keepdims=True)
+    expected = (0.25 * 0.002 * ((anchor ** 2).sum(1).mean() + (positive ** 2).sum(1).mean())
+                + (target * ce).sum(0).mean())
+    np.testing.assert_allclose(F.npair_loss(t(anchor), t(positive), t(labels)).numpy(), expected)
+    check_grad(lambda a, p: F.npair_loss(a, p, t(labels)), anchor, positive)
+
+
+def brute_force_ctc(logits, label, blank=0):
+    """-log of the summed probability of every path that collapses to ``label``."""
+    import itertools
+    probs = np.exp(log_softmax(logits))
+    total = 0.0
+    for path in itertools.product(range(logits.shape[1]), repeat=logits.shape[0]):
+        collapsed = [k for i, k in enumerate(path) if k != blank and (i == 0 or k != path[i - 1])]
+        if collapsed == list(label):
+            total += np.prod([probs[t, k] for t, k in enumerate(path)])
+    return -np.log(total)
+
+
+def test_ctc_loss_matches_brute_force_paddle_and_gradients():
+    logits = rng.normal(size=(5, 2, 3))
+    labels = np.array([[1, 2], [2, 2]])
+    lengths, label_lengths = np.array([5, 4]), np.array([2, 2])
+    per_sequence = F.ctc_loss(t(logits), t(labels), t(lengths), t(label_lengths), reduction="none").numpy()
+    expected = [brute_force_ctc(logits[:5, 0], [1, 2]), brute_force_ctc(logits[:4, 1], [2, 2])]
+    np.testing.assert_allclose(per_sequence, expected, rtol=1e-10)
+    mean = F.ctc_loss(t(logits), t(labels), t(lengths), t(label_lengths)).numpy()
+    np.testing.assert_allclose(mean, np.mean(np.array(expected) / 2))
+    check_grad(lambda a: F.ctc_loss(a, t(labels), t(lengths), t(label_lengths)), logits)
+    check_grad(lambda a: F.ctc_loss(a, t(labels), t(lengths), t(label_lengths), reduction="sum", blank=2),
+               logits)
+    # Paddle 3.3.1 (float32): per-sequence losses for these logits
+    paddle_logits = np.random.default_rng(0).normal(size=(5, 2, 4)).astype("float32")
+    values = nn.CTCLoss(reduction="none")(t(paddle_logits), t(np.array([[1, 2], [3, 0]], "int32")), t([5, 4]),
+                                          t([2, 1])).numpy()
+    np.testing.assert_allclose(values, [4.6604357, 4.2003098], rtol=1e-6)
+    # no alignment of one step can produce two labels: Paddle's warp-ctc reports 0
+    impossible = F.ctc_loss(t(logits), t(labels), t([1, 4]), t(label_lengths), reduction="none").numpy()
+    assert impossible[0] == 0.0
+    with pytest.raises(ValueError, match="blank"):
+        F.ctc_loss(t(logits), t(labels), t(lengths), t(label_lengths), blank=3)

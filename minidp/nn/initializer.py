@@ -16,7 +16,10 @@ from ..autograd.tensor import Tensor
 from ..random import host_generator
 
 __all__ = ["Initializer", "Constant", "Normal", "TruncatedNormal", "Uniform", "XavierUniform",
-           "XavierNormal", "KaimingNormal", "KaimingUniform", "Assign", "calculate_gain"]
+           "XavierNormal", "KaimingNormal", "KaimingUniform", "Assign", "calculate_gain", "Orthogonal", "Dirac",
+           "Bilinear", "set_global_initializer", "ConstantInitializer", "NormalInitializer",
+           "TruncatedNormalInitializer", "UniformInitializer", "NumpyArrayInitializer", "XavierInitializer",
+           "MSRAInitializer"]
 
 
 def compute_fans(shape: Sequence[int]) -> tuple:
@@ -196,3 +199,137 @@ class Assign(Initializer):
             raise ValueError(f"Assign: the value has shape {list(self.value.shape)} but the parameter "
                              f"has shape {list(shape)}")
         return self.value
+
+
+class Orthogonal(Initializer):
+    """A (semi-)orthogonal matrix over [shape[0], prod(shape[1:])], times ``gain``: the Q of a
+    Gaussian matrix's QR decomposition, signs fixed by R's diagonal, as Paddle draws it."""
+
+    def __init__(self, gain: float = 1.0, name: Optional[str] = None) -> None:
+        self.gain = float(gain)
+
+    def _values(self, shape: tuple) -> numpy.ndarray:
+        if len(shape) < 2:
+            raise ValueError(f"Orthogonal: needs a parameter with 2 or more axes, got shape {list(shape)}")
+        rows, cols = shape[0], math.prod(shape[1:])
+        q, r = numpy.linalg.qr(host_generator().normal(0.0, 1.0, (max(rows, cols), min(rows, cols))))
+        q = q * numpy.sign(numpy.diag(r))
+        if rows < cols:
+            q = q.T
+        return self.gain * q.reshape(shape)
+
+
+class Dirac(Initializer):
+    """Identity convolution kernels: within each of ``groups`` groups, output channel i copies input
+    channel i at the kernel's centre (a [O, I, *k] weight with 3 to 5 axes)."""
+
+    def __init__(self, groups: int = 1, name: Optional[str] = None) -> None:
+        if not isinstance(groups, int) or groups < 1:
+            raise ValueError(f"Dirac: groups must be a positive int, got {groups!r}")
+        self.groups = groups
+
+    def _values(self, shape: tuple) -> numpy.ndarray:
+        if len(shape) not in (3, 4, 5) or shape[0] % self.groups:
+            raise ValueError(f"Dirac: needs a [O, I, *kernel] weight with 3 to 5 axes and O divisible by "
+                             f"groups={self.groups}, got shape {list(shape)}")
+        values = numpy.zeros(shape)
+        per_group = shape[0] // self.groups
+        centre = tuple(k // 2 for k in shape[2:])
+        for g in range(self.groups):
+            for i in range(min(per_group, shape[1])):
+                values[(g * per_group + i, i) + centre] = 1.0
+        return values
+
+
+class Bilinear(Initializer):
+    """Bilinear-interpolation kernels for a [C_in, C_out, K, K] transposed convolution that upsamples
+    by a factor of about K / 2 (Paddle's formula, including its fractional row index)."""
+
+    def _values(self, shape: tuple) -> numpy.ndarray:
+        if len(shape) != 4 or shape[2] != shape[3]:
+            raise ValueError(f"Bilinear: needs a [C_in, C_out, K, K] weight, got shape {list(shape)}")
+        size = shape[3]
+        f = math.ceil(size / 2.0)
+        c = (2 * f - 1 - f % 2) / (2.0 * f)
+        index = numpy.arange(math.prod(shape))
+        x, y = index % size, (index / size) % size
+        return ((1 - numpy.abs(x / f - c)) * (1 - numpy.abs(y / f - c))).reshape(shape)
+
+
+# Paddle's older initializer classes, with their argument names (``seed`` is accepted and unused:
+# every draw comes from the generator that minidp.seed resets).
+class ConstantInitializer(Constant):
+    """The older name of :class:`Constant`."""
+
+    def __init__(self, value: float = 0.0, force_cpu: bool = False) -> None:
+        super().__init__(value)
+
+
+class NormalInitializer(Normal):
+    """The older form of :class:`Normal`: mean ``loc``, std ``scale``."""
+
+    def __init__(self, loc: float = 0.0, scale: float = 1.0, seed: int = 0) -> None:
+        super().__init__(loc, scale)
+
+
+class TruncatedNormalInitializer(TruncatedNormal):
+    """The older form of :class:`TruncatedNormal`: mean ``loc``, std ``scale``."""
+
+    def __init__(self, loc: float = 0.0, scale: float = 1.0, seed: int = 0, a: float = -2.0, b: float = 2.0) -> None:
+        super().__init__(loc, scale, a, b)
+
+
+class UniformInitializer(Uniform):
+    """The older form of :class:`Uniform` (its diagonal options are not supported)."""
+
+    def __init__(self, low: float = -1.0, high: float = 1.0, seed: int = 0, diag_num: int = 0, diag_step: int = 0,
+                 diag_val: float = 1.0) -> None:
+        if diag_num:
+            raise ValueError("UniformInitializer: diag_num/diag_step/diag_val are not supported; leave diag_num=0")
+        super().__init__(low, high)
+
+
+class NumpyArrayInitializer(Assign):
+    """The older name of :class:`Assign`."""
+
+    def __init__(self, value: Any) -> None:
+        super().__init__(value)
+
+
+class XavierInitializer(Initializer):
+    """The older Xavier initializer: uniform (default) or normal Glorot scaling."""
+
+    def __init__(self, uniform: bool = True, fan_in: Optional[float] = None, fan_out: Optional[float] = None,
+                 seed: int = 0, gain: float = 1.0) -> None:
+        self._init = (XavierUniform if uniform else XavierNormal)(fan_in, fan_out, gain)
+
+    def _values(self, shape: tuple) -> numpy.ndarray:
+        return self._init._values(shape)
+
+
+class MSRAInitializer(Initializer):
+    """The older Kaiming (MSRA) initializer: uniform (default) or normal He scaling."""
+
+    def __init__(self, uniform: bool = True, fan_in: Optional[float] = None, seed: int = 0,
+                 negative_slope: float = 0, nonlinearity: str = "relu", mode: str = "fan_in") -> None:
+        self._init = (KaimingUniform if uniform else KaimingNormal)(fan_in, negative_slope, nonlinearity, mode)
+
+    def _values(self, shape: tuple) -> numpy.ndarray:
+        return self._init._values(shape)
+
+_global_initializers: dict = {"weight": None, "bias": None}
+
+
+def set_global_initializer(weight_init: Optional[Initializer], bias_init: Optional[Initializer] = None) -> None:
+    """Initializers that every parameter created afterwards uses instead of its layer's default
+    (a ParamAttr's own initializer still wins); None restores the defaults."""
+    for kind, value in (("weight", weight_init), ("bias", bias_init)):
+        if value is not None and not isinstance(value, Initializer):
+            raise TypeError(f"set_global_initializer: {kind}_init must be an Initializer or None, got "
+                            f"{type(value).__name__}")
+        _global_initializers[kind] = value
+
+
+def global_initializer(is_bias: bool) -> Optional[Initializer]:
+    """The initializer set by :func:`set_global_initializer` for biases or for weights, if any."""
+    return _global_initializers["bias" if is_bias else "weight"]

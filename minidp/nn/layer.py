@@ -40,6 +40,7 @@ class Layer:
         object.__setattr__(self, "_non_persistable_buffer_names", {})
         object.__setattr__(self, "_forward_pre_hooks", collections.OrderedDict())
         object.__setattr__(self, "_forward_post_hooks", collections.OrderedDict())
+        object.__setattr__(self, "_state_dict_hooks", collections.OrderedDict())
         object.__setattr__(self, "_param_counters", collections.defaultdict(itertools.count))
         self._full_name = f"{scope}_{next(_scope_counters[scope])}"
         self._dtype = backend.convert_dtype(dtype)
@@ -67,6 +68,10 @@ class Layer:
     def register_forward_post_hook(self, hook: Callable) -> RemovableHandle:
         """Call ``hook(layer, inputs, outputs)`` after forward; a returned value replaces the outputs."""
         return RemovableHandle(self._forward_post_hooks, hook)
+
+    def register_forward_hook(self, hook: Callable) -> RemovableHandle:
+        """Same as :meth:`register_forward_post_hook` (the PyTorch-style name Paddle also offers)."""
+        return self.register_forward_post_hook(hook)
 
     # --- registration -------------------------------------------------------------------
     def __setattr__(self, name: str, value: Any) -> None:
@@ -130,6 +135,16 @@ class Layer:
         object.__setattr__(self, name, sublayer)
         return sublayer
 
+    def add_module(self, name: str, module: Optional["Layer"]) -> None:
+        """Register ``module`` under ``name`` (PyTorch-style name of :meth:`add_sublayer`)."""
+        self.add_sublayer(name, module)
+
+    register_module = add_module
+
+    def register_parameter(self, name: str, param: Optional[Parameter]) -> None:
+        """Register ``param`` under ``name`` (PyTorch-style name of :meth:`add_parameter`)."""
+        self.add_parameter(name, param)
+
     def add_parameter(self, name: str, parameter: Optional[Parameter]) -> Optional[Parameter]:
         """Register ``parameter`` under ``name`` (also reachable as an attribute); returns it."""
         if not isinstance(name, str) or "." in name or not name:
@@ -158,8 +173,9 @@ class Layer:
 
     def create_parameter(self, shape: Any, attr: Any = None, dtype: Any = None, is_bias: bool = False,
                          default_initializer: Any = None) -> Optional[Parameter]:
-        """A new parameter, initialised by ``attr``'s initializer, else ``default_initializer``,
-        else Paddle's defaults (zeros for a bias, Xavier-uniform otherwise).
+        """A new parameter, initialised by ``attr``'s initializer, else the one set by
+        :func:`minidp.nn.initializer.set_global_initializer`, else ``default_initializer``, else
+        Paddle's defaults (zeros for a bias, Xavier-uniform otherwise).
 
         Returns None when ``attr`` is False (a layer built without that parameter). The parameter
         is not registered until it is assigned to an attribute.
@@ -171,7 +187,7 @@ class Layer:
         shape = [int(s) for s in shape]
         if any(s < 0 for s in shape):
             raise ValueError(f"create_parameter: negative dimension in shape {shape}")
-        initializer = attr.initializer or default_initializer or (
+        initializer = attr.initializer or init.global_initializer(is_bias) or default_initializer or (
             init.Constant(0.0) if is_bias else init.XavierUniform())
         kind = "b" if is_bias else "w"
         name = attr.name or f"{self._full_name}.{kind}_{next(self._param_counters[kind])}"
@@ -253,6 +269,54 @@ class Layer:
         fn(self)
         return self
 
+    def named_modules(self, memo: Optional[dict] = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple]:
+        """(dotted name, layer) for this layer ('' or ``prefix``) and every sublayer, depth first;
+        a layer reachable twice is listed once."""
+        yield from self.named_sublayers(prefix=prefix, include_self=True, layers_set=memo)
+
+    def modules(self) -> Iterator["Layer"]:
+        """This layer and every sublayer, depth first."""
+        for _, layer in self.named_modules():
+            yield layer
+
+    def get_sublayer(self, target: str) -> "Layer":
+        """The sublayer at dotted path ``target`` ('' is this layer)."""
+        layer = self
+        for part in target.split(".") if target else ():
+            child = layer._sub_layers.get(part)
+            if child is None:
+                raise ValueError(f"get_sublayer: {type(layer).__name__} has no sublayer {part!r} (path {target!r})")
+            layer = child
+        return layer
+
+    get_submodule = get_sublayer
+
+    def set_sublayer(self, target: str, layer: "Layer", strict: bool = False) -> None:
+        """Replace the sublayer at dotted path ``target`` by ``layer`` (with ``strict``, the path must exist)."""
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_sublayer(parent_path)
+        if strict and name not in parent._sub_layers:
+            raise ValueError(f"set_sublayer: {type(parent).__name__} has no sublayer {name!r} (path {target!r})")
+        parent.add_sublayer(name, layer)
+
+    set_submodule = set_sublayer
+
+    def _get_entry(self, target: str, registry: str, kind: str) -> Any:
+        layer_path, _, name = target.rpartition(".")
+        entries = getattr(self.get_sublayer(layer_path), registry)
+        if name not in entries:
+            raise ValueError(f"get_{kind}: no {kind} named {target!r}")
+        return entries[name]
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at dotted path ``target`` (e.g. ``fc.weight``)."""
+        return self._get_entry(target, "_parameters", "parameter")
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at dotted path ``target`` (e.g. ``bn._mean``)."""
+        return self._get_entry(target, "_buffers", "buffer")
+
     def full_name(self) -> str:
         """This layer's unique name, e.g. ``linear_0``; its parameters are named after it."""
         return self._full_name
@@ -302,12 +366,84 @@ class Layer:
         """Cast floating parameters and buffers to ``dtype`` in place (same as ``to(dtype=...)``)."""
         return self.to(dtype=dtype)
 
+    def _cast_floating(self, dtype: Any, excluded_layers: Any) -> "Layer":
+        """Cast the floating parameters and buffers of every layer that is not an instance of
+        ``excluded_layers`` (a Layer type or a list of them) to ``dtype``, in place."""
+        if excluded_layers is None:
+            excluded = ()
+        elif isinstance(excluded_layers, type):
+            excluded = (excluded_layers,)
+        elif isinstance(excluded_layers, (list, tuple)):
+            excluded = tuple(excluded_layers)
+        else:
+            raise TypeError(f"excluded_layers must be a Layer type or a list of them, got "
+                            f"{type(excluded_layers).__name__}")
+        target = backend.convert_dtype(dtype)
+        for layer in self.sublayers(include_self=True):
+            if excluded and isinstance(layer, excluded):
+                continue
+            for tensor in itertools.chain(layer._parameters.values(), layer._buffers.values()):
+                if tensor is not None and tensor._data.dtype.kind == "f" and tensor._data.dtype != target:
+                    tensor._data = tensor._data.astype(target)
+                    tensor._grad = None
+            layer._dtype = target
+        return self
+
+    def float(self, excluded_layers: Any = None) -> "Layer":
+        """Floating parameters and buffers to float32 (layers of the ``excluded_layers`` types keep theirs)."""
+        return self._cast_floating("float32", excluded_layers)
+
+    def float16(self, excluded_layers: Any = None) -> "Layer":
+        """Floating parameters and buffers to float16."""
+        return self._cast_floating("float16", excluded_layers)
+
+    def bfloat16(self, excluded_layers: Any = None) -> "Layer":
+        """Floating parameters and buffers to bfloat16 (needs the ml_dtypes package on the CPU)."""
+        return self._cast_floating("bfloat16", excluded_layers)
+
+    def double(self) -> "Layer":
+        """Floating parameters and buffers to float64."""
+        return self._cast_floating("float64", None)
+
+    def half(self) -> "Layer":
+        """Floating parameters and buffers to float16."""
+        return self._cast_floating("float16", None)
+
+    def type(self, dst_type: Any) -> "Layer":
+        """Floating parameters and buffers to ``dst_type``."""
+        return self._cast_floating(dst_type, None)
+
+    def cpu(self) -> "Layer":
+        """Move parameters and buffers to the host."""
+        return self.to("cpu")
+
+    def cuda(self, device: Any = None) -> "Layer":
+        """Move parameters and buffers to GPU ``device`` (an index or 'gpu:N'; default 0)."""
+        if device is None:
+            device = 0
+        return self.to(f"gpu:{device}" if isinstance(device, int) else device)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Layer":
+        """Make every parameter trainable (True) or frozen (False)."""
+        for param in self.parameters():
+            param.stop_gradient = not requires_grad
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Drop every parameter's gradient (``set_to_none``), or fill it with zeros."""
+        self.clear_gradients(set_to_zero=not set_to_none)
+
     # --- state --------------------------------------------------------------------------
     def state_dict(self, destination: Optional[dict] = None, include_sublayers: bool = True,
-                   structured_name_prefix: str = "", use_hook: bool = True) -> "collections.OrderedDict":
-        """Parameters and persistable buffers by dotted name (``fc.weight``), as live tensors."""
+                   structured_name_prefix: str = "", use_hook: bool = True,
+                   keep_vars: bool = True) -> "collections.OrderedDict":
+        """Parameters and persistable buffers by dotted name (``fc.weight``), as live tensors.
+
+        With ``use_hook`` the hooks of :meth:`register_state_dict_hook` then run, innermost
+        layers first; a hook may return a new dict that replaces the result.
+        """
         out = collections.OrderedDict() if destination is None else destination
-        layers = (self.named_sublayers(include_self=True) if include_sublayers else [("", self)])
+        layers = list(self.named_sublayers(include_self=True) if include_sublayers else [("", self)])
         for layer_prefix, layer in layers:
             prefix = structured_name_prefix + (f"{layer_prefix}." if layer_prefix else "")
             for key, param in layer._parameters.items():
@@ -316,7 +452,19 @@ class Layer:
             for key, buffer in layer._buffers.items():
                 if buffer is not None and key not in layer._non_persistable_buffer_names:
                     out[prefix + key] = buffer
+        if use_hook:
+            for _, layer in reversed(layers):
+                for hook in list(layer._state_dict_hooks.values()):
+                    replaced = hook(out)
+                    if replaced is not None:
+                        out = replaced
         return out
+
+    to_static_state_dict = state_dict
+
+    def register_state_dict_hook(self, hook: Callable) -> RemovableHandle:
+        """Call ``hook(state_dict)`` at the end of :meth:`state_dict`; a returned dict replaces it."""
+        return RemovableHandle(self._state_dict_hooks, hook)
 
     def set_state_dict(self, state_dict: dict, use_structured_name: bool = True) -> tuple:
         """Copy values from ``state_dict`` into this layer's parameters and buffers, in place.
@@ -328,7 +476,7 @@ class Layer:
         """
         if not isinstance(state_dict, dict):
             raise TypeError(f"set_state_dict expects a dict, got {type(state_dict).__name__}")
-        own = self.state_dict()
+        own = self.state_dict(use_hook=False)
         matched, missing = [], []
         used = {}
         for key, target in own.items():
@@ -365,6 +513,18 @@ class Layer:
 
     set_dict = set_state_dict
     load_dict = set_state_dict
+
+    def load_state_dict(self, state_dict: dict, strict: bool = True, assign: bool = False) -> tuple:
+        """:meth:`set_state_dict`, but with ``strict`` missing or unexpected keys raise RuntimeError
+        (after the matching ones were loaded, as in Paddle). Returns (missing_keys, unexpected_keys)."""
+        with warnings.catch_warnings():
+            if strict:
+                warnings.simplefilter("ignore")
+            missing, unexpected = self.set_state_dict(state_dict)
+        if strict and (missing or unexpected):
+            raise RuntimeError(f"load_state_dict: {type(self).__name__} is missing keys {missing} and got "
+                               f"unexpected keys {unexpected}; pass strict=False to load the rest only")
+        return missing, unexpected
 
     # --- description --------------------------------------------------------------------
     def extra_repr(self) -> str:

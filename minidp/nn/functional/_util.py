@@ -89,3 +89,30 @@ def window_slices(kernel: tuple, stride: tuple, dilation: tuple, out_hw: tuple) 
     (kh, kw), (sh, sw), (dh, dw), (ho, wo) = kernel, stride, dilation, out_hw
     return [(i, j, slice(i * dh, i * dh + sh * (ho - 1) + 1, sh), slice(j * dw, j * dw + sw * (wo - 1) + 1, sw))
             for i in range(kh) for j in range(kw)]
+
+
+def reduce_loss(loss: Tensor, reduction: str) -> Tensor:
+    """A per-element loss tensor averaged, summed or returned as it is, by ``reduction``."""
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+def length_pair(value: Any, op: str, arg: str) -> tuple:
+    """A 1-D size (an int or a one-element list) as the (1, size) pair of an [N, C, 1, L] view."""
+    values = [value] if isinstance(value, int) else list(value)
+    if len(values) != 1 or not isinstance(values[0], int) or values[0] <= 0:
+        raise ValueError(f"{op}: {arg} must be a positive int, got {value!r}")
+    return 1, values[0]
+
+
+def length_padding(padding: Any) -> Any:
+    """1-D padding (an int, [p] or [left, right], or a string) as 2-D padding of an [N, C, 1, L] view."""
+    if isinstance(padding, str):
+        return padding
+    if isinstance(padding, int):
+        return 0, padding
+    values = list(padding)
+    return 0, 0, values[0], values[-1]

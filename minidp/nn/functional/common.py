@@ -1,9 +1,9 @@
-"""Linear (one fused matmul-plus-bias op) and dropout."""
+"""Linear (one fused matmul-plus-bias op), bilinear, label_smooth and the dropout family."""
 from __future__ import annotations
 
 from typing import Any, Optional
 
-from ... import backend
+from ... import backend, ops
 from ...autograd.tensor import Tensor
 from ...ops._util import matmul_arrays, result
 from ...random import device_uniform, host_generator
@@ -86,3 +86,95 @@ def dropout(x: Tensor, p: float = 0.5, axis: Any = None, training: bool = True,
             mask *= 1.0 / (1.0 - p)
     return result(xd * mask, (x,), lambda g: (g * mask,))
 
+
+
+def _feature_dropout(op: str, x: Tensor, p: float, training: bool, data_format: str, layouts: tuple) -> Tensor:
+    """Dropout of whole channels: the mask varies along the batch and channel axes only."""
+    check_tensor(op, "x", x)
+    if data_format not in layouts:
+        raise ValueError(f"{op}: data_format must be one of {layouts}, got {data_format!r}")
+    if x.ndim != len(data_format):
+        raise ValueError(f"{op}: expects a {len(data_format)}-D input ({data_format}), got shape {x.shape}")
+    return dropout(x, p, [0, data_format.index("C")], training)
+
+
+def dropout2d(x: Tensor, p: float = 0.5, training: bool = True, data_format: str = "NCHW",
+              name: Optional[str] = None) -> Tensor:
+    """Zero whole channels of an [N, C, H, W] input with probability ``p`` (survivors scaled by 1/(1-p))."""
+    return _feature_dropout("dropout2d", x, p, training, data_format, ("NCHW", "NHWC"))
+
+
+def dropout3d(x: Tensor, p: float = 0.5, training: bool = True, data_format: str = "NCDHW",
+              name: Optional[str] = None) -> Tensor:
+    """Zero whole channels of an [N, C, D, H, W] input with probability ``p``."""
+    return _feature_dropout("dropout3d", x, p, training, data_format, ("NCDHW", "NDHWC"))
+
+
+_SELU_SATURATION = -1.0507009873554805 * 1.6732632423543772
+
+
+def _alpha_dropout(op: str, x: Tensor, p: float, training: bool, mask_shape: tuple) -> Tensor:
+    """Set dropped elements to SELU's saturation value, then rescale so that a zero-mean,
+    unit-variance input keeps its mean and variance (self-normalising networks)."""
+    check_tensor(op, "x", x)
+    if not isinstance(p, (int, float)) or not 0 <= p <= 1:
+        raise ValueError(f"{op}: p must be a probability in [0, 1], got {p!r}")
+    if not training or p == 0:
+        return x
+    xd = x._data
+    xp = backend.get_array_module(xd)
+    if p == 1:
+        return result(xp.zeros_like(xd), (x,), lambda g: (g * 0,))
+    keep = _keep_mask(xp, mask_shape, 1.0 - p, xd.dtype)
+    a = ((1 - p) * (1 + p * _SELU_SATURATION ** 2)) ** -0.5
+    b = -a * _SELU_SATURATION * p
+    scaled_keep = a * keep
+    out = xd * scaled_keep + (a * _SELU_SATURATION * (1 - keep) + b)
+    return result(out.astype(xd.dtype, copy=False), (x,), lambda g: (g * scaled_keep,))
+
+
+def alpha_dropout(x: Tensor, p: float = 0.5, training: bool = True, name: Optional[str] = None) -> Tensor:
+    """Dropout for SELU networks: keeps the activations' mean and variance (identity in evaluation)."""
+    return _alpha_dropout("alpha_dropout", x, p, training, tuple(x._data.shape))
+
+
+def feature_alpha_dropout(x: Tensor, p: float = 0.5, training: bool = True, name: Optional[str] = None) -> Tensor:
+    """Alpha dropout of whole channels of an [N, C, ...] input."""
+    check_tensor("feature_alpha_dropout", "x", x)
+    if x.ndim < 2:
+        raise ValueError(f"feature_alpha_dropout: expects an input [N, C, ...], got shape {x.shape}")
+    shape = tuple(x._data.shape[:2]) + (1,) * (x.ndim - 2)
+    return _alpha_dropout("feature_alpha_dropout", x, p, training, shape)
+
+
+def bilinear(x1: Tensor, x2: Tensor, weight: Tensor, bias: Optional[Tensor] = None,
+             name: Optional[str] = None) -> Tensor:
+    """out[n, o] = sum_ij x1[n, i] weight[o, i, j] x2[n, j] (+ bias[0, o])."""
+    check_tensor("bilinear", "x1", x1)
+    check_tensor("bilinear", "x2", x2)
+    check_tensor("bilinear", "weight", weight)
+    out_f, in1, in2 = weight.shape
+    if x1.ndim != 2 or x2.ndim != 2 or x1.shape[1] != in1 or x2.shape[1] != in2 or x1.shape[0] != x2.shape[0]:
+        raise ValueError(f"bilinear: x1 [N, {in1}] and x2 [N, {in2}] must fit weight {weight.shape}, got "
+                         f"{x1.shape} and {x2.shape}")
+    mixed = ops.matmul(x1, ops.reshape(ops.transpose(weight, [1, 0, 2]), [in1, out_f * in2]))
+    out = (ops.reshape(mixed, [-1, out_f, in2]) * ops.unsqueeze(x2, 1)).sum(axis=-1)
+    return out if bias is None else out + bias
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels of an [N, C, L] (or [C, L]) input with probability ``p``."""
+    check_tensor("dropout1d", "input", input)
+    if input.ndim not in (2, 3):
+        raise ValueError(f"dropout1d: expects a 2-D or 3-D input, got shape {input.shape}")
+    return dropout(input, p, list(range(input.ndim - 1)), training)
+
+
+def label_smooth(label: Tensor, prior_dist: Optional[Tensor] = None, epsilon: float = 0.1,
+                 name: Optional[str] = None) -> Tensor:
+    """(1 - epsilon) * label + epsilon * prior, the prior being uniform over the last axis by default."""
+    check_tensor("label_smooth", "label", label)
+    if not 0.0 <= epsilon <= 1.0:
+        raise ValueError(f"label_smooth: epsilon must lie in [0, 1], got {epsilon!r}")
+    prior = 1.0 / label.shape[-1] if prior_dist is None else prior_dist
+    return label * (1.0 - epsilon) + prior * epsilon

@@ -6,11 +6,12 @@ differentiating the two steps separately.
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Optional
 
 from ... import backend
 from ...autograd.tensor import Tensor
-from ...ops._util import result, unbroadcast
+from ...ops._util import result, unbroadcast, wrap
 from ._util import check_reduction, check_tensor
 
 
@@ -28,7 +29,13 @@ def _float_pair(op: str, input: Tensor, label: Tensor) -> tuple:
 
 
 def _reduce(loss: Any, reduction: str) -> tuple:
-    """The reduced loss and the factor d(reduced)/d(element) (None for 'none')."""
+    """The reduced loss and the factor d(reduced)/d(element) (None for 'none').
+
+    ``'batchmean'`` (kl_div only) is the sum divided by the length of the first axis.
+    """
+    if reduction == "batchmean":
+        batch = loss.shape[0] if loss.ndim else 1
+        return loss.sum() / batch, 1.0 / batch
     if reduction == "mean":
         return loss.mean(), 1.0 / max(loss.size, 1)
     if reduction == "sum":
@@ -193,9 +200,21 @@ def _soft_label_nll(op: str, logp: Any, target: Any, axis: int, weight: Any, red
     return data, (lambda g: -target * upstream(g)), (lambda g: -logp * upstream(g))
 
 
+def _smoothed_target(xd: Any, label: Any, axis: int, epsilon: float) -> Any:
+    """The soft target (1 - epsilon) * one_hot(label) + epsilon / C along ``axis``."""
+    xp = backend.get_array_module(xd)
+    classes = xd.shape[axis]
+    if label.dtype.kind in "iu":
+        if label.ndim == xd.ndim:
+            label = label.squeeze(axis)
+        label = (xp.expand_dims(label, axis) == xp.arange(classes).reshape(
+            _axis_shape(xd.ndim, axis, classes))).astype(xd.dtype)
+    return (1.0 - epsilon) * label.astype(xd.dtype, copy=False) + epsilon / classes
+
+
 def cross_entropy(input: Tensor, label: Tensor, weight: Optional[Tensor] = None, ignore_index: int = -100,
                   reduction: str = "mean", soft_label: bool = False, axis: int = -1, use_softmax: bool = True,
-                  name: Optional[str] = None) -> Tensor:
+                  label_smoothing: float = 0.0, name: Optional[str] = None) -> Tensor:
     """Softmax cross-entropy over ``axis`` with hard labels ([N] or [N, 1]) or soft labels.
 
     ``weight`` gives each class a weight; samples whose label is ``ignore_index`` count for
@@ -206,6 +225,9 @@ def cross_entropy(input: Tensor, label: Tensor, weight: Optional[Tensor] = None,
     ``use_softmax=False`` the input is taken to be probabilities already. With
     ``reduction='none'`` a hard-label loss has the label's shape; a soft-label one keeps
     ``axis`` with length 1.
+
+    ``label_smoothing`` (eps > 0) turns the label into the soft label (1 - eps) * one_hot + eps / C
+    (integer labels are one-hot encoded first), as Paddle does.
     """
     check_reduction("cross_entropy", reduction)
     check_tensor("cross_entropy", "input", input)
@@ -214,6 +236,11 @@ def cross_entropy(input: Tensor, label: Tensor, weight: Optional[Tensor] = None,
     if xd.ndim == 0:
         raise ValueError("cross_entropy: input must have a class axis, got a 0-d tensor")
     axis = axis % xd.ndim
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must lie in [0, 1], got {label_smoothing!r}")
+    if label_smoothing > 0.0:
+        label = wrap(_smoothed_target(xd, label._data, axis, label_smoothing))
+        soft_label = True
     xp = backend.get_array_module(xd)
     if use_softmax:
         shifted = xd - xd.max(axis=axis, keepdims=True)
@@ -260,3 +287,157 @@ def nll_loss(input: Tensor, label: Tensor, weight: Optional[Tensor] = None, igno
     data, grad_logp = _hard_label_nll("nll_loss", xd, label._data, 1, w, ignore_index, reduction)
     return result(data, (input,), lambda g: (grad_logp(g),))
 
+
+
+def softmax_with_cross_entropy(logits: Tensor, label: Tensor, soft_label: bool = False, ignore_index: int = -100,
+                               numeric_stable_mode: bool = True, return_softmax: bool = False,
+                               axis: int = -1) -> Any:
+    """Paddle's older cross-entropy: per-sample losses that keep ``axis`` with length 1.
+
+    Hard labels have the logits' shape with 1 along ``axis`` (a label without that axis is
+    accepted too); with ``return_softmax`` the softmax of the logits comes back as well.
+    """
+    check_tensor("softmax_with_cross_entropy", "logits", logits)
+    check_tensor("softmax_with_cross_entropy", "label", label)
+    xd = logits._data
+    axis = axis % max(xd.ndim, 1)
+    if not soft_label and label._data.ndim == xd.ndim - 1:
+        label = wrap(backend.get_array_module(xd).expand_dims(label._data, axis))
+    loss = cross_entropy(logits, label, ignore_index=ignore_index, reduction="none", soft_label=soft_label,
+                         axis=axis)
+    if not return_softmax:
+        return loss
+    shifted = xd - xd.max(axis=axis, keepdims=True)
+    exps = backend.get_array_module(xd).exp(shifted)
+    return loss, wrap(exps / exps.sum(axis=axis, keepdims=True))
+
+
+def binary_cross_entropy(input: Tensor, label: Tensor, weight: Optional[Tensor] = None, reduction: str = "mean",
+                         name: Optional[str] = None) -> Tensor:
+    """-(y log x + (1 - y) log(1 - x)) for probabilities x, each log floored at -100 as in Paddle."""
+    check_reduction("binary_cross_entropy", reduction)
+    xd, yd = _float_pair("binary_cross_entropy", input, label)
+    xp = backend.get_array_module(xd)
+    with backend.numpy.errstate(divide="ignore"):
+        log_x = xp.maximum(xp.log(xd), -100.0)
+        log_not_x = xp.maximum(xp.log1p(-xd), -100.0)
+    loss = -(yd * log_x + (1 - yd) * log_not_x)
+    d_input = (xd - yd) / xp.maximum(xd * (1 - xd), 1e-12)
+    d_label = log_not_x - log_x
+    if weight is not None:
+        check_tensor("binary_cross_entropy", "weight", weight)
+        w = weight._data
+        loss, d_input, d_label = loss * w, d_input * w, d_label * w
+    return _elementwise_loss(input, label, loss, d_input, d_label, reduction)
+
+
+def smooth_l1_loss(input: Tensor, label: Tensor, reduction: str = "mean", delta: float = 1.0,
+                   is_huber: bool = True, name: Optional[str] = None) -> Tensor:
+    """Quadratic for |d| < delta, linear beyond (d = input - label).
+
+    Huber form (default): 0.5 d^2, else delta (|d| - delta / 2). With ``is_huber=False`` the
+    smooth-L1 form: 0.5 d^2 / delta, else |d| - delta / 2.
+    """
+    check_reduction("smooth_l1_loss", reduction)
+    if not delta > 0:
+        raise ValueError(f"smooth_l1_loss: delta must be positive, got {delta!r}")
+    xd, yd = _float_pair("smooth_l1_loss", input, label)
+    xp = backend.get_array_module(xd)
+    diff = xd - yd
+    size = xp.abs(diff)
+    inside = size < delta
+    scale = 1.0 if is_huber else 1.0 / delta
+    if is_huber:
+        loss = xp.where(inside, 0.5 * diff * diff, delta * (size - 0.5 * delta))
+        slope = xp.where(inside, diff, delta * xp.sign(diff))
+    else:
+        loss = xp.where(inside, 0.5 * diff * diff * scale, size - 0.5 * delta)
+        slope = xp.where(inside, diff * scale, xp.sign(diff))
+    return _elementwise_loss(input, label, loss, slope, -slope, reduction)
+
+
+def kl_div(input: Tensor, label: Tensor, reduction: str = "mean", log_target: bool = False,
+           name: Optional[str] = None) -> Tensor:
+    """Kullback-Leibler divergence of ``label`` from log-probabilities ``input``.
+
+    Per element y (log y - x), and 0 where y <= 0 (Paddle's rule); with ``log_target`` the label
+    holds log-probabilities: exp(y) (y - x). ``reduction='batchmean'`` divides the sum by the
+    batch size, the form that matches the mathematical definition.
+    """
+    if reduction not in ("mean", "sum", "none", "batchmean"):
+        raise ValueError(f"kl_div: reduction must be 'mean', 'sum', 'none' or 'batchmean', got {reduction!r}")
+    xd, yd = _float_pair("kl_div", input, label)
+    xp = backend.get_array_module(xd)
+    if log_target:
+        p = xp.exp(yd)
+        loss = p * (yd - xd)
+        d_input, d_label = -p, p * (yd - xd + 1)
+    else:
+        positive = yd > 0
+        log_y = xp.log(xp.where(positive, yd, 1))
+        loss = xp.where(positive, yd * (log_y - xd), 0)
+        d_input = -yd * positive
+        d_label = xp.where(positive, log_y - xd + 1, 0)
+    return _elementwise_loss(input, label, loss, d_input, d_label, reduction)
+
+
+def square_error_cost(input: Tensor, label: Tensor) -> Tensor:
+    """(input - label)^2 per element, unreduced."""
+    return mse_loss(input, label, reduction="none")
+
+
+def log_loss(input: Tensor, label: Tensor, epsilon: float = 0.0001, name: Optional[str] = None) -> Tensor:
+    """-y log(x + eps) - (1 - y) log(1 - x + eps) per element, unreduced."""
+    xd, yd = _float_pair("log_loss", input, label)
+    xp = backend.get_array_module(xd)
+    log_x, log_not_x = xp.log(xd + epsilon), xp.log(1 - xd + epsilon)
+    loss = -yd * log_x - (1 - yd) * log_not_x
+    d_input = -yd / (xd + epsilon) + (1 - yd) / (1 - xd + epsilon)
+    return _elementwise_loss(input, label, loss, d_input, log_not_x - log_x, "none")
+
+
+def soft_margin_loss(input: Tensor, label: Tensor, reduction: str = "mean", name: Optional[str] = None) -> Tensor:
+    """log(1 + exp(-y x)) for labels y in {1, -1}."""
+    check_reduction("soft_margin_loss", reduction)
+    xd, yd = _float_pair("soft_margin_loss", input, label)
+    xp = backend.get_array_module(xd)
+    z = -yd * xd
+    loss = xp.log1p(xp.exp(-xp.abs(z))) + xp.maximum(z, 0)
+    sig = 1 / (1 + xp.exp(-z))
+    return _elementwise_loss(input, label, loss, -yd * sig, -xd * sig, reduction)
+
+
+def hinge_embedding_loss(input: Tensor, label: Tensor, margin: float = 1.0, reduction: str = "mean",
+                         name: Optional[str] = None) -> Tensor:
+    """x where the label is 1, max(0, margin - x) where it is -1 (other labels count 0)."""
+    check_reduction("hinge_embedding_loss", reduction)
+    xd, yd = _float_pair("hinge_embedding_loss", input, label)
+    xp = backend.get_array_module(xd)
+    positive, negative = yd == 1, yd == -1
+    gap = margin - xd
+    loss = xp.where(positive, xd, 0) + xp.where(negative & (gap > 0), gap, 0)
+    d_input = positive.astype(xd.dtype) - (negative & (gap > 0))
+    return _elementwise_loss(input, label, loss, d_input, xp.zeros((), xd.dtype), reduction)
+
+
+def poisson_nll_loss(input: Tensor, label: Tensor, log_input: bool = True, full: bool = False,
+                     epsilon: float = 1e-08, reduction: str = "mean", name: Optional[str] = None) -> Tensor:
+    """Negative log-likelihood of a Poisson target: exp(x) - y x for a log-rate x (default), or
+    x - y log(x + epsilon) for a rate x; ``full`` adds Stirling's term for targets above 1."""
+    check_reduction("poisson_nll_loss", reduction)
+    if not epsilon > 0:
+        raise ValueError(f"poisson_nll_loss: epsilon must be positive, got {epsilon!r}")
+    xd, yd = _float_pair("poisson_nll_loss", input, label)
+    xp = backend.get_array_module(xd)
+    if log_input:
+        rate = xp.exp(xd)
+        loss, d_input, d_label = rate - yd * xd, rate - yd, -xd
+    else:
+        log_rate = xp.log(xd + epsilon)
+        loss, d_input, d_label = xd - yd * log_rate, 1 - yd / (xd + epsilon), -log_rate
+    if full:
+        above = yd > 1
+        safe = xp.where(above, yd, 1)
+        loss = loss + xp.where(above, safe * xp.log(safe) - safe + 0.5 * xp.log(2 * math.pi * safe), 0)
+        d_label = d_label + xp.where(above, xp.log(safe) + 0.5 / safe, 0)
+    return _elementwise_loss(input, label, loss, d_input, d_label, reduction)

@@ -1,17 +1,20 @@
-"""Layer and batch normalisation, each one op with a closed-form backward.
+"""Normalisation: layer, batch, group and instance norms, each one op with a closed-form backward,
+plus normalize, local_response_norm, cross-process batch norm and the spectral-norm helpers.
 
-Both normalise ``x`` with a mean and an inverse standard deviation, then apply an optional
-elementwise affine map; they differ only in which axes the statistics and the affine
-parameters run over, so they share :func:`_normalize`.
+Layer, batch, group and instance normalisation all normalise ``x`` with a mean and an inverse
+standard deviation, then apply an optional elementwise affine map; they differ only in which
+axes the statistics and the affine parameters run over, so they share :func:`_normalize`.
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
-from ... import backend
+from ... import backend, ops
 from ...autograd.tensor import Tensor
-from ...ops._util import result
+from ...ops._util import result, wrap
 from ._util import check_tensor
+from .distance import p_norm
+from .padding import pad_axes
 
 
 def _normalize(x: Tensor, mean: Any, rstd: Any, stat_axes: tuple, batch_stats: bool,
@@ -54,6 +57,15 @@ def _moments(xp: Any, xd: Any, axes: tuple, epsilon: float) -> tuple:
     return mean, var, 1.0 / xp.sqrt(var + epsilon)
 
 
+def _channel_axis(op: str, data_format: str, ndim: int) -> int:
+    """1 for channel-first layouts (NC, NCL, NCHW, NCDHW), the last axis for channel-last ones."""
+    if data_format in ("NC", "NCL", "NCHW", "NCDHW"):
+        return 1
+    if data_format in ("NLC", "NHWC", "NDHWC"):
+        return ndim - 1
+    raise ValueError(f"{op}: unknown data_format {data_format!r}; use 'NCHW'-style or 'NHWC'-style")
+
+
 def layer_norm(x: Tensor, normalized_shape: Any, weight: Optional[Tensor] = None, bias: Optional[Tensor] = None,
                epsilon: float = 1e-05, name: Optional[str] = None) -> Tensor:
     """Normalise over the trailing ``normalized_shape`` axes of each sample.
@@ -88,12 +100,7 @@ def batch_norm(x: Tensor, running_mean: Tensor, running_var: Tensor, weight: Opt
     xd = x._data
     if xd.ndim < 2:
         raise ValueError(f"batch_norm: expects an input with a channel axis, got shape {x.shape}")
-    if data_format in ("NC", "NCL", "NCHW", "NCDHW"):
-        channel_axis = 1
-    elif data_format in ("NLC", "NHWC", "NDHWC"):
-        channel_axis = xd.ndim - 1
-    else:
-        raise ValueError(f"batch_norm: unknown data_format {data_format!r}; use 'NCHW'-style or 'NHWC'-style")
+    channel_axis = _channel_axis("batch_norm", data_format, xd.ndim)
     channels = xd.shape[channel_axis]
     if running_mean.shape != [channels] or running_var.shape != [channels]:
         raise ValueError(f"batch_norm: running statistics must have shape [{channels}], got "
@@ -111,3 +118,179 @@ def batch_norm(x: Tensor, running_mean: Tensor, running_var: Tensor, weight: Opt
         mean = running_mean._data.reshape(affine_shape)
         rstd = 1.0 / xp.sqrt(running_var._data.reshape(affine_shape) + epsilon)
     return _normalize(x, mean, rstd, axes, batch_stats, weight, bias, affine_shape)
+
+
+def _channels_first(x: Tensor, channel_axis: int) -> Tensor:
+    """``x`` with its channel axis moved to position 1 (a no-op for channel-first inputs)."""
+    if channel_axis == 1:
+        return x
+    return ops.transpose(x, [0, x.ndim - 1] + list(range(1, x.ndim - 1)))
+
+
+def _channels_back(x: Tensor, channel_axis: int) -> Tensor:
+    if channel_axis == 1:
+        return x
+    return ops.transpose(x, [0] + list(range(2, x.ndim)) + [1])
+
+
+def group_norm(x: Tensor, num_groups: int, epsilon: float = 1e-05, weight: Optional[Tensor] = None,
+               bias: Optional[Tensor] = None, data_format: str = "NCHW", name: Optional[str] = None) -> Tensor:
+    """Normalise each sample over groups of ``C / num_groups`` channels (and all spatial positions),
+    then apply the per-channel ``weight`` and ``bias``."""
+    check_tensor("group_norm", "x", x)
+    if x.ndim < 2:
+        raise ValueError(f"group_norm: expects an input [N, C, ...], got shape {x.shape}")
+    channel_axis = _channel_axis("group_norm", data_format, x.ndim)
+    channels = x.shape[channel_axis]
+    if not isinstance(num_groups, int) or num_groups < 1 or channels % num_groups:
+        raise ValueError(f"group_norm: num_groups ({num_groups!r}) must be a positive divisor of the "
+                         f"{channels} channels")
+    y = _channels_first(x, channel_axis)
+    shape = y.shape
+    grouped = ops.reshape(y, [shape[0], num_groups, channels // num_groups] + shape[2:])
+    xd = grouped._data
+    axes = tuple(range(2, xd.ndim))
+    mean, _, rstd = _moments(backend.get_array_module(xd), xd, axes, epsilon)
+    affine_shape = (1, num_groups, channels // num_groups) + (1,) * (xd.ndim - 3)
+    out = _normalize(grouped, mean, rstd, axes, True, weight, bias, affine_shape)
+    return _channels_back(ops.reshape(out, shape), channel_axis)
+
+
+def instance_norm(x: Tensor, running_mean: Optional[Tensor] = None, running_var: Optional[Tensor] = None,
+                  weight: Optional[Tensor] = None, bias: Optional[Tensor] = None, use_input_stats: bool = True,
+                  momentum: float = 0.9, eps: float = 1e-05, data_format: str = "NCHW",
+                  name: Optional[str] = None) -> Tensor:
+    """Normalise each channel of each sample over its spatial positions, then scale and shift.
+
+    With ``use_input_stats=False`` the given running statistics are used instead (and are not
+    updated), as in Paddle.
+    """
+    check_tensor("instance_norm", "x", x)
+    if x.ndim < 3:
+        raise ValueError(f"instance_norm: expects an input [N, C, *spatial], got shape {x.shape}")
+    channel_axis = _channel_axis("instance_norm", data_format, x.ndim)
+    y = _channels_first(x, channel_axis)
+    xd = y._data
+    channels = xd.shape[1]
+    xp = backend.get_array_module(xd)
+    affine_shape = (1, channels) + (1,) * (xd.ndim - 2)
+    axes = tuple(range(2, xd.ndim))
+    if use_input_stats:
+        mean, _, rstd = _moments(xp, xd, axes, eps)
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError("instance_norm: use_input_stats=False needs running_mean and running_var")
+        mean = running_mean._data.reshape(affine_shape)
+        rstd = 1.0 / xp.sqrt(running_var._data.reshape(affine_shape) + eps)
+    out = _normalize(y, mean, rstd, axes, use_input_stats, weight, bias, affine_shape)
+    return _channels_back(out, channel_axis)
+
+
+def normalize(x: Tensor, p: float = 2, axis: int = 1, epsilon: float = 1e-12, out: Optional[Tensor] = None,
+              name: Optional[str] = None) -> Tensor:
+    """x / max(||x||_p, epsilon) along ``axis``."""
+    check_tensor("normalize", "x", x)
+    norm = p_norm(x, float(p), axis, True)
+    return x / ops.maximum(norm, ops.full_like(norm, epsilon))
+
+
+def local_response_norm(x: Tensor, size: int, alpha: float = 0.0001, beta: float = 0.75, k: float = 1.0,
+                        data_format: str = "NCHW", name: Optional[str] = None) -> Tensor:
+    """x / (k + alpha * mean of x^2 over ``size`` neighbouring channels)^beta.
+
+    The window is centred on each channel (size // 2 before, (size - 1) // 2 after, zeros
+    beyond the edges), and the mean always divides by ``size``, as in Paddle.
+    """
+    check_tensor("local_response_norm", "x", x)
+    if x.ndim < 3:
+        raise ValueError(f"local_response_norm: expects an input with 3 or more axes, got shape {x.shape}")
+    if not isinstance(size, int) or size < 1:
+        raise ValueError(f"local_response_norm: size must be a positive int, got {size!r}")
+    channel_axis = _channel_axis("local_response_norm", data_format, x.ndim)
+    channels = x.shape[channel_axis]
+    widths = [(0, 0)] * x.ndim
+    widths[channel_axis] = (size // 2, (size - 1) // 2)
+    squares = pad_axes(x * x, widths)
+    window = None
+    for start in range(size):
+        index = (slice(None),) * channel_axis + (slice(start, start + channels),)
+        window = squares[index] if window is None else window + squares[index]
+    return x / ops.pow(window * (alpha / size) + k, beta)
+
+
+def as_matrix(weight: Tensor, dim: int) -> Tensor:
+    """``weight`` as a matrix with axis ``dim`` as its rows."""
+    if dim:
+        weight = ops.transpose(weight, [dim] + [a for a in range(weight.ndim) if a != dim])
+    return ops.reshape(weight, [weight.shape[0], -1])
+
+
+def power_iteration(matrix: Any, u: Any, v: Any, iterations: int, eps: float) -> tuple:
+    """``iterations`` rounds of v = W^T u / |W^T u|, u = W v / |W v| on arrays; returns (u, v)."""
+    xp = backend.get_array_module(matrix)
+    for _ in range(iterations):
+        v = matrix.T @ u
+        v = v / (xp.linalg.norm(v) + eps)
+        u = matrix @ v
+        u = u / (xp.linalg.norm(u) + eps)
+    return u, v
+
+
+def spectral_normalize(weight: Tensor, dim: int, u: Any, v: Any) -> Tensor:
+    """weight / (u^T W v): ``weight`` divided by its largest singular value as estimated by the
+    vectors ``u`` and ``v``, which are held constant (the gradient flows through W only)."""
+    matrix = as_matrix(weight, dim)
+    sigma = (ops.matmul(matrix, wrap(v)) * wrap(u)).sum()
+    return weight / sigma
+
+
+def synced_batch_norm(x: Tensor, running_mean: Tensor, running_var: Tensor, weight: Optional[Tensor],
+                      bias: Optional[Tensor], momentum: float, epsilon: float, data_format: str,
+                      sum_across: Callable[[Any], Any]) -> Tensor:
+    """Training-mode batch normalisation whose statistics cover the batches of several processes.
+
+    ``sum_across(array)`` returns the elementwise sum of ``array`` over the processes (identity
+    for one process); it is called once in forward (per-channel sums, sums of squares and counts)
+    and once in backward (the two per-channel sums the input gradient needs), the same calls in
+    the same order on every process. The running statistics are updated in place with the
+    global (biased) mean and variance, as batch_norm does.
+    """
+    check_tensor("SyncBatchNorm", "x", x)
+    xd = x._data
+    if xd.ndim < 2:
+        raise ValueError(f"SyncBatchNorm: expects an input with a channel axis, got shape {x.shape}")
+    channel_axis = _channel_axis("SyncBatchNorm", data_format, xd.ndim)
+    channels = xd.shape[channel_axis]
+    axes = tuple(i for i in range(xd.ndim) if i != channel_axis)
+    shape = tuple(channels if i == channel_axis else 1 for i in range(xd.ndim))
+    xp = backend.get_array_module(xd)
+    local = xp.concatenate([xd.sum(axis=axes), (xd * xd).sum(axis=axes),
+                            xp.full(1, xd.size // channels, dtype=xd.dtype)]).astype("float64")
+    total = sum_across(local)
+    count = float(total[-1])
+    mean = total[:channels] / count
+    var = xp.maximum(total[channels:2 * channels] / count - mean * mean, 0.0)
+    for running, batch in ((running_mean._data, mean), (running_var._data, var)):
+        running *= momentum
+        running += (1.0 - momentum) * batch.astype(running.dtype)
+    rstd = (1.0 / xp.sqrt(var + epsilon)).astype(xd.dtype).reshape(shape)
+    xhat = (xd - mean.astype(xd.dtype).reshape(shape)) * rstd
+    w = None if weight is None else weight._data.reshape(shape)
+    out = xhat if w is None else xhat * w
+    if bias is not None:
+        out = out + bias._data.reshape(shape)
+    parents = tuple(t for t in (x, weight, bias) if t is not None)
+
+    def backward(g):
+        g_hat = g if w is None else g * w
+        sums = sum_across(xp.concatenate([g_hat.sum(axis=axes), (g_hat * xhat).sum(axis=axes)]).astype("float64"))
+        mean_g = (sums[:channels] / count).astype(g.dtype).reshape(shape)
+        mean_gx = (sums[channels:] / count).astype(g.dtype).reshape(shape)
+        grads = [None if x.stop_gradient else (g_hat - mean_g - xhat * mean_gx) * rstd]
+        if weight is not None:
+            grads.append(None if weight.stop_gradient else (g * xhat).sum(axis=axes).reshape(weight._data.shape))
+        if bias is not None:
+            grads.append(None if bias.stop_gradient else g.sum(axis=axes).reshape(bias._data.shape))
+        return tuple(grads)
+
+    return result(out, parents, backward)

@@ -1,12 +1,23 @@
-"""Max and average pooling over 2-D windows, vectorised over the batch (loops over kernel offsets only)."""
+"""Max, average, L^p and adaptive pooling and max-unpooling (2-D ops vectorised over the batch, looping
+over kernel offsets only; the 1-D forms run them on [N, C, 1, L] views)."""
 from __future__ import annotations
 
 from typing import Any, Optional
 
-from ... import backend
+from ... import backend, ops
 from ...autograd.tensor import Tensor
 from ...ops._util import result, wrap
-from ._util import check_nchw, check_tensor, output_size, pad_spatial, pair, resolve_padding, window_slices
+from ._util import (
+    check_nchw,
+    check_tensor,
+    length_padding,
+    length_pair,
+    output_size,
+    pad_spatial,
+    pair,
+    resolve_padding,
+    window_slices,
+)
 
 
 def _geometry(op: str, x: Tensor, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool,
@@ -102,3 +113,196 @@ def avg_pool2d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0
         return (g_padded[:, :, pads[0]:pads[0] + h, pads[2]:pads[2] + w],)
 
     return result(out, (x,), backward)
+
+
+def _as_2d_args(op: str, x: Tensor, kernel_size: Any, stride: Any, padding: Any) -> tuple:
+    """1-D pooling arguments as the 2-D ones of an [N, C, 1, L] input."""
+    check_tensor(op, "x", x)
+    if x.ndim != 3:
+        raise ValueError(f"{op}: expects a 3-D input [N, C, L], got shape {x.shape}")
+    kernel = length_pair(kernel_size, op, "kernel_size")
+    stride = kernel if stride is None else length_pair(stride, op, "stride")
+    return kernel, stride, length_padding(padding)
+
+
+def max_pool1d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, return_mask: bool = False,
+               ceil_mode: bool = False, name: Optional[str] = None) -> Any:
+    """Largest value of each window of an [N, C, L] input (the 2-D op on an [N, C, 1, L] view)."""
+    kernel, stride, padding = _as_2d_args("max_pool1d", x, kernel_size, stride, padding)
+    out = max_pool2d(ops.unsqueeze(x, 2), kernel, stride, padding, return_mask, ceil_mode)
+    if return_mask:
+        return ops.squeeze(out[0], 2), ops.squeeze(out[1], 2)
+    return ops.squeeze(out, 2)
+
+
+def avg_pool1d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, exclusive: bool = True,
+               ceil_mode: bool = False, name: Optional[str] = None) -> Tensor:
+    """Mean of each window of an [N, C, L] input."""
+    kernel, stride, padding = _as_2d_args("avg_pool1d", x, kernel_size, stride, padding)
+    return ops.squeeze(avg_pool2d(ops.unsqueeze(x, 2), kernel, stride, padding, ceil_mode, exclusive), 2)
+
+
+def adaptive_bounds(n_in: int, n_out: int) -> list:
+    """Paddle's adaptive windows: [floor(i n / o), ceil((i + 1) n / o)) for each output i."""
+    return [((i * n_in) // n_out, -(-((i + 1) * n_in) // n_out)) for i in range(n_out)]
+
+
+def _adaptive_sizes(op: str, x: Tensor, output_size: Any, spatial: int) -> list:
+    sizes = [output_size] * spatial if isinstance(output_size, int) or output_size is None else list(output_size)
+    if len(sizes) != spatial:
+        raise ValueError(f"{op}: output_size must be an int or {spatial} values, got {output_size!r}")
+    in_sizes = x.shape[-spatial:]
+    sizes = [n if s is None else s for s, n in zip(sizes, in_sizes)]
+    if not all(isinstance(s, int) and s > 0 for s in sizes):
+        raise ValueError(f"{op}: output sizes must be positive ints, got {output_size!r}")
+    return sizes
+
+
+def averaging_matrix(xp: Any, n_in: int, n_out: int, dtype: Any) -> Any:
+    """[n_out, n_in] rows that average each adaptive window."""
+    matrix = xp.zeros((n_out, n_in), dtype=dtype)
+    for i, (start, end) in enumerate(adaptive_bounds(n_in, n_out)):
+        matrix[i, start:end] = 1.0 / (end - start)
+    return matrix
+
+
+def adaptive_avg_pool2d(x: Tensor, output_size: Any, data_format: str = "NCHW", name: Optional[str] = None) -> Tensor:
+    """Mean over adaptive windows that cover [H, W] with ``output_size`` cells (None keeps a side).
+
+    Separable: rows then columns are averaged by two small matrices (A_h @ x @ A_w^T).
+    """
+    check_tensor("adaptive_avg_pool2d", "x", x)
+    if data_format not in ("NCHW", "NHWC") or x.ndim != 4:
+        raise ValueError(f"adaptive_avg_pool2d: expects a 4-D input and data_format 'NCHW' or 'NHWC', got "
+                         f"shape {x.shape} and {data_format!r}")
+    if data_format == "NHWC":
+        return ops.transpose(adaptive_avg_pool2d(ops.transpose(x, [0, 3, 1, 2]), output_size), [0, 2, 3, 1])
+    oh, ow = _adaptive_sizes("adaptive_avg_pool2d", x, output_size, 2)
+    xp = backend.get_array_module(x._data)
+    rows = wrap(averaging_matrix(xp, x.shape[2], oh, x._data.dtype))
+    columns = wrap(averaging_matrix(xp, x.shape[3], ow, x._data.dtype).T.copy())
+    return ops.matmul(ops.matmul(rows, x), columns)
+
+
+def adaptive_avg_pool1d(x: Tensor, output_size: int, name: Optional[str] = None) -> Tensor:
+    """Mean over adaptive windows of an [N, C, L] input."""
+    check_tensor("adaptive_avg_pool1d", "x", x)
+    if x.ndim != 3:
+        raise ValueError(f"adaptive_avg_pool1d: expects a 3-D input [N, C, L], got shape {x.shape}")
+    return ops.squeeze(adaptive_avg_pool2d(ops.unsqueeze(x, 2), [1, output_size]), 2)
+
+
+def adaptive_max_pool2d(x: Tensor, output_size: Any, return_mask: bool = False, name: Optional[str] = None) -> Any:
+    """Largest value of each adaptive window of an [N, C, H, W] input; the gradient goes to it.
+
+    With ``return_mask`` also returns the flat index (h * W + w) of each maximum.
+    """
+    check_tensor("adaptive_max_pool2d", "x", x)
+    if x.ndim != 4:
+        raise ValueError(f"adaptive_max_pool2d: expects a 4-D input [N, C, H, W], got shape {x.shape}")
+    oh, ow = _adaptive_sizes("adaptive_max_pool2d", x, output_size, 2)
+    xd = x._data
+    xp = backend.get_array_module(xd)
+    n, c, h, w = xd.shape
+    out = xp.empty((n, c, oh, ow), dtype=xd.dtype)
+    where = xp.empty((n, c, oh, ow), dtype="int64")
+    for i, (h0, h1) in enumerate(adaptive_bounds(h, oh)):
+        for j, (w0, w1) in enumerate(adaptive_bounds(w, ow)):
+            window = xd[:, :, h0:h1, w0:w1].reshape(n, c, -1)
+            k = window.argmax(axis=2)
+            out[:, :, i, j] = xp.take_along_axis(window, k[..., None], axis=2)[..., 0]
+            where[:, :, i, j] = (h0 + k // (w1 - w0)) * w + w0 + k % (w1 - w0)
+
+    def backward(g):
+        grad = xp.zeros((n * c, h * w), dtype=g.dtype)
+        rows = xp.arange(n * c)
+        for i in range(oh):
+            for j in range(ow):
+                grad[rows, where[:, :, i, j].reshape(-1)] += g[:, :, i, j].reshape(-1)
+        return (grad.reshape(xd.shape),)
+
+    pooled = result(out, (x,), backward)
+    return (pooled, wrap(where.astype("int32"))) if return_mask else pooled
+
+
+def adaptive_max_pool1d(x: Tensor, output_size: int, return_mask: bool = False, name: Optional[str] = None) -> Any:
+    """Largest value of each adaptive window of an [N, C, L] input."""
+    check_tensor("adaptive_max_pool1d", "x", x)
+    if x.ndim != 3:
+        raise ValueError(f"adaptive_max_pool1d: expects a 3-D input [N, C, L], got shape {x.shape}")
+    out = adaptive_max_pool2d(ops.unsqueeze(x, 2), [1, output_size], return_mask)
+    if return_mask:
+        return ops.squeeze(out[0], 2), ops.squeeze(out[1], 2)
+    return ops.squeeze(out, 2)
+
+
+def lp_pool2d(x: Tensor, norm_type: float, kernel_size: Any, stride: Any = None, padding: Any = 0,
+              ceil_mode: bool = False, data_format: str = "NCHW", name: Optional[str] = None) -> Tensor:
+    """(sum of x^p over each window)^(1/p), p = ``norm_type`` (zero padding adds nothing)."""
+    if not isinstance(norm_type, (int, float)) or norm_type <= 0:
+        raise ValueError(f"lp_pool2d: norm_type must be a positive number, got {norm_type!r}")
+    check_tensor("lp_pool2d", "x", x)
+    if data_format == "NHWC":
+        return ops.transpose(lp_pool2d(ops.transpose(x, [0, 3, 1, 2]), norm_type, kernel_size, stride, padding,
+                                       ceil_mode), [0, 2, 3, 1])
+    sums = avg_pool2d(ops.pow(x, float(norm_type)), kernel_size, stride, padding, ceil_mode, divisor_override=1,
+                      data_format=data_format)
+    return ops.pow(sums, 1.0 / norm_type)
+
+
+def lp_pool1d(x: Tensor, norm_type: float, kernel_size: Any, stride: Any = None, padding: Any = 0,
+              ceil_mode: bool = False, data_format: str = "NCL", name: Optional[str] = None) -> Tensor:
+    """L^p pooling of an [N, C, L] input (``data_format='NLC'`` for channels last)."""
+    check_tensor("lp_pool1d", "x", x)
+    if data_format not in ("NCL", "NLC") or x.ndim != 3:
+        raise ValueError(f"lp_pool1d: expects a 3-D input and data_format 'NCL' or 'NLC', got shape {x.shape} "
+                         f"and {data_format!r}")
+    if data_format == "NLC":
+        x = ops.transpose(x, [0, 2, 1])
+    kernel, stride, padding = _as_2d_args("lp_pool1d", x, kernel_size, stride, padding)
+    out = ops.squeeze(lp_pool2d(ops.unsqueeze(x, 2), norm_type, kernel, stride, padding, ceil_mode), 2)
+    return ops.transpose(out, [0, 2, 1]) if data_format == "NLC" else out
+
+
+def max_unpool2d(x: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 data_format: str = "NCHW", output_size: Any = None, name: Optional[str] = None) -> Tensor:
+    """The inverse of max_pool2d with ``return_mask``: each value goes back to the flat position
+    (h * W + w) its index names, every other position is zero."""
+    check_tensor("max_unpool2d", "x", x)
+    check_tensor("max_unpool2d", "indices", indices)
+    check_nchw("max_unpool2d", x, data_format)
+    if indices.shape != x.shape:
+        raise ValueError(f"max_unpool2d: indices must have the input's shape {x.shape}, got {indices.shape}")
+    kernel = pair(kernel_size, "max_unpool2d", "kernel_size")
+    stride = kernel if stride is None else pair(stride, "max_unpool2d", "stride")
+    pads = resolve_padding(padding, tuple(x.shape[2:]), kernel, stride, (1, 1), "max_unpool2d")
+    if output_size is None:
+        out_hw = tuple((n - 1) * s - before - after + k
+                       for n, s, k, before, after in zip(x.shape[2:], stride, kernel, pads[::2], pads[1::2]))
+    else:
+        out_hw = tuple(int(v) for v in list(output_size)[-2:])
+    xd, where = x._data, indices._data.astype("int64")
+    n, c = xd.shape[:2]
+    area = out_hw[0] * out_hw[1]
+    if where.size and (int(where.min()) < 0 or int(where.max()) >= area):
+        raise ValueError(f"max_unpool2d: indices must lie in [0, {area}) for an output of size {list(out_hw)}")
+    xp = backend.get_array_module(xd)
+    flat_where = where.reshape(n * c, -1)
+    rows = xp.arange(n * c)[:, None]
+    out = xp.zeros((n * c, area), dtype=xd.dtype)
+    out[rows, flat_where] = xd.reshape(n * c, -1)
+    return result(out.reshape((n, c) + out_hw), (x,),
+                  lambda g: (g.reshape(n * c, area)[rows, flat_where].reshape(xd.shape),))
+
+
+def max_unpool1d(x: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 data_format: str = "NCL", output_size: Any = None, name: Optional[str] = None) -> Tensor:
+    """The inverse of max_pool1d with ``return_mask`` for an [N, C, L] input."""
+    check_tensor("max_unpool1d", "x", x)
+    if data_format != "NCL" or x.ndim != 3:
+        raise ValueError(f"max_unpool1d: expects a 3-D input and data_format 'NCL', got shape {x.shape} and "
+                         f"{data_format!r}")
+    kernel, stride, padding = _as_2d_args("max_unpool1d", x, kernel_size, stride, padding)
+    size = None if output_size is None else [1, list(output_size)[-1]]
+    return ops.squeeze(max_unpool2d(ops.unsqueeze(x, 2), ops.unsqueeze(indices, 2), kernel, stride, padding,
+                                    output_size=size), 2)

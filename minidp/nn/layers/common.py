@@ -1,10 +1,10 @@
-"""Linear, Flatten, Dropout and Identity."""
+"""Linear, Bilinear, Flatten, Unflatten, Identity and the dropout layers."""
 from __future__ import annotations
 
 from typing import Any, Optional
 
 from ...autograd.tensor import Tensor
-from ...ops import flatten
+from ...ops import flatten, reshape
 from .. import functional as F
 from ..layer import Layer
 
@@ -60,7 +60,99 @@ class Dropout(Layer):
 
 
 class Identity(Layer):
-    """Returns its input unchanged (a placeholder in a Sequential)."""
+    """Returns its input unchanged (a placeholder in a Sequential); arguments are ignored."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
 
     def forward(self, x: Any) -> Any:
         return x
+
+
+class Dropout2D(Layer):
+    """Zero whole channels of [N, C, H, W] inputs in training mode."""
+
+    def __init__(self, p: float = 0.5, data_format: str = "NCHW", name: Optional[str] = None) -> None:
+        super().__init__()
+        self.p, self.data_format = p, data_format
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.dropout2d(x, self.p, self.training, self.data_format)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, data_format={self.data_format}"
+
+
+class Dropout3D(Layer):
+    """Zero whole channels of [N, C, D, H, W] inputs in training mode."""
+
+    def __init__(self, p: float = 0.5, data_format: str = "NCDHW", name: Optional[str] = None) -> None:
+        super().__init__()
+        self.p, self.data_format = p, data_format
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.dropout3d(x, self.p, self.training, self.data_format)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, data_format={self.data_format}"
+
+
+class AlphaDropout(Layer):
+    """Dropout that keeps the mean and variance of SELU activations."""
+
+    def __init__(self, p: float = 0.5, name: Optional[str] = None) -> None:
+        super().__init__()
+        self.p = p
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.alpha_dropout(x, self.p, self.training)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
+
+
+class FeatureAlphaDropout(AlphaDropout):
+    """Alpha dropout of whole channels."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.feature_alpha_dropout(x, self.p, self.training)
+
+
+class Unflatten(Layer):
+    """Split axis ``axis`` into ``shape`` (the inverse of Flatten)."""
+
+    def __init__(self, axis: int, shape: Any, name: Optional[str] = None) -> None:
+        super().__init__()
+        if not isinstance(shape, (list, tuple)) or not shape:
+            raise TypeError(f"Unflatten: shape must be a non-empty list or tuple, got {shape!r}")
+        self.axis, self.shape = axis, list(shape)
+
+    def forward(self, x: Tensor) -> Tensor:
+        axis = self.axis % x.ndim
+        return reshape(x, x.shape[:axis] + self.shape + x.shape[axis + 1:])
+
+    def extra_repr(self) -> str:
+        return f"axis={self.axis}, shape={self.shape}"
+
+
+class Bilinear(Layer):
+    """out[n, o] = x1[n] . weight[o] . x2[n] + bias[o], weight [out, in1, in2], bias [1, out].
+
+    The weight starts Xavier-uniform and the bias at zero, as in Paddle.
+    """
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int, weight_attr: Any = None,
+                 bias_attr: Any = None, name: Optional[str] = None) -> None:
+        super().__init__()
+        if min(in1_features, in2_features, out_features) <= 0:
+            raise ValueError("Bilinear: in1_features, in2_features and out_features must be positive")
+        self._in1_features, self._in2_features, self._out_features = in1_features, in2_features, out_features
+        self.weight = self.create_parameter([out_features, in1_features, in2_features], attr=weight_attr)
+        self.bias = self.create_parameter([1, out_features], attr=bias_attr, is_bias=True)
+
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
+        return F.bilinear(x1, x2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in1_features={self._in1_features}, in2_features={self._in2_features}, "
+                f"out_features={self._out_features}")

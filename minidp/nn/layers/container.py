@@ -1,4 +1,4 @@
-"""Containers: Sequential, LayerList and ParameterList (all keep insertion order)."""
+"""Containers: Sequential, LayerList, LayerDict, ParameterList and ParameterDict (all keep insertion order)."""
 from __future__ import annotations
 
 from typing import Any, Iterable, Iterator, Optional
@@ -128,3 +128,97 @@ class ParameterList(Layer):
 
     def __iter__(self) -> Iterator[Parameter]:
         return iter(self._parameters.values())
+
+
+def _items(entries: Any) -> list:
+    """(name, value) pairs from a mapping or a sequence of pairs."""
+    if entries is None:
+        return []
+    pairs = list(entries.items()) if hasattr(entries, "items") else list(entries)
+    if not all(isinstance(pair, (tuple, list)) and len(pair) == 2 for pair in pairs):
+        raise TypeError("expected a mapping or a sequence of (name, value) pairs")
+    return pairs
+
+
+class LayerDict(Layer):
+    """Sublayers by name, in insertion order (a plain dict would hide their parameters)."""
+
+    def __init__(self, sublayers: Any = None) -> None:
+        super().__init__()
+        self.update(sublayers)
+
+    def update(self, sublayers: Any) -> None:
+        for name, layer in _items(sublayers):
+            self.add_sublayer(name, layer)
+
+    def __getitem__(self, key: str) -> Layer:
+        return self._sub_layers[key]
+
+    def __setitem__(self, key: str, sublayer: Layer) -> None:
+        self.add_sublayer(key, sublayer)
+
+    def __delitem__(self, key: str) -> None:
+        delattr(self, key)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._sub_layers
+
+    def __len__(self) -> int:
+        return len(self._sub_layers)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._sub_layers)
+
+    def keys(self) -> Iterable[str]:
+        return self._sub_layers.keys()
+
+    def values(self) -> Iterable[Layer]:
+        return self._sub_layers.values()
+
+    def items(self) -> Iterable[tuple]:
+        return self._sub_layers.items()
+
+    def pop(self, key: str) -> Layer:
+        layer = self._sub_layers[key]
+        del self[key]
+        return layer
+
+    def clear(self) -> None:
+        for key in list(self._sub_layers):
+            del self[key]
+
+
+class ParameterDict(Layer):
+    """Parameters by name, registered with the layer that holds the dict."""
+
+    def __init__(self, parameters: Any = None) -> None:
+        super().__init__()
+        self.update(parameters)
+
+    def update(self, parameters: Any) -> None:
+        for name, param in _items(parameters):
+            self.add_parameter(name, param)
+
+    def __getitem__(self, key: str) -> Parameter:
+        return self._parameters[key]
+
+    def __setitem__(self, key: str, parameter: Parameter) -> None:
+        self.add_parameter(key, parameter)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._parameters
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._parameters)
+
+    def keys(self) -> Iterable[str]:
+        return self._parameters.keys()
+
+    def values(self) -> Iterable[Parameter]:
+        return self._parameters.values()
+
+    def items(self) -> Iterable[tuple]:
+        return self._parameters.items()

@@ -1,0 +1,235 @@
+"""3-D convolution (plain and transposed) and pooling, built from the 2-D ops applied to depth slices.
+
+A 3-D window is a stack of ``kd`` 2-D windows at depths d * stride + i * dilation. Each kernel
+depth i takes the strided depth slice of the (depth-padded) input, folds its depths into the
+batch, and runs the 2-D op over height and width; the kd results are then combined (summed for
+convolution and average pooling, maximised for max pooling). Gradients come from the 2-D ops.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Optional
+
+from ... import backend, ops
+from ...autograd.tensor import Tensor
+from ...ops._util import wrap
+from ._util import check_tensor, output_size
+from .conv import conv2d, conv2d_transpose
+from .padding import pad_axes
+from .pooling import (adaptive_avg_pool2d, adaptive_bounds, adaptive_max_pool2d, averaging_matrix, avg_pool2d,
+                      max_pool2d)
+
+
+def _triple(value: Any, op: str, arg: str) -> tuple:
+    values = (value,) * 3 if isinstance(value, int) else tuple(value)
+    if len(values) != 3 or not all(isinstance(v, int) and v > 0 for v in values):
+        raise ValueError(f"{op}: {arg} must be a positive int or three of them, got {value!r}")
+    return values
+
+
+def _split_padding(padding: Any, depth: int, kernel: tuple, stride: tuple, dilation: tuple, op: str) -> tuple:
+    """(front, back) for depth and the 2-D padding for height and width (Paddle's forms: an int,
+    three values, six values [front, back, top, bottom, left, right], 'SAME' or 'VALID')."""
+    if isinstance(padding, str):
+        mode = padding.upper()
+        if mode not in ("SAME", "VALID"):
+            raise ValueError(f"{op}: padding string must be 'SAME' or 'VALID', got {padding!r}")
+        if mode == "VALID":
+            return (0, 0), "VALID"
+        total = max((math.ceil(depth / stride[0]) - 1) * stride[0] + (kernel[0] - 1) * dilation[0] + 1 - depth, 0)
+        return (total // 2, total - total // 2), "SAME"
+    values = (padding,) * 3 if isinstance(padding, int) else tuple(padding)
+    if len(values) == 3:
+        values = (values[0], values[0], values[1], values[1], values[2], values[2])
+    if len(values) != 6 or not all(isinstance(v, int) and v >= 0 for v in values):
+        raise ValueError(f"{op}: padding must be a non-negative int, three or six values, 'SAME' or 'VALID'; "
+                         f"got {padding!r}")
+    return values[:2], values[2:]
+
+
+def _channels_first(op: str, x: Tensor, data_format: str) -> Tensor:
+    check_tensor(op, "x", x)
+    if data_format not in ("NCDHW", "NDHWC"):
+        raise ValueError(f"{op}: data_format must be 'NCDHW' or 'NDHWC', got {data_format!r}")
+    if x.ndim != 5:
+        raise ValueError(f"{op}: expects a 5-D input [N, C, D, H, W], got shape {x.shape}")
+    return x if data_format == "NCDHW" else ops.transpose(x, [0, 4, 1, 2, 3])
+
+
+def _restore(out: Tensor, data_format: str) -> Tensor:
+    return out if data_format == "NCDHW" else ops.transpose(out, [0, 2, 3, 4, 1])
+
+
+def _over_depth(x: Tensor, kernel_d: int, stride_d: int, dilation_d: int, depth_out: int, plane_op: Callable,
+                combine: Callable) -> Tensor:
+    """Combine ``plane_op`` applied to each of the ``kernel_d`` strided depth slices of ``x``
+    (depth-padded already); returns [N, C', depth_out, H', W']."""
+    n = x.shape[0]
+    out = None
+    for i in range(kernel_d):
+        start = i * dilation_d
+        depth_slice = x[:, :, start:start + stride_d * (depth_out - 1) + 1:stride_d]
+        planes = ops.reshape(ops.transpose(depth_slice, [0, 2, 1, 3, 4]), [n * depth_out] + x.shape[1:2] + x.shape[3:])
+        y = plane_op(planes, i)
+        out = y if out is None else combine(out, y)
+    return ops.transpose(ops.reshape(out, [n, depth_out] + out.shape[1:]), [0, 2, 1, 3, 4])
+
+
+def conv3d(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Any = 1, padding: Any = 0,
+           dilation: Any = 1, groups: int = 1, data_format: str = "NCDHW", name: Optional[str] = None) -> Tensor:
+    """Cross-correlation of ``x`` [N, C, D, H, W] with ``weight`` [O, C/groups, kd, kh, kw], plus ``bias``."""
+    x = _channels_first("conv3d", x, data_format)
+    check_tensor("conv3d", "weight", weight)
+    if weight.ndim != 5:
+        raise ValueError(f"conv3d: weight must be [O, C/groups, kd, kh, kw], got shape {weight.shape}")
+    stride, dilation = _triple(stride, "conv3d", "stride"), _triple(dilation, "conv3d", "dilation")
+    kernel = tuple(weight.shape[2:])
+    if isinstance(padding, str) and padding.upper() == "SAME":
+        dilation = (1, 1, 1)
+    (front, back), plane_padding = _split_padding(padding, x.shape[2], kernel, stride, dilation, "conv3d")
+    depth_out = output_size(x.shape[2], front, back, kernel[0], stride[0], dilation[0], False, "conv3d")
+    if front or back:
+        x = pad_axes(x, [(0, 0), (0, 0), (front, back), (0, 0), (0, 0)])
+
+    def plane(planes: Tensor, i: int) -> Tensor:
+        return conv2d(planes, weight[:, :, i], None, stride[1:], plane_padding, dilation[1:], groups)
+
+    out = _over_depth(x, kernel[0], stride[0], dilation[0], depth_out, plane, ops.add)
+    if bias is not None:
+        out = out + ops.reshape(bias, [1, -1, 1, 1, 1])
+    return _restore(out, data_format)
+
+
+def _pool_depth(op: str, x: Tensor, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool) -> tuple:
+    """Kernel, stride, (front, back + ceil extension), depth_out, plane padding and the ceil extension."""
+    kernel = _triple(kernel_size, op, "kernel_size")
+    stride = kernel if stride is None else _triple(stride, op, "stride")
+    (front, back), plane_padding = _split_padding(padding, x.shape[2], kernel, stride, (1, 1, 1), op)
+    depth = x.shape[2]
+    depth_out = output_size(depth, front, back, kernel[0], stride[0], 1, ceil_mode, op)
+    extra = max(0, (depth_out - 1) * stride[0] + kernel[0] - depth - front - back)
+    return kernel, stride, (front, back + extra), depth_out, plane_padding, extra
+
+
+def max_pool3d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, return_mask: bool = False,
+               ceil_mode: bool = False, data_format: str = "NCDHW", name: Optional[str] = None) -> Tensor:
+    """Largest value of each 3-D window (``return_mask`` is not supported)."""
+    if return_mask:
+        raise ValueError("max_pool3d: return_mask is not supported; use return_mask=False")
+    x = _channels_first("max_pool3d", x, data_format)
+    kernel, stride, pads, depth_out, plane_padding, _ = _pool_depth("max_pool3d", x, kernel_size, stride, padding,
+                                                                    ceil_mode)
+    if any(pads):
+        x = pad_axes(x, [(0, 0), (0, 0), pads, (0, 0), (0, 0)], value=-math.inf)
+
+    def plane(planes: Tensor, i: int) -> Tensor:
+        return max_pool2d(planes, kernel[1:], stride[1:], plane_padding, False, ceil_mode)
+
+    return _restore(_over_depth(x, kernel[0], stride[0], 1, depth_out, plane, ops.maximum), data_format)
+
+
+def avg_pool3d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+               exclusive: bool = True, divisor_override: Optional[float] = None, data_format: str = "NCDHW",
+               name: Optional[str] = None) -> Tensor:
+    """Mean of each 3-D window; with ``exclusive`` (the default) padding does not count, and
+    positions that ``ceil_mode`` adds never count."""
+    x = _channels_first("avg_pool3d", x, data_format)
+    kernel, stride, pads, depth_out, plane_padding, extra = _pool_depth("avg_pool3d", x, kernel_size, stride,
+                                                                        padding, ceil_mode)
+    depth = x.shape[2]
+    if any(pads):
+        x = pad_axes(x, [(0, 0), (0, 0), pads, (0, 0), (0, 0)])
+    plane_divisor = 1 if divisor_override is not None else None
+
+    def plane(planes: Tensor, i: int) -> Tensor:
+        return avg_pool2d(planes, kernel[1:], stride[1:], plane_padding, ceil_mode, exclusive, plane_divisor)
+
+    total = _over_depth(x, kernel[0], stride[0], 1, depth_out, plane, ops.add)
+    if divisor_override is not None:
+        return _restore(total / float(divisor_override), data_format)
+    xp = backend.get_array_module(x._data)
+    positions = xp.arange(depth_out)[:, None] * stride[0] + xp.arange(kernel[0])[None, :]
+    real_end = pads[0] + depth if exclusive else pads[0] + depth + pads[1] - extra
+    real_start = pads[0] if exclusive else 0
+    counts = ((positions >= real_start) & (positions < real_end)).sum(axis=1)
+    divisor = wrap(xp.maximum(counts, 1).astype(x._data.dtype).reshape(1, 1, depth_out, 1, 1))
+    return _restore(total / divisor, data_format)
+
+
+def adaptive_avg_pool3d(x: Tensor, output_size: Any, data_format: str = "NCDHW", name: Optional[str] = None) -> Tensor:
+    """Mean over adaptive windows of a [N, C, D, H, W] input (None in ``output_size`` keeps a side)."""
+    x = _channels_first("adaptive_avg_pool3d", x, data_format)
+    sizes = [output_size] * 3 if isinstance(output_size, int) else list(output_size)
+    if len(sizes) != 3:
+        raise ValueError(f"adaptive_avg_pool3d: output_size must be an int or three values, got {output_size!r}")
+    n, c, depth, h, w = x.shape
+    od, oh, ow = [s if s is not None else size for s, size in zip(sizes, (depth, h, w))]
+    planes = adaptive_avg_pool2d(ops.reshape(x, [n, c * depth, h, w]), [oh, ow])
+    rows = wrap(averaging_matrix(backend.get_array_module(x._data), depth, od, x._data.dtype))
+    out = ops.matmul(rows, ops.reshape(planes, [n, c, depth, oh * ow]))
+    return _restore(ops.reshape(out, [n, c, od, oh, ow]), data_format)
+
+
+def adaptive_max_pool3d(x: Tensor, output_size: Any, return_mask: bool = False, name: Optional[str] = None) -> Tensor:
+    """Largest value of each adaptive window of a [N, C, D, H, W] input (``return_mask`` is not supported)."""
+    if return_mask:
+        raise ValueError("adaptive_max_pool3d: return_mask is not supported; use return_mask=False")
+    x = _channels_first("adaptive_max_pool3d", x, "NCDHW")
+    sizes = [output_size] * 3 if isinstance(output_size, int) else list(output_size)
+    if len(sizes) != 3:
+        raise ValueError(f"adaptive_max_pool3d: output_size must be an int or three values, got {output_size!r}")
+    depth = x.shape[2]
+    od = depth if sizes[0] is None else sizes[0]
+    slabs = [adaptive_max_pool2d(ops.max(x[:, :, start:end], axis=2), sizes[1:])
+             for start, end in adaptive_bounds(depth, od)]
+    return ops.stack(slabs, axis=2)
+
+
+def conv3d_transpose(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Any = 1, padding: Any = 0,
+                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1, output_size: Any = None,
+                     data_format: str = "NCDHW", name: Optional[str] = None) -> Tensor:
+    """Transposed 3-D convolution of ``x`` [N, C, D, H, W] with ``weight`` [C, O/groups, kd, kh, kw].
+
+    Each kernel depth i runs the 2-D transposed convolution on every input depth plane; the
+    planes land at output depths d * stride + i * dilation (zeros between them), are summed over
+    i, and the depth padding is cropped.
+    """
+    x = _channels_first("conv3d_transpose", x, data_format)
+    check_tensor("conv3d_transpose", "weight", weight)
+    if weight.ndim != 5:
+        raise ValueError(f"conv3d_transpose: weight must be [C, O/groups, kd, kh, kw], got shape {weight.shape}")
+    stride, dilation = _triple(stride, "conv3d_transpose", "stride"), _triple(dilation, "conv3d_transpose", "dilation")
+    kernel = tuple(weight.shape[2:])
+    if isinstance(padding, str) and padding.upper() == "SAME":
+        dilation = (1, 1, 1)
+    n, _, depth, h, w = x.shape
+    (front, back), plane_padding = _split_padding(padding, depth, kernel, stride, dilation, "conv3d_transpose")
+    full = (depth - 1) * stride[0] + dilation[0] * (kernel[0] - 1) + 1
+    extras = [output_padding] * 3 if isinstance(output_padding, int) else list(output_padding)
+    plane_size = None
+    if output_size is not None:
+        sizes = [output_size] * 3 if isinstance(output_size, int) else [int(v) for v in output_size][-3:]
+        extras[0] = sizes[0] - (full - front - back)
+        plane_size = sizes[1:]
+    if len(extras) != 3 or not 0 <= extras[0] < max(stride[0], dilation[0]):
+        raise ValueError(f"conv3d_transpose: output_padding/output_size give a depth outside the reachable range "
+                         f"(got output_padding={output_padding!r}, output_size={output_size!r})")
+    planes = ops.reshape(ops.transpose(x, [0, 2, 1, 3, 4]), [n * depth] + x.shape[1:2] + [h, w])
+    xp = backend.get_array_module(x._data)
+    spread_length = (depth - 1) * stride[0] + 1
+    total = None
+    for i in range(kernel[0]):
+        y = conv2d_transpose(planes, weight[:, :, i], None, stride[1:], plane_padding, extras[1:], dilation[1:],
+                             groups, plane_size)
+        y = ops.reshape(y, [n, depth] + y.shape[1:])
+        if stride[0] > 1:
+            gap = wrap(xp.zeros([n, depth, stride[0] - 1] + y.shape[2:], dtype=x._data.dtype))
+            y = ops.reshape(ops.concat([ops.unsqueeze(y, 2), gap], axis=2), [n, depth * stride[0]] + y.shape[2:])
+            y = y[:, :spread_length]
+        before = i * dilation[0]
+        y = pad_axes(y, [(0, 0), (before, full + extras[0] - spread_length - before), (0, 0), (0, 0), (0, 0)])
+        total = y if total is None else total + y
+    out = ops.transpose(total[:, front:full + extras[0] - back], [0, 2, 1, 3, 4])
+    if bias is not None:
+        out = out + ops.reshape(bias, [1, -1, 1, 1, 1])
+    return _restore(out, data_format)

@@ -1,0 +1,159 @@
+"""3-D convolution and pooling against NumPy loops, finite differences and Paddle 3.3.1 shapes."""
+import itertools
+
+import numpy as np
+import pytest
+
+import minidp
+import minidp.nn as nn
+import minidp.nn.functional as F
+from gradcheck import check_grad
+
+rng = np.random.default_rng(0)
+
+
+def t(array):
+    return minidp.to_tensor(np.asarray(array))
+
+
+def np_conv3d(x, w, stride, pads, dilation, groups):
+    x = np.pad(x, [(0, 0), (0, 0)] + [tuple(p) for p in pads])
+    n, c = x.shape[:2]
+    o, cg = w.shape[:2]
+    kernel = w.shape[2:]
+    spans = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
+    outs = [(size - span) // s + 1 for size, span, s in zip(x.shape[2:], spans, stride)]
+    out = np.zeros((n, o, *outs))
+    per_group = o // groups
+    for j in range(o):
+        g = j // per_group
+        for pos in itertools.product(*[range(v) for v in outs]):
+            window = x[(slice(None), slice(g * cg, (g + 1) * cg)) + tuple(
+                slice(p * s, p * s + span, d) for p, s, span, d in zip(pos, stride, spans, dilation))]
+            out[(slice(None), j) + pos] = (window * w[j]).sum(axis=(1, 2, 3, 4))
+    return out
+
+
+def np_pool3d(x, kernel, stride, reduce):
+    outs = [(size - k) // s + 1 for size, k, s in zip(x.shape[2:], kernel, stride)]
+    out = np.zeros(x.shape[:2] + tuple(outs))
+    for pos in itertools.product(*[range(v) for v in outs]):
+        window = x[(slice(None), slice(None)) + tuple(slice(p * s, p * s + k) for p, s, k in zip(pos, stride, kernel))]
+        out[(slice(None), slice(None)) + pos] = reduce(window.reshape(x.shape[0], x.shape[1], -1), axis=-1)
+    return out
+
+
+@pytest.mark.parametrize("stride, padding, dilation, groups, pads", [
+    (1, 0, 1, 1, [(0, 0)] * 3),
+    ((2, 1, 2), (1, 0, 1), (1, 2, 1), 2, [(1, 1), (0, 0), (1, 1)]),
+    (1, [1, 0, 0, 2, 1, 1], 1, 1, [(1, 0), (0, 2), (1, 1)])])
+def test_conv3d_matches_numpy_and_gradients(stride, padding, dilation, groups, pads):
+    x, w, b = rng.normal(size=(1, 4, 4, 5, 4)), rng.normal(size=(4, 4 // groups, 2, 3, 2)), rng.normal(size=4)
+    strides = (stride,) * 3 if isinstance(stride, int) else stride
+    dilations = (dilation,) * 3 if isinstance(dilation, int) else dilation
+    out = F.conv3d(t(x), t(w), t(b), stride, padding, dilation, groups)
+    expected = np_conv3d(x, w, strides, pads, dilations, groups) + b[None, :, None, None, None]
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-10)
+    check_grad(lambda a, c, d: F.conv3d(a, c, d, stride, padding, dilation, groups), x[:, :, :3, :, :3], w, b)
+
+
+def test_conv3d_same_padding_channels_last_and_layer():
+    x, w = rng.normal(size=(1, 5, 4, 3, 2)), rng.normal(size=(3, 2, 3, 3, 3))
+    out = F.conv3d(t(x), t(w), stride=2, padding="SAME", data_format="NDHWC")
+    assert out.shape == [1, 3, 2, 2, 3]
+    channels_first = F.conv3d(t(x.transpose(0, 4, 1, 2, 3)), t(w), stride=2, padding="SAME")
+    np.testing.assert_allclose(out.numpy(), channels_first.numpy().transpose(0, 2, 3, 4, 1))
+    layer = nn.Conv3D(2, 4, 3, padding=1)
+    assert layer.weight.shape == [4, 2, 3, 3, 3] and list(layer.state_dict()) == ["weight", "bias"]
+    assert layer(t(rng.normal(size=(1, 2, 4, 4, 4))).astype("float32")).shape == [1, 4, 4, 4, 4]
+    with pytest.raises(ValueError, match="5-D"):
+        F.conv3d(t(x[0]), t(w))
+    with pytest.raises(ValueError, match="padding"):
+        F.conv3d(t(x.transpose(0, 4, 1, 2, 3)), t(w), padding=[1, 2])
+
+
+def test_3d_pooling_matches_numpy_and_gradients():
+    x = rng.normal(size=(2, 2, 4, 4, 6))
+    np.testing.assert_array_equal(F.max_pool3d(t(x), 2).numpy(), np_pool3d(x, (2, 2, 2), (2, 2, 2), np.max))
+    np.testing.assert_allclose(F.avg_pool3d(t(x), 2).numpy(), np_pool3d(x, (2, 2, 2), (2, 2, 2), np.mean))
+    np.testing.assert_allclose(nn.AvgPool3D(2, divisor_override=3)(t(x)).numpy(),
+                               np_pool3d(x, (2, 2, 2), (2, 2, 2), np.sum) / 3)
+    padded = np.pad(x, [(0, 0)] * 2 + [(1, 1)] * 3)
+    inclusive = F.avg_pool3d(t(x), 3, 2, 1, exclusive=False).numpy()
+    np.testing.assert_allclose(inclusive, np_pool3d(padded, (3, 3, 3), (2, 2, 2), np.mean))
+    ones = np.pad(np.ones_like(x), [(0, 0)] * 2 + [(1, 1)] * 3)
+    exclusive = F.avg_pool3d(t(x), 3, 2, 1).numpy()
+    np.testing.assert_allclose(exclusive, np_pool3d(padded, (3, 3, 3), (2, 2, 2), np.sum)
+                               / np_pool3d(ones, (3, 3, 3), (2, 2, 2), np.sum))
+    small = rng.normal(size=(1, 2, 4, 3, 5))
+    check_grad(lambda a: F.max_pool3d(a, 3, 2, 1, ceil_mode=True), small)
+    check_grad(lambda a: F.avg_pool3d(a, 3, 2, 1, ceil_mode=True, exclusive=False), small)
+    assert nn.MaxPool3D(2, data_format="NDHWC")(t(x.transpose(0, 2, 3, 4, 1))).shape == [2, 2, 2, 3, 2]
+    with pytest.raises(ValueError, match="return_mask"):
+        F.max_pool3d(t(x), 2, return_mask=True)
+
+
+def adaptive_window(n_in, n_out, i):
+    return i * n_in // n_out, -(-(i + 1) * n_in // n_out)
+
+
+def test_adaptive_3d_pooling():
+    x = rng.normal(size=(1, 2, 5, 7, 4))
+    expected_avg = np.zeros((1, 2, 2, 3, 2))
+    expected_max = np.zeros((1, 2, 2, 3, 2))
+    for a, b, c in itertools.product(range(2), range(3), range(2)):
+        d0, d1 = adaptive_window(5, 2, a)
+        h0, h1 = adaptive_window(7, 3, b)
+        w0, w1 = adaptive_window(4, 2, c)
+        window = x[:, :, d0:d1, h0:h1, w0:w1]
+        expected_avg[:, :, a, b, c] = window.mean(axis=(2, 3, 4))
+        expected_max[:, :, a, b, c] = window.max(axis=(2, 3, 4))
+    np.testing.assert_allclose(F.adaptive_avg_pool3d(t(x), [2, 3, 2]).numpy(), expected_avg)
+    np.testing.assert_array_equal(nn.AdaptiveMaxPool3D([2, 3, 2])(t(x)).numpy(), expected_max)
+    check_grad(lambda v: F.adaptive_avg_pool3d(v, [2, 3, 2]), x)
+    check_grad(lambda v: F.adaptive_max_pool3d(v, [2, 3, 2]), x)
+    assert nn.AdaptiveAvgPool3D(1)(t(x)).shape == [1, 2, 1, 1, 1]
+    assert F.adaptive_avg_pool3d(t(x), [None, 2, 2]).shape == [1, 2, 5, 2, 2]
+
+
+def np_conv3d_transpose(x, w, stride, pads, dilation, groups):
+    """Scatter every input voxel times the kernel into the output, then crop (front/back per axis)."""
+    n, c = x.shape[:2]
+    og = w.shape[1]
+    kernel = w.shape[2:]
+    full = [(size - 1) * s + d * (k - 1) + 1 for size, s, d, k in zip(x.shape[2:], stride, dilation, kernel)]
+    out = np.zeros((n, og * groups, *full))
+    per_group = c // groups
+    for ci in range(c):
+        g = ci // per_group
+        for pos in itertools.product(*[range(v) for v in x.shape[2:]]):
+            for off in itertools.product(*[range(k) for k in kernel]):
+                at = tuple(p * s + o * d for p, s, o, d in zip(pos, stride, off, dilation))
+                out[(slice(None), slice(g * og, (g + 1) * og)) + at] += x[(slice(None), ci) + pos][:, None] * w[
+                    (ci, slice(None)) + off]
+    return out[(slice(None), slice(None)) + tuple(slice(a, size - b) for (a, b), size in zip(pads, full))]
+
+
+@pytest.mark.parametrize("stride, padding, dilation, groups, pads", [
+    (1, 0, 1, 1, [(0, 0)] * 3),
+    ((2, 1, 2), (1, 0, 1), (2, 1, 1), 2, [(1, 1), (0, 0), (1, 1)])])
+def test_conv3d_transpose_matches_numpy_and_gradients(stride, padding, dilation, groups, pads):
+    x, w, b = rng.normal(size=(1, 4, 3, 3, 2)), rng.normal(size=(4, 2, 3, 2, 2)), rng.normal(size=2 * groups)
+    strides = (stride,) * 3 if isinstance(stride, int) else stride
+    dilations = (dilation,) * 3 if isinstance(dilation, int) else dilation
+    out = F.conv3d_transpose(t(x), t(w), t(b), stride, padding, 0, groups, dilation)
+    expected = np_conv3d_transpose(x, w, strides, pads, dilations, groups) + b[None, :, None, None, None]
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-10)
+    check_grad(lambda a, c, d: F.conv3d_transpose(a, c, d, stride, padding, 0, groups, dilation), x, w, b)
+
+
+def test_conv3d_transpose_sizes_and_layer():
+    x, w = rng.normal(size=(1, 2, 3, 3, 2)), rng.normal(size=(2, 3, 3, 3, 3))
+    assert F.conv3d_transpose(t(x), t(w), stride=2).shape == [1, 3, 7, 7, 5]
+    assert F.conv3d_transpose(t(x), t(w), stride=2, output_size=[8, 8, 6]).shape == [1, 3, 8, 8, 6]
+    assert F.conv3d_transpose(t(x), t(w), stride=2, padding="SAME").shape == [1, 3, 5, 5, 4]  # as Paddle 3.3.1
+    with pytest.raises(ValueError, match="reachable"):
+        F.conv3d_transpose(t(x), t(w), stride=2, output_size=[10, 8, 6])
+    layer = nn.Conv3DTranspose(2, 4, 3, stride=2)
+    assert layer.weight.shape == [2, 4, 3, 3, 3]
+    assert layer(t(x).astype("float32")).shape == [1, 4, 7, 7, 5]
