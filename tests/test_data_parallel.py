@@ -48,6 +48,7 @@ SCENARIOS = [
     {"name": "branch_used_by_none", "optimizer": "adam", "branch": "none", "find_unused": True},
     {"name": "branch_used_by_some", "optimizer": "adam", "branch": "some", "find_unused": True,
      "comm_mb": TINY, "last_comm_mb": TINY},
+    {"name": "head_never_used", "optimizer": "adam", "branch": "none"},
     {"name": "no_sync_accumulation", "optimizer": "sgd", "accumulate": 3},
     {"name": "no_sync_branch_some_mixed_adam", "optimizer": "adam", "accumulate": 2,
      "branch": "some", "find_unused": True, "mixed": True},
@@ -409,6 +410,7 @@ def errors_results():
 @pytest.mark.timeout(120)
 def test_missing_gradient_raises_on_every_rank():
     for r in errors_results():
+        assert r["first"][0] is None
         message, seconds = r["missing_everywhere"]
         assert message is not None, f"rank {r['rank']} did not raise"
         assert "find_unused_parameters=True" in message
@@ -433,6 +435,45 @@ def test_job_continues_after_a_missing_gradient_error():
     for r in errors_results():
         assert r["recovered"][0] is None and r["recovered_equal"]
         assert r["find_unused_ok"][0] is None  # same pattern, find_unused_parameters=True
+
+
+@run_once
+def unused_results(world_size):
+    return run_workers(dp_tasks.unused_parameters_worker, world_size, timeout=90, env=GLOO)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("world_size", [2, 3])
+def test_parameters_unused_at_the_first_step_stay_unused_and_the_model_trains(world_size):
+    for r in unused_results(world_size):
+        for error, grads_averaged, extra_grad_is_none in r["head_never_used"]:
+            assert error is None, f"rank {r['rank']}: {error}"
+            assert grads_averaged and extra_grad_is_none
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("world_size", [2, 3])
+def test_a_parameter_unused_at_the_first_step_that_gets_a_gradient_raises_on_every_rank(world_size):
+    for r in unused_results(world_size):
+        message, seconds = r["head_used_later"]
+        assert message is not None, f"rank {r['rank']} did not raise"
+        assert "extra.weight" in message and "extra.bias" in message
+        assert "first step did not use them" in message
+        assert "find_unused_parameters=True" in message
+        assert seconds < 10, "raised only after a collective timed out"
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("world_size", [2, 3])
+def test_a_parameter_that_stops_being_used_raises_on_every_rank_without_hanging(world_size):
+    for r in unused_results(world_size):
+        assert r["stops_first"][0] is None
+        message, seconds = r["stops_being_used"]
+        assert message is not None, f"rank {r['rank']} did not raise"
+        assert "extra.weight" in message and "extra.bias" in message
+        assert "first step used them" in message and "find_unused_parameters=True" in message
+        assert seconds < 10, "raised only after a collective timed out"
+        assert r["stops_recovered"][0] is None and r["stops_recovered_equal"]
 
 
 MISMATCH_NAMES = {  # each rank's message must name one of these (its own or a peer's view)

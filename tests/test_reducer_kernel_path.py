@@ -49,12 +49,15 @@ def make_params(xp=np):
             for name, (shape, dtype) in shapes.items()}
 
 
-def loss_of(params, step: int):
-    """A loss using every parameter but "unused" (``x`` is created at the current device)."""
+def loss_of(params, step: int, unused_at_first: bool = False):
+    """A loss using every parameter but "unused" (``x`` is created at the current device);
+    with ``unused_at_first``, step 0 uses "unused" too."""
     x = minidp.to_tensor(np.linspace(-1, 1, 15, dtype="float32").reshape(3, 5) * (step + 1))
     hidden = minidp.tanh(x @ params["w1"] + params["b1"])
     term32 = (hidden @ params["w2"].T).sum()
     term64 = (params["w64"] * params["w64"]).sum().astype("float32")
+    if unused_at_first and step == 0:
+        term32 = term32 + params["unused"].sum()
     return term32 + term64
 
 
@@ -76,7 +79,7 @@ def train_two_steps(kernel_path: bool, monkeypatch, find_unused: bool = True):
                       param_names=list(params))
     grads = []
     for step in range(2):
-        loss = loss_of(params, step)
+        loss = loss_of(params, step, unused_at_first=not find_unused)
         reducer.prepare_for_backward([loss])
         loss.backward()
         grads.append({name: p._grad.copy() for name, p in params.items()})
@@ -144,4 +147,4 @@ def test_a_missing_gradient_fails_the_same_way_on_both_paths(monkeypatch):
         monkeypatch.undo()
         messages.append(str(caught.value))
     assert messages[0] == messages[1]
-    assert "unused" in messages[0]
+    assert "unused" in messages[0] and "first step used them" in messages[0]

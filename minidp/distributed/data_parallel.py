@@ -154,9 +154,11 @@ class DataParallel(Layer):
     last, is limited to ``last_comm_buffer_size`` MiB so the final wait is short). Each rank's
     gradient is divided by the world size before the sum all-reduce, as Paddle does.
 
-    ``find_unused_parameters=True`` supports models in which some parameters get no gradient
-    in some steps (at the cost of a graph walk after every forward). ``group`` is a ``Group``
-    or the process group one carries; None means every rank.
+    ``find_unused_parameters=True`` supports models in which the parameters that get a gradient
+    change from step to step (at the cost of a graph walk after every forward). Without it, the
+    parameters the first forward does not use are left out for the whole run, as in Paddle
+    (their gradients stay as they are); any later change raises on every rank.
+    ``group`` is a ``Group`` or the process group one carries; None means every rank.
     """
 
     def __init__(self, layers: Layer, strategy: Any = None, comm_buffer_size: float = 25,

@@ -29,11 +29,19 @@ Frameworks compared with minidp should expect sum(g_i / n), not sum(g_i) / n.
 
 Parameters that get no gradient
 -------------------------------
-With ``find_unused_parameters=True`` the graph is walked from the forward outputs; parameters it
-cannot reach count as ready with their current local gradient (zeros if none). Without it, a
-parameter that gets no gradient leaves its bucket incomplete. At the end of backward the reducer
-then still launches every bucket (so all ranks run the same collectives), and the last bucket
-carries one extra element counting missing parameters across ranks, so that every rank raises
+The graph is walked from the forward outputs to find the parameters that backward cannot
+reach. With ``find_unused_parameters=True`` this happens after every forward; such parameters
+count as ready with their current local gradient (zeros if none). Without it, the walk happens
+once, at the first forward, as Paddle does: parameters unreachable then are unused for the whole
+run -- their slot travels as zeros and their gradient is left alone (None unless set by hand) --
+so a model with a head it never uses trains.
+
+Any other gap is an error on every rank: a parameter that the first step used but that gets no
+gradient now leaves its bucket incomplete, and a parameter counted as unused that gets a
+gradient anyway (used only in a later step, or outside the forward) would keep a local,
+unaveraged gradient. The last bucket in launch order is therefore launched only when backward
+ends, carrying one extra element that counts such parameters across ranks; buckets left
+incomplete are launched then too, so all ranks run the same collectives and every rank raises
 the same error instead of one rank raising and the others waiting forever.
 """
 from __future__ import annotations
@@ -144,6 +152,9 @@ class Reducer:
         self._started = False
         self._next_launch = 0
         self._unused: List[Tensor] = []
+        self._usage_known = False
+        self._keeps_own_grad = frozenset()
+        self._unexpected: List[int] = []
         self._handles = [p._register_grad_ready_hook(self._on_grad_ready) for p in self._params]
         self._log_layout(bucket_indices)
 
@@ -173,9 +184,13 @@ class Reducer:
         self._next_launch = 0
         self._started = False
         self._armed = True
-        if self._find_unused:
+        self._unexpected = []
+        if self._find_unused or not self._usage_known:
             reachable = engine.reachable_leaves(outputs)
             self._unused = [p for p in self._params if id(p) not in reachable]
+        if not self._find_unused and not self._usage_known:
+            self._usage_known = True
+            self._keeps_own_grad = frozenset(id(p) for p in self._unused)
 
     def _finish_outstanding_work(self) -> None:
         """Wait for collectives of a pass that never reached its end (keeps ranks in step)."""
@@ -192,12 +207,14 @@ class Reducer:
             engine.queue_end_of_backward_callback(self._finish_backward)
             for unused in self._unused:
                 self._mark_ready(unused)
+        index = self._slot_of[id(param)][2]
+        if self._marked[index]:
+            self._unexpected.append(index)
+            return
         self._mark_ready(param)
 
     def _mark_ready(self, param: Tensor) -> None:
         b, offset, index = self._slot_of[id(param)]
-        if self._marked[index]:
-            return
         self._marked[index] = True
         bucket = self._buckets[b]
         grad = param._grad
@@ -214,12 +231,13 @@ class Reducer:
             self._launch_ready_buckets()
 
     def _launch_ready_buckets(self) -> None:
-        """Start the all-reduce of every ready bucket whose predecessors have all started."""
-        while self._next_launch < len(self._buckets) and self._buckets[self._next_launch].pending == 0:
-            bucket = self._buckets[self._next_launch]
-            if bucket.status_index is not None:
-                bucket.buffer[bucket.status_index] = 0
-            self._launch(bucket)
+        """Start the all-reduce of every ready bucket whose predecessors have all started.
+
+        The last bucket waits for the end of backward, where its status element is known.
+        """
+        last = len(self._buckets) - 1
+        while self._next_launch < last and self._buckets[self._next_launch].pending == 0:
+            self._launch(self._buckets[self._next_launch])
 
     def _launch(self, bucket: _Bucket) -> None:
         if bucket.staged:
@@ -232,18 +250,22 @@ class Reducer:
         """End of backward: launch what is left, wait for every bucket, unpack, check."""
         self._armed = False
         missing = [self._names[i] for i, marked in enumerate(self._marked) if not marked]
-        if missing:
-            self._launch_incomplete_buckets(len(missing))
+        unexpected = [self._names[i] for i in self._unexpected]
+        last = self._buckets[-1]
+        while self._next_launch < len(self._buckets):
+            bucket = self._buckets[self._next_launch]
+            if bucket is last:
+                last.buffer[last.status_index] = len(missing) + len(unexpected)
+            self._launch(bucket)
         backward_ended = time.perf_counter()
         finished = []
         for bucket in self._buckets:
             bucket.work.wait()
             bucket.work = None
             finished.append(time.perf_counter())
-        last = self._buckets[-1]
-        missing_anywhere = int(round(float(last.buffer[last.status_index])))
-        if missing_anywhere:
-            raise RuntimeError(self._missing_message(missing, missing_anywhere))
+        problems_anywhere = int(round(float(last.buffer[last.status_index])))
+        if problems_anywhere:
+            raise RuntimeError(self._usage_message(missing, unexpected, problems_anywhere))
         self._unpack()
         if logger.isEnabledFor(logging.DEBUG):
             self._log_step(backward_ended, finished)
@@ -258,28 +280,25 @@ class Reducer:
         logger.debug("rank %d: %d buckets reduced, %.3f ms waited after backward", rank,
                      len(self._buckets), (finished[-1] - backward_ended) * 1e3)
 
-    def _launch_incomplete_buckets(self, missing: int) -> None:
-        """Launch every bucket left, so all ranks run the same collectives, and count the gaps."""
-        for bucket in self._buckets[self._next_launch:]:
-            bucket.pending = 0
-        last = self._buckets[-1]
-        while self._next_launch < len(self._buckets):
-            bucket = self._buckets[self._next_launch]
-            if bucket is last:
-                last.buffer[last.status_index] = missing
-            self._launch(bucket)
-
-    def _missing_message(self, local_missing: List[str], total: int) -> str:
+    def _usage_message(self, missing: List[str], unexpected: List[str], total: int) -> str:
         rank = self._group.rank
-        where = (f"on this rank ({rank}): {', '.join(local_missing)}" if local_missing
-                 else f"on another rank (this rank {rank} had them all)")
+        found = []
+        if missing:
+            found.append(f"no gradient for {', '.join(missing)}, although "
+                         + ("the forward outputs reach them" if self._find_unused
+                            else "the first step used them"))
+        if unexpected:
+            found.append(f"a gradient for {', '.join(unexpected)}, although "
+                         + ("the forward outputs do not reach them" if self._find_unused
+                            else "the first step did not use them"))
+        where = (f"on this rank ({rank}): {'; '.join(found)}" if found
+                 else f"on another rank (this rank {rank} had none)")
         return (
-            f"DataParallel: {total} parameter gradient(s), counted over all ranks, were never "
-            "produced in backward, "
-            f"{where}. A parameter that does not take part in computing the loss leaves its "
-            "gradient bucket incomplete. Pass find_unused_parameters=True to DataParallel, or "
-            "set stop_gradient=True on parameters you do not train; also make sure the loss is "
-            "computed from the outputs of this forward call."
+            f"DataParallel: {total} parameter(s), counted over all ranks, did not take part in "
+            f"backward as expected, {where}. Pass find_unused_parameters=True to DataParallel "
+            "if the parameters a step uses change from step to step, or set stop_gradient=True "
+            "on parameters you do not train; also make sure the loss is computed from the "
+            "outputs of this forward call, and parameters are used only inside forward."
         )
 
     def _pack(self, bucket: _Bucket) -> None:
@@ -294,10 +313,13 @@ class Reducer:
             if bucket.unpack_plan is not None:
                 kernels.launch(bucket.unpack_plan)
                 for p, grad in zip(bucket.params, bucket.grads):
-                    p._grad = grad
+                    if id(p) not in self._keeps_own_grad:
+                        p._grad = grad
                 continue
             buffer = bucket.buffer
             for p, offset in zip(bucket.params, bucket.offsets):
+                if id(p) in self._keeps_own_grad:
+                    continue
                 p._grad = buffer[offset:offset + p._data.size].reshape(p._data.shape)
 
     def remove_hooks(self) -> None:

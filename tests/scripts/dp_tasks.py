@@ -409,6 +409,7 @@ def errors_worker() -> Dict[str, Any]:
             return str(error), time.monotonic() - started
         return None, time.monotonic() - started
 
+    report["first"] = attempt(True)  # the first step uses every parameter
     report["missing_everywhere"] = attempt(False)
     report["missing_on_last_rank"] = attempt(rank != world - 1)
     # the job is still in step after the errors: a complete pass averages as usual
@@ -448,6 +449,59 @@ def errors_worker() -> Dict[str, Any]:
         check = minidp.to_tensor(np.array([1.0]))
         dist.all_reduce(check)
         report["mismatch"][case] = (outcome, float(check.numpy()[0]))
+    dist.barrier()
+    dist.destroy_process_group()
+    return report
+
+
+def unused_parameters_worker() -> Dict[str, Any]:
+    """find_unused_parameters=False: what the first step leaves unused stays unused.
+
+    ``head_never_used``: ``extra`` is unused from the first step on; the model trains. Then
+    ``extra`` is used after all (an error). ``stops_being_used``: ``extra`` is used at the first
+    step and not at the second (an error), then the job goes on.
+    """
+    dist.init_parallel_env()
+    rank = dist.get_rank()
+    x = minidp.to_tensor(np.random.default_rng(rank).standard_normal((3, 4)).astype(np.float32))
+    report: Dict[str, Any] = {"rank": rank}
+
+    def attempt(dp, use_extra):
+        started = time.monotonic()
+        try:
+            dp(x, use_extra=use_extra).sum().backward()
+        except RuntimeError as error:
+            return str(error), time.monotonic() - started
+        return None, time.monotonic() - started
+
+    def averaged(model):
+        grad = model.first.weight.grad.numpy().copy()
+        gathered = []
+        dist.all_gather(gathered, minidp.to_tensor(grad))
+        return all(np.array_equal(t.numpy(), grad) for t in gathered)
+
+    minidp.seed(1)
+    model = OptionalLayerNet()
+    dp = minidp.DataParallel(model, find_unused_parameters=False)
+    optimizer = optim.SGD(learning_rate=0.1, parameters=dp.parameters())
+    steps = []
+    for _ in range(2):
+        outcome = attempt(dp, False)
+        steps.append((outcome[0], averaged(model), model.extra.weight._grad is None))
+        optimizer.step()
+        optimizer.clear_grad()
+    report["head_never_used"] = steps
+    report["head_used_later"] = attempt(dp, True)
+
+    minidp.seed(1)
+    model = OptionalLayerNet()
+    dp = minidp.DataParallel(model, find_unused_parameters=False)
+    report["stops_first"] = attempt(dp, True)
+    model.clear_gradients()
+    report["stops_being_used"] = attempt(dp, False)
+    model.clear_gradients()
+    report["stops_recovered"] = attempt(dp, True)
+    report["stops_recovered_equal"] = averaged(model)
     dist.barrier()
     dist.destroy_process_group()
     return report
