@@ -589,6 +589,16 @@ def test_world_size_one_job_warns_and_trains_alone():
     assert not result["reducer"] and result["same_grads"]
 
 
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("world_size", [2, 3])
+def test_a_job_of_several_ranks_without_init_parallel_env_refuses_to_train_apart(world_size):
+    messages = run_workers(dp_tasks.uninitialised_worker, world_size, timeout=50, env=GLOO)
+    for rank, message in enumerate(messages):
+        assert message is not None, f"rank {rank} trained alone"
+        assert f"rank {rank} of a job of {world_size} ranks" in message
+        assert "init_parallel_env()" in message
+
+
 def test_uninitialised_environment_warns_and_behaves_as_the_plain_layer():
     assert not dist.is_initialized()
     minidp.seed(3)

@@ -19,6 +19,7 @@ from .. import backend
 from ..autograd import engine
 from ..autograd.tensor import Tensor
 from ..nn import Layer
+from .env import ParallelEnv
 from .reducer import Reducer, assign_buckets
 
 logger = logging.getLogger("minidp.distributed")
@@ -146,6 +147,21 @@ def _find_tensors(obj: Any) -> Iterator[Tensor]:
             yield from _find_tensors(item)
 
 
+def _refuse_a_job_of_several_ranks() -> None:
+    """Raise when the environment describes a job of several ranks: without init_parallel_env()
+    each rank would train alone and the job would end with ranks that silently disagree.
+
+    Paddle refuses too (an assertion at construction); a single process only gets a warning.
+    """
+    env = ParallelEnv()
+    if env.world_size > 1:
+        raise RuntimeError(
+            f"DataParallel: this process is rank {env.rank} of a job of {env.world_size} ranks, "
+            "but the parallel environment is not initialised, so every rank would train alone. "
+            "Call minidp.distributed.init_parallel_env() before constructing DataParallel."
+        )
+
+
 class DataParallel(Layer):
     """Data-parallel training of ``layers``: each rank trains its replica on its share of data.
 
@@ -179,6 +195,7 @@ class DataParallel(Layer):
 
         if not collective.is_initialized():
             if group is None:
+                _refuse_a_job_of_several_ranks()
                 warnings.warn(
                     "DataParallel: the parallel environment is not initialised, so the model "
                     "trains on this process alone. Call minidp.distributed.init_parallel_env() "

@@ -507,6 +507,15 @@ def unused_parameters_worker() -> Dict[str, Any]:
     return report
 
 
+def uninitialised_worker() -> Any:
+    """A rank of a job of several ranks whose script forgot init_parallel_env()."""
+    try:
+        minidp.DataParallel(LinearNet())
+    except RuntimeError as error:
+        return str(error)
+    return None
+
+
 def no_trainable_on_one_rank_worker() -> Any:
     """The last rank's model has every parameter frozen; the others train theirs."""
 
