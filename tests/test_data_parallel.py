@@ -27,6 +27,7 @@ import minidp.distributed as dist
 import minidp.nn as nn
 from dist_utils import _kill_tree, run_workers
 from minidp.distributed.backends.base import ProcessGroup, ReduceOp
+from minidp.distributed import comm_hooks
 from minidp.distributed.collective import Group
 from minidp.distributed.reducer import assign_buckets
 
@@ -50,12 +51,19 @@ SCENARIOS = [
      "comm_mb": TINY, "last_comm_mb": TINY},
     {"name": "head_never_used", "optimizer": "adam", "branch": "none"},
     {"name": "no_sync_accumulation", "optimizer": "sgd", "accumulate": 3},
+    {"name": "sgd_fp16_compression", "optimizer": "sgd", "comm_hook": "fp16"},
+    {"name": "momentum_bf16_compression_float32_and_float64", "optimizer": "momentum",
+     "comm_hook": "bf16", "mixed": True},
     {"name": "no_sync_branch_some_mixed_adam", "optimizer": "adam", "accumulate": 2,
      "branch": "some", "find_unused": True, "mixed": True},
 ]
 for _scenario in SCENARIOS:
     _scenario.setdefault("steps", 4)
 BY_NAME = {s["name"]: s for s in SCENARIOS}
+# How far half-precision gradients may move the final parameters: each step's average is within
+# one half-precision epsilon (relative) of the float32 one (see test_reducer_kernel_path.py), and
+# the steps move the parameters by sum(lr) * |gradient|, which stays below 1 here.
+COMPRESSION_ATOL = {"fp16": 1e-3, "bf16": 8e-3}
 TRAINABLE = {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "head.weight", "head.bias"}
 
 
@@ -109,11 +117,19 @@ def check_equivalence(name, world_size, per_rank):
         for key in want:
             assert np.array_equal(result["final"][key], final[key]), (rank, key)
             assert result["final"][key].dtype == want[key].dtype, key
-    # ... which is where one process training on the whole batch ends (float32 rounding)
+    # ... which is where one process training on the whole batch ends (float32 rounding, or
+    # the half precision that compression implies)
+    compression = COMPRESSION_ATOL.get(scenario.get("comm_hook"))
     for key in want:
-        np.testing.assert_allclose(final[key], want[key], rtol=1e-5, atol=1e-6, err_msg=key)
+        if compression is None:
+            np.testing.assert_allclose(final[key], want[key], rtol=1e-5, atol=1e-6, err_msg=key)
+        else:
+            np.testing.assert_allclose(final[key], want[key], rtol=0, atol=compression,
+                                       err_msg=key)
+    if compression is not None:
+        assert max_difference(final, want) > 1e-5, "no gradient was compressed"
     # not vacuous: rank 0 training on its shard alone ends far away
-    assert max_difference(reference(name, world_size, only_rank=0), want) > 1e-3
+    assert max_difference(reference(name, world_size, only_rank=0), want) > max(1e-3, compression or 0)
     # the parameters were moved by the training at all
     assert max_difference(per_rank[0]["after_init"], want) > 1e-3
     # construction made every rank start from rank 0's parameters
@@ -167,7 +183,8 @@ def test_mixed_dtype_buckets_keep_dtypes_apart():
 # ---- the same under mpiexec with the mpi backend -----------------------------------------------
 
 MPI_SCENARIOS = ["sgd", "momentum_ranks_seeded_differently", "adam_tiny_buckets",
-                 "adam_float32_and_float64", "branch_used_by_some", "no_sync_accumulation"]
+                 "adam_float32_and_float64", "branch_used_by_some", "no_sync_accumulation",
+                 "sgd_fp16_compression"]
 
 
 @run_once
@@ -822,6 +839,34 @@ def test_group_argument_accepts_a_group_object_or_its_process_group():
     with pytest.warns(UserWarning, match="world size is 1"):
         dp = minidp.DataParallel(LinearNet(), group=MirrorGroup(size=1))
     assert dp._reducer is None
+
+
+def test_register_comm_hook_hands_every_bucket_to_the_hook_once_registered():
+    group = MirrorGroup(2)
+    dp = minidp.DataParallel(Chain(False), comm_buffer_size=128 / 2 ** 20,
+                             last_comm_buffer_size=64 / 2 ** 20, group=group)
+    counter = comm_hooks.CallCounter()
+    dp.register_comm_hook(counter, comm_hooks.counting_hook)
+    del group.log[:]
+    x = minidp.to_tensor(np.ones((4, 3), np.float32))
+    for _ in range(2):
+        dp(x).sum().backward()
+    buckets = len(dp._reducer.buckets)
+    assert [index for index, _ in counter.calls] == list(range(buckets)) * 2
+    assert group.log == [], "the counting hook communicates nothing"
+    with pytest.raises(RuntimeError, match="only once"):
+        dp.register_comm_hook(None, comm_hooks.allreduce_hook)
+    with pytest.raises(TypeError, match="callable"):
+        minidp.DataParallel(LinearNet(), group=MirrorGroup()).register_comm_hook(None, "fp16")
+
+
+def test_register_comm_hook_without_a_job_is_accepted_and_never_called():
+    with pytest.warns(UserWarning, match="init_parallel_env"):
+        dp = minidp.DataParallel(LinearNet())
+    counter = comm_hooks.CallCounter()
+    dp.register_comm_hook(counter, comm_hooks.counting_hook)
+    dp(minidp.ones([2, 10], "float32")).sum().backward()
+    assert counter.calls == []
 
 
 def test_bad_arguments_are_rejected():

@@ -20,6 +20,7 @@ from ..autograd import engine
 from ..autograd.tensor import Tensor
 from ..nn import Layer
 from .env import ParallelEnv
+from .comm_hooks import CommHook
 from .reducer import Reducer, assign_buckets
 
 logger = logging.getLogger("minidp.distributed")
@@ -191,6 +192,7 @@ class DataParallel(Layer):
         self.comm_buffer_size = int(comm_buffer_size * 1024 * 1024)
         self.last_comm_buffer_size = int(last_comm_buffer_size * 1024 * 1024)
         self._reducer: Optional[Reducer] = None
+        self._comm_hook: Optional[CommHook] = None
         from . import collective
 
         if not collective.is_initialized():
@@ -225,6 +227,38 @@ class DataParallel(Layer):
         if self._reducer is not None and self.grad_need_sync and engine.is_grad_enabled():
             self._reducer.prepare_for_backward(list(_find_tensors(outputs)))
         return outputs
+
+    def register_comm_hook(self, state: Any, hook: CommHook) -> None:
+        """Let ``hook(state, bucket)`` pack, communicate and unpack every gradient bucket.
+
+        As PyTorch's ``DistributedDataParallel.register_comm_hook``: one hook per DataParallel
+        (a second call raises), registered before training; ``bucket`` is a
+        :class:`~minidp.distributed.comm_hooks.GradBucket`; built-in hooks are
+        ``allreduce_hook`` (the default), ``fp16_compress_hook``, ``bf16_compress_hook`` and
+        ``counting_hook`` in :mod:`minidp.distributed.comm_hooks`, whose ``state`` is a process
+        group, or None for this DataParallel's. Unlike PyTorch's:
+
+        - the hook returns a work handle whose ``wait()`` returns the averaged gradients as a
+          list of arrays, one per bucket entry (not a future of one flat tensor), so unpacking is
+          the hook's job, done where it is cheapest (the GPU unpack kernel);
+        - gradients are raw NumPy or CuPy arrays, not Tensors, and may be None (zeros);
+        - ``bucket.pack(wire_dtype, scale)`` returns the packed flat buffer and its unpack for
+          the place the bucket lives on, so a hook need not know whether it runs on a GPU;
+        - the last bucket carries one more entry, the reducer's check count, which the hook
+          averages like a gradient.
+
+        Without a process group of several ranks there is nothing to communicate: the hook is
+        accepted and never called.
+        """
+        if not callable(hook):
+            raise TypeError(f"register_comm_hook needs a callable hook(state, bucket), got "
+                            f"{type(hook).__name__}")
+        if self._comm_hook is not None:
+            raise RuntimeError("register_comm_hook can be called only once per DataParallel; "
+                               "build a new DataParallel to use another hook")
+        self._comm_hook = hook
+        if self._reducer is not None:
+            self._reducer.register_comm_hook(state, hook)
 
     @contextlib.contextmanager
     def no_sync(self) -> Iterator[None]:

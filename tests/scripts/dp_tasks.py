@@ -15,6 +15,7 @@ Scenario keys (all optional but ``name``):
   ``branch``         None, "all", "none" or "some": which ranks use the extra branch
   ``find_unused``    DataParallel's find_unused_parameters
   ``comm_mb``, ``last_comm_mb``  DataParallel's bucket sizes (MiB)
+  ``comm_hook``      "fp16" or "bf16": register that compression hook
 
 Run as a script under ``mpiexec -n 2`` (``python dp_tasks.py mpi-equivalence DIR SCENARIOS_JSON``),
 each rank writes ``DIR/rank<N>.npz`` with its results.
@@ -35,10 +36,12 @@ import minidp
 import minidp.distributed as dist
 import minidp.nn as nn
 import minidp.optimizer as optim
+from minidp.distributed import comm_hooks
 
 GLOBAL_BATCH = 12  # divisible by 2, 3 and 4
 IN_FEATURES, HIDDEN, OUT_FEATURES = 5, 6, 2
 BASE_SEED = 2024
+COMM_HOOKS = {"fp16": comm_hooks.fp16_compress_hook, "bf16": comm_hooks.bf16_compress_hook}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -147,6 +150,8 @@ def train_data_parallel(scenario: Dict[str, Any]) -> Dict[str, Any]:
     dp = minidp.DataParallel(model, comm_buffer_size=scenario.get("comm_mb", 25),
                              last_comm_buffer_size=scenario.get("last_comm_mb", 1),
                              find_unused_parameters=scenario.get("find_unused", False))
+    if "comm_hook" in scenario:
+        dp.register_comm_hook(None, COMM_HOOKS[scenario["comm_hook"]])
     after_init = state(model)
     buckets = [[id(p) for p in bucket] for bucket in dp._reducer.buckets]
     names = {id(p): n for n, p in model.named_parameters()}
