@@ -12,10 +12,12 @@ gradients, mismatched models), ``group=``, world size 1 and the deprecated metho
 multi-rank jobs, and single-process unit tests of the bucket layout and launch order (driven
 through a stand-in process group, :class:`MirrorGroup`, so no network is needed).
 """
+import gc
 import json
 import os
 import subprocess
 import sys
+import weakref
 from functools import lru_cache, wraps
 from pathlib import Path
 
@@ -867,6 +869,40 @@ def test_register_comm_hook_without_a_job_is_accepted_and_never_called():
     dp.register_comm_hook(counter, comm_hooks.counting_hook)
     dp(minidp.ones([2, 10], "float32")).sum().backward()
     assert counter.calls == []
+
+
+def ready_hooks(model):
+    return [len(p._ready_hooks or {}) for p in model.parameters()]
+
+
+def test_a_discarded_data_parallel_leaves_nothing_on_its_parameters():
+    model = LinearNet()
+    dp = minidp.DataParallel(model, group=MirrorGroup())
+    dp(minidp.ones([2, 10], "float32")).sum().backward()
+    assert ready_hooks(model) == [1] * 4
+    reducer = weakref.ref(dp._reducer)
+    del dp
+    gc.collect()
+    assert reducer() is None, "the hooks on the parameters kept the reducer alive"
+    assert ready_hooks(model) == [0] * 4
+    model(minidp.ones([2, 10], "float32")).sum().backward()  # plain training still works
+
+
+def test_a_new_data_parallel_takes_the_parameters_over_from_the_old_one():
+    model = LinearNet()
+    old = minidp.DataParallel(model, group=MirrorGroup())
+    new = minidp.DataParallel(model, group=MirrorGroup())
+    assert ready_hooks(model) == [1] * 4
+    assert old._reducer._buckets == []
+    with pytest.raises(RuntimeError, match="newer DataParallel"):
+        old(minidp.ones([2, 10], "float32"))
+    plain = LinearNet()
+    plain.set_state_dict(model.state_dict())
+    x = minidp.to_tensor(np.random.default_rng(0).standard_normal((3, 10)).astype(np.float32))
+    new(x).sum().backward()
+    plain(x).sum().backward()
+    for p, q in zip(model.parameters(), plain.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6)
 
 
 def test_bad_arguments_are_rejected():

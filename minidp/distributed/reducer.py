@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import logging
 import time
+import weakref
 from typing import Any, List, Sequence
 
 from .. import backend
@@ -57,6 +58,10 @@ from ..autograd.tensor import Tensor
 from .comm_hooks import CommHook, GradBucket, allreduce_hook
 
 logger = logging.getLogger("minidp.distributed")
+
+# The reducer that averages each parameter's gradient, by id(parameter). An entry lives as long
+# as its reducer, which holds the parameter, so an id here is never a dead parameter's.
+_reducer_of: "weakref.WeakValueDictionary[int, Reducer]" = weakref.WeakValueDictionary()
 
 
 def assign_buckets(params: Sequence[Tensor], small_limit: int, limit: int) -> List[List[int]]:
@@ -138,8 +143,37 @@ class Reducer:
         self._usage_known = False
         self._keeps_own_grad = frozenset()
         self._unexpected: List[int] = []
-        self._handles = [p._register_grad_ready_hook(self._on_grad_ready) for p in self._params]
+        self._released = False
+        self._take_over_parameters()
         self._log_layout(bucket_indices)
+
+    def _take_over_parameters(self) -> None:
+        """Register the gradient-ready hooks, releasing any older reducer of these parameters.
+
+        The hooks hold the reducer only weakly, and are removed when it is garbage-collected,
+        so a discarded DataParallel leaves nothing behind on its parameters.
+        """
+        for p in self._params:
+            previous = _reducer_of.get(id(p))
+            if previous is not None:
+                previous.release()
+            _reducer_of[id(p)] = self
+        reducer = weakref.ref(self)
+
+        def on_grad_ready(param: Tensor) -> None:
+            alive = reducer()
+            if alive is not None:
+                alive._on_grad_ready(param)
+
+        handles = [p._register_grad_ready_hook(on_grad_ready) for p in self._params]
+        self._remove_hooks = weakref.finalize(self, _remove_all, handles)
+
+    def release(self) -> None:
+        """Let go of the parameters: remove the hooks and drop the buckets. A newer reducer of
+        the same parameters calls this; using this reducer afterwards raises."""
+        self._remove_hooks()
+        self._buckets = []
+        self._released = True
 
     @property
     def buckets(self) -> List[List[Tensor]]:
@@ -162,6 +196,11 @@ class Reducer:
 
     def prepare_for_backward(self, outputs: Sequence[Tensor]) -> None:
         """Arm the reducer for the backward pass of ``outputs`` (called after every forward)."""
+        if self._released:
+            raise RuntimeError(
+                "DataParallel: a newer DataParallel wraps this one's parameters and averages "
+                "their gradients now; use that one (parameters feed one DataParallel at a time)"
+            )
         self._finish_outstanding_work()
         for bucket in self._buckets:
             bucket.pending = len(bucket.grad_bucket.params)
@@ -284,7 +323,7 @@ class Reducer:
             "outputs of this forward call, and parameters are used only inside forward."
         )
 
-    def remove_hooks(self) -> None:
-        """Detach the reducer from its parameters (used when a DataParallel is discarded)."""
-        for handle in self._handles:
-            handle.remove()
+
+def _remove_all(handles: List[engine.RemovableHandle]) -> None:
+    for handle in handles:
+        handle.remove()
