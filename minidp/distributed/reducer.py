@@ -123,9 +123,9 @@ class Reducer:
         self._hook: CommHook = allreduce_hook
         self._hook_state: Any = None
         last = len(bucket_indices) - 1
-        last_dtype = self._params[bucket_indices[last][0]]._data.dtype
-        xp = backend.get_array_module(self._params[bucket_indices[last][0]]._data)
-        self._status = xp.zeros(1, dtype=last_dtype)
+        # The check count (see "Parameters that get no gradient"), an entry of the last bucket.
+        like = self._params[bucket_indices[last][0]]._data
+        self._status = backend.get_array_module(like).zeros(1, dtype=like.dtype)
         self._buckets = [
             _Bucket(GradBucket(b, [self._params[i] for i in indices],
                                [self._status] if b == last else [], process_group))
