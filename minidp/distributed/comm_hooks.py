@@ -203,8 +203,9 @@ class GradBucket:
             self._eager.pack_entry(entry, grad, self._eager_scale)
             self._done[entry] = True
 
-    def finish_step(self) -> None:
-        """Forget this step's gradients once the hook has packed them (the reducer calls this)."""
+    def reset(self) -> None:
+        """Forget this step's gradients: once the hook has packed them, or when a backward pass
+        was abandoned before its end (the reducer calls this)."""
         count = len(self._no_gradients)
         self.gradients[:count] = self._no_gradients
         self._done[:count] = [False] * count

@@ -205,6 +205,7 @@ class Reducer:
         for bucket in self._buckets:
             bucket.pending = len(bucket.grad_bucket.params)
             bucket.work = None
+            bucket.grad_bucket.reset()
         self._marked = [False] * len(self._params)
         self._next_launch = 0
         self._started = False
@@ -259,7 +260,7 @@ class Reducer:
     def _launch(self, bucket: _Bucket) -> None:
         bucket.launched_at = time.perf_counter()
         bucket.work = self._hook(self._hook_state, bucket.grad_bucket)
-        bucket.grad_bucket.finish_step()
+        bucket.grad_bucket.reset()
         self._next_launch += 1
 
     def _finish_backward(self) -> None:
