@@ -12,10 +12,12 @@ gradients, mismatched models), ``group=``, world size 1 and the deprecated metho
 multi-rank jobs, and single-process unit tests of the bucket layout and launch order (driven
 through a stand-in process group, :class:`MirrorGroup`, so no network is needed).
 """
+import gc
 import json
 import os
 import subprocess
 import sys
+import weakref
 from functools import lru_cache, wraps
 from pathlib import Path
 
@@ -27,6 +29,7 @@ import minidp.distributed as dist
 import minidp.nn as nn
 from dist_utils import _kill_tree, run_workers
 from minidp.distributed.backends.base import ReduceOp, ThreadedProcessGroup
+from minidp.distributed import comm_hooks
 from minidp.distributed.collective import Group
 from minidp.distributed.reducer import assign_buckets
 
@@ -48,13 +51,21 @@ SCENARIOS = [
     {"name": "branch_used_by_none", "optimizer": "adam", "branch": "none", "find_unused": True},
     {"name": "branch_used_by_some", "optimizer": "adam", "branch": "some", "find_unused": True,
      "comm_mb": TINY, "last_comm_mb": TINY},
+    {"name": "head_never_used", "optimizer": "adam", "branch": "none"},
     {"name": "no_sync_accumulation", "optimizer": "sgd", "accumulate": 3},
+    {"name": "sgd_fp16_compression", "optimizer": "sgd", "comm_hook": "fp16"},
+    {"name": "momentum_bf16_compression_float32_and_float64", "optimizer": "momentum",
+     "comm_hook": "bf16", "mixed": True},
     {"name": "no_sync_branch_some_mixed_adam", "optimizer": "adam", "accumulate": 2,
      "branch": "some", "find_unused": True, "mixed": True},
 ]
 for _scenario in SCENARIOS:
     _scenario.setdefault("steps", 4)
 BY_NAME = {s["name"]: s for s in SCENARIOS}
+# How far half-precision gradients may move the final parameters: each step's average is within
+# one half-precision epsilon (relative) of the float32 one (see test_reducer_kernel_path.py), and
+# the steps move the parameters by sum(lr) * |gradient|, which stays below 1 here.
+COMPRESSION_ATOL = {"fp16": 1e-3, "bf16": 8e-3}
 TRAINABLE = {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "head.weight", "head.bias"}
 
 
@@ -108,11 +119,19 @@ def check_equivalence(name, world_size, per_rank):
         for key in want:
             assert np.array_equal(result["final"][key], final[key]), (rank, key)
             assert result["final"][key].dtype == want[key].dtype, key
-    # ... which is where one process training on the whole batch ends (float32 rounding)
+    # ... which is where one process training on the whole batch ends (float32 rounding, or
+    # the half precision that compression implies)
+    compression = COMPRESSION_ATOL.get(scenario.get("comm_hook"))
     for key in want:
-        np.testing.assert_allclose(final[key], want[key], rtol=1e-5, atol=1e-6, err_msg=key)
+        if compression is None:
+            np.testing.assert_allclose(final[key], want[key], rtol=1e-5, atol=1e-6, err_msg=key)
+        else:
+            np.testing.assert_allclose(final[key], want[key], rtol=0, atol=compression,
+                                       err_msg=key)
+    if compression is not None:
+        assert max_difference(final, want) > 1e-5, "no gradient was compressed"
     # not vacuous: rank 0 training on its shard alone ends far away
-    assert max_difference(reference(name, world_size, only_rank=0), want) > 1e-3
+    assert max_difference(reference(name, world_size, only_rank=0), want) > max(1e-3, compression or 0)
     # the parameters were moved by the training at all
     assert max_difference(per_rank[0]["after_init"], want) > 1e-3
     # construction made every rank start from rank 0's parameters
@@ -166,7 +185,8 @@ def test_mixed_dtype_buckets_keep_dtypes_apart():
 # ---- the same under mpiexec with the mpi backend -----------------------------------------------
 
 MPI_SCENARIOS = ["sgd", "momentum_ranks_seeded_differently", "adam_tiny_buckets",
-                 "adam_float32_and_float64", "branch_used_by_some", "no_sync_accumulation"]
+                 "adam_float32_and_float64", "branch_used_by_some", "no_sync_accumulation",
+                 "sgd_fp16_compression", "momentum_bf16_compression_float32_and_float64"]
 
 
 @run_once
@@ -409,6 +429,7 @@ def errors_results():
 @pytest.mark.timeout(120)
 def test_missing_gradient_raises_on_every_rank():
     for r in errors_results():
+        assert r["first"][0] is None
         message, seconds = r["missing_everywhere"]
         assert message is not None, f"rank {r['rank']} did not raise"
         assert "find_unused_parameters=True" in message
@@ -433,6 +454,45 @@ def test_job_continues_after_a_missing_gradient_error():
     for r in errors_results():
         assert r["recovered"][0] is None and r["recovered_equal"]
         assert r["find_unused_ok"][0] is None  # same pattern, find_unused_parameters=True
+
+
+@run_once
+def unused_results(world_size):
+    return run_workers(dp_tasks.unused_parameters_worker, world_size, timeout=90, env=GLOO)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("world_size", [2, 3])
+def test_parameters_unused_at_the_first_step_stay_unused_and_the_model_trains(world_size):
+    for r in unused_results(world_size):
+        for error, grads_averaged, extra_grad_is_none in r["head_never_used"]:
+            assert error is None, f"rank {r['rank']}: {error}"
+            assert grads_averaged and extra_grad_is_none
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("world_size", [2, 3])
+def test_a_parameter_unused_at_the_first_step_that_gets_a_gradient_raises_on_every_rank(world_size):
+    for r in unused_results(world_size):
+        message, seconds = r["head_used_later"]
+        assert message is not None, f"rank {r['rank']} did not raise"
+        assert "extra.weight" in message and "extra.bias" in message
+        assert "first step did not use them" in message
+        assert "find_unused_parameters=True" in message
+        assert seconds < 10, "raised only after a collective timed out"
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("world_size", [2, 3])
+def test_a_parameter_that_stops_being_used_raises_on_every_rank_without_hanging(world_size):
+    for r in unused_results(world_size):
+        assert r["stops_first"][0] is None
+        message, seconds = r["stops_being_used"]
+        assert message is not None, f"rank {r['rank']} did not raise"
+        assert "extra.weight" in message and "extra.bias" in message
+        assert "first step used them" in message and "find_unused_parameters=True" in message
+        assert seconds < 10, "raised only after a collective timed out"
+        assert r["stops_recovered"][0] is None and r["stops_recovered_equal"]
 
 
 MISMATCH_NAMES = {  # each rank's message must name one of these (its own or a peer's view)
@@ -546,6 +606,16 @@ def test_world_size_one_job_warns_and_trains_alone():
     assert "single process" in init_warning
     assert "DataParallel" in dp_warning and "alone" in dp_warning
     assert not result["reducer"] and result["same_grads"]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("world_size", [2, 3])
+def test_a_job_of_several_ranks_without_init_parallel_env_refuses_to_train_apart(world_size):
+    messages = run_workers(dp_tasks.uninitialised_worker, world_size, timeout=50, env=GLOO)
+    for rank, message in enumerate(messages):
+        assert message is not None, f"rank {rank} trained alone"
+        assert f"rank {rank} of a job of {world_size} ranks" in message
+        assert "init_parallel_env()" in message
 
 
 def test_uninitialised_environment_warns_and_behaves_as_the_plain_layer():
@@ -774,6 +844,68 @@ def test_group_argument_accepts_a_group_object_or_its_process_group():
     with pytest.warns(UserWarning, match="world size is 1"):
         dp = minidp.DataParallel(LinearNet(), group=MirrorGroup(size=1))
     assert dp._reducer is None
+
+
+def test_register_comm_hook_hands_every_bucket_to_the_hook_once_registered():
+    group = MirrorGroup(2)
+    dp = minidp.DataParallel(Chain(False), comm_buffer_size=128 / 2 ** 20,
+                             last_comm_buffer_size=64 / 2 ** 20, group=group)
+    counter = comm_hooks.CallCounter()
+    dp.register_comm_hook(counter, comm_hooks.counting_hook)
+    del group.log[:]
+    x = minidp.to_tensor(np.ones((4, 3), np.float32))
+    for _ in range(2):
+        dp(x).sum().backward()
+    buckets = len(dp._reducer.buckets)
+    assert [index for index, _ in counter.calls] == list(range(buckets)) * 2
+    assert group.log == [], "the counting hook communicates nothing"
+    with pytest.raises(RuntimeError, match="only once"):
+        dp.register_comm_hook(None, comm_hooks.allreduce_hook)
+    with pytest.raises(TypeError, match="callable"):
+        minidp.DataParallel(LinearNet(), group=MirrorGroup()).register_comm_hook(None, "fp16")
+
+
+def test_register_comm_hook_without_a_job_is_accepted_and_never_called():
+    with pytest.warns(UserWarning, match="init_parallel_env"):
+        dp = minidp.DataParallel(LinearNet())
+    counter = comm_hooks.CallCounter()
+    dp.register_comm_hook(counter, comm_hooks.counting_hook)
+    dp(minidp.ones([2, 10], "float32")).sum().backward()
+    assert counter.calls == []
+
+
+def ready_hooks(model):
+    return [len(p._ready_hooks or {}) for p in model.parameters()]
+
+
+def test_a_discarded_data_parallel_leaves_nothing_on_its_parameters():
+    model = LinearNet()
+    dp = minidp.DataParallel(model, group=MirrorGroup())
+    dp(minidp.ones([2, 10], "float32")).sum().backward()
+    assert ready_hooks(model) == [1] * 4
+    reducer = weakref.ref(dp._reducer)
+    del dp
+    gc.collect()
+    assert reducer() is None, "the hooks on the parameters kept the reducer alive"
+    assert ready_hooks(model) == [0] * 4
+    model(minidp.ones([2, 10], "float32")).sum().backward()  # plain training still works
+
+
+def test_a_new_data_parallel_takes_the_parameters_over_from_the_old_one():
+    model = LinearNet()
+    old = minidp.DataParallel(model, group=MirrorGroup())
+    new = minidp.DataParallel(model, group=MirrorGroup())
+    assert ready_hooks(model) == [1] * 4
+    assert old._reducer._buckets == []
+    with pytest.raises(RuntimeError, match="newer DataParallel"):
+        old(minidp.ones([2, 10], "float32"))
+    plain = LinearNet()
+    plain.set_state_dict(model.state_dict())
+    x = minidp.to_tensor(np.random.default_rng(0).standard_normal((3, 10)).astype(np.float32))
+    new(x).sum().backward()
+    plain(x).sum().backward()
+    for p, q in zip(model.parameters(), plain.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6)
 
 
 def test_bad_arguments_are_rejected():

@@ -23,7 +23,7 @@ from minidp.distributed.reducer import Reducer, assign_buckets
 from minidp.distributed.store import TCPStore
 from test_optimizer_kernel_path import LAUNCHES, OPTIMIZERS
 from test_optimizer_kernel_path import train as train_optimizer
-from test_reducer_kernel_path import MirrorGroup, loss_of, make_params
+from test_reducer_kernel_path import HOOKS, MirrorGroup, loss_of, make_params
 
 pytestmark = [
     pytest.mark.gpu,
@@ -171,7 +171,8 @@ def test_reducer_packs_and_unpacks_gradients_with_the_kernels(cupy, monkeypatch)
         # the mirror peer makes the average equal to the local gradient, exactly
         cupy.testing.assert_array_equal(param._grad, wanted, err_msg=name)
     for bucket, sent in zip(reducer._buckets, group.sent):
-        for param, offset in zip(bucket.params, bucket.offsets):
+        grad_bucket = bucket.grad_bucket
+        for param, offset in zip(grad_bucket.params, grad_bucket.copy().offsets):
             local = plain[param.name]._grad
             if local is not None:
                 cupy.testing.assert_array_equal(sent[offset:offset + param._data.size],
@@ -213,6 +214,26 @@ def test_bfloat16_tensors_and_a_linear_layer_on_the_gpu(cupy):
     wanted = (x.astype("float32").numpy() * 0.5) @ layer.weight.astype("float32").numpy()
     np.testing.assert_allclose(out.astype("float32").numpy(),
                                wanted + layer.bias.astype("float32").numpy(), rtol=2**-7, atol=2**-7)
+
+
+@pytest.mark.parametrize("hook", ["fp16", "bf16"])
+def test_compression_on_the_device_equals_the_numpy_copies_bit_for_bit(cupy, hook):
+    """The device kernels round to half precision as NumPy does (to nearest even), so the
+    compressed average on the GPU equals the host path's exactly."""
+    grads = {}
+    for place, xp in (("cpu", np), (GPU, cupy)):
+        minidp.set_device(place)
+        params = make_params(xp)
+        ordered = list(params.values())
+        reducer = Reducer(ordered, assign_buckets(ordered, 40, 60), MirrorGroup(), True,
+                          param_names=list(params))
+        reducer.register_comm_hook(None, HOOKS[hook])
+        loss = loss_of(params, 0)
+        reducer.prepare_for_backward([loss])
+        loss.backward()
+        grads[xp] = {name: backend.to_host(p._grad) for name, p in params.items()}
+    for name, want in grads[np].items():
+        assert grads[cupy][name].tobytes() == want.tobytes(), name
 
 
 # --- NCCL --------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import pytest
 from kernel_host import numpy_reference as ref
 from minidp import backend, kernels
 from minidp.kernels import launch_args
+from minidp.kernels.launch_args import unpack_launch
 
 pytestmark = [
     pytest.mark.gpu,
@@ -41,7 +42,7 @@ def test_pack_and_unpack_on_device_match_numpy(cupy, case, world_size):
     ref.assert_bits_equal(device_flat.get(), expected_flat, "pack")
 
     destinations = [cupy.zeros(s.shape, dtype=numpy.float32) for s in sources]
-    kernels.unpack(device_flat, destinations, offsets, world_size)
+    kernels.launch(unpack_launch(device_flat, destinations, offsets, world_size))
     host_destinations = [numpy.zeros_like(s) for s in sources]
     expected = ref.unpack(expected_flat, host_destinations, offsets, world_size)
     for index, (actual, wanted) in enumerate(zip(destinations, expected)):

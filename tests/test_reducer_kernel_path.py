@@ -1,23 +1,31 @@
 """The reducer's GPU path -- pack and unpack by the CUDA kernels -- run on the CPU.
 
-The path is chosen for NumPy buckets by patching ``reducer._packs_with_kernels``, and
+The kernel copy is chosen for NumPy buckets by patching ``comm_hooks.copy_for``, and
 ``minidp.kernels.launch`` runs each launch with the host kernel runner (the .cu sources compiled
 by g++), so every line of the path and the kernels' arithmetic run here. Its results must equal
-the CPU path's bit for bit. tests/test_gpu.py runs the same path on CuPy arrays.
+the CPU path's bit for bit, for the plain average and for fp16 and bf16 compression, which must
+stay within half precision of the float32 average. tests/test_gpu.py runs the same path on
+CuPy arrays.
 """
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 
 import minidp
 import minidp.kernels
 from kernel_host.runner import run as run_on_host
-from minidp.distributed import reducer as reducer_module
+from minidp.distributed import comm_hooks
 from minidp.distributed.backends import Work
 from minidp.distributed.reducer import Reducer, assign_buckets
 
 pytestmark = pytest.mark.timeout(180)
+
+HOOKS = {"plain": comm_hooks.allreduce_hook, "fp16": comm_hooks.fp16_compress_hook,
+         "bf16": comm_hooks.bf16_compress_hook}
+WIRE = {"plain": np.dtype("float32"), "fp16": np.dtype("float16"),
+        "bf16": np.dtype(ml_dtypes.bfloat16)}
 
 
 class MirrorGroup:
@@ -34,7 +42,7 @@ class MirrorGroup:
 
     def all_reduce(self, buffer, sync_op: bool = True) -> Work:
         self.sent.append(buffer.copy())
-        buffer *= 2
+        buffer += buffer
         return Work.completed("mirror all_reduce")
 
 
@@ -49,20 +57,23 @@ def make_params(xp=np):
             for name, (shape, dtype) in shapes.items()}
 
 
-def loss_of(params, step: int):
-    """A loss using every parameter but "unused" (``x`` is created at the current device)."""
+def loss_of(params, step: int, unused_at_first: bool = False):
+    """A loss using every parameter but "unused" (``x`` is created at the current device);
+    with ``unused_at_first``, step 0 uses "unused" too."""
     x = minidp.to_tensor(np.linspace(-1, 1, 15, dtype="float32").reshape(3, 5) * (step + 1))
     hidden = minidp.tanh(x @ params["w1"] + params["b1"])
     term32 = (hidden @ params["w2"].T).sum()
     term64 = (params["w64"] * params["w64"]).sum().astype("float32")
+    if unused_at_first and step == 0:
+        term32 = term32 + params["unused"].sum()
     return term32 + term64
 
 
-def train_two_steps(kernel_path: bool, monkeypatch, find_unused: bool = True):
+def train_two_steps(kernel_path: bool, monkeypatch, find_unused: bool = True, hook="plain"):
     """Grads after two backward passes (the second accumulates), buffers sent, launches made."""
     launches = []
     if kernel_path:
-        monkeypatch.setattr(reducer_module, "_packs_with_kernels", lambda buffer: True)
+        monkeypatch.setattr(comm_hooks, "copy_for", lambda place: comm_hooks.KernelCopy)
 
         def launch(plan) -> None:
             launches.append(plan.name)
@@ -74,27 +85,30 @@ def train_two_steps(kernel_path: bool, monkeypatch, find_unused: bool = True):
     group = MirrorGroup()
     reducer = Reducer(ordered, assign_buckets(ordered, 40, 60), group, find_unused,
                       param_names=list(params))
+    reducer.register_comm_hook(None, HOOKS[hook])
     grads = []
     for step in range(2):
-        loss = loss_of(params, step)
+        loss = loss_of(params, step, unused_at_first=not find_unused)
         reducer.prepare_for_backward([loss])
         loss.backward()
         grads.append({name: p._grad.copy() for name, p in params.items()})
     monkeypatch.undo()
-    return grads, group.sent, launches, reducer, params
+    return grads, group.sent, launches, reducer
 
 
-def test_kernel_path_matches_the_cpu_path_bit_for_bit(monkeypatch):
+@pytest.mark.parametrize("hook", list(HOOKS))
+def test_kernel_path_matches_the_cpu_path_bit_for_bit(monkeypatch, hook):
     plain = make_params()
     loss_of(plain, 0).backward()
     assert not plain["w2"]._grad.flags.c_contiguous, "the test needs a non-contiguous gradient"
-    cpu_grads, cpu_sent, no_launches, _, _ = train_two_steps(False, monkeypatch)
-    grads, sent, launches, reducer, params = train_two_steps(True, monkeypatch)
+    cpu_grads, cpu_sent, no_launches, _ = train_two_steps(False, monkeypatch, hook=hook)
+    grads, sent, launches, reducer = train_two_steps(True, monkeypatch, hook=hook)
     assert no_launches == []
     assert len(reducer.buckets) >= 3, "the test needs several buckets"
     assert len(sent) == len(cpu_sent)
-    for got, wanted in zip(sent, cpu_sent):
-        assert got.dtype == wanted.dtype
+    for got, wanted, bucket in zip(sent, cpu_sent, reducer.buckets * 2):
+        want_dtype = np.dtype("float64") if bucket[0].dtype == np.float64 else WIRE[hook]
+        assert got.dtype == wanted.dtype == want_dtype
         assert got.tobytes() == wanted.tobytes(), "packed buffers differ from the CPU path"
     for step, (got_step, wanted_step) in enumerate(zip(grads, cpu_grads)):
         for name, wanted in wanted_step.items():
@@ -114,26 +128,98 @@ def test_kernel_path_matches_the_cpu_path_bit_for_bit(monkeypatch):
     assert "minidp_pack<double, double>" in packs
 
 
+@pytest.mark.parametrize("hook", ["fp16", "bf16"])
+def test_compression_stays_within_half_precision_of_the_float32_average(monkeypatch, hook):
+    """Two roundings to the wire dtype (the scaled gradient, then the sum) bound the error by
+    one half-precision epsilon, relative, plus a subnormal step; float64 is not compressed."""
+    exact, _, _, _ = train_two_steps(False, monkeypatch)
+    compressed, _, _, _ = train_two_steps(True, monkeypatch, hook=hook)
+    info = ml_dtypes.finfo(WIRE[hook])
+    for step, (got_step, want_step) in enumerate(zip(compressed, exact)):
+        for name, want in want_step.items():
+            got = got_step[name]
+            assert got.dtype == want.dtype, name
+            if want.dtype == np.float64:
+                assert got.tobytes() == want.tobytes(), name
+                continue
+            np.testing.assert_allclose(got, want, rtol=float(info.eps),
+                                       atol=2 * float(info.smallest_subnormal),
+                                       err_msg=f"step {step}: {name}")
+    differs = [name for name in exact[0] if exact[0][name].tobytes() != compressed[0][name].tobytes()]
+    assert differs, "compression left every gradient exact: nothing was compressed"
+
+
 def test_kernel_path_gives_each_parameter_its_own_gradient_array(monkeypatch):
-    _, _, _, reducer, params = train_two_steps(True, monkeypatch)
+    _, sent, _, reducer = train_two_steps(True, monkeypatch)
     for bucket in reducer._buckets:
-        for p, grad in zip(bucket.params, bucket.grads):
-            assert p._grad is grad
-            assert grad.shape == p._data.shape and grad.flags.c_contiguous
-            assert not np.shares_memory(grad, bucket.buffer)
+        copy = bucket.grad_bucket.copy()
+        assert isinstance(copy, comm_hooks.KernelCopy)
+        for p in bucket.grad_bucket.params:
+            assert p._grad.shape == p._data.shape and p._grad.flags.c_contiguous
+            assert not np.shares_memory(p._grad, copy.flat)
 
 
-def test_only_device_buckets_carry_kernel_state(monkeypatch):
-    params = list(make_params().values())
-    cpu = Reducer(params, assign_buckets(params, 40, 60), MirrorGroup())
-    assert all(b.staged is None and b.grads is None and b.unpack_plan is None
-               for b in cpu._buckets)
-    cpu.remove_hooks()
-    monkeypatch.setattr(reducer_module, "_packs_with_kernels", lambda buffer: True)
-    device = Reducer(params, assign_buckets(params, 40, 60), MirrorGroup())
-    assert all(b.staged == [] and len(b.grads) == len(b.params)
-               and b.unpack_plan.name.startswith("minidp_unpack") for b in device._buckets)
-    device.remove_hooks()
+def test_host_copy_hands_out_views_of_the_flat_buffer_unless_compressed(monkeypatch):
+    _, _, _, reducer = train_two_steps(False, monkeypatch)
+    _, _, _, compressed = train_two_steps(False, monkeypatch, hook="fp16")
+    for plain_bucket, fp16_bucket in zip(reducer._buckets, compressed._buckets):
+        plain_copy = plain_bucket.grad_bucket.copy()
+        assert isinstance(plain_copy, comm_hooks.HostCopy)
+        for p in plain_bucket.grad_bucket.params:
+            assert np.shares_memory(p._grad, plain_copy.flat)
+        if fp16_bucket.grad_bucket.dtype == np.float32:
+            fp16_copy = fp16_bucket.grad_bucket.copy(np.float16)
+            for p in fp16_bucket.grad_bucket.params:
+                assert p._grad.dtype == np.float32
+                assert not np.shares_memory(p._grad, fp16_copy.flat)
+
+
+def test_the_copy_is_chosen_by_where_the_bucket_lives():
+    assert comm_hooks.copy_for("cpu") is comm_hooks.HostCopy
+    assert comm_hooks.copy_for("gpu:0") is comm_hooks.KernelCopy
+
+
+def test_counting_hook_sees_every_bucket_in_launch_order_and_leaves_gradients_local():
+    params = make_params()
+    ordered = list(params.values())
+    group = MirrorGroup()
+    reducer = Reducer(ordered, assign_buckets(ordered, 40, 60), group, True)
+    counter = comm_hooks.CallCounter()
+    reducer.register_comm_hook(counter, comm_hooks.counting_hook)
+    plain = make_params()
+    loss_of(plain, 0).backward()
+    loss = loss_of(params, 0)
+    reducer.prepare_for_backward([loss])
+    loss.backward()
+    sizes = [sum(p.size for p in bucket) for bucket in reducer.buckets]
+    sizes[-1] += 1  # the last bucket carries the reducer's check entry
+    assert counter.calls == list(enumerate(sizes))
+    assert group.sent == []
+    for name, p in params.items():
+        want = plain[name]._grad if plain[name]._grad is not None else np.zeros(p.shape, "float32")
+        np.testing.assert_array_equal(p._grad, want, err_msg=name)
+
+
+def test_a_hook_that_packs_differently_from_the_last_step_gets_every_entry_rewritten():
+    """Step 1 averages (gradients are then copied into the buffer as they arrive, scaled by
+    1/2); step 2 counts, with scale 1: the early copies must not leak into its buffer."""
+    params = make_params()
+    ordered = list(params.values())
+    reducer = Reducer(ordered, assign_buckets(ordered, 40, 60), MirrorGroup(), True)
+    for step, (state, hook) in enumerate([(None, comm_hooks.allreduce_hook),
+                                          (None, comm_hooks.allreduce_hook),
+                                          (comm_hooks.CallCounter(), comm_hooks.counting_hook)]):
+        reducer.register_comm_hook(state, hook)
+        for p in ordered:
+            p.clear_grad()
+        plain = make_params()
+        loss_of(plain, step).backward()
+        loss = loss_of(params, step)
+        reducer.prepare_for_backward([loss])
+        loss.backward()
+        for name, p in params.items():
+            if plain[name]._grad is not None:
+                np.testing.assert_array_equal(p._grad, plain[name]._grad, err_msg=f"{step} {name}")
 
 
 def test_a_missing_gradient_fails_the_same_way_on_both_paths(monkeypatch):
@@ -144,4 +230,4 @@ def test_a_missing_gradient_fails_the_same_way_on_both_paths(monkeypatch):
         monkeypatch.undo()
         messages.append(str(caught.value))
     assert messages[0] == messages[1]
-    assert "unused" in messages[0]
+    assert "unused" in messages[0] and "first step used them" in messages[0]

@@ -218,7 +218,7 @@ class ReducerProbe:
                                f"{len(dp_blocks) * block}")
         out = {name: sum(r[i] for r in rows) / len(rows) for i, name in enumerate(self.FIELDS)}
         out["buckets"] = [[list(p.shape) for p in params] for params in self.reducer.buckets]
-        out["bucket_bytes"] = [int(b.buffer.nbytes) for b in self.reducer._buckets]
+        out["bucket_bytes"] = [int(b.grad_bucket.copy().flat.nbytes) for b in self.reducer._buckets]
         return out
 
 
@@ -324,7 +324,7 @@ def worker_minidp(args) -> None:
     probe.enabled = False
 
     # The same buckets all-reduced back to back with nothing else running (fresh buffers).
-    buffers = [np.zeros_like(b.buffer) for b in probe.reducer._buckets]
+    buffers = [np.zeros_like(b.grad_bucket.copy().flat) for b in probe.reducer._buckets]
 
     def all_buckets() -> None:
         works = [pg.all_reduce(buf, sync_op=False) for buf in buffers]

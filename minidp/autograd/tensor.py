@@ -33,6 +33,7 @@ class Tensor:
         self._grad_hooks = None
         self._ready_hooks = None
         self.persistable = False
+        self._grad_reads_zero = False
         if name is not None:
             self._name = name
 
@@ -47,6 +48,7 @@ class Tensor:
         t._grad_hooks = None
         t._ready_hooks = None
         t.persistable = False
+        t._grad_reads_zero = False
         return t
 
     # --- description -------------------------------------------------------------------
@@ -144,7 +146,7 @@ class Tensor:
     def grad(self) -> Optional["Tensor"]:
         """The accumulated gradient of a leaf, or None before any backward (or after clearing)."""
         if self._grad is None:
-            if getattr(self, "_grad_reads_zero", False):
+            if self._grad_reads_zero:
                 return Tensor._wrap(backend.get_array_module(self._data).zeros_like(self._data))
             return None
         return Tensor._wrap(self._grad)

@@ -19,6 +19,8 @@ from .. import backend
 from ..autograd import engine
 from ..autograd.tensor import Tensor
 from ..nn import Layer
+from .env import ParallelEnv
+from .comm_hooks import CommHook
 from .reducer import Reducer, assign_buckets
 
 logger = logging.getLogger("minidp.distributed")
@@ -146,6 +148,21 @@ def _find_tensors(obj: Any) -> Iterator[Tensor]:
             yield from _find_tensors(item)
 
 
+def _refuse_a_job_of_several_ranks() -> None:
+    """Raise when the environment describes a job of several ranks: without init_parallel_env()
+    each rank would train alone and the job would end with ranks that silently disagree.
+
+    Paddle refuses too (an assertion at construction); a single process only gets a warning.
+    """
+    env = ParallelEnv()
+    if env.world_size > 1:
+        raise RuntimeError(
+            f"DataParallel: this process is rank {env.rank} of a job of {env.world_size} ranks, "
+            "but the parallel environment is not initialised, so every rank would train alone. "
+            "Call minidp.distributed.init_parallel_env() before constructing DataParallel."
+        )
+
+
 class DataParallel(Layer):
     """Data-parallel training of ``layers``: each rank trains its replica on its share of data.
 
@@ -154,9 +171,11 @@ class DataParallel(Layer):
     last, is limited to ``last_comm_buffer_size`` MiB so the final wait is short). Each rank's
     gradient is divided by the world size before the sum all-reduce, as Paddle does.
 
-    ``find_unused_parameters=True`` supports models in which some parameters get no gradient
-    in some steps (at the cost of a graph walk after every forward). ``group`` is a ``Group``
-    or the process group one carries; None means every rank.
+    ``find_unused_parameters=True`` supports models in which the parameters that get a gradient
+    change from step to step (at the cost of a graph walk after every forward). Without it, the
+    parameters the first forward does not use are left out for the whole run, as in Paddle
+    (their gradients stay as they are); any later change raises on every rank.
+    ``group`` is a ``Group`` or the process group one carries; None means every rank.
     """
 
     def __init__(self, layers: Layer, strategy: Any = None, comm_buffer_size: float = 25,
@@ -173,10 +192,12 @@ class DataParallel(Layer):
         self.comm_buffer_size = int(comm_buffer_size * 1024 * 1024)
         self.last_comm_buffer_size = int(last_comm_buffer_size * 1024 * 1024)
         self._reducer: Optional[Reducer] = None
+        self._comm_hook: Optional[CommHook] = None
         from . import collective
 
         if not collective.is_initialized():
             if group is None:
+                _refuse_a_job_of_several_ranks()
                 warnings.warn(
                     "DataParallel: the parallel environment is not initialised, so the model "
                     "trains on this process alone. Call minidp.distributed.init_parallel_env() "
@@ -206,6 +227,38 @@ class DataParallel(Layer):
         if self._reducer is not None and self.grad_need_sync and engine.is_grad_enabled():
             self._reducer.prepare_for_backward(list(_find_tensors(outputs)))
         return outputs
+
+    def register_comm_hook(self, state: Any, hook: CommHook) -> None:
+        """Let ``hook(state, bucket)`` pack, communicate and unpack every gradient bucket.
+
+        As PyTorch's ``DistributedDataParallel.register_comm_hook``: one hook per DataParallel
+        (a second call raises), registered before training; ``bucket`` is a
+        :class:`~minidp.distributed.comm_hooks.GradBucket`; built-in hooks are
+        ``allreduce_hook`` (the default), ``fp16_compress_hook``, ``bf16_compress_hook`` and
+        ``counting_hook`` in :mod:`minidp.distributed.comm_hooks`, whose ``state`` is a process
+        group, or None for this DataParallel's. Unlike PyTorch's:
+
+        - the hook returns a work handle whose ``wait()`` returns the averaged gradients as a
+          list of arrays, one per bucket entry (not a future of one flat tensor), so unpacking is
+          the hook's job, done where it is cheapest (the GPU unpack kernel);
+        - gradients are raw NumPy or CuPy arrays, not Tensors, and may be None (zeros);
+        - ``bucket.pack(wire_dtype, scale)`` returns the packed flat buffer and its unpack for
+          the place the bucket lives on, so a hook need not know whether it runs on a GPU;
+        - the last bucket carries one more entry, the reducer's check count, which the hook
+          averages like a gradient.
+
+        Without a process group of several ranks there is nothing to communicate: the hook is
+        accepted and never called.
+        """
+        if not callable(hook):
+            raise TypeError(f"register_comm_hook needs a callable hook(state, bucket), got "
+                            f"{type(hook).__name__}")
+        if self._comm_hook is not None:
+            raise RuntimeError("register_comm_hook can be called only once per DataParallel; "
+                               "build a new DataParallel to use another hook")
+        self._comm_hook = hook
+        if self._reducer is not None:
+            self._reducer.register_comm_hook(state, hook)
 
     @contextlib.contextmanager
     def no_sync(self) -> Iterator[None]:

@@ -2,26 +2,26 @@
 
 How gradients travel
 --------------------
-1. At construction the trainable parameters are split into buckets (:func:`assign_buckets`). Each
-   bucket owns one flat, preallocated buffer of its dtype, with one slot per parameter.
+1. At construction the trainable parameters are split into buckets (:func:`assign_buckets`),
+   each of one dtype.
 2. ``DataParallel.forward`` calls :meth:`Reducer.prepare_for_backward`, which arms the reducer for
    the next backward pass.
 3. During backward, every parameter fires its gradient-ready hook (see
-   ``Tensor._register_grad_ready_hook``) as soon as its gradient is final. The hook copies the
-   gradient into its slot, multiplied by 1/world_size on the way in.
-4. When every slot of a bucket is filled, the bucket is ready. Ready buckets are handed to the
-   process group's asynchronous SUM all-reduce strictly in bucket order, the same on every rank,
-   so ranks never disagree about which collective comes next; the all-reduce runs on the
+   ``Tensor._register_grad_ready_hook``) as soon as its gradient is final. The reducer notes the
+   gradient in its bucket (on the host, that copies it into the bucket's flat buffer at once,
+   scaled, so that the work of a full bucket is only its all-reduce).
+4. When every gradient of a bucket is noted, the bucket is ready. Ready buckets are handed to
+   the comm hook strictly in bucket order, the same on every rank, so ranks never disagree
+   about which collective comes next. The hook (:mod:`minidp.distributed.comm_hooks`; the
+   default averages in the gradients' dtype) packs the bucket into one flat buffer, scaled by
+   1/world_size, and starts the process group's asynchronous SUM all-reduce, which runs on the
    group's communication thread while backward computes the remaining gradients.
-5. When backward ends, the reducer waits for every bucket and points each ``param.grad`` at its
-   slot of the reduced buffer (a view, no copy).
+5. When backward ends, the reducer waits for every bucket's work, which unpacks the averaged
+   gradients, and points each ``param.grad`` at its result.
 
-On the GPU (CuPy buffers) steps 3 and 5 use the CUDA kernels of :mod:`minidp.kernels` instead of
-one copy per parameter: the hook only notes the ready gradient; a full bucket is packed by one
-launch of the multi-tensor pack kernel (scaling by 1/world_size on the way) right before its
-all-reduce, and after the all-reduce one launch of the unpack kernel fills each parameter's own
-gradient array, allocated once with the bucket, which ``param.grad`` then holds. A few launches
-replace dozens of per-parameter kernels, each costing microseconds of Python and a launch.
+How a bucket is packed depends only on where it lives (one NumPy copy per parameter on the
+host, one launch of the multi-tensor CUDA kernels per bucket on a GPU), decided once by the
+bucket's copy; the reducer itself never looks.
 
 Scaling happens *before* the all-reduce, as in Paddle (concat, divide by world size, all-reduce,
 split): the result is the average of the ranks' gradients, rounded the way Paddle rounds it.
@@ -29,25 +29,39 @@ Frameworks compared with minidp should expect sum(g_i / n), not sum(g_i) / n.
 
 Parameters that get no gradient
 -------------------------------
-With ``find_unused_parameters=True`` the graph is walked from the forward outputs; parameters it
-cannot reach count as ready with their current local gradient (zeros if none). Without it, a
-parameter that gets no gradient leaves its bucket incomplete. At the end of backward the reducer
-then still launches every bucket (so all ranks run the same collectives), and the last bucket
-carries one extra element counting missing parameters across ranks, so that every rank raises
-the same error instead of one rank raising and the others waiting forever.
+The graph is walked from the forward outputs to find the parameters that backward cannot
+reach. With ``find_unused_parameters=True`` this happens after every forward; such parameters
+count as ready with their current local gradient (zeros if none). Without it, the walk happens
+once, at the first forward, as Paddle does: parameters unreachable then are unused for the whole
+run -- their slot travels as zeros and their gradient is left alone (None unless set by hand) --
+so a model with a head it never uses trains.
+
+Any other gap is an error on every rank: a parameter that the first step used but that gets no
+gradient now leaves its bucket incomplete, and a parameter counted as unused that gets a
+gradient anyway (used only in a later step, or outside the forward) would keep a local,
+unaveraged gradient. The last bucket in launch order is therefore launched only when backward
+ends, carrying one extra element that counts such parameters across ranks; buckets left
+incomplete are launched then too, so all ranks run the same collectives and every rank raises
+the same error instead of one rank raising and the others waiting forever. That element is the
+last entry of the last bucket, which every hook averages like a gradient.
 """
 from __future__ import annotations
 
 import logging
 import time
-from typing import List, Sequence
+import weakref
+from typing import Any, List, Sequence
 
-from .. import backend, kernels
+from .. import backend
 from ..autograd import engine
 from ..autograd.tensor import Tensor
-from ..kernels.launch_args import unpack_launch
+from .comm_hooks import CommHook, GradBucket, allreduce_hook
 
 logger = logging.getLogger("minidp.distributed")
+
+# The reducer that averages each parameter's gradient, by id(parameter). An entry lives as long
+# as its reducer, which holds the parameter, so an id here is never a dead parameter's.
+_reducer_of: "weakref.WeakValueDictionary[int, Reducer]" = weakref.WeakValueDictionary()
 
 
 def assign_buckets(params: Sequence[Tensor], small_limit: int, limit: int) -> List[List[int]]:
@@ -81,40 +95,16 @@ def assign_buckets(params: Sequence[Tensor], small_limit: int, limit: int) -> Li
     return closed[::-1]
 
 
-def _packs_with_kernels(buffer) -> bool:
-    """True when ``buffer`` lives on a GPU, where buckets are packed and unpacked by kernels."""
-    return backend.place_of(buffer) != "cpu"
-
-
 class _Bucket:
-    """One flat buffer and the parameters whose gradients it carries.
+    """The reducer's bookkeeping for one bucket: what the hook sees, and its progress this step."""
 
-    On the GPU, ``staged`` collects (gradient, offset) pairs for the pack kernel, ``grads`` are
-    the parameters' gradient arrays and ``unpack_plan`` the launch filling them (built once);
-    on the CPU all three are None.
-    """
+    __slots__ = ("grad_bucket", "pending", "work", "launched_at")
 
-    __slots__ = ("params", "offsets", "buffer", "pending", "work", "launched_at", "status_index",
-                 "staged", "grads", "unpack_plan")
-
-    def __init__(self, params: List[Tensor], status_slot: bool) -> None:
-        self.params = params
-        self.offsets = []
-        total = 0
-        for p in params:
-            self.offsets.append(total)
-            total += p._data.size
-        xp = backend.get_array_module(params[0]._data)
-        self.status_index = total if status_slot else None
-        self.buffer = xp.zeros(total + (1 if status_slot else 0), dtype=params[0]._data.dtype)
-        self.pending = len(params)
+    def __init__(self, grad_bucket: GradBucket) -> None:
+        self.grad_bucket = grad_bucket
+        self.pending = len(grad_bucket.params)
         self.work = None
         self.launched_at = 0.0
-        self.staged = self.grads = self.unpack_plan = None
-        if _packs_with_kernels(self.buffer):
-            self.staged = []
-            self.grads = [xp.empty(p._data.shape, dtype=p._data.dtype) for p in params]
-            self.unpack_plan = unpack_launch(self.buffer, self.grads, self.offsets)
 
 
 class Reducer:
@@ -130,52 +120,103 @@ class Reducer:
         self._names = list(param_names) if param_names is not None else [p.name for p in params]
         self._group = process_group
         self._find_unused = find_unused_parameters
-        self._scale = 1.0 / process_group.size
+        self._hook: CommHook = allreduce_hook
+        self._hook_state: Any = None
         last = len(bucket_indices) - 1
-        self._buckets = [_Bucket([self._params[i] for i in indices], status_slot=(b == last))
-                         for b, indices in enumerate(bucket_indices)]
+        # The check count (see "Parameters that get no gradient"), an entry of the last bucket.
+        like = self._params[bucket_indices[last][0]]._data
+        self._status = backend.get_array_module(like).zeros(1, dtype=like.dtype)
+        self._buckets = [
+            _Bucket(GradBucket(b, [self._params[i] for i in indices],
+                               [self._status] if b == last else [], process_group))
+            for b, indices in enumerate(bucket_indices)]
         self._slot_of = {}
         index_of = {id(p): i for i, p in enumerate(self._params)}
         for b, bucket in enumerate(self._buckets):
-            for p, offset in zip(bucket.params, bucket.offsets):
-                self._slot_of[id(p)] = (b, offset, index_of[id(p)])
+            for slot, p in enumerate(bucket.grad_bucket.params):
+                self._slot_of[id(p)] = (b, slot, index_of[id(p)])
         self._marked = [False] * len(self._params)
         self._armed = False
         self._started = False
         self._next_launch = 0
         self._unused: List[Tensor] = []
-        self._handles = [p._register_grad_ready_hook(self._on_grad_ready) for p in self._params]
+        self._usage_known = False
+        self._keeps_own_grad = frozenset()
+        self._unexpected: List[int] = []
+        self._released = False
+        self._take_over_parameters()
         self._log_layout(bucket_indices)
+
+    def _take_over_parameters(self) -> None:
+        """Register the gradient-ready hooks, releasing any older reducer of these parameters.
+
+        The hooks hold the reducer only weakly, and are removed when it is garbage-collected,
+        so a discarded DataParallel leaves nothing behind on its parameters.
+        """
+        for p in self._params:
+            previous = _reducer_of.get(id(p))
+            if previous is not None:
+                previous.release()
+            _reducer_of[id(p)] = self
+        reducer = weakref.ref(self)
+
+        def on_grad_ready(param: Tensor) -> None:
+            alive = reducer()
+            if alive is not None:
+                alive._on_grad_ready(param)
+
+        handles = [p._register_grad_ready_hook(on_grad_ready) for p in self._params]
+        self._remove_hooks = weakref.finalize(self, _remove_all, handles)
+
+    def release(self) -> None:
+        """Let go of the parameters: remove the hooks and drop the buckets. A newer reducer of
+        the same parameters calls this; using this reducer afterwards raises."""
+        self._remove_hooks()
+        self._buckets = []
+        self._released = True
 
     @property
     def buckets(self) -> List[List[Tensor]]:
         """The parameters of each bucket, in launch order."""
-        return [list(b.params) for b in self._buckets]
+        return [list(b.grad_bucket.params) for b in self._buckets]
+
+    def register_comm_hook(self, state: Any, hook: CommHook) -> None:
+        """Hand every bucket to ``hook(state, bucket)`` from now on (see ``comm_hooks``)."""
+        self._hook_state = state
+        self._hook = hook
 
     def _log_layout(self, bucket_indices: List[List[int]]) -> None:
         if not logger.isEnabledFor(logging.DEBUG):
             return
         for b, indices in enumerate(bucket_indices):
-            bucket = self._buckets[b]
-            logger.debug("bucket %d (launch order), %s, %d bytes: %s", b, bucket.buffer.dtype,
-                         bucket.buffer.nbytes,
+            grad_bucket = self._buckets[b].grad_bucket
+            logger.debug("bucket %d (launch order), %s, %d bytes: %s", b, grad_bucket.dtype,
+                         grad_bucket.numel * grad_bucket.dtype.itemsize,
                          ", ".join(f"{self._names[i]}{list(self._params[i]._data.shape)}" for i in indices))
 
     def prepare_for_backward(self, outputs: Sequence[Tensor]) -> None:
         """Arm the reducer for the backward pass of ``outputs`` (called after every forward)."""
+        if self._released:
+            raise RuntimeError(
+                "DataParallel: a newer DataParallel wraps this one's parameters and averages "
+                "their gradients now; use that one (parameters feed one DataParallel at a time)"
+            )
         self._finish_outstanding_work()
         for bucket in self._buckets:
-            bucket.pending = len(bucket.params)
+            bucket.pending = len(bucket.grad_bucket.params)
             bucket.work = None
-            if bucket.staged is not None:
-                bucket.staged.clear()
+            bucket.grad_bucket.reset()
         self._marked = [False] * len(self._params)
         self._next_launch = 0
         self._started = False
         self._armed = True
-        if self._find_unused:
+        self._unexpected = []
+        if self._find_unused or not self._usage_known:
             reachable = engine.reachable_leaves(outputs)
             self._unused = [p for p in self._params if id(p) not in reachable]
+        if not self._find_unused and not self._usage_known:
+            self._usage_known = True
+            self._keeps_own_grad = frozenset(id(p) for p in self._unused)
 
     def _finish_outstanding_work(self) -> None:
         """Wait for collectives of a pass that never reached its end (keeps ranks in step)."""
@@ -192,59 +233,61 @@ class Reducer:
             engine.queue_end_of_backward_callback(self._finish_backward)
             for unused in self._unused:
                 self._mark_ready(unused)
+        index = self._slot_of[id(param)][2]
+        if self._marked[index]:
+            self._unexpected.append(index)
+            return
         self._mark_ready(param)
 
     def _mark_ready(self, param: Tensor) -> None:
-        b, offset, index = self._slot_of[id(param)]
-        if self._marked[index]:
-            return
+        b, slot, index = self._slot_of[id(param)]
         self._marked[index] = True
         bucket = self._buckets[b]
-        grad = param._grad
-        if grad is not None and bucket.staged is not None:
-            bucket.staged.append((grad, offset))
-        else:
-            slot = bucket.buffer[offset:offset + param._data.size]
-            if grad is None:
-                slot.fill(0)
-            else:
-                backend.get_array_module(slot).multiply(grad.reshape(-1), self._scale, out=slot)
+        bucket.grad_bucket.note(slot, param._grad)
         bucket.pending -= 1
         if bucket.pending == 0:
             self._launch_ready_buckets()
 
     def _launch_ready_buckets(self) -> None:
-        """Start the all-reduce of every ready bucket whose predecessors have all started."""
-        while self._next_launch < len(self._buckets) and self._buckets[self._next_launch].pending == 0:
-            bucket = self._buckets[self._next_launch]
-            if bucket.status_index is not None:
-                bucket.buffer[bucket.status_index] = 0
-            self._launch(bucket)
+        """Start the all-reduce of every ready bucket whose predecessors have all started.
+
+        The last bucket waits for the end of backward, where its status element is known.
+        """
+        last = len(self._buckets) - 1
+        while self._next_launch < last and self._buckets[self._next_launch].pending == 0:
+            self._launch(self._buckets[self._next_launch])
 
     def _launch(self, bucket: _Bucket) -> None:
-        if bucket.staged:
-            self._pack(bucket)
         bucket.launched_at = time.perf_counter()
-        bucket.work = self._group.all_reduce(bucket.buffer, sync_op=False)
+        bucket.work = self._hook(self._hook_state, bucket.grad_bucket)
+        bucket.grad_bucket.reset()
         self._next_launch += 1
 
     def _finish_backward(self) -> None:
-        """End of backward: launch what is left, wait for every bucket, unpack, check."""
+        """End of backward: launch what is left, wait for every bucket, check, hand out grads."""
         self._armed = False
         missing = [self._names[i] for i, marked in enumerate(self._marked) if not marked]
-        if missing:
-            self._launch_incomplete_buckets(len(missing))
+        unexpected = [self._names[i] for i in self._unexpected]
+        last = self._buckets[-1]
+        while self._next_launch < len(self._buckets):
+            bucket = self._buckets[self._next_launch]
+            if bucket is last:
+                self._status[0] = len(missing) + len(unexpected)
+            self._launch(bucket)
         backward_ended = time.perf_counter()
-        finished = []
+        finished, results = [], []
         for bucket in self._buckets:
-            bucket.work.wait()
+            results.append(bucket.work.wait())
             bucket.work = None
             finished.append(time.perf_counter())
-        last = self._buckets[-1]
-        missing_anywhere = int(round(float(last.buffer[last.status_index])))
-        if missing_anywhere:
-            raise RuntimeError(self._missing_message(missing, missing_anywhere))
-        self._unpack()
+        problems_anywhere = int(round(float(results[-1][-1][0]) * self._group.size))
+        if problems_anywhere:
+            raise RuntimeError(self._usage_message(missing, unexpected, problems_anywhere))
+        keeps_own_grad = self._keeps_own_grad
+        for bucket, grads in zip(self._buckets, results):
+            for p, grad in zip(bucket.grad_bucket.params, grads):
+                if id(p) not in keeps_own_grad:
+                    p._grad = grad
         if logger.isEnabledFor(logging.DEBUG):
             self._log_step(backward_ended, finished)
 
@@ -252,56 +295,36 @@ class Reducer:
         """Per bucket: when its all-reduce started and was seen done, relative to backward's end."""
         rank = self._group.rank
         for b, (bucket, done) in enumerate(zip(self._buckets, finished)):
+            grad_bucket = bucket.grad_bucket
             logger.debug("rank %d: bucket %d (%d bytes) all-reduce started %.3f ms before the "
-                         "end of backward, done %.3f ms after it", rank, b, bucket.buffer.nbytes,
+                         "end of backward, done %.3f ms after it", rank, b,
+                         grad_bucket.numel * grad_bucket.dtype.itemsize,
                          (backward_ended - bucket.launched_at) * 1e3, (done - backward_ended) * 1e3)
         logger.debug("rank %d: %d buckets reduced, %.3f ms waited after backward", rank,
                      len(self._buckets), (finished[-1] - backward_ended) * 1e3)
 
-    def _launch_incomplete_buckets(self, missing: int) -> None:
-        """Launch every bucket left, so all ranks run the same collectives, and count the gaps."""
-        for bucket in self._buckets[self._next_launch:]:
-            bucket.pending = 0
-        last = self._buckets[-1]
-        while self._next_launch < len(self._buckets):
-            bucket = self._buckets[self._next_launch]
-            if bucket is last:
-                last.buffer[last.status_index] = missing
-            self._launch(bucket)
-
-    def _missing_message(self, local_missing: List[str], total: int) -> str:
+    def _usage_message(self, missing: List[str], unexpected: List[str], total: int) -> str:
         rank = self._group.rank
-        where = (f"on this rank ({rank}): {', '.join(local_missing)}" if local_missing
-                 else f"on another rank (this rank {rank} had them all)")
+        found = []
+        if missing:
+            found.append(f"no gradient for {', '.join(missing)}, although "
+                         + ("the forward outputs reach them" if self._find_unused
+                            else "the first step used them"))
+        if unexpected:
+            found.append(f"a gradient for {', '.join(unexpected)}, although "
+                         + ("the forward outputs do not reach them" if self._find_unused
+                            else "the first step did not use them"))
+        where = (f"on this rank ({rank}): {'; '.join(found)}" if found
+                 else f"on another rank (this rank {rank} had none)")
         return (
-            f"DataParallel: {total} parameter gradient(s), counted over all ranks, were never "
-            "produced in backward, "
-            f"{where}. A parameter that does not take part in computing the loss leaves its "
-            "gradient bucket incomplete. Pass find_unused_parameters=True to DataParallel, or "
-            "set stop_gradient=True on parameters you do not train; also make sure the loss is "
-            "computed from the outputs of this forward call."
+            f"DataParallel: {total} parameter(s), counted over all ranks, did not take part in "
+            f"backward as expected, {where}. Pass find_unused_parameters=True to DataParallel "
+            "if the parameters a step uses change from step to step, or set stop_gradient=True "
+            "on parameters you do not train; also make sure the loss is computed from the "
+            "outputs of this forward call, and parameters are used only inside forward."
         )
 
-    def _pack(self, bucket: _Bucket) -> None:
-        """Copy the bucket's staged gradients, times 1/world_size, into its buffer: one launch."""
-        xp = backend.get_array_module(bucket.buffer)
-        kernels.pack([xp.ascontiguousarray(grad) for grad, _ in bucket.staged], bucket.buffer,
-                     [offset for _, offset in bucket.staged], self._scale)
-        bucket.staged.clear()
 
-    def _unpack(self) -> None:
-        for bucket in self._buckets:
-            if bucket.unpack_plan is not None:
-                kernels.launch(bucket.unpack_plan)
-                for p, grad in zip(bucket.params, bucket.grads):
-                    p._grad = grad
-                continue
-            buffer = bucket.buffer
-            for p, offset in zip(bucket.params, bucket.offsets):
-                p._grad = buffer[offset:offset + p._data.size].reshape(p._data.shape)
-
-    def remove_hooks(self) -> None:
-        """Detach the reducer from its parameters (used when a DataParallel is discarded)."""
-        for handle in self._handles:
-            handle.remove()
-
+def _remove_all(handles: List[engine.RemovableHandle]) -> None:
+    for handle in handles:
+        handle.remove()

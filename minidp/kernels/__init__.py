@@ -21,7 +21,6 @@ from minidp.kernels.launch_args import (
     momentum_launch,
     pack_launch,
     sgd_launch,
-    unpack_launch,
 )
 
 # --fmad=false keeps every multiply and add separately rounded, as NumPy does, so GPU results
@@ -93,12 +92,6 @@ def pack(sources: Sequence[Any], flat: Any, offsets: Sequence[int], scale: float
     launch(pack_launch(sources, flat, offsets, scale))
 
 
-def unpack(flat: Any, destinations: Sequence[Any], offsets: Sequence[int],
-           scale: float = 1.0) -> None:
-    """Copy ``flat`` at each offset times ``scale`` into each CuPy array of ``destinations``."""
-    launch(unpack_launch(flat, destinations, offsets, scale))
-
-
 def fused_adam(params: Sequence[Any], grads: Sequence[Any], moment1s: Sequence[Any],
                moment2s: Sequence[Any], *, lr: float, beta1: float, beta2: float, epsilon: float,
                beta1_pow: float, beta2_pow: float, weight_decay: float = 0.0,
@@ -136,5 +129,4 @@ __all__ = [
     "pack",
     "sgd",
     "translation_unit",
-    "unpack",
 ]

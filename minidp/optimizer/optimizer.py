@@ -240,7 +240,7 @@ class Optimizer:
             if param.stop_gradient:
                 continue
             if grad is None:
-                if not getattr(param, "_grad_reads_zero", False):
+                if not param._grad_reads_zero:
                     continue
                 grad = backend.get_array_module(param._data).zeros_like(param._data)
             pending.append((slot, grad))

@@ -15,6 +15,7 @@ Scenario keys (all optional but ``name``):
   ``branch``         None, "all", "none" or "some": which ranks use the extra branch
   ``find_unused``    DataParallel's find_unused_parameters
   ``comm_mb``, ``last_comm_mb``  DataParallel's bucket sizes (MiB)
+  ``comm_hook``      "fp16" or "bf16": register that compression hook
 
 Run as a script under ``mpiexec -n 2`` (``python dp_tasks.py mpi-equivalence DIR SCENARIOS_JSON``),
 each rank writes ``DIR/rank<N>.npz`` with its results.
@@ -35,10 +36,12 @@ import minidp
 import minidp.distributed as dist
 import minidp.nn as nn
 import minidp.optimizer as optim
+from minidp.distributed import comm_hooks
 
 GLOBAL_BATCH = 12  # divisible by 2, 3 and 4
 IN_FEATURES, HIDDEN, OUT_FEATURES = 5, 6, 2
 BASE_SEED = 2024
+COMM_HOOKS = {"fp16": comm_hooks.fp16_compress_hook, "bf16": comm_hooks.bf16_compress_hook}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -147,6 +150,8 @@ def train_data_parallel(scenario: Dict[str, Any]) -> Dict[str, Any]:
     dp = minidp.DataParallel(model, comm_buffer_size=scenario.get("comm_mb", 25),
                              last_comm_buffer_size=scenario.get("last_comm_mb", 1),
                              find_unused_parameters=scenario.get("find_unused", False))
+    if "comm_hook" in scenario:
+        dp.register_comm_hook(None, COMM_HOOKS[scenario["comm_hook"]])
     after_init = state(model)
     buckets = [[id(p) for p in bucket] for bucket in dp._reducer.buckets]
     names = {id(p): n for n, p in model.named_parameters()}
@@ -409,6 +414,7 @@ def errors_worker() -> Dict[str, Any]:
             return str(error), time.monotonic() - started
         return None, time.monotonic() - started
 
+    report["first"] = attempt(True)  # the first step uses every parameter
     report["missing_everywhere"] = attempt(False)
     report["missing_on_last_rank"] = attempt(rank != world - 1)
     # the job is still in step after the errors: a complete pass averages as usual
@@ -451,6 +457,68 @@ def errors_worker() -> Dict[str, Any]:
     dist.barrier()
     dist.destroy_process_group()
     return report
+
+
+def unused_parameters_worker() -> Dict[str, Any]:
+    """find_unused_parameters=False: what the first step leaves unused stays unused.
+
+    ``head_never_used``: ``extra`` is unused from the first step on; the model trains. Then
+    ``extra`` is used after all (an error). ``stops_being_used``: ``extra`` is used at the first
+    step and not at the second (an error), then the job goes on.
+    """
+    dist.init_parallel_env()
+    rank = dist.get_rank()
+    x = minidp.to_tensor(np.random.default_rng(rank).standard_normal((3, 4)).astype(np.float32))
+    report: Dict[str, Any] = {"rank": rank}
+
+    def attempt(dp, use_extra):
+        started = time.monotonic()
+        try:
+            dp(x, use_extra=use_extra).sum().backward()
+        except RuntimeError as error:
+            return str(error), time.monotonic() - started
+        return None, time.monotonic() - started
+
+    def averaged(model):
+        grad = model.first.weight.grad.numpy().copy()
+        gathered = []
+        dist.all_gather(gathered, minidp.to_tensor(grad))
+        return all(np.array_equal(t.numpy(), grad) for t in gathered)
+
+    minidp.seed(1)
+    model = OptionalLayerNet()
+    dp = minidp.DataParallel(model, find_unused_parameters=False)
+    optimizer = optim.SGD(learning_rate=0.1, parameters=dp.parameters())
+    steps = []
+    for _ in range(2):
+        outcome = attempt(dp, False)
+        steps.append((outcome[0], averaged(model), model.extra.weight._grad is None))
+        optimizer.step()
+        optimizer.clear_grad()
+    report["head_never_used"] = steps
+    report["head_used_later"] = attempt(dp, True)
+
+    minidp.seed(1)
+    model = OptionalLayerNet()
+    dp = minidp.DataParallel(model, find_unused_parameters=False)
+    report["stops_first"] = attempt(dp, True)
+    model.clear_gradients()
+    report["stops_being_used"] = attempt(dp, False)
+    model.clear_gradients()
+    report["stops_recovered"] = attempt(dp, True)
+    report["stops_recovered_equal"] = averaged(model)
+    dist.barrier()
+    dist.destroy_process_group()
+    return report
+
+
+def uninitialised_worker() -> Any:
+    """A rank of a job of several ranks whose script forgot init_parallel_env()."""
+    try:
+        minidp.DataParallel(LinearNet())
+    except RuntimeError as error:
+        return str(error)
+    return None
 
 
 def no_trainable_on_one_rank_worker() -> Any:

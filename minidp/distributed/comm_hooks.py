@@ -1,0 +1,275 @@
+"""Comm hooks: how the reducer's gradient buckets are packed, communicated and unpacked.
+
+The reducer hands each ready bucket to one hook, ``hook(state, bucket)``, which returns a work
+handle; when backward ends, ``work.wait()`` returns the averaged gradients, one array per entry
+of the bucket, in entry order. The reducer never packs, communicates or unpacks itself: the
+path of a gradient is tape -> hook -> bucket copy -> process group -> wire.
+
+A hook usually packs the bucket with ``bucket.pack(wire_dtype, 1 / world_size)``, which returns
+a :class:`BucketCopy` (a flat buffer of the wire dtype, made once per bucket and wire dtype,
+holding the scaled gradients), starts a SUM all-reduce of ``copy.flat`` and returns a
+:class:`BucketWork` that calls ``copy.unpack`` when waited on. How a bucket is copied depends
+only on where it lives, decided once by :func:`copy_for`: NumPy copies on the host, one launch
+of the pack and unpack kernels of :mod:`minidp.kernels` on a GPU.
+
+Built-in hooks (``state`` is a process group, or None for the DataParallel's own):
+
+- :func:`allreduce_hook`, the default: gradients travel in their own dtype.
+- :func:`fp16_compress_hook`, :func:`bf16_compress_hook`: float32 buckets travel as float16 or
+  bfloat16 (cast while packing, summed in half precision, widened while unpacking), halving the
+  bytes on the wire at the cost of half-precision rounding (ChainerMN's
+  ``allreduce_grad_dtype``, Horovod's ``Compression.fp16``); other dtypes travel as they are.
+- :func:`counting_hook`: records each bucket it is given in a :class:`CallCounter` and does not
+  communicate at all (each rank keeps its own gradients): a probe for tests.
+"""
+from __future__ import annotations
+
+import abc
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+import numpy
+
+from .. import backend, kernels
+from ..kernels.launch_args import unpack_launch
+from .backends import Work
+
+
+class BucketCopy(abc.ABC):
+    """A flat buffer of one wire dtype for one bucket, with its pack and its unpack.
+
+    ``flat`` holds the entries one after the other. :meth:`pack` fills it from gradients,
+    :meth:`unpack` turns it back into one array per entry, of the entries' own shape and dtype.
+    Subclasses fill in both for one kind of memory; those whose :meth:`pack_entry` is cheap
+    enough to run as each gradient arrives say so with ``EAGER``.
+    """
+
+    EAGER = False
+
+    def __init__(self, like: Sequence[Any], wire_dtype: Any) -> None:
+        self.offsets: List[int] = []
+        total = 0
+        for array in like:
+            self.offsets.append(total)
+            total += array.size
+        self.flat = backend.get_array_module(like[0]).zeros(total, dtype=wire_dtype)
+
+    @abc.abstractmethod
+    def pack(self, gradients: Sequence[Any], scale: float, done: Sequence[bool]) -> None:
+        """Write each gradient times ``scale`` (None: zeros) into ``flat``, skipping the
+        entries that ``done`` marks as written already."""
+
+    @abc.abstractmethod
+    def unpack(self) -> List[Any]:
+        """The entries read back from ``flat``, one array each (reused from call to call)."""
+
+
+class HostCopy(BucketCopy):
+    """NumPy copies, one per entry, for buckets in host memory.
+
+    Each gradient is copied as soon as it is final (``EAGER``), so that a full bucket goes to
+    the wire at once. When the wire dtype is the entries' own, unpacking is free: the results
+    are views of ``flat``. Otherwise they are arrays of the entries' dtype, allocated once.
+    """
+
+    EAGER = True
+
+    def __init__(self, like: Sequence[Any], wire_dtype: Any) -> None:
+        super().__init__(like, wire_dtype)
+        self._slots = [self.flat[o:o + a.size] for o, a in zip(self.offsets, like)]
+        self._views = numpy.dtype(wire_dtype) == like[0].dtype
+        if self._views:
+            self._results = [s.reshape(a.shape) for s, a in zip(self._slots, like)]
+        else:
+            self._results = [numpy.empty(a.shape, dtype=a.dtype) for a in like]
+
+    def pack_entry(self, entry: int, grad: Any, scale: float) -> None:
+        """Write one gradient times ``scale`` (None: zeros) into its slot, cast to the wire."""
+        slot = self._slots[entry]
+        if grad is None:
+            slot.fill(0)
+        else:
+            numpy.multiply(grad.reshape(-1), scale, out=slot)
+
+    def pack(self, gradients: Sequence[Any], scale: float, done: Sequence[bool]) -> None:
+        for entry, (grad, written) in enumerate(zip(gradients, done)):
+            if not written:
+                self.pack_entry(entry, grad, scale)
+
+    def unpack(self) -> List[Any]:
+        if not self._views:
+            for result, slot in zip(self._results, self._slots):
+                numpy.copyto(result, slot.reshape(result.shape))
+        return self._results
+
+
+class KernelCopy(BucketCopy):
+    """One launch of the multi-tensor pack kernel and one of the unpack kernel, for buckets on
+    a GPU: a few launches instead of one small kernel per parameter.
+
+    The results are arrays of their own, allocated once with the unpack launch that fills them.
+    """
+
+    def __init__(self, like: Sequence[Any], wire_dtype: Any) -> None:
+        super().__init__(like, wire_dtype)
+        xp = backend.get_array_module(like[0])
+        self._results = [xp.empty(a.shape, dtype=a.dtype) for a in like]
+        self._unpack = unpack_launch(self.flat, self._results, self.offsets)
+
+    def pack(self, gradients: Sequence[Any], scale: float, done: Sequence[bool]) -> None:
+        xp = backend.get_array_module(self.flat)
+        sources, offsets = [], []
+        for grad, offset, result in zip(gradients, self.offsets, self._results):
+            if grad is None:
+                self.flat[offset:offset + result.size].fill(0)
+            else:
+                sources.append(xp.ascontiguousarray(grad))
+                offsets.append(offset)
+        if sources:
+            kernels.pack(sources, self.flat, offsets, scale)
+
+    def unpack(self) -> List[Any]:
+        kernels.launch(self._unpack)
+        return self._results
+
+
+def copy_for(place: str) -> type:
+    """The :class:`BucketCopy` for buckets on ``place``: NumPy on "cpu", kernels elsewhere."""
+    return HostCopy if place == "cpu" else KernelCopy
+
+
+class GradBucket:
+    """One bucket as a hook sees it.
+
+    ``index`` is its position in launch order; ``params`` its parameters; ``dtype`` the
+    entries' dtype; ``process_group`` the group of the DataParallel. The entries are the
+    parameters' gradients and, in the last bucket, one more: a one-element array of the
+    reducer's own (its check that every rank saw the gradients it expected), which a hook must
+    average like the rest. ``gradients`` holds this step's arrays, one per entry (None: zeros),
+    during the hook's call.
+
+    A hook gets the packed bucket from :meth:`pack`. While backward runs, the reducer hands each
+    final gradient to :meth:`note`, which copies it at once into the buffer the hook packed last
+    time, when that copy is ``EAGER`` (host memory); :meth:`pack` then only writes what is left,
+    so a full bucket goes to the wire without waiting for a bucket-wide copy.
+    """
+
+    __slots__ = ("index", "params", "gradients", "dtype", "process_group", "_like", "_copies",
+                 "_eager", "_eager_scale", "_done", "_no_gradients")
+
+    def __init__(self, index: int, params: Sequence[Any], extra: Sequence[Any],
+                 process_group: Any) -> None:
+        self.index = index
+        self.params = list(params)
+        self._like = [p._data for p in self.params] + list(extra)
+        self.gradients: List[Any] = [None] * len(self.params) + list(extra)
+        self.dtype = self._like[0].dtype
+        self.process_group = process_group
+        self._copies: Dict[Any, BucketCopy] = {}
+        self._eager: Optional[HostCopy] = None
+        self._eager_scale = 1.0
+        self._done = [False] * len(self._like)
+        self._no_gradients = [None] * len(self.params)
+
+    @property
+    def numel(self) -> int:
+        """Elements in the bucket, all entries together."""
+        return sum(a.size for a in self._like)
+
+    def copy(self, wire_dtype: Any = None) -> BucketCopy:
+        """This bucket's :class:`BucketCopy` for ``wire_dtype`` (default: the bucket's dtype),
+        made at the first call and reused afterwards."""
+        key = self.dtype if wire_dtype is None else numpy.dtype(wire_dtype)
+        copy = self._copies.get(key)
+        if copy is None:
+            copy = copy_for(backend.place_of(self._like[0]))(self._like, key)
+            self._copies[key] = copy
+        return copy
+
+    def pack(self, wire_dtype: Any = None, scale: float = 1.0) -> BucketCopy:
+        """The bucket's copy for ``wire_dtype`` with every entry written, times ``scale``."""
+        copy = self.copy(wire_dtype)
+        if copy is self._eager and scale == self._eager_scale:
+            copy.pack(self.gradients, scale, self._done)
+        else:
+            copy.pack(self.gradients, scale, [False] * len(self._done))
+            self._eager = copy if copy.EAGER else None
+            self._eager_scale = scale
+        return copy
+
+    def note(self, entry: int, grad: Any) -> None:
+        """Record a parameter's final gradient for this step (the reducer calls this)."""
+        self.gradients[entry] = grad
+        if self._eager is not None:
+            self._eager.pack_entry(entry, grad, self._eager_scale)
+            self._done[entry] = True
+
+    def reset(self) -> None:
+        """Forget this step's gradients: once the hook has packed them, or when a backward pass
+        was abandoned before its end (the reducer calls this)."""
+        count = len(self._no_gradients)
+        self.gradients[:count] = self._no_gradients
+        self._done[:count] = [False] * count
+
+
+class BucketWork:
+    """What a hook returns: a collective's work and the unpack that follows it.
+
+    ``wait()`` waits for the collective (raising its error, if any) and returns the unpacked
+    gradients.
+    """
+
+    __slots__ = ("_work", "_unpack")
+
+    def __init__(self, work: Any, unpack: Callable[[], List[Any]]) -> None:
+        self._work = work
+        self._unpack = unpack
+
+    def wait(self) -> List[Any]:
+        self._work.wait()
+        return self._unpack()
+
+
+def _average(process_group: Any, bucket: GradBucket, wire_dtype: Any) -> BucketWork:
+    """Pack with 1/world_size (Paddle's order: divide, then sum), all-reduce, unpack on wait."""
+    group = bucket.process_group if process_group is None else process_group
+    copy = bucket.pack(wire_dtype, 1.0 / group.size)
+    return BucketWork(group.all_reduce(copy.flat, sync_op=False), copy.unpack)
+
+
+def allreduce_hook(process_group: Any, bucket: GradBucket) -> BucketWork:
+    """Average the bucket over ``process_group`` in the gradients' own dtype (the default)."""
+    return _average(process_group, bucket, bucket.dtype)
+
+
+def _compressed(bucket: GradBucket, half: Any) -> Any:
+    return half if bucket.dtype == numpy.float32 else bucket.dtype
+
+
+def fp16_compress_hook(process_group: Any, bucket: GradBucket) -> BucketWork:
+    """Average a float32 bucket as float16 on the wire; other dtypes travel as they are."""
+    return _average(process_group, bucket, _compressed(bucket, numpy.float16))
+
+
+def bf16_compress_hook(process_group: Any, bucket: GradBucket) -> BucketWork:
+    """Average a float32 bucket as bfloat16 on the wire; other dtypes travel as they are."""
+    import ml_dtypes
+
+    return _average(process_group, bucket, _compressed(bucket, ml_dtypes.bfloat16))
+
+
+class CallCounter:
+    """The state of :func:`counting_hook`: ``calls`` lists ``(bucket index, elements)``."""
+
+    def __init__(self) -> None:
+        self.calls: List[tuple] = []
+
+
+def counting_hook(counter: CallCounter, bucket: GradBucket) -> BucketWork:
+    """Record the bucket in ``counter`` and leave the gradients as they are: no communication."""
+    counter.calls.append((bucket.index, bucket.numel))
+    copy = bucket.pack()
+    return BucketWork(Work.completed("counting_hook (no communication)"), copy.unpack)
+
+
+# What DataParallel.register_comm_hook accepts: hook(state, bucket) -> a BucketWork.
+CommHook = Callable[[Optional[Any], GradBucket], BucketWork]
