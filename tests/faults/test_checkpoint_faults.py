@@ -100,8 +100,8 @@ def test_two_same_shape_arrays_swapped_are_caught(tmp_path):
     path = tmp_path / "swapped.ckpt"
     save({"a": np.arange(4.0), "b": np.arange(4.0) + 10}, path)
     with zipfile.ZipFile(path) as archive:
-        first, second = archive.read("arrays/0.npy"), archive.read("arrays/1.npy")
-    rewrite_entries(path, lambda name, data: {"arrays/0.npy": second, "arrays/1.npy": first}.get(name, data))
+        first, second, meta = (archive.read(name) for name in ("arrays/0.npy", "arrays/1.npy", "minidp.json"))
+    rewrite_entries(path, {"arrays/0.npy": second, "arrays/1.npy": first, "minidp.json": meta}.get)
     message = refused(path, "arrays/0.npy", "obj['a']")
     assert "SHA-256" in message
 
@@ -346,7 +346,8 @@ def test_a_sigkilled_writers_temporary_is_removed_by_the_next_save_but_a_live_on
 
 
 def test_other_hosts_and_other_targets_temporaries_are_kept(tmp_path):
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True)
     pid = int(dead.stdout)
     host = serialization._host_tag()
     kept = [f".model.ckpt.other-host.{pid}.0123abcd.tmp", f".model.ckpt.v2.{host}.{pid}.0123abcd.tmp",
