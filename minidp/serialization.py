@@ -316,9 +316,9 @@ class _Reader:
     def checked_members(self) -> dict:
         """``name -> ZipInfo``, after checking that the entries are stored, unencrypted, unique and
         together no larger than the file (so overlapping entries cannot multiply its bytes)."""
-        infos = self.archive.infolist()
         members = {}
-        for info in infos:
+        claimed, available = 0, os.path.getsize(self.path)
+        for info in self.archive.infolist():
             name = info.filename
             if name in members:
                 raise self.refuse(name, "the archive holds two entries of this name")
@@ -327,9 +327,11 @@ class _Reader:
             if info.compress_type != zipfile.ZIP_STORED or info.compress_size != info.file_size:
                 raise self.refuse(name, f"the entry is compressed (method {info.compress_type}); minidp stores entries "
                                         "uncompressed so that their sizes can be checked before anything is read")
+            claimed += info.file_size
+            if claimed > available:
+                raise self.refuse(name, f"the entries up to this one claim {claimed} bytes, more than the file's "
+                                        f"{available} (entries overlap)")
             members[name] = info
-        if sum(info.file_size for info in infos) > os.path.getsize(self.path):
-            raise self.refuse(_META, "the entries claim more bytes than the file holds (overlapping entries)")
         return members
 
     def manifest(self) -> Any:

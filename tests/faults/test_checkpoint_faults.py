@@ -2,10 +2,11 @@
 
 Every crafted minidp checkpoint below is refused with a ValueError naming the file and the entry,
 in under 2 s and with a tracemalloc peak under 4 MiB (the 2^40-element header, the 2.1 GB zip
-bomb, the 5000-deep manifest and the array referenced 3000 times included); a writer SIGKILLed
-mid-save leaves a temporary file that the next save removes, while a live writer's is kept;
-every dtype round-trips bit for bit; random damage to a minidp checkpoint or a Paddle pickle
-gives a ValueError naming the file, or the original content, never anything else.
+bomb, the 5000-deep manifest, the array referenced 3000 times and 3000 directory records sharing
+one entry's bytes included). A writer SIGKILLed mid-save leaves a temporary file that the next
+save removes, while a live writer's is kept. Every dtype round-trips bit for bit. Random damage
+to a minidp checkpoint or a Paddle pickle gives a ValueError naming the file, or the original
+content, never anything else; crafted Paddle pickles are refused within the same memory bound.
 """
 import hashlib
 import io
@@ -194,6 +195,21 @@ def test_an_array_referenced_3000_times_is_refused_at_the_second_reference(tmp_p
     entry = npy(np.zeros(1 << 17))  # 1 MiB
     path = write_checkpoint(tmp_path / "shared.ckpt", [entry], ["list", [["ndarray", 0]] * 3000])
     assert "second time" in refused(path, "arrays/0.npy", "obj[1]")
+
+
+def test_3000_directory_records_sharing_one_entrys_bytes_are_refused(tmp_path):
+    entry = npy(np.zeros(1 << 17))  # 1 MiB
+    path = write_checkpoint(tmp_path / "overlap.ckpt", [entry], ["ndarray", 0])
+    data = path.read_bytes()
+    directory = data.index(b"PK\x01\x02")
+    end = data.index(b"PK\x05\x06")
+    record = data[directory:data.index(b"PK\x01\x02", directory + 4)]  # arrays/0.npy's record
+    copies = b"".join(record.replace(b"arrays/0.npy", f"x{i:07d}.npy".encode()) for i in range(1, 3000))
+    records = data[directory:end] + copies
+    tail = bytearray(data[end:])
+    struct.pack_into("<HHI", tail, 8, 3001, 3001, len(records))
+    path.write_bytes(data[:directory] + records + bytes(tail))
+    assert "overlap" in refused(path, "x0000001.npy")
 
 
 @pytest.mark.parametrize("layout, entry", [
