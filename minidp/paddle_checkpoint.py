@@ -5,13 +5,18 @@ so they are read with an unpickler that admits only what such a checkpoint needs
 containers and numbers pickle builds by itself, plus NumPy's array, scalar and dtype
 reconstruction (never an object dtype), ``collections.OrderedDict`` and the latin-1 decoding
 protocol 2 uses for bytes -- and refuses everything else before calling it, as
-``torch.load(weights_only=True)`` does. minidp's own checkpoints never use pickle (see :mod:`minidp.serialization`).
+``torch.load(weights_only=True)`` does. NumPy's own reconstruction trusts its input (a crafted
+dtype or array state can crash the interpreter), so arrays, dtypes and scalars are rebuilt from
+checked descriptions instead; the pickled ``numpy.ndarray`` cannot be called. minidp's own
+checkpoints never use pickle (see :mod:`minidp.serialization`).
 """
 from __future__ import annotations
 
 import collections
+import math
 import pickle
-from typing import Any, BinaryIO, Callable
+from collections.abc import Callable
+from typing import Any, BinaryIO, ClassVar
 
 import numpy
 
@@ -31,12 +36,86 @@ class _RefusedGlobal(pickle.UnpicklingError):
     """Something outside what a checkpoint needs: carries its name for the user's message."""
 
 
-def _safe_dtype(*args: Any) -> numpy.dtype:
-    """``numpy.dtype`` for the reconstruction of arrays, refusing object dtypes (they hold pickles)."""
-    dtype = numpy.dtype(*args)
-    if dtype.hasobject:
-        raise _RefusedGlobal(f"an object dtype ({dtype}: arrays of Python objects are not weights)")
-    return dtype
+class _Malformed(ValueError):
+    """A pickle whose parts are admitted but do not fit together as a checkpoint's."""
+
+
+class _ArrayType:
+    """What the pickle's ``numpy.ndarray`` global becomes: a name ``_reconstruct`` accepts, not a
+    class a pickle could call to allocate an array of any shape."""
+
+
+_NDARRAY = _ArrayType()
+
+
+class _PendingDtype:
+    """A dtype as a pickle describes it: ``numpy.dtype(*args)``, then a state. NumPy's own
+    ``dtype.__setstate__`` trusts its input (crafted flags crash the interpreter), so it is never
+    called: the state must equal the one NumPy gives the dtype the arguments name."""
+
+    def __init__(self, *args: Any) -> None:
+        self.named = numpy.dtype(*args)
+        if self.named.hasobject:
+            raise _RefusedGlobal(f"an object dtype ({self.named}: arrays of Python objects are not weights)")
+        self.state, self.resolved = None, None
+
+    def __setstate__(self, state: Any) -> None:
+        self.state = state
+
+    def dtype(self) -> numpy.dtype:
+        if self.resolved is None:
+            dtype = self.named
+            if isinstance(self.state, tuple) and len(self.state) > 1 and self.state[1] in ("<", ">"):
+                dtype = dtype.newbyteorder(self.state[1])
+            if self.state is not None and dtype.__reduce__()[2] != self.state:
+                raise _Malformed(f"the state of dtype {dtype} is not NumPy's ({self.state!r:.80})")
+            self.resolved = dtype
+        return self.resolved
+
+
+def _checked_dtype(dtype: Any) -> numpy.dtype:
+    if not isinstance(dtype, _PendingDtype):
+        raise _Malformed(f"{type(dtype).__name__} where a dtype belongs")
+    return dtype.dtype()
+
+
+class _PendingArray:
+    """An array as a pickle describes it: ``_reconstruct(ndarray, ...)``, then the state
+    ``(version, shape, dtype, fortran_order, data)``. ``ndarray.__setstate__`` is never called on
+    pickled input: the state is checked -- the data exactly dtype x shape bytes -- and the array
+    built from a copy of the data."""
+
+    def __init__(self, subtype: Any, *_placeholder_shape_and_typecode: Any) -> None:
+        if subtype is not _NDARRAY:
+            raise _RefusedGlobal(f"array reconstruction of {type(subtype).__name__} (only numpy.ndarray)")
+        self.array: Any = None
+
+    def __setstate__(self, state: Any) -> None:
+        if self.array is not None or not (isinstance(state, tuple) and len(state) == 5):
+            raise _Malformed(f"an array state that is not (version, shape, dtype, order, data): {state!r:.80}")
+        _, shape, dtype, fortran_order, data = state
+        dtype = _checked_dtype(dtype)
+        if not (isinstance(shape, tuple) and all(type(n) is int and n >= 0 for n in shape)
+                and isinstance(fortran_order, bool) and isinstance(data, bytes)):
+            raise _Malformed(f"an array state with a bad shape, order or data: {state!r:.80}")
+        if len(data) != math.prod(shape) * dtype.itemsize:
+            raise _Malformed(f"an array of {dtype}{list(shape)!s:.60} with {len(data)} bytes of data")
+        self.array = numpy.frombuffer(data, dtype).reshape(shape, order="F" if fortran_order else "C").copy()
+
+
+def _scalar(dtype: Any, data: Any) -> numpy.generic:
+    """How pickles rebuild a NumPy scalar (``numpy.core.multiarray.scalar(dtype, data)``), checked."""
+    dtype = _checked_dtype(dtype)
+    if not isinstance(data, bytes) or len(data) != dtype.itemsize:
+        raise _Malformed(f"a {dtype} scalar with {type(data).__name__} data of the wrong size")
+    return numpy.frombuffer(data, dtype)[0]
+
+
+def _bytes(*args: Any) -> bytes:
+    """``bytes`` for pickles: never ``bytes(n)``, which would allocate n bytes the file does not hold."""
+    if args and isinstance(args[0], int):
+        raise _RefusedGlobal(f"bytes({args[0]!r:.20}) (zero-filled bytes of a requested size)")
+    return bytes(*args)
 
 
 def _latin1_bytes(text: str, encoding: str) -> bytes:
@@ -48,25 +127,62 @@ def _latin1_bytes(text: str, encoding: str) -> bytes:
 
 def _allowed_globals() -> dict:
     """``(module, name) -> callable`` for every global a Paddle checkpoint may name."""
-    reconstruct = numpy.empty(0).__reduce__()[0]
-    scalar = numpy.float32(0).__reduce__()[0]
     allowed: dict = {("collections", "OrderedDict"): collections.OrderedDict,
-                     ("numpy", "ndarray"): numpy.ndarray, ("numpy", "dtype"): _safe_dtype,
+                     ("numpy", "ndarray"): _NDARRAY, ("numpy", "dtype"): _PendingDtype,
                      ("_codecs", "encode"): _latin1_bytes}
-    for builtin in (tuple, list, dict, set, frozenset, int, float, complex, bool, str, bytes):
-        allowed[("builtins", builtin.__name__)] = builtin
-        allowed[("__builtin__", builtin.__name__)] = builtin  # protocol-2 files written by Python 2
+    for builtin in (tuple, list, dict, set, frozenset, int, float, complex, bool, str, _bytes):
+        name = builtin.__name__.strip("_")
+        allowed[("builtins", name)] = builtin
+        allowed[("__builtin__", name)] = builtin  # protocol-2 files written by Python 2
     for module in ("numpy.core.multiarray", "numpy._core.multiarray"):
-        allowed[(module, "_reconstruct")] = reconstruct
-        allowed[(module, "scalar")] = scalar
+        allowed[(module, "_reconstruct")] = _PendingArray
+        allowed[(module, "scalar")] = _scalar
     return allowed
 
 
 _ALLOWED: dict = _allowed_globals()
 
 
-class _RestrictedUnpickler(pickle.Unpickler):
-    """An unpickler whose only globals are :data:`_ALLOWED`."""
+class _BoundedFile:
+    """The checkpoint as the unpickler reads it: a read asking for more bytes than the file has
+    left (pickle opcodes carry their own lengths) is refused before anything is allocated."""
+
+    def __init__(self, handle: BinaryIO) -> None:
+        self.handle, self.position = handle, handle.tell()
+        self.size = handle.seek(0, 2)
+        handle.seek(self.position)
+
+    def claim(self, size: int) -> None:
+        if size > self.size - self.position:
+            raise _Malformed(f"a record of {size} bytes where only {self.size - self.position} remain")
+
+    def read(self, size: int = -1) -> bytes:
+        if size >= 0:
+            self.claim(size)
+        data = self.handle.read(size)
+        self.position += len(data)
+        return data
+
+    def readinto(self, buffer: Any) -> int:
+        self.claim(len(buffer))
+        count = self.handle.readinto(buffer)
+        self.position += count
+        return count
+
+    def readline(self) -> bytes:
+        line = self.handle.readline()
+        self.position += len(line)
+        return line
+
+
+class _RestrictedUnpickler(pickle._Unpickler):
+    """An unpickler whose only globals are :data:`_ALLOWED`. It is Python's own implementation:
+    its memo is a dict, where the C unpickler's table grows to whatever index a pickle names."""
+
+    dispatch: ClassVar[dict] = dict(pickle._Unpickler.dispatch)
+
+    def __init__(self, handle: BinaryIO) -> None:
+        super().__init__(_BoundedFile(handle))
 
     def find_class(self, module: str, name: str) -> Callable:
         found = _ALLOWED.get((module, name))
@@ -77,34 +193,70 @@ class _RestrictedUnpickler(pickle.Unpickler):
     def persistent_load(self, pid: Any) -> Any:
         raise _RefusedGlobal(f"persistent id {pid!r:.60}")
 
+    def refuse_bytearray(self) -> None:
+        """Protocol 5's BYTEARRAY8 (Paddle never writes it) would allocate its length before reading."""
+        raise _RefusedGlobal("a bytearray (pickle protocol 5)")
+
+    dispatch[pickle.BYTEARRAY8[0]] = refuse_bytearray
+
+
+_KEEP = object()
+
+
+def _convert(obj: Any, convert: Callable[[Any], Any]) -> tuple:
+    """``(obj with each part p replaced by convert(p) where that is not _KEEP, number replaced)``.
+
+    Containers are rebuilt, each once however often the pickle shares it (a walk along every path
+    could take exponential time); a container inside itself is refused.
+    """
+    done: dict = {}
+    active: set = set()
+    replaced = 0
+
+    def walk(part: Any) -> Any:
+        nonlocal replaced
+        new = convert(part)
+        if new is not _KEEP:
+            replaced += 1
+            return new
+        if not isinstance(part, (dict, list, tuple, set, frozenset)):
+            return part
+        key = id(part)
+        if key in done:
+            return done[key]
+        if key in active:
+            raise _Malformed("a container that contains itself")
+        active.add(key)
+        if isinstance(part, dict):
+            new = type(part)((walk(k), walk(v)) for k, v in part.items())
+        else:
+            new = type(part)(walk(v) for v in part)
+        active.discard(key)
+        done[key] = new
+        return new
+
+    return walk(obj), replaced
+
+
+def _materialized_part(part: Any) -> Any:
+    """The array or dtype a pending part of the pickle stands for (_KEEP for anything else)."""
+    if isinstance(part, _PendingArray):
+        if part.array is None:
+            raise _Malformed("an array without its state")
+        return part.array
+    if isinstance(part, _PendingDtype):
+        return part.dtype()
+    if part is _NDARRAY:
+        raise _Malformed("the numpy.ndarray class as a value")
+    return _KEEP
+
 
 def _is_tensor_tuple(obj: Any) -> bool:
     """How Paddle pickles a Tensor outside a state dict: ``(name, array)``."""
     return isinstance(obj, tuple) and len(obj) == 2 and isinstance(obj[0], str) and isinstance(obj[1], numpy.ndarray)
 
 
-def _contains_tensor_tuple(obj: Any) -> bool:
-    if _is_tensor_tuple(obj):
-        return True
-    if isinstance(obj, dict):
-        return any(_contains_tensor_tuple(value) for value in obj.values())
-    if isinstance(obj, (list, tuple)):
-        return any(_contains_tensor_tuple(value) for value in obj)
-    return False
-
-
-def _convert(obj: Any, selects: Callable[[Any], bool], convert: Callable[[Any], Any]) -> Any:
-    """``obj`` with every part that ``selects`` accepts replaced by ``convert(part)``."""
-    if selects(obj):
-        return convert(obj)
-    if isinstance(obj, dict):
-        return type(obj)((key, _convert(value, selects, convert)) for key, value in obj.items())
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(_convert(value, selects, convert) for value in obj)
-    return obj
-
-
-def _join_big_arrays(result: dict, path: str) -> None:
+def _join_big_arrays(result: dict) -> None:
     """Put back together the arrays Paddle split into slices (see ``_BIG_ARRAY_KEY``), in place."""
     plan = result.pop(_BIG_ARRAY_KEY)
     try:
@@ -112,8 +264,7 @@ def _join_big_arrays(result: dict, path: str) -> None:
             parts = [result.pop(part) for part in info["slices"]]
             result[name] = numpy.concatenate(parts).reshape(info["OriginShape"])
     except (AttributeError, KeyError, TypeError, ValueError) as error:
-        raise ValueError(f"minidp.load: {path!r} has a malformed {_BIG_ARRAY_KEY} entry ({type(error).__name__}: "
-                         f"{error}); the checkpoint is corrupted") from None
+        raise _Malformed(f"a malformed {_BIG_ARRAY_KEY} entry ({type(error).__name__}: {error})") from None
 
 
 def _as_paddle_loads(result: Any, return_numpy: bool, keep_name_table: bool) -> Any:
@@ -123,28 +274,35 @@ def _as_paddle_loads(result: Any, return_numpy: bool, keep_name_table: bool) -> 
     array = (lambda a: a) if return_numpy else to_tensor
     if isinstance(result, dict) and _STRUCTURE_KEY in result:
         table = result[_STRUCTURE_KEY] if keep_name_table else result.pop(_STRUCTURE_KEY)
+        if not isinstance(table, dict):
+            raise _Malformed(f"a {_STRUCTURE_KEY} entry that is a {type(table).__name__}, not a dict")
         for key in table:
             if isinstance(result.get(key), numpy.ndarray):
                 result[key] = array(result[key])
         return result
-    if _contains_tensor_tuple(result):
-        return _convert(result, _is_tensor_tuple, lambda pair: array(pair[1]))
-    return _convert(result, lambda part: isinstance(part, numpy.ndarray), array)
+    converted, tensors = _convert(result, lambda part: array(part[1]) if _is_tensor_tuple(part) else _KEEP)
+    if tensors:
+        return converted
+    return _convert(result, lambda part: array(part) if isinstance(part, numpy.ndarray) else _KEEP)[0]
 
 
 def load_paddle_checkpoint(path: str, handle: BinaryIO, return_numpy: bool, keep_name_table: bool = False) -> Any:
     """Unpickle the Paddle checkpoint at ``path`` (open as ``handle``) with only the allowed
-    globals; arrays become tensors where ``paddle.load`` makes them tensors, unless ``return_numpy``."""
+    globals; arrays become tensors where ``paddle.load`` makes them tensors, unless ``return_numpy``.
+    Every failure is a ValueError naming ``path``."""
     try:
-        result = _RestrictedUnpickler(handle).load()
+        result = _convert(_RestrictedUnpickler(handle).load(), _materialized_part)[0]
+        if isinstance(result, dict) and _BIG_ARRAY_KEY in result:
+            _join_big_arrays(result)
+        return _as_paddle_loads(result, return_numpy, keep_name_table)
     except _RefusedGlobal as refused:
         raise ValueError(f"minidp.load: {path!r} is a pickle that refers to {refused}, which a Paddle "
                          "checkpoint never needs; it was refused without running it. Only containers, "
                          "numbers, strings and NumPy arrays are read from pickled checkpoints") from None
+    except _Malformed as error:
+        raise ValueError(f"minidp.load: {path!r} is a pickled Paddle checkpoint holding {error}; it is "
+                         "truncated or corrupted, or was crafted") from None
     except (pickle.UnpicklingError, EOFError, TypeError, ValueError, AttributeError, IndexError,
-            KeyError, OverflowError, MemoryError) as error:
+            KeyError, OverflowError, MemoryError, RecursionError) as error:
         raise ValueError(f"minidp.load: {path!r} looks like a pickled Paddle checkpoint but cannot be read "
                          f"({type(error).__name__}: {error}); it may be truncated or corrupted") from None
-    if isinstance(result, dict) and _BIG_ARRAY_KEY in result:
-        _join_big_arrays(result, path)
-    return _as_paddle_loads(result, return_numpy, keep_name_table)
