@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "scripts"))
 import jobs  # noqa: E402  (lives in tests/scripts)
 from jobs import job_token  # noqa: E402,F401  (pytest fixture)
 from minidp.distributed.launch.main import build_parser, make_plan  # noqa: E402
-from minidp.distributed.spawn import PortReservation  # noqa: E402
+from minidp.distributed.job import PortReservation  # noqa: E402
 
 LAUNCH = [sys.executable, "-m", "minidp.distributed.launch"]
 

@@ -13,7 +13,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "scripts"))
 import jobs  # noqa: E402  (lives in tests/scripts)
 from jobs import job_token  # noqa: E402,F401  (pytest fixture)
 from minidp.distributed.launch.main import build_parser, make_plan  # noqa: E402
-from minidp.distributed.spawn import PortReservation, build_environments  # noqa: E402
+from minidp.distributed.job import PortReservation  # noqa: E402
+from minidp.distributed.spawn import build_environments  # noqa: E402
 from minidp.distributed.store import TCPStore  # noqa: E402
 
 LAUNCH = [sys.executable, "-m", "minidp.distributed.launch"]
@@ -35,14 +36,15 @@ def assert_free(port):
 
 
 def test_spawn_keeps_its_ports_reserved_until_released():
-    _, envs, ports = build_environments(2, {"backend": "gloo"})
+    plan = build_environments(2, {"backend": "gloo"})
+    envs = plan.envs
     try:
         assert_taken_but_listenable(int(envs[0]["MASTER_PORT"]))
         for endpoint in envs[0]["PADDLE_TRAINER_ENDPOINTS"].split(","):
             with socket.socket() as intruder, pytest.raises(OSError):
                 intruder.bind(("127.0.0.1", int(endpoint.rpartition(":")[2])))
     finally:
-        ports.release()
+        plan.release()
     assert_free(int(envs[0]["MASTER_PORT"]))
 
 

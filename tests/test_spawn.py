@@ -23,7 +23,8 @@ from minidp.distributed.spawn import (  # noqa: E402
 
 RANK_VARIABLES = {"PADDLE_TRAINER_ID", "PADDLE_TRAINERS_NUM", "PADDLE_CURRENT_ENDPOINT",
                   "PADDLE_TRAINER_ENDPOINTS", "PADDLE_MASTER", "MASTER_ADDR", "MASTER_PORT",
-                  "PADDLE_DISTRI_BACKEND", "MINIDP_JOB_SECRET"}
+                  "PADDLE_DISTRI_BACKEND", "MINIDP_JOB_SECRET", "MINIDP_FAILURE_DIR",
+                  "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"}
 
 
 def assert_all_reaped(context) -> None:
@@ -92,16 +93,18 @@ def test_gpus_are_numbered_within_cuda_visible_devices(monkeypatch):
     assert select_gpus(2, "5,6") == [1, 2]
     assert select_gpus(2, [7, 4]) == [3, 0]
     assert select_gpus(3, None) == [0, 1, 2]
-    backend, envs, ports = build_environments(2, {"backend": "auto", "gpus": "6,7"})
-    ports.release()
+    plan = build_environments(2, {"backend": "auto", "gpus": "6,7"})
+    plan.release()
+    backend, envs = plan.backend, plan.envs
     assert backend == "nccl"
     assert [env["FLAGS_selected_gpus"] for env in envs] == ["2", "3"]
     assert {env["PADDLE_DISTRI_BACKEND"] for env in envs} == {"nccl"}
 
 
 def test_rank_environments_use_distinct_free_ports():
-    backend, envs, ports = build_environments(3, {"backend": "gloo"})
-    ports.release()
+    plan = build_environments(3, {"backend": "gloo"})
+    plan.release()
+    backend, envs = plan.backend, plan.envs
     assert backend == "gloo"
     assert [set(env) for env in envs] == [RANK_VARIABLES] * 3
     endpoints = envs[0]["PADDLE_TRAINER_ENDPOINTS"].split(",")
@@ -114,16 +117,18 @@ def test_rank_environments_use_distinct_free_ports():
         assert env["PADDLE_MASTER"] == master == f"{env['MASTER_ADDR']}:{env['MASTER_PORT']}"
         assert env["PADDLE_TRAINER_ENDPOINTS"] == ",".join(endpoints)
         assert env["MINIDP_JOB_SECRET"] == envs[0]["MINIDP_JOB_SECRET"]
+        assert env["RANK"] == env["LOCAL_RANK"] == str(rank)
+        assert env["WORLD_SIZE"] == env["LOCAL_WORLD_SIZE"] == "3"
     assert len(envs[0]["MINIDP_JOB_SECRET"]) == 64
-    _, other_job, more_ports = build_environments(2, {"backend": "gloo"})
-    more_ports.release()
-    assert other_job[0]["MINIDP_JOB_SECRET"] != envs[0]["MINIDP_JOB_SECRET"]
+    other_job = build_environments(2, {"backend": "gloo"})
+    other_job.release()
+    assert other_job.envs[0]["MINIDP_JOB_SECRET"] != envs[0]["MINIDP_JOB_SECRET"]
 
 
 def test_default_nprocs_is_the_cpu_count_under_gloo():
-    _, envs, ports = build_environments(-1, {"backend": "gloo"})
-    ports.release()
-    assert len(envs) == os.cpu_count()
+    plan = build_environments(-1, {"backend": "gloo"})
+    plan.release()
+    assert len(plan.envs) == os.cpu_count()
 
 
 # ---------------------------------------------------------------------------------------------
