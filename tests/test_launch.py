@@ -1,9 +1,11 @@
 """python -m minidp.distributed.launch: rank environments, logs, failures, signals, nodes."""
+import logging
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,7 @@ from minidp.distributed.launch.main import build_parser, make_plan  # noqa: E402
 from minidp.distributed.job import PortReservation  # noqa: E402
 
 LAUNCH = [sys.executable, "-m", "minidp.distributed.launch"]
+launch_main = sys.modules[build_parser.__module__]
 
 
 @pytest.mark.parametrize("arguments, match", [
@@ -65,6 +68,9 @@ def test_two_jobs_at_once_with_and_without_log_dir(job_token, tmp_path):
     jobs.check_reports(found, 3, "gloo")
     for report in found:
         assert f"[rank {report['rank']}] RESULT " in echoed_result.stdout
+        assert report["omp_num_threads"] == "1"
+        assert report["torchrun"]["LOCAL_WORLD_SIZE"] == "3"
+    assert echoed_result.stderr.count("setting OMP_NUM_THREADS=1") == 1
 
     # With --log_dir each rank has its file; only rank 0 is echoed, prefixed.
     assert sorted(os.listdir(tmp_path)) == ["first.workerlog.0", "first.workerlog.1"]
@@ -121,6 +127,9 @@ def test_two_nodes_meet_at_the_master(job_token):
     for result in results:
         assert result.returncode == 0, result.stderr
     assert [report["rank"] for report in jobs.reports(results[0].stdout)] == [1, 2]
+    assert [report["torchrun"] for report in jobs.reports(results[0].stdout)] == [
+        {"RANK": str(rank), "LOCAL_RANK": str(rank - 1), "WORLD_SIZE": "3",
+         "LOCAL_WORLD_SIZE": "2"} for rank in (1, 2)]
     jobs.check_reports(jobs.reports(results[0].stdout + results[1].stdout), 3, "gloo")
 
 
@@ -132,3 +141,72 @@ def test_console_script_is_installed():
     result = subprocess.run([script, "--help"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0
     assert "--nproc_per_node" in result.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks made before any rank starts, torchrun's conventions, the launcher's own errors
+# ---------------------------------------------------------------------------------------------
+
+def test_help_lists_the_environment_variables():
+    text = build_parser().format_help()
+    for name in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MINIDP_JOB_SECRET",
+                 "OMP_NUM_THREADS", "PADDLE_MASTER", "MINIDP_LAUNCHER_TTY", "-m, --module"):
+        assert name in text
+
+
+def test_too_many_ranks_for_the_open_file_limit_are_refused():
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    args = build_parser().parse_args(["--nproc_per_node", str(soft), str(jobs.RANK_TASKS)])
+    with pytest.raises(ValueError, match=rf"needs about \d+ open files but the limit is {soft}"):
+        make_plan(args)
+
+
+def test_an_unresolvable_master_fails_at_once(monkeypatch):
+    monkeypatch.setenv("MINIDP_JOB_SECRET", "s")
+    args = build_parser().parse_args(["--nnodes", "2", "--master", "no-such-host.invalid:6170",
+                                      str(jobs.RANK_TASKS)])
+    started = time.monotonic()
+    with pytest.raises(ValueError, match="'no-such-host.invalid' does not resolve"):
+        make_plan(args)
+    assert time.monotonic() - started < 10
+
+
+def test_an_unwritable_log_dir_is_a_clear_error_not_a_traceback(job_token, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    result = jobs.finish(jobs.start([*LAUNCH, "--log_dir", str(blocker / "logs"),
+                                     str(jobs.RANK_TASKS)], job_token))
+    assert result.returncode == 1
+    assert "cannot run the job" in result.stderr and "logs" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert jobs.wait_until_gone(job_token) == []
+
+
+def test_waiting_for_other_launchers_is_logged(monkeypatch, caplog):
+    monkeypatch.setattr(launch_main, "WAIT_LOG_SECONDS", 0.05)
+    with caplog.at_level(logging.INFO, logger="minidp.distributed.launch"):
+        assert launch_main.while_logging("node 0's launcher at 10.0.0.1:6170",
+                                         lambda: time.sleep(0.3) or 7, 300) == 7
+    assert "still waiting for node 0's launcher at 10.0.0.1:6170" in caplog.text
+
+
+@pytest.mark.timeout(60)
+def test_a_module_calling_spawn_runs_as_the_launched_ranks(job_token):
+    # `-m rank_tasks --spawn` calls spawn(report, nprocs=2) under __main__, as the README's
+    # first script does: each launched rank runs report itself, so the job has 2 ranks, not 4.
+    result = jobs.finish(jobs.start(
+        [*LAUNCH, "--nproc_per_node", "2", "-m", "rank_tasks", "--spawn"], job_token,
+        PYTHONPATH=os.pathsep.join([str(jobs.REPO), str(jobs.SCRIPTS)]), OMP_NUM_THREADS="3"))
+    assert result.returncode == 0, result.stderr
+    found = jobs.reports(result.stdout)
+    jobs.check_reports(found, 2, "gloo")
+    assert result.stdout.count("already is rank") == 2
+    for report in found:
+        rank = str(report["rank"])
+        assert report["torchrun"] == {"RANK": rank, "LOCAL_RANK": rank, "WORLD_SIZE": "2",
+                                      "LOCAL_WORLD_SIZE": "2"}
+        assert report["omp_num_threads"] == "3"
+    assert "OMP_NUM_THREADS=1" not in result.stderr
+    assert jobs.wait_until_gone(job_token) == []

@@ -7,8 +7,9 @@ It watches one node's ranks and owns the policy both front-ends follow:
   and :meth:`Supervisor.wait` returns the first that needs a decision.
 * **The first failure.** When a rank fails, its peers soon fail too (their connections to it
   break) and may even exit before it does. Ranks that wrote a failure record (see
-  :mod:`minidp.distributed.failure_record`) but still run are exiting by themselves: they get up
-  to ``STOP_GRACE_SECONDS`` to do so. The failed ranks are then ordered: those whose record
+  :mod:`minidp.distributed.failure_record`) but still run are exiting by themselves, and ranks
+  that a record blames are about to fail or to report: both get up to ``STOP_GRACE_SECONDS``
+  to exit. The failed ranks are then ordered: those whose record
   blames another failed rank last; within each part by the time of their record (for a rank
   that wrote none -- killed by a signal, or ``sys.exit(3)`` -- by when its exit was seen). No
   error text is read.
@@ -137,6 +138,11 @@ class JobEvent(NamedTuple):
     value: object = None
 
 
+def _blamed(records: Dict[int, FailureRecord]) -> Set[int]:
+    """The ranks that some record blames."""
+    return {record.blamed_rank for record in records.values() if record.blamed_rank is not None}
+
+
 class Supervisor:
     """Watches one node's ranks: see the module docstring for the policy."""
 
@@ -189,7 +195,7 @@ class Supervisor:
         deadline = time.monotonic() + STOP_GRACE_SECONDS
         postponed = []
         records = read_failure_records(self.failure_dir)
-        while any(rank in records for rank in self.running):
+        while any(rank in records or rank in _blamed(records) for rank in self.running):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 break
