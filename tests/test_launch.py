@@ -1,6 +1,8 @@
 """python -m minidp.distributed.launch: rank environments, logs, failures, signals, nodes."""
 import logging
 import os
+import pty
+import re
 import shutil
 import signal
 import subprocess
@@ -210,3 +212,51 @@ def test_a_module_calling_spawn_runs_as_the_launched_ranks(job_token):
         assert report["omp_num_threads"] == "3"
     assert "OMP_NUM_THREADS=1" not in result.stderr
     assert jobs.wait_until_gone(job_token) == []
+
+
+def run_on_a_terminal(token, *arguments):
+    """Run the launcher with its stdout on a pseudo-terminal; return what the terminal got."""
+    reader, writer = pty.openpty()
+    launcher = subprocess.Popen([*LAUNCH, *arguments], env=jobs.job_environment(token),
+                                stdout=writer, stderr=subprocess.PIPE, text=True)
+    os.close(writer)
+    received = b""
+    try:
+        while True:
+            try:
+                chunk = os.read(reader, 65536)
+            except OSError:  # EIO: every writer of the terminal has closed it
+                break
+            if not chunk:
+                break
+            received += chunk
+        assert launcher.wait(30) == 0, launcher.stderr.read()
+    finally:
+        os.close(reader)
+        launcher.kill()
+        launcher.communicate()
+    return received.decode()
+
+
+@pytest.mark.timeout(60)
+def test_rank0_progress_line_reaches_the_launchers_terminal(job_token):
+    text = run_on_a_terminal(job_token, "--nproc_per_node", "2", str(jobs.RANK_TASKS),
+                             "--progress", "3")
+    # Each update is drawn as it comes, on a line cleared first...
+    for step in (1, 2, 3):
+        assert f"\r\x1b[K[rank 0] step {step}/3" in text
+    # ...and whole lines of the other rank are never cut by it.
+    for step in (1, 2, 3):
+        assert re.search(rf"(^|\n|\x1b\[K)\[rank 1\] line {step} of rank 1\r\n", text), text
+    assert "[rank 0] done 0\r\n" in text and "[rank 1] done 1\r\n" in text
+    assert jobs.wait_until_gone(job_token) == []
+
+
+@pytest.mark.timeout(60)
+def test_progress_updates_stay_out_of_the_log_file(job_token, tmp_path):
+    text = run_on_a_terminal(job_token, "--nproc_per_node", "2", "--log_dir", str(tmp_path),
+                             str(jobs.RANK_TASKS), "--progress", "2")
+    assert "\r\x1b[K[rank 0] step 2/2" in text
+    assert (tmp_path / "default.workerlog.0").read_text() == "step 2/2\ndone 0\n"
+    assert (tmp_path / "default.workerlog.1").read_text() == (
+        "line 1 of rank 1\nline 2 of rank 1\ndone 1\n")
