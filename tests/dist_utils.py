@@ -4,9 +4,9 @@
 ``spawn`` start method, so no state leaks from the test process), each with the environment
 ``spawn`` and the launcher write (the job plan of :mod:`minidp.distributed.job`: endpoints on
 free ports reserved for the run, the store on rank 0, the job secret; backend 'auto' and GPU i
-for rank i unless ``env`` says otherwise), calls ``target(*args)`` in each, and
-returns the per-rank return values in rank order. When a rank raises, exits early or the timeout expires, every
-process is killed and ``WorkerFailure`` reports the rank and its traceback.
+for rank i unless ``env`` says otherwise), calls ``target(*args)`` in each, and returns the
+per-rank return values in rank order. When a rank raises, exits early or the timeout expires,
+every process is killed and ``WorkerFailure`` reports the rank and its traceback.
 
 ``run_workers_outcomes`` returns every rank's :class:`Outcome` instead of raising (for tests in
 which a rank is meant to die). In every case no process outlives the call.

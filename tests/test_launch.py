@@ -93,6 +93,8 @@ def test_a_failing_rank_stops_the_job(job_token, tmp_path):
     assert "last lines of rank 1" in result.stderr
     assert "ValueError: rank 1 fails on purpose" in result.stderr
     assert "ValueError: rank 1 fails on purpose" in (tmp_path / "default.workerlog.1").read_text()
+    # The traceback starts in the rank's own script, not in the launcher's rank runner.
+    assert "rank_tasks.py" in result.stderr and "run_rank.py" not in result.stderr
     assert jobs.job_processes(job_token) == []
 
 

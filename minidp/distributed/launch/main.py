@@ -346,7 +346,7 @@ def _rendezvous(args: argparse.Namespace, master: Tuple[str, int], nproc: int,
     where = f"{master_host}:{master_port}"
     logger.info("meeting the other nodes' launchers at %s", where)
     store = while_logging(
-        f"node 0's launcher at {where}" if not is_node0 else f"listening at {where}",
+        f"node 0's launcher at {where}",
         lambda: TCPStore(master_host, master_port, is_master=is_node0,
                          timeout=RENDEZVOUS_TIMEOUT_SECONDS, secret=secret.encode("utf-8")),
         RENDEZVOUS_TIMEOUT_SECONDS)

@@ -53,7 +53,8 @@ def main() -> None:
         raise
     except BaseException as error:
         write_failure_record(error)
-        sys.excepthook(type(error), error, _without_bootstrap_frames(error.__traceback__))
+        trace = _without_bootstrap_frames(error.__traceback__)
+        sys.excepthook(type(error), error.with_traceback(trace), trace)
         sys.exit(1)
 
 
