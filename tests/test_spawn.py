@@ -211,3 +211,15 @@ def test_no_rank_outlives_its_parent(job_token, signum):
         parent.kill()
         parent.wait()
         parent.stdout.close()
+
+
+def test_spawn_inside_a_launched_job_runs_as_that_rank(monkeypatch, caplog):
+    monkeypatch.setenv("PADDLE_TRAINER_ID", "1")
+    monkeypatch.setenv("PADDLE_TRAINERS_NUM", "2")
+    with caplog.at_level("WARNING", logger="minidp.distributed"):
+        context = spawn(divmod, args=(7, 2), nprocs=2)
+    assert context.processes == []
+    assert context.join() and context.return_queues[0].get() == (3, 1)
+    assert "already is rank 1 of a job of 2" in caplog.text
+    with pytest.raises(ValueError, match="does not support the option"):
+        spawn(divmod, args=(7, 2), nprocs=2, unknown=1)
