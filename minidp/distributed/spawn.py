@@ -43,8 +43,13 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from minidp.distributed.env import mpi_launch
 from minidp.distributed.failure_record import write_failure_record
-from minidp.distributed.job import JobPlan, plan_local_job, resolve_backend, select_gpus, \
-    visible_gpus
+from minidp.distributed.job import (
+    JobPlan,
+    plan_local_job,
+    resolve_backend,
+    select_gpus,
+    visible_gpus,
+)
 from minidp.distributed.supervisor import (
     Failure,
     RankHandle,

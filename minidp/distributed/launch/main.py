@@ -50,8 +50,8 @@ from dataclasses import dataclass
 from typing import IO, Callable, Deque, List, Optional, Sequence, Tuple, TypeVar
 
 from minidp.distributed.job import (
-    JobPlan,
     PLANNED_BACKENDS,
+    JobPlan,
     PortReservation,
     job_secret_for_launch,
     plan_local_job,
