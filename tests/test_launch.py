@@ -16,11 +16,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "scripts"))
 
 import jobs  # noqa: E402  (lives in tests/scripts)
 from jobs import job_token  # noqa: E402,F401  (pytest fixture)
-from minidp.distributed.launch.main import build_parser, make_plan  # noqa: E402
+
 from minidp.distributed.job import PortReservation  # noqa: E402
+from minidp.distributed.launch import nodes  # noqa: E402
+from minidp.distributed.launch.main import build_parser, make_plan  # noqa: E402
 
 LAUNCH = [sys.executable, "-m", "minidp.distributed.launch"]
-launch_main = sys.modules[build_parser.__module__]
 
 
 @pytest.mark.parametrize("arguments, match", [
@@ -189,9 +190,9 @@ def test_an_unwritable_log_dir_is_a_clear_error_not_a_traceback(job_token, tmp_p
 
 
 def test_waiting_for_other_launchers_is_logged(monkeypatch, caplog):
-    monkeypatch.setattr(launch_main, "WAIT_LOG_SECONDS", 0.05)
+    monkeypatch.setattr(nodes, "WAIT_LOG_SECONDS", 0.05)
     with caplog.at_level(logging.INFO, logger="minidp.distributed.launch"):
-        assert launch_main.while_logging("node 0's launcher at 10.0.0.1:6170",
+        assert nodes.while_logging("node 0's launcher at 10.0.0.1:6170",
                                          lambda: time.sleep(0.3) or 7, 300) == 7
     assert "still waiting for node 0's launcher at 10.0.0.1:6170" in caplog.text
 

@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "scripts"))
 import jobs  # noqa: E402  (lives in tests/scripts)
 import rank_tasks  # noqa: E402
 from jobs import job_token  # noqa: E402,F401  (pytest fixture)
+
 from minidp.distributed.spawn import (  # noqa: E402
     RankFailedError,
     build_environments,

@@ -15,25 +15,23 @@ With several nodes, ``--master HOST:PORT`` names where node 0's launcher meets t
 hosts a small store there through which the launchers swap their ranks' endpoints and learn the
 store address of rank 0 (``--master`` is therefore not the ranks' own store). The launchers stay
 connected through it while the job runs: when a node's rank fails or its launcher is signalled,
-every other node stops its ranks too and exits with code 1 (see :class:`NodeLink`). While a
-launcher waits for the others it says so every ``WAIT_LOG_SECONDS``.
+every other node stops its ranks too and exits with code 1. While a launcher waits for the
+others it says so every 10 s (see :mod:`minidp.distributed.launch.nodes`).
 
 Output: without ``--log_dir`` every rank's lines reach this terminal prefixed with
 ``[rank N]``; with it, rank N writes ``LOG_DIR/JOB_ID.workerlog.N`` and only this node's first
-rank is also echoed (prefixed) to the terminal. When the launcher's own output is a terminal, it
-tells the ranks so (``MINIDP_LAUNCHER_TTY=1``) and shows rank 0's carriage-return updates
-(progress bars) as they come, on a line of their own that other output never cuts. SIGINT and
-SIGTERM are forwarded to every rank. The ranks are watched by the supervisor ``spawn`` uses too
-(:mod:`minidp.distributed.supervisor`): when a rank fails, the others are stopped, the last
-lines of the rank that failed first (told by the failure records the ranks write, not by their
-output) are printed, and the launcher exits with that rank's exit code (128 + the signal number
-for a rank killed by a signal).
+rank is also echoed (prefixed) to the terminal. When the launcher's own output is a terminal,
+it tells the ranks so (``MINIDP_LAUNCHER_TTY=1``) and shows rank 0's carriage-return updates
+(progress bars) as they come, on a line of their own that other output never cuts (see
+:mod:`minidp.distributed.launch.output`). SIGINT and SIGTERM are forwarded to every rank. The
+ranks are watched by the supervisor ``spawn`` uses too (:mod:`minidp.distributed.supervisor`):
+when a rank fails, the others are stopped, the last lines of the rank that failed first (told
+by the failure records the ranks write, not by their output) are printed, and the launcher
+exits with that rank's exit code (128 + the signal number for a rank killed by a signal).
 """
 from __future__ import annotations
 
 import argparse
-import codecs
-import collections
 import functools
 import logging
 import os
@@ -45,14 +43,12 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from dataclasses import dataclass
-from typing import IO, Callable, Deque, List, Optional, Sequence, Tuple, TypeVar
+from typing import List, Optional, Sequence, Tuple
 
 from minidp.distributed.job import (
     PLANNED_BACKENDS,
     JobPlan,
-    PortReservation,
     job_secret_for_launch,
     plan_local_job,
     plan_node,
@@ -60,7 +56,8 @@ from minidp.distributed.job import (
     select_gpus,
     visible_gpus,
 )
-from minidp.distributed.store import TCPStore
+from minidp.distributed.launch.nodes import NodeLink, rendezvous
+from minidp.distributed.launch.output import RankOutput, Terminal
 from minidp.distributed.supervisor import (
     Failure,
     RankHandle,
@@ -71,9 +68,6 @@ from minidp.distributed.supervisor import (
 
 logger = logging.getLogger("minidp.distributed.launch")
 
-TAIL_LINES = 30
-RENDEZVOUS_TIMEOUT_SECONDS = 300.0
-WAIT_LOG_SECONDS = 10.0
 OUTPUT_DRAIN_SECONDS = 2.0
 FILES_PER_RANK = 4
 """Open files the launcher and the busiest rank need per rank of the node (the output pipe, the
@@ -81,7 +75,6 @@ reserved port, the log file, a store or ring connection), beyond ``FILES_BASE``.
 FILES_BASE = 64
 TTY_ENV = "MINIDP_LAUNCHER_TTY"
 RANK_RUNNER = "minidp.distributed.launch.run_rank"
-CLEAR_LINE = "\r\x1b[K"
 
 ENVIRONMENT_HELP = """\
 environment of every rank:
@@ -102,9 +95,6 @@ read by the launcher:
   OMP_NUM_THREADS        passed on as set instead of the default 1
   CUDA_VISIBLE_DEVICES   the cards --devices chooses from
 """
-
-_T = TypeVar("_T")
-
 
 class LaunchError(ValueError):
     """The command line asks for something that cannot be launched."""
@@ -216,165 +206,6 @@ def _resolve_nproc(args: argparse.Namespace, backend: str) -> int:
     return nproc
 
 
-def while_logging(what: str, action: Callable[[], _T], timeout: float) -> _T:
-    """Run ``action`` (a blocking wait of at most ``timeout`` s); say every ``WAIT_LOG_SECONDS``
-    that this launcher is still waiting for ``what``."""
-    outcome: dict = {}
-
-    def run() -> None:
-        try:
-            outcome["value"] = action()
-        except BaseException as error:
-            outcome["error"] = error
-
-    thread = threading.Thread(target=run, daemon=True, name="minidp-launch-rendezvous")
-    started = time.monotonic()
-    thread.start()
-    while True:
-        thread.join(WAIT_LOG_SECONDS)
-        if not thread.is_alive():
-            break
-        logger.info("still waiting for %s (%.0f s so far, giving up after %.0f s)", what,
-                    time.monotonic() - started, timeout)
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["value"]
-
-
-class NodeLink:
-    """The launchers of a several-node job, connected for the job's lifetime.
-
-    Node 0's launcher hosts a small store at ``--master``; every launcher keeps a client. A
-    launcher whose ranks fail (or which receives SIGINT/SIGTERM) writes ``failed`` there; a
-    watcher thread in every other launcher polls for it and has that launcher stop its ranks, so
-    a failure anywhere ends the job everywhere within about ``POLL_SECONDS`` -- ranks waiting to
-    reach a peer that will never come would otherwise wait out their whole timeout. A launcher
-    that loses its connection to node 0's launcher before that one reported ``finished`` stops
-    its ranks too. Node 0 keeps the store up until every other launcher has left (at most
-    ``LEAVE_SECONDS``).
-    """
-
-    POLL_SECONDS = 0.5
-    LEAVE_SECONDS = 10.0
-    REQUEST_SECONDS = 30.0
-
-    def __init__(self, store: TCPStore, prefix: str, node_rank: int, nnodes: int) -> None:
-        self.store = store
-        store.timeout = self.REQUEST_SECONDS  # an unresponsive node 0 is noticed within this
-        self.node_rank = node_rank
-        self._prefix = prefix
-        self._nnodes = nnodes
-        self._failed_key = f"{prefix}/failed"
-        self._finished_key = f"{prefix}/finished"
-        self._stop = threading.Event()
-        self._left = False
-        self._thread: Optional[threading.Thread] = None
-
-    def _left_key(self, node: int) -> str:
-        return f"{self._prefix}/left/{node}"
-
-    def watch(self, events: "queue.SimpleQueue[Tuple[str, object]]") -> None:
-        """Start the watcher, which puts ("remote", message) or ("lost", message) in ``events``."""
-        self._thread = threading.Thread(target=self._watch, args=(events,), daemon=True,
-                                        name="minidp-launch-node-link")
-        self._thread.start()
-
-    def _watch(self, events: "queue.SimpleQueue[Tuple[str, object]]") -> None:
-        while not self._stop.wait(self.POLL_SECONDS):
-            try:
-                if self.store.check([self._failed_key]):
-                    message = self.store.get(self._failed_key, timeout=self.POLL_SECONDS)
-                    self._leave()
-                    events.put(("remote", message.decode("utf-8", "replace")))
-                    return
-                if self.node_rank != 0 and self.store.check([self._finished_key]):
-                    self._leave()  # node 0 is done; nothing more can come from there
-                    return
-            except RuntimeError as error:
-                if not self._stop.is_set():
-                    events.put(("lost", f"lost contact with node 0's launcher ({error})"))
-                return
-
-    def report_failure(self, message: str) -> None:
-        """Tell the other launchers to stop their ranks (best effort)."""
-        try:
-            if not self.store.check([self._failed_key]):
-                self.store.set(self._failed_key, message)
-        except RuntimeError as error:
-            logger.warning("could not tell the other nodes that this one failed: %s", error)
-
-    def _leave(self) -> None:
-        if self.node_rank != 0 and not self._left:
-            self._left = True
-            try:
-                self.store.set(self._left_key(self.node_rank), b"1")
-            except RuntimeError:
-                pass  # node 0 already went away
-
-    def close(self, succeeded: bool) -> None:
-        """Stop watching; node 0 announces the end and waits (bounded) for the others to leave."""
-        self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(self.POLL_SECONDS + 5.0)
-        try:
-            if self.node_rank == 0:
-                if succeeded:
-                    self.store.set(self._finished_key, b"1")
-                others = [self._left_key(node) for node in range(1, self._nnodes)]
-                self.store.wait(others, timeout=self.LEAVE_SECONDS)
-            else:
-                self._leave()
-        except RuntimeError as error:
-            logger.info("not every node left in time: %s", error)
-        finally:
-            self.store.close()
-
-
-def _rendezvous(args: argparse.Namespace, master: Tuple[str, int], nproc: int,
-                secret: str) -> Tuple[List[str], str, int, PortReservation, NodeLink]:
-    """Meet the other nodes' launchers at ``--master``: every rank's endpoint, the ranks' store
-    address, this node's first global rank, the reservation of this node's ports and the link
-    between the launchers.
-
-    Each node publishes its ranks' endpoints, node 0 also the store address that its rank 0
-    will host, then all read all. The ports this node hands out stay reserved until the job
-    ends, so that nothing takes them before the ranks listen there and two launchers on one
-    host never hand out the same one.
-    """
-    master_host, master_port = master
-    is_node0 = args.node_rank == 0
-    where = f"{master_host}:{master_port}"
-    logger.info("meeting the other nodes' launchers at %s", where)
-    store = while_logging(
-        f"node 0's launcher at {where}",
-        lambda: TCPStore(master_host, master_port, is_master=is_node0,
-                         timeout=RENDEZVOUS_TIMEOUT_SECONDS, secret=secret.encode("utf-8")),
-        RENDEZVOUS_TIMEOUT_SECONDS)
-    ports = None
-    try:
-        host = args.host or store.local_address
-        ports = PortReservation(host, nproc + int(is_node0))
-        prefix = f"minidp-launch/{args.job_id}"
-        store.set(f"{prefix}/node/{args.node_rank}",
-                  ",".join(f"{host}:{p}" for p in ports.ports[:nproc]))
-        if is_node0:
-            store.set(f"{prefix}/store", f"{host}:{ports.ports[nproc]}")
-        node_keys = [f"{prefix}/node/{node}" for node in range(args.nnodes)]
-        while_logging(f"the launchers of all {args.nnodes} nodes to meet at {where}",
-                      lambda: store.wait(node_keys), RENDEZVOUS_TIMEOUT_SECONDS)
-        per_node = [store.get(key).decode().split(",") for key in node_keys]
-        rank_store = store.get(f"{prefix}/store").decode()
-    except BaseException:
-        store.close()
-        if ports is not None:
-            ports.release()
-        raise
-    first_rank = sum(len(endpoints) for endpoints in per_node[:args.node_rank])
-    endpoints = [endpoint for endpoints in per_node for endpoint in endpoints]
-    return (endpoints, rank_store, first_rank, ports,
-            NodeLink(store, prefix, args.node_rank, args.nnodes))
-
-
 def make_plan(args: argparse.Namespace) -> LaunchPlan:
     """Validate the command line and decide every local rank's environment.
 
@@ -401,7 +232,8 @@ def make_plan(args: argparse.Namespace) -> LaunchPlan:
     if master is None:
         job = plan_local_job(nproc, backend, devices, args.host or "127.0.0.1", secret)
     else:
-        endpoints, rank_store, first_rank, ports, link = _rendezvous(args, master, nproc, secret)
+        endpoints, rank_store, first_rank, ports, link = rendezvous(
+            master, args.node_rank, args.nnodes, args.host, args.job_id, nproc, secret)
         job = plan_node(backend, devices or [None] * nproc, endpoints, rank_store, first_rank,
                         secret, ports)
     _add_node_settings(job, nproc)
@@ -429,58 +261,11 @@ def _add_node_settings(job: JobPlan, nproc: int) -> None:
 # Running the ranks
 # ----------------------------------------------------------------------------------------------
 
-class Terminal:
-    """This launcher's standard output, shared by the ranks' output threads.
-
-    Lines are written whole. One rank may also show a progress line (its latest text after a
-    carriage return): it stays at the bottom, other lines are written above it.
-    """
-
-    def __init__(self, stream: IO[str]) -> None:
-        self._stream = stream
-        self._lock = threading.Lock()
-        self._progress = ""
-
-    def write_line(self, line: str, ends_progress: bool = False) -> None:
-        """Write one whole line; ``ends_progress`` when it comes from the progress's rank."""
-        with self._lock:
-            if self._progress:
-                self._stream.write(CLEAR_LINE)
-            if ends_progress:
-                self._progress = ""
-            self._stream.write(line)
-            self._stream.write(self._progress)
-            self._stream.flush()
-
-    def show_progress(self, text: str) -> None:
-        """Replace the progress line by ``text`` ("" removes it)."""
-        with self._lock:
-            if text or self._progress:
-                self._stream.write(CLEAR_LINE + text)
-                self._stream.flush()
-            self._progress = text
-
-
-def _last_segment(text: str) -> str:
-    """What a terminal would show of ``text``: the last non-blank part after a carriage return."""
-    return next((part for part in reversed(text.split("\r")) if part.strip()), "")
-
-
 class LaunchedRank(RankHandle):
-    """One local rank: its process, where its output goes and its last lines of output.
+    """One local rank: its process and its output (see :class:`RankOutput`)."""
 
-    ``terminal`` is None for a rank that is not echoed; with ``progress``, the rank's
-    carriage-return updates are shown on the terminal as they come and logged only as the
-    final text of each line.
-    """
-
-    def __init__(self, env: dict, command: List[str], log_path: Optional[str],
-                 terminal: Optional[Terminal], progress: bool) -> None:
-        self.log_path = log_path
-        self.tail: Deque[str] = collections.deque(maxlen=TAIL_LINES)
-        self._log_file = open(log_path, "w", encoding="utf-8") if log_path else None
-        self._terminal = terminal
-        self._progress = progress and terminal is not None
+    def __init__(self, env: dict, command: List[str], output: RankOutput) -> None:
+        self.output = output
         self._threads: List[threading.Thread] = []
         self.process = subprocess.Popen(
             command, env={**os.environ, **env}, stdin=subprocess.DEVNULL,
@@ -494,47 +279,13 @@ class LaunchedRank(RankHandle):
 
     def watch(self, events: "queue.SimpleQueue[Tuple[str, object]]") -> None:
         self._threads = [
-            threading.Thread(target=self._copy_output, daemon=True,
+            threading.Thread(target=self.output.copy, args=(self.process.stdout,), daemon=True,
                              name=f"minidp-launch-output-{self.rank}"),
             threading.Thread(target=self._wait_exit, args=(events,), daemon=True,
                              name=f"minidp-launch-wait-{self.rank}"),
         ]
         for thread in self._threads:
             thread.start()
-
-    def _copy_output(self) -> None:
-        decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        pending = ""
-        shown = ""
-        try:
-            while True:
-                chunk = os.read(self.process.stdout.fileno(), 65536)
-                pending += decoder.decode(chunk, final=not chunk)
-                *lines, pending = pending.split("\n")
-                for line in lines:
-                    self._emit(line)
-                if not chunk:
-                    break
-                if self._progress and _last_segment(pending) != shown:
-                    shown = _last_segment(pending)
-                    self._terminal.show_progress(f"[rank {self.rank}] {shown}" if shown else "")
-            if pending:
-                self._emit(pending)
-        finally:
-            self.process.stdout.close()
-            if self._log_file is not None:
-                self._log_file.close()
-
-    def _emit(self, line: str) -> None:
-        if self._progress:
-            line = _last_segment(line)
-        line += "\n"
-        self.tail.append(line)
-        if self._log_file is not None:
-            self._log_file.write(line)
-            self._log_file.flush()
-        if self._terminal is not None:
-            self._terminal.write_line(f"[rank {self.rank}] {line}", ends_progress=self._progress)
 
     def _wait_exit(self, events: "queue.SimpleQueue[Tuple[str, object]]") -> None:
         self.process.wait()
@@ -563,8 +314,9 @@ def _exit_code(returncode: int) -> int:
 def _report_failure(failure: Failure) -> None:
     culprit = failure.culprit
     culprit.finish_output()
-    where = f" (full log: {culprit.log_path})" if culprit.log_path else ""
-    lines = "".join(f"    {line}" for line in culprit.tail) or "    (no output)\n"
+    output = culprit.output
+    where = f" (full log: {output.log_path})" if output.log_path else ""
+    lines = "".join(f"    {line}" for line in output.tail) or "    (no output)\n"
     logger.error("last lines of rank %d%s:\n%s", culprit.rank, where, lines.rstrip("\n"))
     if failure.others:
         logger.error("rank(s) %s failed after it, most likely because they lost their "
@@ -594,8 +346,9 @@ def supervise(plan: LaunchPlan, log_dir: Optional[str], job_id: str) -> int:
             rank = int(env["PADDLE_TRAINER_ID"])
             log_path = os.path.join(log_dir, f"{job_id}.workerlog.{rank}") if log_dir else None
             echo = log_dir is None or index == 0
-            supervisor.add(LaunchedRank(env, plan.command, log_path, terminal if echo else None,
-                                        progress=rank == 0 and TTY_ENV in env))
+            output = RankOutput(rank, log_path, terminal if echo else None,
+                                progress=rank == 0 and TTY_ENV in env)
+            supervisor.add(LaunchedRank(env, plan.command, output))
         supervisor.watch()
         if plan.link is not None:
             plan.link.watch(supervisor.events)
