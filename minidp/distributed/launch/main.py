@@ -87,6 +87,7 @@ environment of every rank:
   MINIDP_JOB_SECRET                                 the job's secret (see below)
   MINIDP_FAILURE_DIR                                where a failing rank leaves its record
   MINIDP_LAUNCHER_TTY                               1 when the launcher writes to a terminal
+  COLUMNS                                           then its width less the [rank N] prefix
   OMP_NUM_THREADS                                   1 with several ranks per node, unless set
 
 read by the launcher:
@@ -95,6 +96,7 @@ read by the launcher:
   OMP_NUM_THREADS        passed on as set instead of the default 1
   CUDA_VISIBLE_DEVICES   the cards --devices chooses from
 """
+
 
 class LaunchError(ValueError):
     """The command line asks for something that cannot be launched."""
