@@ -90,6 +90,12 @@ def evaluate(model: nn.Layer, images: np.ndarray, labels: np.ndarray) -> float:
     return float((logits.numpy().argmax(axis=1) == labels).mean())
 
 
+def shows_progress() -> bool:
+    """Whether a progress bar reaches a terminal: ours, or the launcher's (whose ranks write to a
+    pipe; it says ``MINIDP_LAUNCHER_TTY=1`` when its own output is a terminal)."""
+    return sys.stderr.isatty() or os.environ.get("MINIDP_LAUNCHER_TTY") == "1"
+
+
 def train(args: argparse.Namespace) -> dict:
     """Train as ``args`` says; returns {'epoch', 'loss', 'test_accuracy', 'seconds'} of the last epoch."""
     minidp.seed(args.seed)
@@ -128,7 +134,7 @@ def train(args: argparse.Namespace) -> dict:
         sampler.set_epoch(epoch)
         total, batches = 0.0, 0
         progress = tqdm(loader, desc=f"epoch {epoch + 1}/{args.epochs}", leave=False,
-                        disable=args.quiet or not leader or not sys.stderr.isatty())
+                        disable=args.quiet or not leader or not shows_progress())
         for images, labels in progress:
             loss = F.cross_entropy(model(images), labels)
             loss.backward()

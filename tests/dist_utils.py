@@ -1,11 +1,12 @@
 """Run a function on N real processes on 127.0.0.1, for multi-process tests.
 
 ``run_workers(target, nprocs, args, timeout)`` starts ``nprocs`` fresh interpreters (the
-``spawn`` start method, so no state leaks from the test process), each with the environment a
-launcher would write (``PADDLE_TRAINER_ID``, ``PADDLE_TRAINERS_NUM``, endpoints on free ports
-reserved for the run, ``MASTER_ADDR``/``MASTER_PORT``), calls ``target(*args)`` in each, and
-returns the per-rank return values in rank order. When a rank raises, exits early or the timeout expires, every
-process is killed and ``WorkerFailure`` reports the rank and its traceback.
+``spawn`` start method, so no state leaks from the test process), each with the environment
+``spawn`` and the launcher write (the job plan of :mod:`minidp.distributed.job`: endpoints on
+free ports reserved for the run, the store on rank 0, the job secret; backend 'auto' and GPU i
+for rank i unless ``env`` says otherwise), calls ``target(*args)`` in each, and returns the
+per-rank return values in rank order. When a rank raises, exits early or the timeout expires,
+every process is killed and ``WorkerFailure`` reports the rank and its traceback.
 
 ``run_workers_outcomes`` returns every rank's :class:`Outcome` instead of raising (for tests in
 which a rank is meant to die). In every case no process outlives the call.
@@ -23,8 +24,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import wait as wait_for_any
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from minidp.distributed.auth import new_job_secret
-from minidp.distributed.spawn import PortReservation
+from minidp.distributed.job import plan_local_job
 
 _CONTEXT = multiprocessing.get_context("spawn")
 
@@ -51,31 +51,6 @@ def find_mpiexec() -> Optional[str]:
     if os.access(beside, os.X_OK):
         return beside
     return shutil.which("mpiexec") or shutil.which("mpirun")
-
-
-def launcher_environment(reservation: PortReservation,
-                         extra: Optional[Dict[str, str]] = None) -> List[Dict[str, str]]:
-    """The per-rank variables a launcher writes, one rank per reserved port (rank 0's hosts the
-    store); keep ``reservation`` while the ranks run."""
-    host, ports, nprocs = reservation.host, reservation.ports, len(reservation.ports)
-    endpoints = [f"{host}:{port}" for port in ports]
-    secret = new_job_secret()
-    environments = []
-    for rank in range(nprocs):
-        env = {
-            "PADDLE_TRAINER_ID": str(rank),
-            "PADDLE_TRAINERS_NUM": str(nprocs),
-            "PADDLE_CURRENT_ENDPOINT": endpoints[rank],
-            "PADDLE_TRAINER_ENDPOINTS": ",".join(endpoints),
-            "PADDLE_MASTER": endpoints[0],
-            "MASTER_ADDR": host,
-            "MASTER_PORT": str(ports[0]),
-            "FLAGS_selected_gpus": str(rank),
-            "MINIDP_JOB_SECRET": secret,
-        }
-        env.update(extra or {})
-        environments.append(env)
-    return environments
 
 
 def _worker_main(conn, env: Dict[str, str], target: Callable, args: Sequence[Any]) -> None:
@@ -121,8 +96,8 @@ def run_workers_outcomes(target: Callable, nprocs: int, args: Sequence[Any] = ()
     finished when ``timeout`` expires is killed and reported with ``error="timed out"``. With
     ``stop_on_failure``, the first failing rank gets the others killed at once.
     """
-    reservation = PortReservation("127.0.0.1", nprocs)
-    environments = launcher_environment(reservation, extra=env)
+    plan = plan_local_job(nprocs, "auto", devices=range(nprocs))
+    environments = [{**rank_env, **(env or {})} for rank_env in plan.envs]
     processes, readers = [], []
     outcomes: Dict[int, Outcome] = {}
     try:
@@ -166,7 +141,7 @@ def run_workers_outcomes(target: Callable, nprocs: int, args: Sequence[Any] = ()
             process.join(5)
         for reader in readers:
             reader.close()
-        reservation.release()
+        plan.release()
     for rank in range(nprocs):
         if rank not in outcomes:
             outcomes[rank] = Outcome(rank, False, error="timed out or stopped after another "

@@ -1,9 +1,13 @@
 """python -m minidp.distributed.launch: rank environments, logs, failures, signals, nodes."""
+import logging
 import os
+import pty
+import re
 import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -12,8 +16,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "scripts"))
 
 import jobs  # noqa: E402  (lives in tests/scripts)
 from jobs import job_token  # noqa: E402,F401  (pytest fixture)
+
+from minidp.distributed.job import PortReservation  # noqa: E402
+from minidp.distributed.launch import nodes  # noqa: E402
 from minidp.distributed.launch.main import build_parser, make_plan  # noqa: E402
-from minidp.distributed.spawn import PortReservation  # noqa: E402
 
 LAUNCH = [sys.executable, "-m", "minidp.distributed.launch"]
 
@@ -65,6 +71,9 @@ def test_two_jobs_at_once_with_and_without_log_dir(job_token, tmp_path):
     jobs.check_reports(found, 3, "gloo")
     for report in found:
         assert f"[rank {report['rank']}] RESULT " in echoed_result.stdout
+        assert report["omp_num_threads"] == "1"
+        assert report["torchrun"]["LOCAL_WORLD_SIZE"] == "3"
+    assert echoed_result.stderr.count("setting OMP_NUM_THREADS=1") == 1
 
     # With --log_dir each rank has its file; only rank 0 is echoed, prefixed.
     assert sorted(os.listdir(tmp_path)) == ["first.workerlog.0", "first.workerlog.1"]
@@ -85,6 +94,8 @@ def test_a_failing_rank_stops_the_job(job_token, tmp_path):
     assert "last lines of rank 1" in result.stderr
     assert "ValueError: rank 1 fails on purpose" in result.stderr
     assert "ValueError: rank 1 fails on purpose" in (tmp_path / "default.workerlog.1").read_text()
+    # The traceback starts in the rank's own script, not in the launcher's rank runner.
+    assert "rank_tasks.py" in result.stderr and "run_rank.py" not in result.stderr
     assert jobs.job_processes(job_token) == []
 
 
@@ -121,6 +132,9 @@ def test_two_nodes_meet_at_the_master(job_token):
     for result in results:
         assert result.returncode == 0, result.stderr
     assert [report["rank"] for report in jobs.reports(results[0].stdout)] == [1, 2]
+    assert [report["torchrun"] for report in jobs.reports(results[0].stdout)] == [
+        {"RANK": str(rank), "LOCAL_RANK": str(rank - 1), "WORLD_SIZE": "3",
+         "LOCAL_WORLD_SIZE": "2"} for rank in (1, 2)]
     jobs.check_reports(jobs.reports(results[0].stdout + results[1].stdout), 3, "gloo")
 
 
@@ -132,3 +146,120 @@ def test_console_script_is_installed():
     result = subprocess.run([script, "--help"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0
     assert "--nproc_per_node" in result.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks made before any rank starts, torchrun's conventions, the launcher's own errors
+# ---------------------------------------------------------------------------------------------
+
+def test_help_lists_the_environment_variables():
+    text = build_parser().format_help()
+    for name in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MINIDP_JOB_SECRET",
+                 "OMP_NUM_THREADS", "PADDLE_MASTER", "MINIDP_LAUNCHER_TTY", "-m, --module"):
+        assert name in text
+
+
+def test_too_many_ranks_for_the_open_file_limit_are_refused():
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    args = build_parser().parse_args(["--nproc_per_node", str(soft), str(jobs.RANK_TASKS)])
+    with pytest.raises(ValueError, match=rf"needs about \d+ open files but the limit is {soft}"):
+        make_plan(args)
+
+
+def test_an_unresolvable_master_fails_at_once(monkeypatch):
+    monkeypatch.setenv("MINIDP_JOB_SECRET", "s")
+    args = build_parser().parse_args(["--nnodes", "2", "--master", "no-such-host.invalid:6170",
+                                      str(jobs.RANK_TASKS)])
+    started = time.monotonic()
+    with pytest.raises(ValueError, match="'no-such-host.invalid' does not resolve"):
+        make_plan(args)
+    assert time.monotonic() - started < 10
+
+
+def test_an_unwritable_log_dir_is_a_clear_error_not_a_traceback(job_token, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    result = jobs.finish(jobs.start([*LAUNCH, "--log_dir", str(blocker / "logs"),
+                                     str(jobs.RANK_TASKS)], job_token))
+    assert result.returncode == 1
+    assert "cannot run the job" in result.stderr and "logs" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert jobs.wait_until_gone(job_token) == []
+
+
+def test_waiting_for_other_launchers_is_logged(monkeypatch, caplog):
+    monkeypatch.setattr(nodes, "WAIT_LOG_SECONDS", 0.05)
+    with caplog.at_level(logging.INFO, logger="minidp.distributed.launch"):
+        assert nodes.while_logging("node 0's launcher at 10.0.0.1:6170",
+                                         lambda: time.sleep(0.3) or 7, 300) == 7
+    assert "still waiting for node 0's launcher at 10.0.0.1:6170" in caplog.text
+
+
+@pytest.mark.timeout(60)
+def test_a_module_calling_spawn_runs_as_the_launched_ranks(job_token):
+    # `-m rank_tasks --spawn` calls spawn(report, nprocs=2) under __main__, as the README's
+    # first script does: each launched rank runs report itself, so the job has 2 ranks, not 4.
+    result = jobs.finish(jobs.start(
+        [*LAUNCH, "--nproc_per_node", "2", "-m", "rank_tasks", "--spawn"], job_token,
+        PYTHONPATH=os.pathsep.join([str(jobs.REPO), str(jobs.SCRIPTS)]), OMP_NUM_THREADS="3"))
+    assert result.returncode == 0, result.stderr
+    found = jobs.reports(result.stdout)
+    jobs.check_reports(found, 2, "gloo")
+    assert result.stdout.count("already is rank") == 2
+    for report in found:
+        rank = str(report["rank"])
+        assert report["torchrun"] == {"RANK": rank, "LOCAL_RANK": rank, "WORLD_SIZE": "2",
+                                      "LOCAL_WORLD_SIZE": "2"}
+        assert report["omp_num_threads"] == "3"
+    assert "OMP_NUM_THREADS=1" not in result.stderr
+    assert jobs.wait_until_gone(job_token) == []
+
+
+def run_on_a_terminal(token, *arguments):
+    """Run the launcher with its stdout on a pseudo-terminal; return what the terminal got."""
+    reader, writer = pty.openpty()
+    launcher = subprocess.Popen([*LAUNCH, *arguments], env=jobs.job_environment(token),
+                                stdout=writer, stderr=subprocess.PIPE, text=True)
+    os.close(writer)
+    received = b""
+    try:
+        while True:
+            try:
+                chunk = os.read(reader, 65536)
+            except OSError:  # EIO: every writer of the terminal has closed it
+                break
+            if not chunk:
+                break
+            received += chunk
+        assert launcher.wait(30) == 0, launcher.stderr.read()
+    finally:
+        os.close(reader)
+        launcher.kill()
+        launcher.communicate()
+    return received.decode()
+
+
+@pytest.mark.timeout(60)
+def test_rank0_progress_line_reaches_the_launchers_terminal(job_token):
+    text = run_on_a_terminal(job_token, "--nproc_per_node", "2", str(jobs.RANK_TASKS),
+                             "--progress", "3")
+    # Each update is drawn as it comes, on a line cleared first...
+    for step in (1, 2, 3):
+        assert f"\r\x1b[K[rank 0] step {step}/3" in text
+    # ...and whole lines of the other rank are never cut by it.
+    for step in (1, 2, 3):
+        assert re.search(rf"(^|\n|\x1b\[K)\[rank 1\] line {step} of rank 1\r\n", text), text
+    assert "[rank 0] done 0\r\n" in text and "[rank 1] done 1\r\n" in text
+    assert jobs.wait_until_gone(job_token) == []
+
+
+@pytest.mark.timeout(60)
+def test_progress_updates_stay_out_of_the_log_file(job_token, tmp_path):
+    text = run_on_a_terminal(job_token, "--nproc_per_node", "2", "--log_dir", str(tmp_path),
+                             str(jobs.RANK_TASKS), "--progress", "2")
+    assert "\r\x1b[K[rank 0] step 2/2" in text
+    assert (tmp_path / "default.workerlog.0").read_text() == "step 2/2\ndone 0\n"
+    assert (tmp_path / "default.workerlog.1").read_text() == (
+        "line 1 of rank 1\nline 2 of rank 1\ndone 1\n")

@@ -47,3 +47,12 @@ def test_a_failing_rank_stops_the_job(job_token, backend):
     assert result.returncode != 0
     assert "ValueError: rank 1 fails on purpose" in result.stdout + result.stderr
     assert jobs.wait_until_gone(job_token) == []
+
+
+@pytest.mark.timeout(60)
+def test_spawn_inside_an_mpirun_job_runs_as_that_rank(job_token):
+    result = jobs.finish(mpirun(2, job_token, "--spawn"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    jobs.check_reports(jobs.reports(result.stdout), 2, "mpi")
+    assert (result.stdout + result.stderr).count("already is rank") == 2
+    assert jobs.wait_until_gone(job_token) == []

@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "scripts"))
 import jobs  # noqa: E402  (lives in tests/scripts)
 import rank_tasks  # noqa: E402
 from jobs import job_token  # noqa: E402,F401  (pytest fixture)
+
 from minidp.distributed.spawn import (  # noqa: E402
     RankFailedError,
     build_environments,
@@ -23,7 +24,8 @@ from minidp.distributed.spawn import (  # noqa: E402
 
 RANK_VARIABLES = {"PADDLE_TRAINER_ID", "PADDLE_TRAINERS_NUM", "PADDLE_CURRENT_ENDPOINT",
                   "PADDLE_TRAINER_ENDPOINTS", "PADDLE_MASTER", "MASTER_ADDR", "MASTER_PORT",
-                  "PADDLE_DISTRI_BACKEND", "MINIDP_JOB_SECRET"}
+                  "PADDLE_DISTRI_BACKEND", "MINIDP_JOB_SECRET", "MINIDP_FAILURE_DIR",
+                  "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"}
 
 
 def assert_all_reaped(context) -> None:
@@ -92,16 +94,18 @@ def test_gpus_are_numbered_within_cuda_visible_devices(monkeypatch):
     assert select_gpus(2, "5,6") == [1, 2]
     assert select_gpus(2, [7, 4]) == [3, 0]
     assert select_gpus(3, None) == [0, 1, 2]
-    backend, envs, ports = build_environments(2, {"backend": "auto", "gpus": "6,7"})
-    ports.release()
+    plan = build_environments(2, {"backend": "auto", "gpus": "6,7"})
+    plan.release()
+    backend, envs = plan.backend, plan.envs
     assert backend == "nccl"
     assert [env["FLAGS_selected_gpus"] for env in envs] == ["2", "3"]
     assert {env["PADDLE_DISTRI_BACKEND"] for env in envs} == {"nccl"}
 
 
 def test_rank_environments_use_distinct_free_ports():
-    backend, envs, ports = build_environments(3, {"backend": "gloo"})
-    ports.release()
+    plan = build_environments(3, {"backend": "gloo"})
+    plan.release()
+    backend, envs = plan.backend, plan.envs
     assert backend == "gloo"
     assert [set(env) for env in envs] == [RANK_VARIABLES] * 3
     endpoints = envs[0]["PADDLE_TRAINER_ENDPOINTS"].split(",")
@@ -114,16 +118,18 @@ def test_rank_environments_use_distinct_free_ports():
         assert env["PADDLE_MASTER"] == master == f"{env['MASTER_ADDR']}:{env['MASTER_PORT']}"
         assert env["PADDLE_TRAINER_ENDPOINTS"] == ",".join(endpoints)
         assert env["MINIDP_JOB_SECRET"] == envs[0]["MINIDP_JOB_SECRET"]
+        assert env["RANK"] == env["LOCAL_RANK"] == str(rank)
+        assert env["WORLD_SIZE"] == env["LOCAL_WORLD_SIZE"] == "3"
     assert len(envs[0]["MINIDP_JOB_SECRET"]) == 64
-    _, other_job, more_ports = build_environments(2, {"backend": "gloo"})
-    more_ports.release()
-    assert other_job[0]["MINIDP_JOB_SECRET"] != envs[0]["MINIDP_JOB_SECRET"]
+    other_job = build_environments(2, {"backend": "gloo"})
+    other_job.release()
+    assert other_job.envs[0]["MINIDP_JOB_SECRET"] != envs[0]["MINIDP_JOB_SECRET"]
 
 
 def test_default_nprocs_is_the_cpu_count_under_gloo():
-    _, envs, ports = build_environments(-1, {"backend": "gloo"})
-    ports.release()
-    assert len(envs) == os.cpu_count()
+    plan = build_environments(-1, {"backend": "gloo"})
+    plan.release()
+    assert len(plan.envs) == os.cpu_count()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -206,3 +212,15 @@ def test_no_rank_outlives_its_parent(job_token, signum):
         parent.kill()
         parent.wait()
         parent.stdout.close()
+
+
+def test_spawn_inside_a_launched_job_runs_as_that_rank(monkeypatch, caplog):
+    monkeypatch.setenv("PADDLE_TRAINER_ID", "1")
+    monkeypatch.setenv("PADDLE_TRAINERS_NUM", "2")
+    with caplog.at_level("WARNING", logger="minidp.distributed"):
+        context = spawn(divmod, args=(7, 2), nprocs=2)
+    assert context.processes == []
+    assert context.join() and context.return_queues[0].get() == (3, 1)
+    assert "already is rank 1 of a job of 2" in caplog.text
+    with pytest.raises(ValueError, match="does not support the option"):
+        spawn(divmod, args=(7, 2), nprocs=2, unknown=1)

@@ -1,9 +1,10 @@
 """``spawn``: start N ranks of a training function on this machine and watch over them.
 
-The parent decides everything a rank needs before any child starts: the backend, the GPU of
-each rank, a free port for every rank's endpoint and one for the rendezvous store (which rank 0
-hosts). Each child receives its environment (the variables ``ParallelEnv`` reads) and runs the
-function; its return value or its traceback comes back through a pipe.
+The parent decides everything a rank needs before any child starts (the job plan of
+:mod:`minidp.distributed.job`: backend, GPUs, reserved ports, environments, secret). Each child
+receives its environment (the variables ``ParallelEnv`` reads) and runs the function; its return
+value or its traceback comes back through a pipe. The ranks are watched, stopped and blamed by
+the supervisor the launcher uses too (:mod:`minidp.distributed.supervisor`).
 
 Where this improves on the Paddle original:
 
@@ -14,13 +15,12 @@ Where this improves on the Paddle original:
   nothing else on the machine takes the store's port before rank 0 listens there;
 * every child asks the kernel to kill it when its parent dies (Linux), so a parent killed by
   SIGTERM, SIGINT or SIGKILL never leaves ranks behind;
-* when a rank fails, the others get SIGTERM, then SIGKILL after a short grace period, and the
-  raised :class:`RankFailedError` names the failing rank and carries its traceback or the name of
-  the signal that killed it.
-
-The helpers :class:`PortReservation`, :func:`select_gpus`, :func:`job_secret_for_launch`,
-:func:`rank_environment`, :func:`signal_name` and :func:`die_with_parent` are shared with
-``python -m minidp.distributed.launch``.
+* when a rank fails, the others are stopped and the raised :class:`RankFailedError` names the
+  rank that failed first (from the failure records the ranks write, not from error text) and
+  carries its traceback or the name of the signal that killed it;
+* called inside a job that a launcher or ``mpirun`` already started (the process's environment
+  names its rank), ``spawn`` does not start a second job: it runs ``func`` in this process, as
+  this rank, and says so in the log.
 
 Each job gets a fresh secret (``MINIDP_JOB_SECRET``, unless already set) that its ranks' store
 and ring connections prove they know; see :mod:`minidp.distributed.auth`.
@@ -28,35 +28,41 @@ and ring connections prove they know; see :mod:`minidp.distributed.auth`.
 from __future__ import annotations
 
 import atexit
-import ctypes
 import logging
 import multiprocessing
 import multiprocessing.connection
 import os
 import queue
 import signal
-import socket
 import sys
-import time
+import threading
 import traceback
 import warnings
 import weakref
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from minidp import backend as _backend
-from minidp.distributed.auth import SECRET_ENV, new_job_secret
+from minidp.distributed.env import mpi_launch
+from minidp.distributed.failure_record import write_failure_record
+from minidp.distributed.job import (
+    JobPlan,
+    plan_local_job,
+    resolve_backend,
+    select_gpus,
+    visible_gpus,
+)
+from minidp.distributed.supervisor import (
+    Failure,
+    RankHandle,
+    Supervisor,
+    die_with_parent,
+    signal_name,
+)
 
 logger = logging.getLogger("minidp.distributed")
 
 SUPPORTED_OPTIONS = ("start_method", "gpus", "ips", "backend", "print_config")
 DEPRECATED_ALIASES = {"selected_devices": "gpus", "cluster_node_ips": "ips"}
 DEPRECATED_IGNORED = ("started_port", "node_ip", "use_paddlecloud")
-SPAWN_BACKENDS = ("auto", "gloo", "nccl")
-STOP_GRACE_SECONDS = 3.0
-
-_PR_SET_PDEATHSIG = 1
-# Loaded at import, in the parent: a child between fork and exec must not call dlopen.
-_LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
 
 
 class RankFailedError(RuntimeError):
@@ -73,165 +79,6 @@ class RankFailedError(RuntimeError):
         self.pid = pid
         self.exitcode = exitcode
         self.child_traceback = child_traceback
-
-
-# ----------------------------------------------------------------------------------------------
-# Helpers shared with the launcher
-# ----------------------------------------------------------------------------------------------
-
-class PortReservation:
-    """``count`` distinct free TCP ports on ``host``, held until :meth:`release`.
-
-    Each port stays bound (not listening) by a socket with ``SO_REUSEADDR``, so that no other
-    process -- another job's launcher, a rank's ephemeral connection, a listener on port 0 --
-    can take it between the moment it is chosen and the moment the rank that owns it listens
-    there: the rank binds it with ``SO_REUSEADDR`` too (as ``socket.create_server`` and the
-    ``TCPStore`` do), which Linux allows while the reserving socket does not listen. Release
-    the reservation when the job ends.
-    """
-
-    def __init__(self, host: str, count: int) -> None:
-        self.host = host
-        self._sockets: List[socket.socket] = []
-        try:
-            for _ in range(count):
-                sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-                self._sockets.append(sock)
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                try:
-                    sock.bind((host, 0))
-                except OSError as error:
-                    raise ValueError(
-                        f"cannot bind a port on {host!r} ({error}); give an address of this "
-                        "machine"
-                    ) from error
-        except BaseException:
-            self.release()
-            raise
-        self.ports: List[int] = [sock.getsockname()[1] for sock in self._sockets]
-
-    def release(self) -> None:
-        """Let the ports go (safe to call more than once)."""
-        for sock in self._sockets:
-            sock.close()
-        self._sockets = []
-
-    def __enter__(self) -> "PortReservation":
-        return self
-
-    def __exit__(self, *exc_info: Any) -> None:
-        self.release()
-
-
-def visible_gpus() -> List[str]:
-    """The GPU card ids this process may use: ``CUDA_VISIBLE_DEVICES``, else every device."""
-    listed = os.environ.get("CUDA_VISIBLE_DEVICES", "").strip()
-    if listed:
-        return [card.strip() for card in listed.split(",")]
-    return [str(index) for index in range(_backend.cuda_device_count())]
-
-
-def select_gpus(nprocs: int, gpus: Union[None, str, Sequence[Union[int, str]]]) -> List[int]:
-    """The device index each of ``nprocs`` local ranks uses, validated against visible cards.
-
-    ``gpus`` names cards as ``CUDA_VISIBLE_DEVICES`` does ("4,5"); the returned indices count
-    from the first visible card, which is how CUDA (and ``FLAGS_selected_gpus``) numbers them.
-    Without ``gpus``, rank i takes the i-th visible card.
-    """
-    visible = visible_gpus()
-    if gpus is None:
-        if len(visible) < nprocs:
-            raise RuntimeError(
-                f"{nprocs} processes were asked for but only {len(visible)} GPU(s) are visible; "
-                "pass a smaller nprocs or make more cards visible through CUDA_VISIBLE_DEVICES"
-            )
-        return list(range(nprocs))
-    if isinstance(gpus, str):
-        cards = [card.strip() for card in gpus.split(",") if card.strip()]
-    elif isinstance(gpus, (list, tuple)):
-        cards = [str(card).strip() for card in gpus]
-    else:
-        raise TypeError(f"gpus must be a string such as '0,1' or a list of ids, got {gpus!r}")
-    if len(cards) != nprocs:
-        raise ValueError(
-            f"gpus selects {len(cards)} card(s) but {nprocs} processes were asked for; "
-            "pass one card per process (make nprocs and gpus agree)"
-        )
-    for card in cards:
-        if card not in visible:
-            if os.environ.get("CUDA_VISIBLE_DEVICES", "").strip():
-                seen = f"CUDA_VISIBLE_DEVICES={','.join(visible)}"
-            else:
-                seen = f"all cards: {','.join(visible)}" if visible else "no GPU is visible"
-            raise ValueError(
-                f"GPU card {card} is not among the visible cards ({seen}); choose cards from "
-                "those, or change CUDA_VISIBLE_DEVICES"
-            )
-    return [visible.index(card) for card in cards]
-
-
-def job_secret_for_launch(nodes: int = 1) -> str:
-    """The secret of a job about to start: ``MINIDP_JOB_SECRET`` if set, else a fresh one.
-
-    Several nodes must share one, which no launcher can hand the others safely, so a job over
-    several nodes needs it set (to the same value) on every node.
-    """
-    secret = os.environ.get(SECRET_ENV, "")
-    if secret:
-        return secret
-    if nodes > 1:
-        raise ValueError(
-            f"a job over {nodes} nodes needs the same {SECRET_ENV} on every node: set it to a "
-            "random value (e.g. python -c 'import secrets; print(secrets.token_hex(32))') "
-            "before starting each node's launcher")
-    return new_job_secret()
-
-
-def rank_environment(rank: int, endpoints: Sequence[str], master: str, backend: str,
-                     device: Optional[int], secret: str) -> Dict[str, str]:
-    """The environment variables that tell one rank who it is (read by ``ParallelEnv``).
-
-    ``endpoints`` lists every rank's ``host:port`` in rank order; ``master`` is the
-    ``host:port`` of the rendezvous store that rank 0 hosts; ``device`` is the GPU index for the
-    nccl backend (None on CPU); ``secret`` is the job secret every connection proves.
-    """
-    master_host, _, master_port = master.rpartition(":")
-    env = {
-        "PADDLE_TRAINER_ID": str(rank),
-        "PADDLE_TRAINERS_NUM": str(len(endpoints)),
-        "PADDLE_CURRENT_ENDPOINT": endpoints[rank],
-        "PADDLE_TRAINER_ENDPOINTS": ",".join(endpoints),
-        "PADDLE_MASTER": master,
-        "MASTER_ADDR": master_host,
-        "MASTER_PORT": master_port,
-        "PADDLE_DISTRI_BACKEND": backend,
-        SECRET_ENV: secret,
-    }
-    if device is not None:
-        env["FLAGS_selected_gpus"] = str(device)
-    return env
-
-
-def signal_name(number: int) -> str:
-    """``SIGTERM`` for 15; ``40`` for a number with no name (real-time signals)."""
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return str(number)
-
-
-def die_with_parent(parent_pid: Optional[int]) -> None:
-    """Ask the kernel to SIGKILL this process when its parent exits (Linux only).
-
-    ``parent_pid`` is the pid the caller expects as parent: if the parent already died before
-    the request was made, this process exits at once. Pass None when the real parent is an
-    intermediary (the ``forkserver``), which itself exits with the parent. Elsewhere than Linux
-    this does nothing.
-    """
-    if _LIBC is None or _LIBC.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) != 0:
-        return
-    if parent_pid is not None and os.getppid() != parent_pid:
-        os._exit(1)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -262,28 +109,9 @@ def _check_options(options: Dict[str, Any]) -> Dict[str, Any]:
     return effective
 
 
-def default_backend(gpus_requested: bool) -> str:
-    """What backend 'auto' means: nccl when GPUs are asked for, the current place is a GPU or
-    CuPy sees one (as ``init_parallel_env`` decides), else gloo."""
-    on_gpu = _backend.get_device().startswith("gpu") or _backend.is_compiled_with_cuda()
-    return "nccl" if gpus_requested or on_gpu else "gloo"
-
-
 def _resolve_backend(options: Dict[str, Any]) -> str:
     """The backend the ranks will use, from the ``backend`` and ``gpus`` options."""
-    name = options.get("backend", "auto")
-    if name == "mpi":
-        raise ValueError(
-            "spawn cannot start the 'mpi' backend: MPI ranks must be started by an MPI launcher; "
-            "run `mpirun -n N python your_script.py` instead"
-        )
-    if name not in SPAWN_BACKENDS:
-        raise ValueError(f"spawn backend must be one of {SPAWN_BACKENDS}, got {name!r}")
-    if name == "auto":
-        name = default_backend(options.get("gpus") is not None)
-    if name == "gloo" and options.get("gpus") is not None:
-        raise ValueError("the gpus option selects cards for the 'nccl' backend; drop it for gloo")
-    return name
+    return resolve_backend(options.get("backend", "auto"), options.get("gpus") is not None)
 
 
 def _resolve_nprocs(nprocs: int, backend: str) -> int:
@@ -325,24 +153,13 @@ def _start_method(options: Dict[str, Any]) -> str:
     return method
 
 
-def build_environments(nprocs: int, options: Dict[str, Any]
-                       ) -> Tuple[str, List[Dict[str, str]], PortReservation]:
-    """Validate the options; return the backend, one environment per rank and the reservation
-    of the ports those environments name (release it when the job ends)."""
+def build_environments(nprocs: int, options: Dict[str, Any]) -> JobPlan:
+    """Validate the options; return the job's plan (release it when the job ends)."""
     backend = _resolve_backend(options)
     nprocs = _resolve_nprocs(nprocs, backend)
     host = _node_ip(options)
-    devices: List[Optional[int]] = [None] * nprocs
-    if backend == "nccl":
-        devices = list(select_gpus(nprocs, options.get("gpus")))
-    reservation = PortReservation(host, nprocs + 1)
-    ports = reservation.ports
-    endpoints = [f"{host}:{port}" for port in ports[:nprocs]]
-    master = f"{host}:{ports[nprocs]}"
-    secret = job_secret_for_launch()
-    envs = [rank_environment(rank, endpoints, master, backend, devices[rank], secret)
-            for rank in range(nprocs)]
-    return backend, envs, reservation
+    devices = select_gpus(nprocs, options.get("gpus")) if backend == "nccl" else None
+    return plan_local_job(nprocs, backend, devices, host)
 
 
 def _print_config(start_method: str, envs: List[Dict[str, str]]) -> None:
@@ -367,7 +184,7 @@ def _rank_main(func: Callable, args: Sequence[Any], env: Dict[str, str],
     """Body of each spawned process: set the rank's environment, run ``func``, report back.
 
     Exactly one message goes back through ``channel``: ``("ok", result)`` or
-    ``("error", formatted_traceback, unix_time)``.
+    ``("error", formatted_traceback)``; a failure is also written as the rank's failure record.
     """
     die_with_parent(parent_pid)
     os.environ.update(env)
@@ -375,14 +192,16 @@ def _rank_main(func: Callable, args: Sequence[Any], env: Dict[str, str],
         result = func(*args)
     except KeyboardInterrupt:
         sys.exit(128 + signal.SIGINT)
-    except Exception:
-        channel.send(("error", traceback.format_exc(), time.time()))
+    except Exception as error:
+        write_failure_record(error)
+        channel.send(("error", traceback.format_exc()))
         sys.exit(1)
     try:
         channel.send(("ok", result))
-    except Exception:
+    except Exception as error:
+        write_failure_record(error)
         channel.send(("error", "the return value of the spawned function could not be sent "
-                               "to the parent:\n" + traceback.format_exc(), time.time()))
+                               "to the parent:\n" + traceback.format_exc()))
         sys.exit(1)
 
 
@@ -390,36 +209,84 @@ def _rank_main(func: Callable, args: Sequence[Any], env: Dict[str, str],
 # The parent side
 # ----------------------------------------------------------------------------------------------
 
+class SpawnedRank(RankHandle):
+    """A rank started by ``multiprocessing``, whose single message arrives on ``channel``.
+
+    A watcher thread receives the message (so a large result never blocks the rank), puts it in
+    ``results`` or ``errors``, then waits for the process to end -- without reaping it: only
+    the supervising thread reaps, so ``exitcode`` is never lost to a race.
+    """
+
+    def __init__(self, rank: int, process: multiprocessing.process.BaseProcess,
+                 channel: multiprocessing.connection.Connection, results: queue.SimpleQueue,
+                 errors: queue.SimpleQueue) -> None:
+        super().__init__(rank, process.pid)
+        self.process = process
+        self.child_traceback: Optional[str] = None
+        self._channel = channel
+        self._results = results
+        self._errors = errors
+
+    @property
+    def returncode(self) -> Optional[int]:
+        return self.process.exitcode
+
+    def watch(self, events: "queue.SimpleQueue[Tuple[str, object]]") -> None:
+        threading.Thread(target=self._receive, args=(events,), daemon=True,
+                         name=f"minidp-spawn-watch-{self.rank}").start()
+
+    def _receive(self, events: "queue.SimpleQueue[Tuple[str, object]]") -> None:
+        try:
+            message = self._channel.recv()
+        except (EOFError, OSError):
+            message = None
+        finally:
+            self._channel.close()
+        if message is not None and message[0] == "ok":
+            self._results.put(message[1])
+        elif message is not None:
+            self.child_traceback = message[1]
+            self._errors.put(message[1])
+        multiprocessing.connection.wait([self.process.sentinel])
+        events.put(("exit", self.rank))
+
+    def _deliver(self, signum: int) -> None:
+        os.kill(self.pid, signum)
+
+    def wait(self, timeout: float) -> bool:
+        self.process.join(timeout)
+        return self.process.exitcode is not None
+
+
 class MultiprocessContext:
     """The spawned ranks: ``processes``, ``return_queues``, ``error_queues`` and ``join``.
 
     ``return_queues[i]`` receives rank i's return value and ``error_queues[i]`` its formatted
-    traceback; both are filled by :meth:`join` as the results arrive (so read them after
-    ``join`` returns True, with ``get()``).
+    traceback; both are filled as the results arrive (read them after ``join`` returns True,
+    with ``get()``).
     """
 
-    def __init__(self, processes: List[multiprocessing.process.BaseProcess],
-                 channels: List[multiprocessing.connection.Connection],
-                 ports: Optional[PortReservation] = None) -> None:
+    def __init__(self, plan: JobPlan) -> None:
         self.processes: List[multiprocessing.process.BaseProcess] = []
-        self._ports = ports
         self.return_queues: List[queue.SimpleQueue] = []
         self.error_queues: List[queue.SimpleQueue] = []
-        self._channels: Dict[int, multiprocessing.connection.Connection] = {}
-        self._running: Dict[int, int] = {}
-        self._errors: Dict[int, Tuple[str, float]] = {}
-        for process, channel in zip(processes, channels):
-            self._add(process, channel)
+        self._plan: Optional[JobPlan] = plan
+        self._supervisor = Supervisor(plan.failure_dir)
 
     def _add(self, process: multiprocessing.process.BaseProcess,
              channel: multiprocessing.connection.Connection) -> None:
-        """Watch one more started rank, whose single message will arrive on ``channel``."""
+        """Supervise one more started rank, whose single message will arrive on ``channel``."""
         rank = len(self.processes)
         self.processes.append(process)
         self.return_queues.append(queue.SimpleQueue())
         self.error_queues.append(queue.SimpleQueue())
-        self._channels[rank] = channel
-        self._running[process.sentinel] = rank
+        self._supervisor.add(SpawnedRank(rank, process, channel, self.return_queues[rank],
+                                         self.error_queues[rank]))
+
+    @property
+    def running(self) -> bool:
+        """Whether some rank has not been seen to end yet."""
+        return bool(self._supervisor.running)
 
     def join(self, timeout: Optional[float] = None) -> bool:
         """Wait for the ranks; True once all exited cleanly, False if ``timeout`` ran out first.
@@ -427,135 +294,77 @@ class MultiprocessContext:
         Results are collected while waiting. When a rank fails, the others are stopped and
         :class:`RankFailedError` is raised. An interrupt of the wait also stops every rank.
         """
-        deadline = None if timeout is None else time.monotonic() + timeout
         try:
-            finished = self._wait(deadline)
+            event = self._supervisor.wait(timeout)
         except BaseException:
-            self._stop_all()
+            self._stop()
             raise
-        if finished:
-            self._release_ports()
-        return finished
-
-    def _release_ports(self) -> None:
-        """The job is over: the ports its environments named may go to others."""
-        if self._ports is not None:
-            self._ports.release()
-            self._ports = None
-
-    def _wait(self, deadline: Optional[float]) -> bool:
-        while self._running:
-            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-            waitables = list(self._running) + list(self._channels.values())
-            ready = multiprocessing.connection.wait(waitables, remaining)
-            if not ready:
-                return False
-            failed = []
-            for item in ready:
-                if item in self._running:
-                    rank = self._running.pop(item)
-                    self._collect(rank)
-                    self.processes[rank].join()
-                    if self.processes[rank].exitcode != 0:
-                        failed.append(rank)
-                else:
-                    self._collect_from(item)
-            if failed:
-                self._collect_waiting_errors()
-                self._stop_all()
-                raise self._failure(failed)
+        if event.kind == "timeout":
+            return False
+        if event.kind == "failed":
+            self._stop()
+            raise _rank_failed(event.value)
+        self._release()
         return True
 
-    def _collect_from(self, channel: multiprocessing.connection.Connection) -> None:
-        """Collect from a ready channel, unless an exit seen in the same wait closed it."""
-        for rank, open_channel in list(self._channels.items()):
-            if open_channel is channel:
-                self._collect(rank)
+    def _stop(self) -> None:
+        self._supervisor.stop()
+        self._release()
 
-    def _collect(self, rank: int) -> None:
-        """Receive rank's single message if it is there, then close its channel."""
-        channel = self._channels.get(rank)
-        if channel is None:
-            return
-        try:
-            if not channel.poll():
-                if self.processes[rank].is_alive():
-                    return
-                message = None
-            else:
-                message = channel.recv()
-        except (EOFError, OSError):
-            message = None
-        del self._channels[rank]
-        channel.close()
-        if message is None:
-            return
-        if message[0] == "ok":
-            self.return_queues[rank].put(message[1])
-        else:
-            self.error_queues[rank].put(message[1])
-            self._errors[rank] = (message[1], message[2])
+    def _release(self) -> None:
+        """The job is over: its ports may go to others, its failure records away."""
+        if self._plan is not None:
+            self._plan.release()
+            self._plan = None
 
-    def _collect_waiting_errors(self) -> None:
-        """Read every message already sent, so that all reported tracebacks are known."""
-        for rank, channel in list(self._channels.items()):
-            if channel.poll():
-                self._collect(rank)
 
-    def _failure(self, exited: List[int]) -> RankFailedError:
-        """The error for the rank that failed first.
+def _rank_failed(failure: Failure) -> RankFailedError:
+    """The error that names the rank that failed first."""
+    culprit = failure.culprit
+    exitcode = culprit.returncode
+    child_traceback = culprit.child_traceback
+    who = f"spawn: rank {culprit.rank} (pid {culprit.pid})"
+    if child_traceback is not None:
+        message = f"{who} raised:\n\n{child_traceback}"
+    elif exitcode is not None and exitcode < 0:
+        message = (f"{who} was killed by signal {signal_name(-exitcode)} (out of memory and "
+                   "crashes in native code end this way)")
+    else:
+        message = (f"{who} exited with code {exitcode} without reporting an exception; look at "
+                   "its output above")
+    if failure.others:
+        message += f"\nRanks {', '.join(str(other.rank) for other in failure.others)} failed too."
+    message += "\nThe other ranks were stopped."
+    return RankFailedError(message, culprit.rank, culprit.pid, exitcode, child_traceback)
 
-        Ranks that exited non-zero (``exited``) and ranks that reported a traceback are
-        candidates; those with a traceback are ordered by when they raised, so a rank that
-        merely lost its connection to the culprit is not blamed.
-        """
-        candidates = sorted(set(exited) | set(self._errors),
-                            key=lambda rank: (self._errors.get(rank, ("", float("inf")))[1], rank))
-        rank = candidates[0]
-        process = self.processes[rank]
-        exitcode = process.exitcode
-        child_traceback = self._errors.get(rank, (None, 0.0))[0]
-        if child_traceback is not None:
-            message = f"spawn: rank {rank} (pid {process.pid}) raised:\n\n{child_traceback}"
-        elif exitcode is not None and exitcode < 0:
-            message = (f"spawn: rank {rank} (pid {process.pid}) was killed by signal "
-                       f"{signal_name(-exitcode)} (out of memory and crashes in native code "
-                       "end this way)")
-        else:
-            message = (f"spawn: rank {rank} (pid {process.pid}) exited with code {exitcode} "
-                       "without reporting an exception; look at its output above")
-        if len(candidates) > 1:
-            message += f"\nRanks {', '.join(map(str, candidates[1:]))} failed too."
-        message += "\nThe other ranks were stopped."
-        return RankFailedError(message, rank, process.pid, exitcode, child_traceback)
 
-    def _stop_all(self) -> None:
-        """SIGTERM every live rank, SIGKILL those still alive after the grace period.
+class RankContext:
+    """What ``spawn`` returns when this process already is a rank of a launched job.
 
-        Ranks that already reported an exception are exiting by themselves: they get the
-        grace period to do so, so that their exit code stays their own.
-        """
-        deadline = time.monotonic() + STOP_GRACE_SECONDS
-        for rank in self._errors:
-            self.processes[rank].join(max(0.0, deadline - time.monotonic()))
-        alive = [proc for proc in self.processes if proc.is_alive()]
-        for proc in alive:
-            proc.terminate()
-        for proc in alive:
-            proc.join(max(0.0, deadline - time.monotonic()))
-        for proc in alive:
-            if proc.is_alive():
-                proc.kill()
-                proc.join(STOP_GRACE_SECONDS)
-        self._running.clear()
-        for channel in self._channels.values():
-            channel.close()
-        self._channels.clear()
-        self._release_ports()
+    ``return_queues[0]`` holds the function's return value; ``join`` returns True at once.
+    """
+
+    def __init__(self, result: Any) -> None:
+        self.processes: List[multiprocessing.process.BaseProcess] = []
+        self.return_queues: List[queue.SimpleQueue] = [queue.SimpleQueue()]
+        self.error_queues: List[queue.SimpleQueue] = [queue.SimpleQueue()]
+        self.return_queues[0].put(result)
+
+    def join(self, timeout: Optional[float] = None) -> bool:
+        """The function already ran: nothing to wait for."""
+        return True
+
+
+def _launched_rank() -> Optional[Tuple[int, int]]:
+    """(rank, world size) when a launcher or ``mpirun`` started this process as a rank."""
+    if os.environ.get("PADDLE_TRAINER_ID") and os.environ.get("PADDLE_TRAINERS_NUM"):
+        return int(os.environ["PADDLE_TRAINER_ID"]), int(os.environ["PADDLE_TRAINERS_NUM"])
+    launch = mpi_launch()
+    return None if launch is None else (launch.rank, launch.size)
 
 
 def spawn(func: Callable, args: Sequence[Any] = (), nprocs: int = -1, join: bool = True,
-          daemon: bool = False, **options: Any) -> MultiprocessContext:
+          daemon: bool = False, **options: Any) -> "MultiprocessContext | RankContext":
     """Start ``nprocs`` processes that each run ``func(*args)`` as one rank of a parallel job.
 
     Args:
@@ -575,16 +384,19 @@ def spawn(func: Callable, args: Sequence[Any] = (), nprocs: int = -1, join: bool
 
     Returns:
         A :class:`MultiprocessContext`; rank i's return value is in ``return_queues[i]``.
+        Inside a job already started by ``python -m minidp.distributed.launch`` or ``mpirun``
+        (``PADDLE_TRAINER_ID``/``PADDLE_TRAINERS_NUM`` or an MPI launcher's rank variables
+        are set), ``func(*args)`` runs in this process as that rank, ``nprocs`` and the options
+        other than the checks are ignored (the launcher decided), and a :class:`RankContext`
+        holding its return value comes back: one script works both ways.
 
     Raises:
         ValueError/TypeError: for unknown or invalid options (deprecated Paddle options only
             warn with ``DeprecationWarning``).
         RankFailedError: (a ``RuntimeError``) when a rank fails; the others are stopped first.
 
-    Each rank's environment carries PADDLE_TRAINER_ID, PADDLE_TRAINERS_NUM,
-    PADDLE_CURRENT_ENDPOINT, PADDLE_TRAINER_ENDPOINTS, PADDLE_MASTER (plus MASTER_ADDR and
-    MASTER_PORT), PADDLE_DISTRI_BACKEND and, under nccl, FLAGS_selected_gpus; the ports are
-    free ports that this process keeps reserved until the job ends (a rank that listens on
+    Each rank's environment carries the variables of :mod:`minidp.distributed.job`; the ports
+    are free ports that this process keeps reserved until the job ends (a rank that listens on
     one must set ``SO_REUSEADDR``, as ``TCPStore`` does). On Linux the ranks die with the
     thread that called ``spawn``, so call it from the main thread (or one that outlives the
     job).
@@ -605,16 +417,24 @@ def spawn(func: Callable, args: Sequence[Any] = (), nprocs: int = -1, join: bool
     if not isinstance(args, (tuple, list)):
         raise TypeError(f"spawn args must be a tuple or list, got {type(args).__name__}")
     options = _check_options(options)
+    launched = _launched_rank()
+    if launched is not None:
+        rank, world_size = launched
+        logger.warning("spawn: this process already is rank %d of a job of %d started by a "
+                       "launcher; running %s here as that rank instead of starting %s more",
+                       rank, world_size, getattr(func, "__name__", "func"),
+                       "processes" if nprocs == -1 else nprocs)
+        return RankContext(func(*args))
     start_method = _start_method(options)
-    _, envs, ports = build_environments(nprocs, options)
+    plan = build_environments(nprocs, options)
     if options.get("print_config"):
-        _print_config(start_method, envs)
+        _print_config(start_method, plan.envs)
 
     context = multiprocessing.get_context(start_method)
     parent_pid = None if start_method == "forkserver" else os.getpid()
-    result = MultiprocessContext([], [], ports)
+    result = MultiprocessContext(plan)
     try:
-        for rank, env in enumerate(envs):
+        for rank, env in enumerate(plan.envs):
             reader, writer = context.Pipe(duplex=False)
             process = context.Process(target=_rank_main, name=f"minidp-rank-{rank}",
                                       args=(func, tuple(args), env, writer, parent_pid),
@@ -629,8 +449,9 @@ def spawn(func: Callable, args: Sequence[Any] = (), nprocs: int = -1, join: bool
             result._add(process, reader)
             logger.debug("spawn: started rank %d as pid %d", rank, process.pid)
     except BaseException:
-        result._stop_all()
+        result._stop()
         raise
+    result._supervisor.watch()
     if join:
         result.join()
     else:
@@ -647,7 +468,7 @@ def _join_at_exit(reference: "weakref.ref[MultiprocessContext]") -> None:
     interrupt (Ctrl-C) during this wait stops the ranks.
     """
     context = reference()
-    if context is None or not context._running:
+    if context is None or not context.running:
         return
     try:
         context.join()

@@ -2,7 +2,8 @@
 
 The spawn tests pass these functions to ``spawn``; the launcher and mpirun tests run this file,
 which prints ``RESULT <json>`` with what :func:`report` returns.
-Usage: ``python rank_tasks.py [--fail-rank N [--linger S] | --sleep SECONDS | --exit-code C]``.
+Usage: ``python rank_tasks.py [--fail-rank N [--linger S] | --sleep SECONDS | --exit-code C |
+--blame CULPRIT | --spawn | --progress]`` (also runnable as a module: ``-m rank_tasks``).
 """
 import argparse
 import atexit
@@ -52,6 +53,9 @@ def report(fail_rank: int = -1, linger: float = 0.0) -> Dict[str, Any]:
         "backend": group.process_group.backend_name,
         "all_reduce": tensor.numpy().tolist(),
         "pid": os.getpid(),
+        "torchrun": {name: os.environ.get(name)
+                     for name in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE")},
+        "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
     }
 
 
@@ -74,6 +78,43 @@ def kill_rank(rank: int, signum: int = signal.SIGKILL) -> None:
     time.sleep(120)
 
 
+def blame(culprit: int, delay: float) -> None:
+    """Every other rank fails at once blaming ``culprit`` in an MPI-style message (which names
+    no rank in words any regex knew); ``culprit`` fails ``delay`` seconds later."""
+    from minidp.distributed.failure_record import PeerFailedError
+
+    if int(os.environ["PADDLE_TRAINER_ID"]) != culprit:
+        raise PeerFailedError("MPI_ERR_PROC_FAILED: Process Failure (peer gone in MPI_Allreduce)",
+                              blamed_rank=culprit)
+    time.sleep(delay)
+    raise ValueError(f"rank {culprit} fails on purpose")
+
+
+def spawn_inside_the_job() -> None:
+    """What the README's first script does: ``spawn(train, nprocs=2)`` under ``__main__``."""
+    import minidp.distributed as dist
+
+    context = dist.spawn(report, nprocs=2)
+    emit("RESULT " + json.dumps(context.return_queues[0].get()))
+
+
+def progress(steps: int) -> None:
+    """Rank 0 draws a carriage-return progress line when told its launcher has a terminal;
+    every rank prints whole lines meanwhile."""
+    rank = os.environ["PADDLE_TRAINER_ID"]
+    drawing = rank == "0" and os.environ.get("MINIDP_LAUNCHER_TTY") == "1"
+    for step in range(1, steps + 1):
+        if drawing:
+            sys.stderr.write(f"\rstep {step}/{steps}")
+            sys.stderr.flush()
+        else:
+            emit(f"line {step} of rank {rank}")
+        time.sleep(0.3)
+    if drawing:
+        sys.stderr.write("\n")
+    emit(f"done {rank}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--fail-rank", type=int, default=-1,
@@ -84,7 +125,21 @@ def main() -> None:
                         help="only announce the rank and sleep this long")
     parser.add_argument("--exit-code", type=int, default=None,
                         help="only exit at once with this code")
+    parser.add_argument("--blame", type=int, default=None,
+                        help="the other ranks blame this rank, which fails after them")
+    parser.add_argument("--spawn", action="store_true",
+                        help="call spawn(report, nprocs=2), as the README's first script does")
+    parser.add_argument("--progress", type=int, default=None,
+                        help="draw a progress line of this many steps on rank 0")
     args = parser.parse_args()
+    if args.blame is not None:
+        blame(args.blame, 0.5)
+    if args.spawn:
+        spawn_inside_the_job()
+        return
+    if args.progress is not None:
+        progress(args.progress)
+        return
     if args.exit_code is not None:
         sys.exit(args.exit_code)
     if args.sleep is not None:

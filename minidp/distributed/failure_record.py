@@ -1,0 +1,105 @@
+"""Failure records: how a rank tells its supervisor, in a structured way, that and why it failed.
+
+A rank started by ``spawn`` or by ``python -m minidp.distributed.launch`` finds a directory in
+``MINIDP_FAILURE_DIR``. When an exception ends the rank, it writes ``rank-N.json`` there before
+anything else happens (before ``atexit`` handlers close its connections): its rank, pid, the
+wall-clock time, the exception's one-line summary and the peer it blames, if any. The
+supervisor reads these records to tell the rank that failed first from the ranks that failed
+because of it -- whatever the backend and whatever the wording of its errors.
+
+A rank blames a peer when the exception, or one in its ``__cause__``/``__context__`` chain, is a
+:class:`PeerFailedError` (backends raise it when a peer's connection breaks or a peer stops
+answering) or carries an integer ``blamed_rank`` attribute.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass
+from typing import Dict, Optional
+
+FAILURE_DIR_ENV = "MINIDP_FAILURE_DIR"
+
+
+class PeerFailedError(RuntimeError):
+    """A collective failed because another rank went away or stopped answering.
+
+    ``blamed_rank`` is that rank's number in the job (its global rank), which the failure record
+    carries so that the supervisor blames the peer instead of this rank.
+    """
+
+    def __init__(self, message: str, blamed_rank: int) -> None:
+        super().__init__(message)
+        self.blamed_rank = blamed_rank
+
+
+@dataclass(frozen=True)
+class FailureRecord:
+    """What a rank reported about its own failure (``time`` is ``time.time()``)."""
+
+    rank: int
+    pid: int
+    time: float
+    error: str
+    blamed_rank: Optional[int]
+
+
+def blamed_rank(error: BaseException) -> Optional[int]:
+    """The peer ``error`` (or an exception it was raised from or during) blames, or None."""
+    seen = set()
+    current: Optional[BaseException] = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        peer = getattr(current, "blamed_rank", None)
+        if isinstance(peer, int) and not isinstance(peer, bool):
+            return peer
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def _summary(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+
+
+def write_failure_record(error: BaseException) -> Optional[str]:
+    """Record that ``error`` ends this rank; return the file written (None outside a job).
+
+    Does nothing unless ``MINIDP_FAILURE_DIR`` and ``PADDLE_TRAINER_ID`` are set. The file is
+    written whole (temporary name, then renamed), so a reader never sees half a record.
+    """
+    directory = os.environ.get(FAILURE_DIR_ENV, "")
+    rank = os.environ.get("PADDLE_TRAINER_ID", "")
+    if not directory or not rank.isdigit():
+        return None
+    record = FailureRecord(int(rank), os.getpid(), time.time(), _summary(error),
+                           blamed_rank(error))
+    path = os.path.join(directory, f"rank-{rank}.json")
+    partial = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(partial, "w", encoding="utf-8") as file:
+            json.dump(asdict(record), file)
+        os.replace(partial, path)
+    except OSError:
+        return None
+    return path
+
+
+def read_failure_records(directory: str) -> Dict[int, FailureRecord]:
+    """Every complete record in ``directory``, by rank (unreadable files are skipped)."""
+    records: Dict[int, FailureRecord] = {}
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return records
+    for name in names:
+        if not (name.startswith("rank-") and name.endswith(".json")):
+            continue
+        try:
+            with open(os.path.join(directory, name), encoding="utf-8") as file:
+                record = FailureRecord(**json.load(file))
+        except (OSError, ValueError, TypeError):
+            continue
+        records[record.rank] = record
+    return records
