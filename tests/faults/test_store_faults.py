@@ -12,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -213,3 +214,44 @@ def test_fuzz_the_handshake(garbage):
     finally:
         a.close()
         b.close()
+
+
+def test_a_ring_connection_without_the_secret_is_dropped_and_the_group_forms(monkeypatch):
+    """An intruder dials a rank's set-up listener first: it is dropped (logged), the real peer
+    still connects, and an all-reduce gives the right sum."""
+    from minidp.distributed.backends.gloo import GlooProcessGroup
+
+    monkeypatch.setenv("MINIDP_JOB_SECRET", SECRET.decode())
+    master = TCPStore("127.0.0.1", 0, is_master=True, timeout=10, secret=SECRET)
+    results, intruded = {}, threading.Event()
+
+    def intrude():
+        address = master.get("gloo/ring/1/addr/1", timeout=10).decode()
+        host, _, port = address.rpartition(":")
+        with socket.create_connection((host, int(port)), timeout=5) as sock:
+            sock.sendall(struct.pack("!4sII", b"MDPG", 0, 2))
+            sock.recv(auth.CHALLENGE_BYTES)
+            sock.sendall(b"\0" * (auth.CHALLENGE_BYTES + auth.PROOF_BYTES))
+            intruded.set()
+            closed_by_server(sock, 5)
+
+    def rank(r):
+        if r == 0:
+            intruded.wait(10)  # rank 0 dials only after the intruder was refused
+        store = TCPStore("127.0.0.1", master.port, timeout=10, secret=SECRET)
+        group = GlooProcessGroup(store, r, 2, name="ring", timeout=10)
+        data = np.full(4, float(r + 1))
+        group.all_reduce(data)
+        results[r] = data
+        group.shutdown()
+        store.close()
+
+    threads = [threading.Thread(target=intrude)] + [threading.Thread(target=rank, args=(r,))
+                                                     for r in (1, 0)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    master.close()
+    assert intruded.is_set()
+    assert [results[r].tolist() for r in (0, 1)] == [[3.0] * 4, [3.0] * 4]

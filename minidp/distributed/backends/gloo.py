@@ -1,7 +1,9 @@
 """gloo: minidp's own CPU backend, collectives over a TCP mesh between the ranks.
 
 Set-up: every rank listens on a free port, publishes ``ip:port`` in the store, connects to each
-higher rank and accepts each lower one, so every pair shares one TCP connection. The ring
+higher rank and accepts each lower one, so every pair shares one TCP connection. Each connection
+opens with the job-secret handshake of :mod:`minidp.distributed.auth`, bound to the group and
+both ranks: a process without the secret cannot join, replay or relay a ring. The ring
 (right = rank + 1, left = rank - 1) is a subset of that mesh; ``send``/``recv`` use the
 direct connection.
 
@@ -29,17 +31,17 @@ of a send or receive) over the same connections, ahead of the data (see
 """
 from __future__ import annotations
 
-import hashlib
 import logging
-import re
 import select
 import socket
 import struct
 import time
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy
 
+from .. import auth
+from ..failure_record import PeerFailedError
 from ..store import connect_with_retry
 from .base import (Collective, Fingerprint, GroupSpec, ReduceOp, ThreadedProcessGroup,
                    divide_by_size)
@@ -49,7 +51,7 @@ logger = logging.getLogger("minidp.distributed")
 CHUNK_BYTES = 1 << 20
 SMALL_ALL_REDUCE_BYTES = 64 << 10
 
-_HELLO = struct.Struct("!4s8sII")
+_HELLO = struct.Struct("!4sII")
 _MAGIC = b"MDPG"
 
 _REDUCERS = {
@@ -75,15 +77,10 @@ class RecvPiece(NamedTuple):
     reduce_into: Optional[numpy.ndarray] = None
 
 
-# The peer named by the errors a rank raises when another rank failed first (``_lost``,
-# ``_wait_ready``, ``_dial``); the launcher reads it to tell the first failure from its echoes.
-_PEER_IN_ERROR = re.compile(r"(?:lost the connection to|timed out waiting for|cannot connect to)"
-                            r" rank (\d+)(?: \(global (\d+)\))?")
-
-
-def peers_blamed(text: str) -> Set[int]:
-    """Job ranks that gloo error messages in ``text`` name as the peer that failed them."""
-    return {int(global_rank or rank) for rank, global_rank in _PEER_IN_ERROR.findall(text)}
+def _pair_context(prefix: str, dialer: int, listener: int) -> bytes:
+    """What a ring connection's handshake binds: the job's group instance and both ranks, so a
+    proof can be neither replayed nor relayed to another pair."""
+    return f"{prefix}/{dialer}->{listener}".encode()
 
 
 def _raw(array: numpy.ndarray) -> numpy.ndarray:
@@ -118,7 +115,7 @@ class GlooProcessGroup(ThreadedProcessGroup):
         deadline = time.monotonic() + self.timeout
         instance = store.add(f"gloo/{self.name}/instances/{self.rank}", 1)
         prefix = f"gloo/{self.name}/{instance}"
-        digest = hashlib.blake2b(prefix.encode(), digest_size=8).digest()
+        secret = auth.job_secret()
         host = store.local_address
         peers: Dict[int, socket.socket] = {}
         with socket.create_server((host, 0), backlog=self.size + 8) as listener:
@@ -133,9 +130,10 @@ class GlooProcessGroup(ThreadedProcessGroup):
                             f"{self.describe('connect')}: {self.describe_rank(peer)} did not "
                             f"publish its address ({error})") from error
                     peers[peer] = self._dial(address.decode(), peer, deadline)
-                    peers[peer].sendall(_HELLO.pack(_MAGIC, digest, self.rank, self.size))
+                    peers[peer].sendall(_HELLO.pack(_MAGIC, self.rank, self.size))
+                    self._prove(peers[peer], secret, _pair_context(prefix, self.rank, peer), peer)
                 while len(peers) < self.size - 1:
-                    peer, conn = self._accept(listener, digest, deadline, peers)
+                    peer, conn = self._accept(listener, prefix, secret, deadline, peers)
                     peers[peer] = conn
             except BaseException:
                 for sock in peers.values():
@@ -149,16 +147,27 @@ class GlooProcessGroup(ThreadedProcessGroup):
         host, _, port = address.rpartition(":")
 
         def give_up(error: OSError) -> RuntimeError:
-            return RuntimeError(
+            return PeerFailedError(
                 f"{self.describe('connect')}: cannot connect to {self.describe_rank(peer)} at "
-                f"{address} ({error}); check that it is running and that this host can reach it"
-            )
+                f"{address} ({error}); check that it is running and that this host can reach it",
+                self.global_ranks[peer])
 
         return connect_with_retry(host, int(port), deadline, give_up)
 
-    def _accept(self, listener: socket.socket, digest: bytes, deadline: float,
+    def _prove(self, sock: socket.socket, secret: bytes, context: bytes, peer: int) -> None:
+        """The dialer's half of the job-secret handshake with ``peer``."""
+        try:
+            auth.dial_handshake(sock, secret, context, auth.HANDSHAKE_SECONDS)
+        except (auth.AuthenticationError, OSError) as error:
+            raise RuntimeError(
+                f"{self.describe('connect')}: {self.describe_rank(peer)} refused this rank's "
+                f"proof of the job secret ({error}); every rank needs the same "
+                f"{auth.SECRET_ENV}") from error
+
+    def _accept(self, listener: socket.socket, prefix: str, secret: bytes, deadline: float,
                 connected: Dict[int, socket.socket]):
-        """Accept one lower rank; connections with a wrong greeting are dropped."""
+        """Accept one lower rank; a connection with a wrong greeting or without the job secret's
+        proof is dropped (and logged), and the group goes on waiting for the real peer."""
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -177,13 +186,19 @@ class GlooProcessGroup(ThreadedProcessGroup):
                 hello = conn.recv(_HELLO.size, socket.MSG_WAITALL)
             except OSError:
                 hello = b""
+            reason = "a bad greeting"
             if len(hello) == _HELLO.size:
-                magic, their_digest, peer, size = _HELLO.unpack(hello)
-                if ((magic, their_digest, size) == (_MAGIC, digest, self.size)
-                        and peer < self.rank and peer not in connected):
-                    return peer, conn
-            logger.warning("rank %d: gloo group '%s' dropped a connection with a bad greeting",
-                           self.global_ranks[self.rank], self.name)
+                magic, peer, size = _HELLO.unpack(hello)
+                if ((magic, size) == (_MAGIC, self.size) and peer < self.rank
+                        and peer not in connected):
+                    try:
+                        auth.accept_handshake(conn, secret, _pair_context(prefix, peer, self.rank),
+                                              auth.HANDSHAKE_SECONDS)
+                        return peer, conn
+                    except (auth.AuthenticationError, OSError) as error:
+                        reason = f"no proof of the job secret ({error})"
+            logger.warning("rank %d: gloo group '%s' dropped a connection with %s",
+                           self.global_ranks[self.rank], self.name, reason)
             conn.close()
 
     @staticmethod
@@ -266,11 +281,11 @@ class GlooProcessGroup(ThreadedProcessGroup):
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             peer, action = (recv_from, "send its data") if recv_sock else (send_to, "take data")
-            raise RuntimeError(
+            raise PeerFailedError(
                 f"{self.describe(op)}: timed out waiting for {self.describe_rank(peer)} to "
                 f"{action} (group timeout {self.timeout:g} s); check that every rank issues the "
-                "same collectives in the same order, or raise the timeout (PADDLE_PG_TIMEOUT in ms)"
-            )
+                "same collectives in the same order, or raise the timeout (PADDLE_PG_TIMEOUT in ms)",
+                self.global_ranks[peer])
         poller = select.poll()
         if send_sock is not None and send_sock is recv_sock:
             poller.register(send_sock, select.POLLOUT | select.POLLIN)
@@ -282,10 +297,9 @@ class GlooProcessGroup(ThreadedProcessGroup):
         poller.poll(max(1, int(remaining * 1000) + 1))
 
     def _lost(self, op: str, peer: int, error: BaseException) -> RuntimeError:
-        return RuntimeError(
+        return PeerFailedError(
             f"{self.describe(op)}: lost the connection to {self.describe_rank(peer)} ({error}); "
-            "that rank probably exited or crashed, see its log"
-        )
+            "that rank probably exited or crashed, see its log", self.global_ranks[peer])
 
     def _staging_bytes(self, nbytes: int) -> numpy.ndarray:
         """A reusable uint8 buffer of at least ``nbytes`` (grown, never shrunk)."""
