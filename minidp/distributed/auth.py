@@ -42,9 +42,19 @@ class AuthenticationError(ConnectionError):
     """The peer did not prove that it knows the job's secret (or did not answer in time)."""
 
 
+_shared_secret = b""
+
+
 def job_secret() -> bytes:
-    """The job's secret from ``MINIDP_JOB_SECRET`` (empty when the job has none)."""
-    return os.environ.get(SECRET_ENV, "").encode("utf-8")
+    """The job's secret: the one shared over MPI (see :func:`use_job_secret`), else
+    ``MINIDP_JOB_SECRET`` (empty when the job has none)."""
+    return _shared_secret or os.environ.get(SECRET_ENV, "").encode("utf-8")
+
+
+def use_job_secret(secret: bytes) -> None:
+    """Make ``secret`` this process's job secret (under ``mpirun``, rank 0's, shared over MPI)."""
+    global _shared_secret
+    _shared_secret = bytes(secret)
 
 
 def new_job_secret() -> str:

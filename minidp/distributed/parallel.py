@@ -25,7 +25,7 @@ import warnings
 from typing import Dict, List, Optional, Tuple
 
 from .. import backend as array_backend
-from . import collective
+from . import auth, collective
 from .backends import GroupSpec, get_backend_factory
 from .collective import Group
 from .env import ParallelEnv, record_mpi_endpoints
@@ -114,7 +114,8 @@ def _free_port(host: str) -> int:
 def _share_endpoints_over_mpi(env: ParallelEnv) -> List[str]:
     """Give every rank an ``ip:port``; every rank's, in rank order.
 
-    Uses buffer-based MPI all-gathers of fixed-size byte strings, so nothing is unpickled.
+    Uses buffer-based MPI all-gathers of fixed-size byte strings, so nothing is unpickled. Rank
+    0's job secret (``MINIDP_JOB_SECRET``, else a fresh one) goes to every rank the same way.
     Ranks on one host use 127.0.0.1; otherwise each rank's host address. Rank 0's endpoint is
     the job's store, which rank 0 starts here on a port the system picks, so no other process
     can take the port between choosing and listening.
@@ -138,6 +139,11 @@ def _share_endpoints_over_mpi(env: ParallelEnv) -> List[str]:
         comm.Allgather(local, gathered)
         return [row.tobytes().rstrip(b"\0").decode("utf-8") for row in gathered]
 
+    own = (auth.job_secret() or auth.new_job_secret().encode())[:_ENDPOINT_BYTES]
+    secret = numpy.zeros(_ENDPOINT_BYTES, numpy.uint8)
+    secret[:len(own)] = numpy.frombuffer(own, numpy.uint8)
+    comm.Bcast(secret, root=0)  # rank 0's secret is the job's
+    auth.use_job_secret(secret.tobytes().rstrip(b"\0"))
     hostname = socket.gethostname()
     single_host = len(set(all_gather_text(hostname))) == 1
     host = "127.0.0.1" if single_host else socket.gethostbyname(hostname)

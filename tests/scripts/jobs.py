@@ -4,6 +4,7 @@ Every job a test starts carries a unique token in its environment (``MINIDP_TEST
 every process of the job inherits; :func:`job_processes` finds them by it, so a test can check
 that nothing outlived the job and kill whatever did.
 """
+import hashlib
 import json
 import os
 import re
@@ -67,6 +68,8 @@ def check_reports(found: List[Dict[str, Any]], world_size: int,
         assert report["all_reduce"] == expected_sum
         if backend is not None:
             assert report["backend"] == backend
+        # every job has a secret (spawn, the launcher, or rank 0 over MPI), the same on each rank
+        assert report["secret_digest"] == found[0]["secret_digest"] != hashlib.sha256().hexdigest()
 
 
 def job_processes(token: str) -> List[psutil.Process]:

@@ -7,6 +7,7 @@ Usage: ``python rank_tasks.py [--fail-rank N [--linger S] | --sleep SECONDS | --
 """
 import argparse
 import atexit
+import hashlib
 import json
 import os
 import signal
@@ -33,6 +34,7 @@ def report(fail_rank: int = -1, linger: float = 0.0) -> Dict[str, Any]:
     """
     import minidp
     import minidp.distributed as dist
+    from minidp.distributed import auth
 
     group = dist.init_parallel_env()
     env = dist.ParallelEnv()
@@ -56,6 +58,7 @@ def report(fail_rank: int = -1, linger: float = 0.0) -> Dict[str, Any]:
         "torchrun": {name: os.environ.get(name)
                      for name in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE")},
         "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+        "secret_digest": hashlib.sha256(auth.job_secret()).hexdigest(),
     }
 
 
