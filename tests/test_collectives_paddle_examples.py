@@ -171,7 +171,7 @@ def check_errors(r, rank, n):
                                                  "builtins.set")
         assert "set_object_serializer('pickle')" in r["unsendable_object"]
         assert r["pickle_refused"] == r["length_mismatch"] == "no error"
-        assert r["timeout"].startswith("RuntimeError: ") and "timed out" in r["timeout"]
+        assert r["timeout"].startswith("PeerFailedError: ") and "timed out waiting for rank 1" in r["timeout"]
         assert 1.5 < r["timeout_seconds"] < 10
     else:
         assert r["unsendable_object"] == ("RuntimeError: all_gather_object: rank 0 could not "
