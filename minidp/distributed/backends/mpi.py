@@ -21,6 +21,7 @@ import numpy
 from mpi4py import MPI
 
 from ...backend import is_floating
+from ..failure_record import PeerFailedError
 from .base import (Collective, Fingerprint, GroupSpec, ReduceOp, ThreadedProcessGroup,
                    divide_by_size)
 
@@ -85,17 +86,21 @@ class MpiProcessGroup(ThreadedProcessGroup):
         logger.info("rank %d: mpi group '%s' ready (rank %d of %d)",
                     self.global_ranks[self.rank], name, self.rank, self.size)
 
-    def _complete(self, op: str, request: Any, deadline: float, waiting_for: str) -> None:
-        """Poll ``request`` until it completes; raise ``RuntimeError`` at ``deadline``."""
+    def _complete(self, op: str, request: Any, deadline: float, peer: Optional[int]) -> None:
+        """Poll ``request`` until it completes; at ``deadline`` raise a ``RuntimeError`` (a
+        ``PeerFailedError`` naming ``peer`` when one peer is awaited, None for all of them)."""
         polls = 0
         while not request.Test():
             polls += 1
             if polls % POLLS_BETWEEN_CLOCK_CHECKS == 0 and time.monotonic() > deadline:
-                raise RuntimeError(
-                    f"{self.describe(op)}: timed out waiting for {waiting_for} (group timeout "
-                    f"{self.timeout:g} s); check that every rank issues the same collectives in "
-                    "the same order, or raise the timeout (PADDLE_PG_TIMEOUT in ms)"
-                )
+                waiting_for = "the other ranks" if peer is None else self.describe_rank(peer)
+                message = (f"{self.describe(op)}: timed out waiting for {waiting_for} (group "
+                           f"timeout {self.timeout:g} s); check that every rank issues the same "
+                           "collectives in the same order, or raise the timeout "
+                           "(PADDLE_PG_TIMEOUT in ms)")
+                if peer is None:
+                    raise RuntimeError(message)
+                raise PeerFailedError(message, self.global_ranks[peer])
 
     def _exchange_fingerprints(self, call: Collective, mine: bytes) -> List[Tuple[int, bytes]]:
         """All-gather the fingerprints of a collective, so every rank sees every rank's; swap
@@ -107,12 +112,11 @@ class MpiProcessGroup(ThreadedProcessGroup):
             requests = [self._comm.Irecv(gathered[0], source=call.root, tag=_FINGERPRINT_TAG),
                         self._comm.Isend(outgoing, dest=call.root, tag=_FINGERPRINT_TAG)]
             for request in requests:
-                self._complete(call.op, request, deadline, self.describe_rank(call.root))
+                self._complete(call.op, request, deadline, call.root)
             return [(call.root, gathered[0].tobytes())]
         if self.size == 1:
             return []
-        self._complete(call.op, self._comm.Iallgather(outgoing, gathered), deadline,
-                       "the other ranks")
+        self._complete(call.op, self._comm.Iallgather(outgoing, gathered), deadline, None)
         return [(peer, gathered[peer].tobytes()) for peer in range(self.size) if peer != self.rank]
 
     def _reduce_op(self, array: numpy.ndarray, op: ReduceOp) -> Any:
@@ -123,41 +127,38 @@ class MpiProcessGroup(ThreadedProcessGroup):
         if self.size > 1 and array.size:
             request = self._comm.Iallreduce(MPI.IN_PLACE, _buffer(array),
                                             self._reduce_op(array, op))
-            self._complete("all_reduce", request, deadline, "the other ranks")
+            self._complete("all_reduce", request, deadline, None)
         if op == ReduceOp.AVG:
             divide_by_size(array, self.size)
 
     def _broadcast(self, array: numpy.ndarray, src: int) -> None:
         if self.size > 1 and array.size:
             request = self._comm.Ibcast(_buffer(array), root=src)
-            self._complete("broadcast", request, time.monotonic() + self.timeout,
-                           self.describe_rank(src))
+            self._complete("broadcast", request, time.monotonic() + self.timeout, src)
 
     def _all_gather(self, out_array: numpy.ndarray, array: numpy.ndarray) -> None:
         request = self._comm.Iallgather(_buffer(array), _buffer(out_array))
-        self._complete("all_gather", request, time.monotonic() + self.timeout, "the other ranks")
+        self._complete("all_gather", request, time.monotonic() + self.timeout, None)
 
     def _reduce_scatter(self, out_array: numpy.ndarray, in_array: numpy.ndarray,
                         op: ReduceOp) -> None:
         if out_array.size:
             request = self._comm.Ireduce_scatter_block(_buffer(in_array), _buffer(out_array),
                                                        self._reduce_op(out_array, op))
-            self._complete("reduce_scatter", request, time.monotonic() + self.timeout,
-                           "the other ranks")
+            self._complete("reduce_scatter", request, time.monotonic() + self.timeout, None)
         if op == ReduceOp.AVG:
             divide_by_size(out_array, self.size)
 
     def _barrier(self, timeout: float) -> None:
-        self._complete("barrier", self._comm.Ibarrier(), time.monotonic() + timeout,
-                       "the other ranks")
+        self._complete("barrier", self._comm.Ibarrier(), time.monotonic() + timeout, None)
 
     def _send(self, array: numpy.ndarray, dst: int) -> None:
         request = self._comm.Isend(_buffer(array), dest=dst, tag=_P2P_TAG)
-        self._complete("send", request, time.monotonic() + self.timeout, self.describe_rank(dst))
+        self._complete("send", request, time.monotonic() + self.timeout, dst)
 
     def _recv(self, array: numpy.ndarray, src: int) -> None:
         request = self._comm.Irecv(_buffer(array), source=src, tag=_P2P_TAG)
-        self._complete("recv", request, time.monotonic() + self.timeout, self.describe_rank(src))
+        self._complete("recv", request, time.monotonic() + self.timeout, src)
 
     def _close(self) -> None:
         """Communicators are left to MPI_Finalize: freeing one is collective and could block."""
