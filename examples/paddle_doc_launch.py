@@ -12,6 +12,8 @@ Under a launcher the environment already says this process is one rank of severa
 script calls ``train()`` directly (Paddle's "2. start by launch"); run plainly, it calls
 ``dist.spawn(train, nprocs=2)`` (Paddle's "1. start by spawn"). Each rank prints its loss.
 """
+import argparse
+
 import minidp
 import minidp.distributed as dist
 import minidp.nn as nn
@@ -50,6 +52,7 @@ def train():
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
     if dist.ParallelEnv().world_size > 1:
         train()
     else:

@@ -11,8 +11,11 @@ from .ops import __all__ as _op_names
 from . import io, nn, optimizer, distributed
 from .serialization import load, save
 from .distributed.data_parallel import DataParallel
+from . import linalg
+from .ops.creation import shape
 
 float16 = backend.DTYPES["float16"]
+bfloat16 = backend.DTYPES["bfloat16"]
 float32 = backend.DTYPES["float32"]
 float64 = backend.DTYPES["float64"]
 int32 = backend.DTYPES["int32"]

@@ -5,14 +5,18 @@ both. CuPy is imported lazily: a CPU-only install never touches it.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
-from typing import Any
+from typing import Any, ContextManager
 
+import ml_dtypes
 import numpy
 
+BFLOAT16 = numpy.dtype(ml_dtypes.bfloat16)
 DTYPES = {
     "float16": numpy.dtype("float16"),
+    "bfloat16": BFLOAT16,
     "float32": numpy.dtype("float32"),
     "float64": numpy.dtype("float64"),
     "int32": numpy.dtype("int32"),
@@ -65,6 +69,11 @@ def convert_dtype(dtype: Any) -> numpy.dtype:
         return numpy.dtype(dtype)
     except TypeError:
         raise TypeError(f"unsupported dtype {dtype!r}; use one of {sorted(DTYPES)}") from None
+
+
+def is_floating(dtype: numpy.dtype) -> bool:
+    """True for the real floating dtypes, bfloat16 included (NumPy files it under kind 'V')."""
+    return dtype.kind == "f" or dtype == BFLOAT16
 
 
 def _parse_place(place: str) -> str:
@@ -122,6 +131,17 @@ def place_of(x: Any) -> str:
     if isinstance(x, numpy.ndarray):
         return "cpu"
     return f"gpu:{x.device.id}"
+
+
+def device_guard(x: Any) -> ContextManager:
+    """A context in which the device of the CuPy array ``x`` is the current CUDA device.
+
+    Kernels and device allocations go to the current device, which need not be the data's
+    (``set_device`` or another thread may have changed it). For a NumPy array: no-op.
+    """
+    if isinstance(x, numpy.ndarray):
+        return contextlib.nullcontext()
+    return x.device
 
 
 def to_host(x: Any) -> numpy.ndarray:

@@ -43,6 +43,20 @@ def _checked(array: numpy.ndarray, where: str) -> numpy.ndarray:
     return array
 
 
+def _reference(tag: str, array: numpy.ndarray, arrays: list, where: str) -> list:
+    """The node of an array stored as ``arrays[i]``.
+
+    An NPY header cannot name bfloat16 (an ml_dtypes type): such an array is stored as its
+    uint16 bits and its node carries the dtype name.
+    """
+    array = _checked(array, where)
+    if array.dtype == backend.BFLOAT16:
+        arrays.append(array.view(numpy.uint16))
+        return [tag, len(arrays) - 1, "bfloat16"]
+    arrays.append(array)
+    return [tag, len(arrays) - 1]
+
+
 def _encode(obj: Any, arrays: list, where: str) -> list:
     """A JSON-able tagged node for ``obj``; arrays are appended to ``arrays`` and referenced by index."""
     if obj is None:
@@ -56,14 +70,11 @@ def _encode(obj: Any, arrays: list, where: str) -> list:
     if isinstance(obj, str):
         return ["str", obj]
     if isinstance(obj, Tensor):
-        arrays.append(_checked(backend.to_host(obj._data), where))
-        return ["tensor", len(arrays) - 1]
+        return _reference("tensor", backend.to_host(obj._data), arrays, where)
     if isinstance(obj, numpy.ndarray):
-        arrays.append(_checked(obj, where))
-        return ["ndarray", len(arrays) - 1]
+        return _reference("ndarray", obj, arrays, where)
     if isinstance(obj, numpy.generic):
-        arrays.append(_checked(numpy.asarray(obj), where))
-        return ["scalar", len(arrays) - 1]
+        return _reference("scalar", numpy.asarray(obj), arrays, where)
     if isinstance(obj, (list, tuple)):
         tag = "list" if isinstance(obj, list) else "tuple"
         return [tag, [_encode(v, arrays, f"{where}[{i}]") for i, v in enumerate(obj)]]
@@ -170,6 +181,15 @@ class _Reader:
             raise self.corrupt(f"{_array_name(index)}: {error}") from None
         return array
 
+    def stored(self, node: list) -> numpy.ndarray:
+        """The array a "tensor", "ndarray" or "scalar" node refers to, in its dtype."""
+        array = self.array(node[1] if len(node) > 1 else None)
+        if len(node) == 3:
+            if node[2] != "bfloat16" or array.dtype != numpy.uint16:
+                raise self.corrupt(f"bad dtype note {node[2]!r:.40} for {array.dtype} data")
+            array = array.view(backend.BFLOAT16)
+        return array
+
     def decode(self, node: Any) -> Any:
         if not isinstance(node, list) or not node or not isinstance(node[0], str):
             raise self.corrupt(f"malformed structure node {node!r:.80}")
@@ -179,12 +199,12 @@ class _Reader:
         if tag in ("bool", "int", "float", "str") and len(node) == 2:
             return node[1]
         if tag == "tensor":
-            array = self.array(node[1])
+            array = self.stored(node)
             return array if self.return_numpy else to_tensor(array)
         if tag == "ndarray":
-            return self.array(node[1])
+            return self.stored(node)
         if tag == "scalar":
-            return self.array(node[1])[()]
+            return self.stored(node)[()]
         if tag == "list":
             return [self.decode(v) for v in node[1]]
         if tag == "tuple":

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import wait as wait_for_any
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
+from minidp.distributed.auth import new_job_secret
 from minidp.distributed.spawn import PortReservation
 
 _CONTEXT = multiprocessing.get_context("spawn")
@@ -58,6 +59,7 @@ def launcher_environment(reservation: PortReservation,
     store); keep ``reservation`` while the ranks run."""
     host, ports, nprocs = reservation.host, reservation.ports, len(reservation.ports)
     endpoints = [f"{host}:{port}" for port in ports]
+    secret = new_job_secret()
     environments = []
     for rank in range(nprocs):
         env = {
@@ -69,6 +71,7 @@ def launcher_environment(reservation: PortReservation,
             "MASTER_ADDR": host,
             "MASTER_PORT": str(ports[0]),
             "FLAGS_selected_gpus": str(rank),
+            "MINIDP_JOB_SECRET": secret,
         }
         env.update(extra or {})
         environments.append(env)

@@ -8,6 +8,8 @@ on the host kernel runner).
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -19,6 +21,8 @@ from minidp.distributed.backends import GroupSpec, ReduceOp
 from minidp.distributed.backends import nccl
 from minidp.distributed.reducer import Reducer, assign_buckets
 from minidp.distributed.store import TCPStore
+from test_optimizer_kernel_path import LAUNCHES, OPTIMIZERS
+from test_optimizer_kernel_path import train as train_optimizer
 from test_reducer_kernel_path import MirrorGroup, loss_of, make_params
 
 pytestmark = [
@@ -172,6 +176,43 @@ def test_reducer_packs_and_unpacks_gradients_with_the_kernels(cupy, monkeypatch)
             if local is not None:
                 cupy.testing.assert_array_equal(sent[offset:offset + param._data.size],
                                                 local.reshape(-1) * 0.5)
+
+
+# --- optimizers: multi-tensor kernels, launched for real ------------------------------------------
+
+@pytest.mark.parametrize("multi_precision", [False, True], ids=["plain", "master-weights"])
+@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+def test_optimizer_steps_on_the_gpu_match_the_cpu_bit_for_bit(cupy, monkeypatch, name,
+                                                               multi_precision):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # 16-bit parameters without master weights warn
+        cpu_params, cpu_opt, _ = train_optimizer(name, multi_precision, monkeypatch, False)
+        gpu_params, gpu_opt, launches = train_optimizer(name, multi_precision, monkeypatch, False,
+                                                        xp=cupy)
+    assert len(launches) == LAUNCHES[name], launches
+    for key, wanted in cpu_params.items():
+        assert isinstance(gpu_params[key]._data, cupy.ndarray)
+        assert gpu_params[key].numpy().tobytes() == wanted.numpy().tobytes(), key
+    for got, wanted in zip(gpu_opt._slots, cpu_opt._slots):
+        for key, value in wanted.state.items():
+            if not isinstance(value, float):
+                assert got.state[key].get().tobytes() == value.tobytes(), (got.param.name, key)
+        if wanted.master is not None:
+            assert got.master.get().tobytes() == wanted.master.tobytes(), got.param.name
+
+
+def test_bfloat16_tensors_and_a_linear_layer_on_the_gpu(cupy):
+    x = minidp.to_tensor(np.linspace(-1, 1, 12, dtype="float32").reshape(3, 4), dtype="bfloat16")
+    assert isinstance(x._data, cupy.ndarray) and x.dtype == minidp.bfloat16
+    layer = minidp.nn.Linear(4, 2)
+    layer.to(dtype="bfloat16")
+    out = layer(x * 0.5)
+    assert out.dtype == minidp.bfloat16
+    out.mean().backward()
+    assert all(p.grad.dtype == minidp.bfloat16 for p in layer.parameters())
+    wanted = (x.astype("float32").numpy() * 0.5) @ layer.weight.astype("float32").numpy()
+    np.testing.assert_allclose(out.astype("float32").numpy(),
+                               wanted + layer.bias.astype("float32").numpy(), rtol=2**-7, atol=2**-7)
 
 
 # --- NCCL --------------------------------------------------------------------------------------

@@ -19,11 +19,14 @@ from kernel_host.runner import run
 from minidp.kernels import kernel_sources, translation_unit
 from minidp.kernels.launch_args import (
     COPY_TYPE_PAIRS,
+    NAME_EXPRESSIONS,
     KernelLaunch,
     adam_scalars,
     fused_adam_launch,
     launch_shape,
+    momentum_launch,
     pack_launch,
+    sgd_launch,
     unpack_launch,
 )
 
@@ -132,6 +135,56 @@ def test_nan_rounds_to_nan_in_16_bit_types():
     assert numpy.isnan(flat).all()
 
 
+# (parameter dtype, state dtype, with float32 master weights) of each optimizer kernel's cases.
+ADAM_TYPES = [("float32", "float32", False), ("float64", "float64", False),
+              ("float16", "float32", False), ("bfloat16", "float32", False),
+              ("float16", "float32", True), ("bfloat16", "float32", True)]
+MOMENTUM_TYPES = ADAM_TYPES + [("float16", "float16", False), ("bfloat16", "bfloat16", False)]
+SGD_TYPES = [(name, name, master) for name, _, master in ADAM_TYPES]
+OPTIMIZER_SHAPES = [(None, None), (1, 1), (32, 3), (1024, 2)]
+OPTIMIZER_SIZES = ["one", "257", "with-empties", "random"]
+
+
+def _types_id(types: tuple) -> str:
+    return f"{types[0]}-{types[1]}" + ("-master" if types[2] else "")
+
+
+class _OptimizerCase:
+    """Tensors of one optimizer launch, and the same tensors stepped by the NumPy reference."""
+
+    def __init__(self, case: str, types: tuple, num_states: int) -> None:
+        param_name, state_name, with_master = types
+        self.sizes = ref.SIZE_CASES[case]
+        self.rng = numpy.random.default_rng(sum(self.sizes) + num_states)
+        self.param_dtype = _dtype(param_name)
+        start = ref.random_tensors(self.rng, self.sizes, numpy.float32)
+        # a master differs from its parameter: the parameter is the master rounded
+        self.masters = [m.copy() for m in start] if with_master else None
+        self.params = [m.astype(self.param_dtype) for m in start]
+        self.states = [[numpy.zeros(p.shape, _dtype(state_name)) for p in self.params]
+                       for _ in range(num_states)]
+        self.expected = [[p.copy() for p in self.params], *[[s.copy() for s in table]
+                                                              for table in self.states],
+                         [m.copy() for m in self.masters] if with_master else [None] * len(start)]
+
+    def grads(self) -> list:
+        return ref.random_tensors(self.rng, self.sizes, self.param_dtype)
+
+    def step_reference(self, step, grads: list) -> None:
+        """Replace the expected tensors by ``step(param, grad, *states, master) -> new ones``."""
+        rows = [step(*row[:1], grad, *row[1:]) for row, grad in zip(zip(*self.expected), grads)]
+        self.expected = [list(column) for column in zip(*rows)]
+
+    def check(self, label: str) -> None:
+        actual = [self.params, *self.states, self.masters or [None] * len(self.params)]
+        for role, (got_table, wanted_table) in enumerate(zip(actual, self.expected)):
+            for index, (got, wanted) in enumerate(zip(got_table, wanted_table)):
+                if wanted is None:
+                    assert got is None
+                else:
+                    ref.assert_bits_equal(got, wanted, f"{label}, tensor {index}, table {role}")
+
+
 ADAM_VARIANTS = {
     "adam": dict(weight_decay=0.0, decoupled=False),
     "adam-l2": dict(weight_decay=0.01, decoupled=False),
@@ -139,28 +192,52 @@ ADAM_VARIANTS = {
 }
 
 
-@pytest.mark.parametrize("shape", [(None, None), (1, 1), (32, 3), (1024, 2)], ids=_shape_id)
-@pytest.mark.parametrize("case", ["one", "257", "65536", "with-empties", "random"])
+@pytest.mark.parametrize("shape", OPTIMIZER_SHAPES, ids=_shape_id)
+@pytest.mark.parametrize("case", OPTIMIZER_SIZES + ["65536"])
 @pytest.mark.parametrize("variant", sorted(ADAM_VARIANTS))
-@pytest.mark.parametrize("dtype", [numpy.float32, numpy.float64], ids=["fp32", "fp64"])
-def test_fused_adam_matches_numpy_bit_for_bit_over_three_steps(dtype, variant, case, shape):
-    sizes = ref.SIZE_CASES[case]
-    rng = numpy.random.default_rng(sum(sizes))
-    params = ref.random_tensors(rng, sizes, dtype)
-    moment1s = [numpy.zeros_like(p) for p in params]
-    moment2s = [numpy.zeros_like(p) for p in params]
-    expected = [(p.copy(), m1.copy(), m2.copy()) for p, m1, m2 in zip(params, moment1s, moment2s)]
+@pytest.mark.parametrize("types", ADAM_TYPES, ids=_types_id)
+def test_fused_adam_matches_numpy_bit_for_bit_over_three_steps(types, variant, case, shape):
+    data = _OptimizerCase(case, types, num_states=2)
     hyper = dict(lr=0.01, beta1=0.9, beta2=0.999, epsilon=1e-8, **ADAM_VARIANTS[variant])
     for step in (1, 2, 3):
-        grads = ref.random_tensors(rng, sizes, dtype)
+        grads = data.grads()
         pows = dict(beta1_pow=hyper["beta1"] ** step, beta2_pow=hyper["beta2"] ** step)
-        run(fused_adam_launch(params, grads, moment1s, moment2s, **hyper, **pows,
-                              block_size=shape[0], grid_size=shape[1]))
-        expected = [ref.adam_step(p, g, m1, m2, **hyper, **pows)
-                    for (p, m1, m2), g in zip(expected, grads)]
-        for index, (actual, wanted) in enumerate(zip(zip(params, moment1s, moment2s), expected)):
-            for name, a, w in zip(("param", "moment1", "moment2"), actual, wanted):
-                ref.assert_bits_equal(a, w, f"step {step}, tensor {index}, {name}")
+        run(fused_adam_launch(data.params, grads, *data.states, masters=data.masters, **hyper,
+                              **pows, block_size=shape[0], grid_size=shape[1]))
+        data.step_reference(lambda p, g, m1, m2, master: ref.adam_step(
+            p, g, m1, m2, master=master, **hyper, **pows), grads)
+        data.check(f"step {step}")
+
+
+@pytest.mark.parametrize("shape", OPTIMIZER_SHAPES, ids=_shape_id)
+@pytest.mark.parametrize("case", OPTIMIZER_SIZES)
+@pytest.mark.parametrize("weight_decay", [0.0, 0.01], ids=["plain", "l2"])
+@pytest.mark.parametrize("types", SGD_TYPES, ids=_types_id)
+def test_sgd_kernel_matches_numpy_bit_for_bit_over_three_steps(types, weight_decay, case, shape):
+    data = _OptimizerCase(case, types, num_states=0)
+    for step in (1, 2, 3):
+        grads = data.grads()
+        run(sgd_launch(data.params, grads, masters=data.masters, lr=0.1, weight_decay=weight_decay,
+                       block_size=shape[0], grid_size=shape[1]))
+        data.step_reference(lambda p, g, master: ref.sgd_step(
+            p, g, lr=0.1, weight_decay=weight_decay, master=master), grads)
+        data.check(f"step {step}")
+
+
+@pytest.mark.parametrize("shape", OPTIMIZER_SHAPES, ids=_shape_id)
+@pytest.mark.parametrize("case", OPTIMIZER_SIZES)
+@pytest.mark.parametrize("nesterov", [False, True], ids=["heavy-ball", "nesterov"])
+@pytest.mark.parametrize("types", MOMENTUM_TYPES, ids=_types_id)
+def test_momentum_kernel_matches_numpy_bit_for_bit_over_three_steps(types, nesterov, case, shape):
+    data = _OptimizerCase(case, types, num_states=1)
+    hyper = dict(lr=0.1, momentum=0.9, weight_decay=0.01, nesterov=nesterov)
+    for step in (1, 2, 3):
+        grads = data.grads()
+        run(momentum_launch(data.params, grads, *data.states, masters=data.masters, **hyper,
+                            block_size=shape[0], grid_size=shape[1]))
+        data.step_reference(lambda p, g, v, master: ref.momentum_step(
+            p, g, v, master=master, **hyper), grads)
+        data.check(f"step {step}")
 
 
 def test_adam_scalars_follow_paddles_bias_correction():
@@ -217,6 +294,26 @@ def test_fused_adam_arguments_are_validated():
         fused_adam_launch([half], [half], [half], [half], **hyper)
 
 
+def test_optimizer_launch_arguments_are_validated():
+    p = numpy.ones(4, numpy.float32)
+    bf = p.astype(_dtype("bfloat16"))
+    adam = dict(lr=0.1, beta1=0.9, beta2=0.99, epsilon=1e-8, beta1_pow=0.9, beta2_pow=0.99)
+    with pytest.raises(TypeError, match="master weights must be float32"):
+        sgd_launch([bf], [bf], masters=[bf], lr=0.1)
+    with pytest.raises(TypeError, match="params and grads of one dtype"):
+        sgd_launch([p], [bf], lr=0.1)
+    with pytest.raises(TypeError, match="states of one dtype"):
+        momentum_launch([p], [p], [p.astype(numpy.float64)], lr=0.1, momentum=0.9)
+    with pytest.raises(TypeError, match="states of one dtype"):
+        fused_adam_launch([bf], [bf], [bf], [bf], **adam)  # Adam's moments are float32
+    with pytest.raises(ValueError, match="one entry per parameter"):
+        sgd_launch([p], [p], masters=[], lr=0.1)
+    with pytest.raises(ValueError, match="differ in size"):
+        momentum_launch([p], [p], [numpy.ones(3, numpy.float32)], lr=0.1, momentum=0.9)
+    with pytest.raises(ValueError, match="at least one"):
+        sgd_launch([], [], lr=0.1)
+
+
 def test_translation_units_inline_the_shared_header():
     for source in kernel_sources():
         unit = translation_unit(source)
@@ -231,18 +328,14 @@ def test_importing_the_kernels_package_does_not_import_cupy():
     assert subprocess.run([sys.executable, "-c", code], timeout=60).returncode == 0
 
 
-class _HostModule:
-    """Stands in for cupy.RawModule: its functions run on the host runner."""
-
-    def __init__(self, source):
-        self.source = source
-
-    def get_function(self, name):
-        return lambda grid, block, args: run(KernelLaunch(self.source, name, grid, block, args))
+def _host_function(source, name, place):
+    """Stands in for minidp.kernels._function: the kernel runs on the host runner."""
+    assert place == "cpu"
+    return lambda grid, block, args: run(KernelLaunch(source, name, grid, block, args))
 
 
 def test_public_wrappers_build_and_launch_the_right_kernels(monkeypatch):
-    monkeypatch.setattr(minidp.kernels, "_raw_module", _HostModule)
+    monkeypatch.setattr(minidp.kernels, "_function", _host_function)
     sizes = ref.SIZE_CASES["random-small"]
     grads = ref.random_tensors(numpy.random.default_rng(8), sizes, numpy.float32)
     offsets, flat_size = ref.padded_offsets(sizes)
@@ -266,6 +359,19 @@ def test_public_wrappers_build_and_launch_the_right_kernels(monkeypatch):
     for actual, wanted in zip(params, expected):
         ref.assert_bits_equal(actual, wanted, "fused_adam")
 
+    expected = [ref.sgd_step(p, g, lr=0.1, weight_decay=0.01)[0] for p, g in zip(params, grads)]
+    minidp.kernels.sgd(params, grads, lr=0.1, weight_decay=0.01)
+    for actual, wanted in zip(params, expected):
+        ref.assert_bits_equal(actual, wanted, "sgd")
+
+    velocities = [numpy.full_like(p, 0.5) for p in params]
+    expected = [ref.momentum_step(p, g, v, lr=0.1, momentum=0.9, weight_decay=0.0, nesterov=True)
+                for p, g, v in zip(params, grads, velocities)]
+    minidp.kernels.momentum(params, grads, velocities, lr=0.1, momentum=0.9, nesterov=True)
+    for actual, velocity, (wanted, wanted_velocity, _) in zip(params, velocities, expected):
+        ref.assert_bits_equal(actual, wanted, "momentum")
+        ref.assert_bits_equal(velocity, wanted_velocity, "momentum velocity")
+
 
 def test_host_runner_rejects_arguments_that_do_not_match_the_kernel_signature():
     source = numpy.ones(4, numpy.float32)
@@ -276,3 +382,68 @@ def test_host_runner_rejects_arguments_that_do_not_match_the_kernel_signature():
         run(as_double)
     with pytest.raises(TypeError, match="bytes"):
         run(dataclasses.replace(plan, args=plan.args[:-1]))
+
+
+class _RecordingDevice:
+    """Stands in for a cupy.cuda.Device: records which device is current."""
+
+    current = [0]
+
+    def __init__(self, device_id: int) -> None:
+        self.id = device_id
+
+    def __enter__(self):
+        self.previous = self.current[0]
+        self.current[0] = self.id
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.current[0] = self.previous
+
+
+class _DeviceArray:
+    """A stand-in for a CuPy array on device ``device_id``."""
+
+    def __init__(self, device_id: int) -> None:
+        self.device = _RecordingDevice(device_id)
+
+
+class _CountingModule:
+    """Stands in for cupy.RawModule: counts get_function calls; its kernels record the current
+    device when fetched and when called."""
+
+    fetched: list = []
+    called: list = []
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def get_function(self, name: str):
+        self.fetched.append((self.source, name, _RecordingDevice.current[0]))
+        return lambda grid, block, args: self.called.append((name, _RecordingDevice.current[0]))
+
+
+@pytest.fixture
+def counting_module(monkeypatch):
+    minidp.kernels._function.cache_clear()
+    _CountingModule.fetched, _CountingModule.called = [], []
+    monkeypatch.setattr(minidp.kernels, "_raw_module", _CountingModule)
+    yield _CountingModule
+    minidp.kernels._function.cache_clear()
+
+
+def test_launch_fetches_each_kernel_once_per_device(counting_module):
+    name = NAME_EXPRESSIONS["bucket.cu"][0]
+    for device_id in (1, 1, 2, 1):
+        minidp.kernels.launch(KernelLaunch("bucket.cu", name, (1, 1, 1), (1, 1, 1),
+                                           (_DeviceArray(device_id),)))
+    assert counting_module.fetched == [("bucket.cu", name, 1), ("bucket.cu", name, 2)]
+    assert len(counting_module.called) == 4
+
+
+def test_launch_makes_the_device_of_its_data_current(counting_module):
+    name = NAME_EXPRESSIONS["fused_adam.cu"][0]
+    assert _RecordingDevice.current == [0]
+    minidp.kernels.launch(KernelLaunch("fused_adam.cu", name, (1, 1, 1), (1, 1, 1), (_DeviceArray(3),)))
+    assert counting_module.called == [(name, 3)]
+    assert _RecordingDevice.current == [0], "the previous device is current again"

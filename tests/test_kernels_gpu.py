@@ -5,11 +5,13 @@ compared bit for bit (the test data holds no subnormals, which CuPy's -ftz=true 
 """
 from __future__ import annotations
 
+import ml_dtypes
 import numpy
 import pytest
 
 from kernel_host import numpy_reference as ref
 from minidp import backend, kernels
+from minidp.kernels import launch_args
 
 pytestmark = [
     pytest.mark.gpu,
@@ -79,3 +81,85 @@ def test_fused_adam_on_device_matches_numpy(cupy, dtype, decoupled):
         actual = (device[0][index], device[2][index], device[3][index])
         for name, a, w in zip(("param", "moment1", "moment2"), actual, wanted):
             ref.assert_bits_equal(a.get(), w, f"tensor {index}, {name}")
+
+
+def _bfloat16_case(rng, sizes):
+    """bfloat16 parameters and gradients with float32 master weights (the parameters rounded)."""
+    bfloat16 = numpy.dtype(ml_dtypes.bfloat16)
+    masters = ref.random_tensors(rng, sizes, numpy.float32)
+    grads = [g.astype(bfloat16) for g in ref.random_tensors(rng, sizes, numpy.float32)]
+    return [m.astype(bfloat16) for m in masters], grads, masters
+
+
+def test_bfloat16_adam_with_master_weights_on_device_matches_numpy(cupy):
+    params, grads, masters = _bfloat16_case(numpy.random.default_rng(6), ref.SIZE_CASES["random"])
+    moments = [[numpy.full(p.shape, 0.1, numpy.float32) for p in params] for _ in range(2)]
+    hyper = dict(lr=0.01, beta1=0.9, beta2=0.999, epsilon=1e-8, beta1_pow=0.9**2,
+                 beta2_pow=0.999**2, weight_decay=0.01, decoupled=True)
+    device = [[cupy.asarray(a) for a in table] for table in (params, grads, masters, *moments)]
+    kernels.fused_adam(device[0], device[1], device[3], device[4], masters=device[2], **hyper)
+    for index, row in enumerate(zip(params, grads, *moments, masters)):
+        wanted = ref.adam_step(*row[:4], master=row[4], **hyper)
+        for name, table, w in zip(("param", "moment1", "moment2", "master"), (0, 3, 4, 2), wanted):
+            ref.assert_bits_equal(device[table][index].get(), w, f"tensor {index}, {name}")
+
+
+@pytest.mark.parametrize("nesterov", [False, True], ids=["heavy-ball", "nesterov"])
+def test_sgd_and_momentum_on_device_match_numpy(cupy, nesterov):
+    rng = numpy.random.default_rng(7)
+    sizes = ref.SIZE_CASES["random"]
+    params, grads, masters = _bfloat16_case(rng, sizes)
+    device = [[cupy.asarray(a) for a in table] for table in (params, grads, masters)]
+    kernels.sgd(device[0], device[1], masters=device[2], lr=0.1, weight_decay=0.01)
+    for index, (p, g, m) in enumerate(zip(params, grads, masters)):
+        wanted_param, wanted_master = ref.sgd_step(p, g, lr=0.1, weight_decay=0.01, master=m)
+        ref.assert_bits_equal(device[0][index].get(), wanted_param, f"sgd param {index}")
+        ref.assert_bits_equal(device[2][index].get(), wanted_master, f"sgd master {index}")
+
+    params = ref.random_tensors(rng, sizes, numpy.float32)
+    grads = ref.random_tensors(rng, sizes, numpy.float32)
+    velocities = [numpy.full_like(p, 0.5) for p in params]
+    device = [[cupy.asarray(a) for a in table] for table in (params, grads, velocities)]
+    kernels.momentum(device[0], device[1], device[2], lr=0.1, momentum=0.9, weight_decay=0.01,
+                     nesterov=nesterov)
+    for index, (p, g, v) in enumerate(zip(params, grads, velocities)):
+        wanted = ref.momentum_step(p, g, v, lr=0.1, momentum=0.9, weight_decay=0.01,
+                                   nesterov=nesterov)
+        ref.assert_bits_equal(device[0][index].get(), wanted[0], f"momentum param {index}")
+        ref.assert_bits_equal(device[2][index].get(), wanted[1], f"momentum velocity {index}")
+
+
+def test_each_kernel_is_fetched_once(cupy, monkeypatch):
+    kernels._function.cache_clear()
+    fetched = []
+    real = kernels._raw_module
+
+    class Counting:
+        def __init__(self, source):
+            self.module = real(source)
+
+        def get_function(self, name):
+            fetched.append(name)
+            return self.module.get_function(name)
+
+    monkeypatch.setattr(kernels, "_raw_module", Counting)
+    flat = cupy.zeros(8, numpy.float32)
+    for _ in range(3):
+        kernels.pack([cupy.ones(4, numpy.float32)], flat, [2], 0.5)
+    assert fetched == ["minidp_pack<float, float>"]
+    kernels._function.cache_clear()
+
+
+@pytest.mark.skipif(backend.cuda_device_count() < 2, reason="needs two GPUs")
+def test_kernels_run_on_the_device_of_their_data(cupy):
+    params = ref.random_tensors(numpy.random.default_rng(8), [5, 300], numpy.float32)
+    with cupy.cuda.Device(1):
+        device = [cupy.asarray(p) for p in params]
+        grads = [cupy.ones_like(p) for p in device]
+    with cupy.cuda.Device(0):
+        plan = launch_args.sgd_launch(device, grads, lr=0.5)
+        assert all(arg.device.id == 1 for arg in plan.args if isinstance(arg, cupy.ndarray))
+        kernels.launch(plan)
+        assert cupy.cuda.Device().id == 0
+    for actual, start in zip(device, params):
+        ref.assert_bits_equal(actual.get(), start - numpy.float32(0.5), "sgd on device 1")

@@ -24,8 +24,10 @@ LAUNCH = [sys.executable, "-m", "minidp.distributed.launch"]
     (["--nnodes", "2", "--master", "127.0.0.1"], "HOST:PORT"),
     (["--nproc_per_node", "0"], "at least 1"),
     (["--backend", "gloo", "--devices", "0,1"], "drop it for gloo"),
+    (["--nnodes", "2", "--master", "127.0.0.1:6170"], "same MINIDP_JOB_SECRET on every node"),
 ])
-def test_bad_command_lines_are_rejected(arguments, match):
+def test_bad_command_lines_are_rejected(arguments, match, monkeypatch):
+    monkeypatch.delenv("MINIDP_JOB_SECRET", raising=False)
     args = build_parser().parse_args([*arguments, str(jobs.RANK_TASKS)])
     with pytest.raises(ValueError, match=match):
         make_plan(args)
@@ -113,7 +115,7 @@ def test_two_nodes_meet_at_the_master(job_token):
         master = f"127.0.0.1:{reserved.ports[0]}"
         nodes = [jobs.start([*LAUNCH, "--nnodes", "2", "--node_rank", str(node), "--master",
                              master, "--nproc_per_node", str(nproc), str(jobs.RANK_TASKS)],
-                            job_token)
+                            job_token, MINIDP_JOB_SECRET=job_token)
                  for node, nproc in ((1, 2), (0, 1))]
         results = [jobs.finish(node) for node in nodes]
     for result in results:

@@ -82,7 +82,8 @@ def test_the_rank_that_failed_first_is_blamed_even_when_it_exits_last(job_token,
 def two_nodes(token, node0_args, node1_args, master_port):
     master = f"127.0.0.1:{master_port}"
     return [jobs.start([*LAUNCH, "--nnodes", "2", "--node_rank", str(node), "--master", master,
-                        "--nproc_per_node", "1", str(jobs.RANK_TASKS), *node_args], token)
+                        "--nproc_per_node", "1", str(jobs.RANK_TASKS), *node_args], token,
+                       MINIDP_JOB_SECRET=token)
             for node, node_args in ((1, node1_args), (0, node0_args))]
 
 

@@ -23,7 +23,7 @@ from minidp.distributed.spawn import (  # noqa: E402
 
 RANK_VARIABLES = {"PADDLE_TRAINER_ID", "PADDLE_TRAINERS_NUM", "PADDLE_CURRENT_ENDPOINT",
                   "PADDLE_TRAINER_ENDPOINTS", "PADDLE_MASTER", "MASTER_ADDR", "MASTER_PORT",
-                  "PADDLE_DISTRI_BACKEND"}
+                  "PADDLE_DISTRI_BACKEND", "MINIDP_JOB_SECRET"}
 
 
 def assert_all_reaped(context) -> None:
@@ -113,6 +113,11 @@ def test_rank_environments_use_distinct_free_ports():
         assert env["PADDLE_CURRENT_ENDPOINT"] == endpoints[rank]
         assert env["PADDLE_MASTER"] == master == f"{env['MASTER_ADDR']}:{env['MASTER_PORT']}"
         assert env["PADDLE_TRAINER_ENDPOINTS"] == ",".join(endpoints)
+        assert env["MINIDP_JOB_SECRET"] == envs[0]["MINIDP_JOB_SECRET"]
+    assert len(envs[0]["MINIDP_JOB_SECRET"]) == 64
+    _, other_job, more_ports = build_environments(2, {"backend": "gloo"})
+    more_ports.release()
+    assert other_job[0]["MINIDP_JOB_SECRET"] != envs[0]["MINIDP_JOB_SECRET"]
 
 
 def test_default_nprocs_is_the_cpu_count_under_gloo():

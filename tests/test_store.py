@@ -6,6 +6,7 @@ import threading
 import pytest
 
 from minidp.distributed.store import MAX_FRAME_BYTES, TCPStore
+from store_clients import handshaken_socket
 
 
 @pytest.fixture
@@ -104,7 +105,7 @@ def test_sixteen_concurrent_clients(master):
 def test_malformed_frame_closes_only_that_connection(master, garbage):
     client = client_of(master)
     client.set("before", b"1")
-    bad = socket.create_connection(("127.0.0.1", master.port), timeout=5)
+    bad = handshaken_socket(master.port)
     bad.sendall(garbage)
     assert bad.recv(16) == b""  # the server hung up on the bad client
     bad.close()

@@ -10,6 +10,9 @@ import pytest
 
 import minidp.distributed.store as store_module
 from minidp.distributed.store import MAX_FRAME_BYTES, TCPStore
+from minidp.distributed import auth
+from minidp.distributed.store import STORE_CONTEXT
+from store_clients import handshaken_socket
 
 
 def store_threads(before):
@@ -48,7 +51,7 @@ def test_close_wakes_blocked_gets_and_ends_every_server_thread():
 
 def test_a_declared_large_frame_is_not_allocated_up_front():
     master = TCPStore("127.0.0.1", 0, is_master=True, timeout=10)
-    bad = socket.create_connection(("127.0.0.1", master.port), timeout=5)
+    bad = handshaken_socket(master.port)
     tracemalloc.start()
     try:
         bad.sendall(struct.pack("!I", MAX_FRAME_BYTES) + b"\x01")
@@ -96,6 +99,7 @@ def test_a_request_that_timed_out_leaves_the_client_closed_not_out_of_step():
     def slow_server():
         conn, _ = listener.accept()
         accepted.append(conn)
+        auth.accept_handshake(conn, b"", STORE_CONTEXT)
         conn.recv(1024)
         time.sleep(0.6)  # answers the first request after the client gave up on it
         conn.sendall(struct.pack("!I", 2) + b"\x00\x07")
@@ -147,7 +151,7 @@ def test_a_large_reply_survives_a_client_that_is_slow_to_read():
     master.set("big", value)
     key = b"big"
     body = b"\x02" + struct.pack("!I", len(key)) + key + struct.pack("!q", 1000)  # GET
-    slow = socket.create_connection(("127.0.0.1", master.port), timeout=10)
+    slow = handshaken_socket(master.port, timeout=10)
     try:
         slow.sendall(struct.pack("!I", len(body)) + body)
         time.sleep(1.5)  # a busy client: the server's send stalls meanwhile

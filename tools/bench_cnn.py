@@ -10,6 +10,8 @@ Run alone (``python tools/bench_cnn.py``) or through tools/bench_engine.py.
 """
 from __future__ import annotations
 
+import argparse
+
 import os
 import sys
 
@@ -168,4 +170,8 @@ def bench_cnn(repeat: int = 5, inner: int = 30) -> float:
 
 
 if __name__ == "__main__":
-    bench_cnn()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=5, help="interleaved rounds")
+    parser.add_argument("--inner", type=int, default=30, help="steps timed per round")
+    arguments = parser.parse_args()
+    bench_cnn(arguments.repeat, arguments.inner)

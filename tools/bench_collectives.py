@@ -36,6 +36,8 @@ from typing import Callable, Dict, List, Optional
 
 import numpy
 
+from bench_timing import pyplot
+
 DEFAULT_SIZES = "4K,64K,1M,16M,64M"
 BYTES_PER_SIZE_BUDGET = 640 << 20
 TIMED_BLOCKS = 5
@@ -346,11 +348,9 @@ def report(results: Dict[str, Dict[int, float]], sizes: List[int], nprocs: int) 
 
 
 def plot(results: Dict[str, Dict[int, float]], sizes: List[int], nprocs: int, path: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
+    if plt is None:
+        return
     figure, axis = plt.subplots(figsize=(7, 4.5))
     for name in CONTENDERS:
         if name not in results:
@@ -367,6 +367,7 @@ def plot(results: Dict[str, Dict[int, float]], sizes: List[int], nprocs: int, pa
     axis.legend()
     figure.tight_layout()
     figure.savefig(path, dpi=120)
+    print(f"\nplot written to {path}")
 
 
 def main(argv: Optional[List[str]] = None) -> None:
@@ -407,7 +408,6 @@ def main(argv: Optional[List[str]] = None) -> None:
     if args.plot:
         Path(args.plot).parent.mkdir(parents=True, exist_ok=True)
         plot(results, sizes, args.nprocs, args.plot)
-        print(f"\nplot written to {args.plot}")
 
 
 if __name__ == "__main__":

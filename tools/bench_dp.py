@@ -52,6 +52,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # bench_engine pins OMP/OpenBLAS/MKL to one thread before NumPy loads; the children inherit it.
 import bench_engine  # noqa: E402  (must come before NumPy)
 from bench_collectives import _clean_environment, _free_port, _importable, _mpiexec  # noqa: E402
+from bench_timing import pyplot  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -626,11 +627,9 @@ def targets(best: Dict[str, float]) -> List[str]:
 
 
 def plot(best: Dict[str, float], path: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
+    if plt is None:
+        return
     keys = [f"{c}/{m}" for (c, m) in MODE_LABELS if f"{c}/{m}" in best]
     labels = [MODE_LABELS[tuple(k.split("/"))] for k in keys]
     values = [best[k] * 1e3 for k in keys]
@@ -649,6 +648,7 @@ def plot(best: Dict[str, float], path: str) -> None:
     figure.tight_layout()
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     figure.savefig(path, dpi=110)
+    print(f"plot written to {path}")
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -706,11 +706,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         with open(args.json, "w") as handle:
             json.dump({"results": results, "failed": failed, "skipped": skipped}, handle, indent=1)
     if args.plot and best:
-        try:
-            plot(best, args.plot)
-            print(f"plot written to {args.plot}")
-        except ImportError as error:
-            print(f"no plot: {error}")
+        plot(best, args.plot)
     return 1 if any(n in failed for n in ("single", "gloo", "mpi")) else 0
 
 

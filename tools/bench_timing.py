@@ -7,7 +7,7 @@ the ratios between them stable even when the absolute times are not.
 from __future__ import annotations
 
 import time
-from typing import Callable, Dict
+from typing import Any, Callable, Dict, Optional
 
 
 def best_times(steps: Dict[str, Callable[[], object]], repeat: int, inner: int) -> Dict[str, float]:
@@ -22,3 +22,16 @@ def best_times(steps: Dict[str, Callable[[], object]], repeat: int, inner: int) 
                 step()
             best[name] = min(best[name], (time.perf_counter() - start) / inner)
     return best
+
+
+def pyplot() -> Optional[Any]:
+    """matplotlib's pyplot drawing to files, or None with a hint when matplotlib is missing."""
+    try:
+        import matplotlib
+    except ImportError:
+        print("no plot: matplotlib is not installed (pip install -e '.[bench]')")
+        return None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot
+
+    return matplotlib.pyplot

@@ -11,23 +11,46 @@ from .collective import (
     barrier,
     broadcast,
     destroy_process_group,
+    get_backend,
     get_group,
+    is_available,
     is_initialized,
     new_group,
     recv,
     reduce_scatter,
     send,
+    wait,
 )
+from .all_to_all import alltoall, alltoall_single
+from .gloo_context import gloo_barrier, gloo_init_parallel_env, gloo_release
+from .object_codec import get_object_serializer, set_object_serializer
+from .object_collectives import (
+    all_gather_object,
+    broadcast_object_list,
+    recv_object_list,
+    scatter_object_list,
+    send_object_list,
+)
+from .p2p import P2POp, batch_isend_irecv, irecv, isend
+from .parallel_mode import ParallelMode
+from .rooted import gather, reduce, scatter
 from .data_parallel import DataParallel, fused_allreduce_gradients, sync_params_buffers
 from .env import ParallelEnv
 from .parallel import get_rank, get_world_size, init_parallel_env
 from .spawn import spawn
 from .store import TCPStore
 from . import fleet
+from . import stream
 
 __all__ = [
     "DataParallel", "fused_allreduce_gradients", "spawn", "sync_params_buffers", "fleet", "Group", "ParallelEnv", "ReduceOp", "TCPStore", "Work", "all_gather", "all_reduce",
     "barrier", "broadcast", "destroy_process_group", "get_group", "get_rank", "get_world_size",
     "init_parallel_env", "is_initialized", "new_group", "recv", "reduce_scatter",
     "register_backend", "send",
+    "P2POp", "ParallelMode", "all_gather_object", "alltoall", "alltoall_single",
+    "batch_isend_irecv", "broadcast_object_list", "gather", "get_backend",
+    "get_object_serializer", "gloo_barrier", "gloo_init_parallel_env", "gloo_release",
+    "irecv", "is_available", "isend", "recv_object_list", "reduce",
+    "scatter", "scatter_object_list", "send_object_list", "set_object_serializer", "stream",
+    "wait",
 ]

@@ -4,16 +4,25 @@ Every collective works in place on ``tensor._data`` through the group's process 
 given by users (``src``, ``dst``, ``new_group(ranks)``) are ranks of the whole job, as in Paddle,
 and are translated to group-local ranks here. ``group=None`` means the default group created by
 ``init_parallel_env``. Every call returns the operation's work handle (already complete when
-``sync_op=True``); processes outside the group do nothing and get None.
+``sync_op=True``); processes outside the group do nothing and get None. Each group remembers
+its asynchronous operations until they finish, so :func:`wait` can wait for all of them.
+
+The helpers that are not Paddle functions (:func:`resolve_group`, :func:`tensor_array`,
+:func:`group_rank`, :func:`check_tensor_list`, :func:`stacked_view`, :func:`flat_bytes`,
+:func:`track`, :class:`CopyOutWork`) are shared with the other collective modules of this
+package (rooted, all-to-all, point-to-point, objects).
 
 Like Paddle and MPI, every process of a group must call the same collectives, in the same order,
 with arrays of the same shape and dtype; ``new_group`` must be called by every process of the job.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime
 import logging
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+
+import numpy
 
 from .. import backend as array_backend
 from ..autograd.tensor import Tensor
@@ -36,6 +45,7 @@ class Group:
         self._ranks = list(ranks)
         self._pg = pg
         self._name = name if name is not None else f"group_{id}"
+        self._in_flight: List[Any] = []
 
     @property
     def rank(self) -> int:
@@ -73,6 +83,10 @@ class Group:
     def get_group_rank(self, rank: int) -> int:
         """The group-local rank of job rank ``rank``, or -1 when it is not in the group."""
         return self._ranks.index(rank) if rank in self._ranks else -1
+
+    def get_global_rank(self, rank: int) -> int:
+        """The job rank of group-local rank ``rank``, or -1 when this process is not a member."""
+        return self._ranks[rank] if self.is_member() else -1
 
     def __repr__(self) -> str:
         return (f"Group(id={self._id}, name={self._name!r}, rank={self._rank}, "
@@ -175,7 +189,9 @@ def destroy_process_group(group: Optional[Group] = None) -> None:
     _state.store = None
 
 
-def _resolve(group: Union[None, Group, ProcessGroup], what: str) -> Group:
+def resolve_group(group: Union[None, Group, ProcessGroup], what: str) -> Group:
+    """The :class:`Group` that ``group`` names: the default group for None, the group carrying
+    a process group; ``what`` names the caller in errors."""
     if group is None:
         return _default_group(what)
     if isinstance(group, Group):
@@ -189,7 +205,7 @@ def _resolve(group: Union[None, Group, ProcessGroup], what: str) -> Group:
                     f"got {type(group).__name__}")
 
 
-def _array(tensor: Any, what: str) -> Any:
+def tensor_array(tensor: Any, what: str) -> Any:
     """The tensor's array, made C-contiguous and writable in place on the tensor when needed."""
     if not isinstance(tensor, Tensor):
         raise TypeError(f"{what} must be a minidp Tensor, got {type(tensor).__name__}")
@@ -200,84 +216,148 @@ def _array(tensor: Any, what: str) -> Any:
     return data
 
 
-def _group_rank(group: Group, rank: int, what: str) -> int:
+def flat_bytes(array: Any) -> Any:
+    """The bytes of a C-contiguous NumPy or CuPy array as a flat uint8 view (no copy)."""
+    return array.reshape(-1).view("uint8")
+
+
+def group_rank(group: Group, rank: int, what: str) -> int:
+    """The group-local rank of job rank ``rank``; ``ValueError`` naming ``what`` when it is not
+    a member of ``group``."""
+    if not isinstance(rank, (int, numpy.integer)) or isinstance(rank, bool):
+        raise TypeError(f"{what} must be an int job rank, got {type(rank).__name__}")
     local = group.get_group_rank(int(rank))
     if local < 0:
-        raise ValueError(f"{what}={rank} is not a member of {group!r}")
+        raise ValueError(f"{what}={rank} is not a member of {group!r}; pass a job rank "
+                         f"from {group.ranks}")
     return local
 
 
-class _CopyOutWork:
-    """Work whose results are copied into the caller's tensors when it is waited on."""
+class CopyOutWork:
+    """Work whose results are copied into the caller's tensors once it has finished.
 
-    def __init__(self, work: Work, copy_out) -> None:
+    The copy runs in whichever of :meth:`wait` or :meth:`is_completed` first sees the
+    operation done, so a completed handle always means the tensors hold the result.
+    """
+
+    def __init__(self, work: Work, copy_out: Callable[[], None]) -> None:
         self._work = work
-        self._copy_out = copy_out
+        self._copy_out: Optional[Callable[[], None]] = copy_out
+
+    def _finish(self) -> None:
+        if self._copy_out is not None:
+            copy_out, self._copy_out = self._copy_out, None
+            copy_out()
 
     def is_completed(self) -> bool:
-        return self._work.is_completed()
+        """True once the operation has finished (successfully or not; :meth:`wait` raises the
+        error of a failed one)."""
+        if not self._work.is_completed():
+            return False
+        with contextlib.suppress(RuntimeError):
+            self.wait()
+        return True
 
     def wait(self, timeout: Optional[float] = None) -> bool:
         self._work.wait(timeout)
-        if self._copy_out is not None:
-            self._copy_out()
-            self._copy_out = None
+        self._finish()
         return True
+
+
+def track(group: Group, work: Any, sync_op: bool) -> Any:
+    """Return ``work``; an asynchronous one is remembered by ``group`` until it has finished,
+    for :func:`wait`."""
+    if not sync_op:
+        group._in_flight = [w for w in group._in_flight if not w.is_completed()]
+        group._in_flight.append(work)
+    return work
 
 
 def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: Optional[Group] = None,
                sync_op: bool = True) -> Optional[Work]:
     """Reduce ``tensor`` over the group with ``op``, in place, on every rank."""
-    group = _resolve(group, "all_reduce")
+    group = resolve_group(group, "all_reduce")
     if not group.is_member():
         return None
-    return group.process_group.all_reduce(_array(tensor, "tensor"), op, sync_op)
+    work = group.process_group.all_reduce(tensor_array(tensor, "tensor"), op, sync_op)
+    return track(group, work, sync_op)
 
 
 def broadcast(tensor: Tensor, src: int = 0, group: Optional[Group] = None,
               sync_op: bool = True) -> Optional[Work]:
     """Overwrite ``tensor`` on every rank with job rank ``src``'s ``tensor``."""
-    group = _resolve(group, "broadcast")
+    group = resolve_group(group, "broadcast")
     if not group.is_member():
         return None
-    return group.process_group.broadcast(_array(tensor, "tensor"),
-                                         _group_rank(group, src, "src"), sync_op)
+    work = group.process_group.broadcast(tensor_array(tensor, "tensor"),
+                                         group_rank(group, src, "src"), sync_op)
+    return track(group, work, sync_op)
 
 
-def all_gather(tensor_list: List[Tensor], tensor: Tensor, group: Optional[Group] = None,
-               sync_op: bool = True) -> Optional[Union[Work, _CopyOutWork]]:
+def check_tensor_list(tensors: Sequence[Any], like: Any, count: int, what: str) -> None:
+    """``ValueError`` unless ``tensors`` holds ``count`` Tensors of ``like``'s shape and dtype."""
+    if len(tensors) != count:
+        raise ValueError(f"{what} must hold {count} tensors (one per rank of the group), "
+                         f"got {len(tensors)}")
+    for index, item in enumerate(tensors):
+        if not isinstance(item, Tensor):
+            raise TypeError(f"{what}[{index}] must be a minidp Tensor, got {type(item).__name__}")
+        if list(item.shape) != list(like.shape) or item.dtype != like.dtype:
+            raise ValueError(f"{what}[{index}] has shape {list(item.shape)} and dtype "
+                             f"{item.dtype}; every entry needs shape {list(like.shape)} and "
+                             f"dtype {like.dtype}")
+
+
+def stacked_view(tensor: Tensor, rows: int, like: Any, what: str) -> Any:
+    """``tensor``'s array seen as ``[rows, *like.shape]`` (no copy): the single-tensor form of
+    a tensor list, ``rows`` blocks of ``like`` concatenated along axis 0."""
+    data = tensor_array(tensor, what)
+    block_rows = like.shape[0] if like.ndim else 1
+    expected = [rows * block_rows, *like.shape[1:]]
+    if list(data.shape) != expected or data.dtype != like.dtype:
+        raise ValueError(f"{what} must have shape {expected} and dtype {like.dtype} "
+                         f"({rows} blocks of {list(like.shape)} along axis 0); got "
+                         f"{list(data.shape)} {data.dtype}")
+    return data.reshape(rows, *like.shape)
+
+
+def all_gather(tensor_list: Union[List[Tensor], Tensor], tensor: Tensor,
+               group: Optional[Group] = None,
+               sync_op: bool = True) -> Optional[Union[Work, CopyOutWork]]:
     """Gather every rank's ``tensor`` into ``tensor_list`` (in group rank order).
 
     An empty ``tensor_list`` is extended with new tensors; a filled one must hold
-    ``world_size`` tensors of ``tensor``'s shape and dtype, which receive the results.
+    ``world_size`` tensors of ``tensor``'s shape and dtype, which receive the results. A Tensor
+    instead of a list receives the results concatenated along axis 0.
     """
-    group = _resolve(group, "all_gather")
+    group = resolve_group(group, "all_gather")
     if not group.is_member():
         return None
-    if not isinstance(tensor_list, list):
-        raise TypeError(f"all_gather tensor_list must be a list, got {type(tensor_list).__name__}")
-    data = _array(tensor, "tensor")
+    data = tensor_array(tensor, "tensor")
     size = group.world_size
+    pg = group.process_group
+    if isinstance(tensor_list, Tensor):
+        out = stacked_view(tensor_list, size, data, "all_gather tensor_list")
+        return track(group, pg.all_gather(out, data, sync_op), sync_op)
+    if not isinstance(tensor_list, list):
+        raise TypeError("all_gather tensor_list must be a list or a Tensor, got "
+                        f"{type(tensor_list).__name__}")
     gathered = array_backend.get_array_module(data).empty((size, *data.shape), data.dtype)
-    if tensor_list:
-        if len(tensor_list) != size or any(
-                not isinstance(t, Tensor) or list(t.shape) != list(data.shape)
-                or t.dtype != data.dtype for t in tensor_list):
-            raise ValueError(f"all_gather tensor_list must be empty or hold {size} tensors of "
-                             f"shape {list(data.shape)} and dtype {data.dtype}")
-        targets = [_array(t, "tensor_list item") for t in tensor_list]
+    if not tensor_list:
+        tensor_list.extend(Tensor(row) for row in gathered)
+        return track(group, pg.all_gather(gathered, data, sync_op), sync_op)
+    check_tensor_list(tensor_list, data, size, "all_gather tensor_list")
+    targets = [tensor_array(t, "tensor_list item") for t in tensor_list]
 
-        def copy_out() -> None:
-            for target, row in zip(targets, gathered):
-                target[...] = row
+    def copy_out() -> None:
+        for target, row in zip(targets, gathered):
+            target[...] = row
 
-        work = group.process_group.all_gather(gathered, data, sync_op)
-        if sync_op:
-            copy_out()
-            return work
-        return _CopyOutWork(work, copy_out)
-    tensor_list.extend(Tensor(row) for row in gathered)
-    return group.process_group.all_gather(gathered, data, sync_op)
+    work = pg.all_gather(gathered, data, sync_op)
+    if sync_op:
+        copy_out()
+        return work
+    return track(group, CopyOutWork(work, copy_out), sync_op)
 
 
 def reduce_scatter(tensor: Tensor, tensor_list: Union[Tensor, List[Tensor]],
@@ -286,26 +366,28 @@ def reduce_scatter(tensor: Tensor, tensor_list: Union[Tensor, List[Tensor]],
     """Reduce ``tensor_list`` over the group and leave block ``rank`` of the result in ``tensor``.
 
     ``tensor_list`` is either ``world_size`` tensors shaped like ``tensor`` or one tensor
-    holding ``world_size`` times as many elements.
+    holding them concatenated along axis 0.
     """
-    group = _resolve(group, "reduce_scatter")
+    group = resolve_group(group, "reduce_scatter")
     if not group.is_member():
         return None
-    out = _array(tensor, "tensor")
+    out = tensor_array(tensor, "tensor")
     if isinstance(tensor_list, Tensor):
-        source = _array(tensor_list, "tensor_list")
+        source = stacked_view(tensor_list, group.world_size, out, "reduce_scatter tensor_list")
     else:
-        if len(tensor_list) != group.world_size:
-            raise ValueError(f"reduce_scatter needs {group.world_size} input tensors, "
-                             f"got {len(tensor_list)}")
+        if not isinstance(tensor_list, (list, tuple)):
+            raise TypeError("reduce_scatter tensor_list must be a list of Tensors or a Tensor, "
+                            f"got {type(tensor_list).__name__}")
+        check_tensor_list(tensor_list, out, group.world_size, "reduce_scatter tensor_list")
         xp = array_backend.get_array_module(out)
-        source = xp.stack([_array(t, "tensor_list item") for t in tensor_list])
-    return group.process_group.reduce_scatter(out, source, op, sync_op)
+        source = xp.stack([tensor_array(t, "tensor_list item") for t in tensor_list])
+    work = group.process_group.reduce_scatter(out, source, op, sync_op)
+    return track(group, work, sync_op)
 
 
 def barrier(group: Optional[Group] = None) -> None:
     """Return once every rank of the group has reached the barrier."""
-    group = _resolve(group, "barrier")
+    group = resolve_group(group, "barrier")
     if group.is_member():
         group.process_group.barrier()
 
@@ -313,18 +395,46 @@ def barrier(group: Optional[Group] = None) -> None:
 def send(tensor: Tensor, dst: int = 0, group: Optional[Group] = None,
          sync_op: bool = True) -> Optional[Work]:
     """Send ``tensor`` to job rank ``dst`` (which calls ``recv``); completes before returning."""
-    group = _resolve(group, "send")
+    group = resolve_group(group, "send")
     if not group.is_member():
         return None
-    group.process_group.send(_array(tensor, "tensor"), _group_rank(group, dst, "dst"))
+    group.process_group.send(tensor_array(tensor, "tensor"), group_rank(group, dst, "dst"))
     return Work.completed(group.process_group.describe("send"))
 
 
 def recv(tensor: Tensor, src: int = 0, group: Optional[Group] = None,
          sync_op: bool = True) -> Optional[Work]:
     """Receive into ``tensor`` what job rank ``src`` sends; completes before returning."""
-    group = _resolve(group, "recv")
+    group = resolve_group(group, "recv")
     if not group.is_member():
         return None
-    group.process_group.recv(_array(tensor, "tensor"), _group_rank(group, src, "src"))
+    group.process_group.recv(tensor_array(tensor, "tensor"), group_rank(group, src, "src"))
     return Work.completed(group.process_group.describe("recv"))
+
+
+def wait(tensor: Tensor, group: Optional[Group] = None, use_calc_stream: bool = True) -> None:
+    """Block until every asynchronous operation issued on ``group`` so far has finished.
+
+    Paddle's ``wait`` makes a GPU stream wait for the communication that produced ``tensor``;
+    here the operations of a group finish in the order they were issued, so waiting for all of
+    them makes ``tensor`` (and every other result) ready, whichever ``use_calc_stream`` says.
+    """
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"wait: tensor must be a minidp Tensor, got {type(tensor).__name__}")
+    group = resolve_group(group, "wait")
+    pending, group._in_flight = group._in_flight, []
+    for work in pending:
+        work.wait()
+
+
+def get_backend(group: Optional[Group] = None) -> str:
+    """The name of ``group``'s backend in capitals, as Paddle reports it: ``'GLOO'``, ``'MPI'``,
+    ``'NCCL'``."""
+    group = resolve_group(group, "get_backend")
+    return (group.backend or _state.backend).upper()
+
+
+def is_available() -> bool:
+    """True: minidp.distributed works in every installation (gloo needs only the standard
+    library; mpi and nccl load their libraries when a group uses them)."""
+    return True

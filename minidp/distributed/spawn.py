@@ -18,9 +18,12 @@ Where this improves on the Paddle original:
   raised :class:`RankFailedError` names the failing rank and carries its traceback or the name of
   the signal that killed it.
 
-The helpers :class:`PortReservation`, :func:`select_gpus`, :func:`rank_environment`,
-:func:`signal_name` and :func:`die_with_parent` are shared with ``python -m
-minidp.distributed.launch``.
+The helpers :class:`PortReservation`, :func:`select_gpus`, :func:`job_secret_for_launch`,
+:func:`rank_environment`, :func:`signal_name` and :func:`die_with_parent` are shared with
+``python -m minidp.distributed.launch``.
+
+Each job gets a fresh secret (``MINIDP_JOB_SECRET``, unless already set) that its ranks' store
+and ring connections prove they know; see :mod:`minidp.distributed.auth`.
 """
 from __future__ import annotations
 
@@ -41,6 +44,7 @@ import weakref
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from minidp import backend as _backend
+from minidp.distributed.auth import SECRET_ENV, new_job_secret
 
 logger = logging.getLogger("minidp.distributed")
 
@@ -166,13 +170,30 @@ def select_gpus(nprocs: int, gpus: Union[None, str, Sequence[Union[int, str]]]) 
     return [visible.index(card) for card in cards]
 
 
+def job_secret_for_launch(nodes: int = 1) -> str:
+    """The secret of a job about to start: ``MINIDP_JOB_SECRET`` if set, else a fresh one.
+
+    Several nodes must share one, which no launcher can hand the others safely, so a job over
+    several nodes needs it set (to the same value) on every node.
+    """
+    secret = os.environ.get(SECRET_ENV, "")
+    if secret:
+        return secret
+    if nodes > 1:
+        raise ValueError(
+            f"a job over {nodes} nodes needs the same {SECRET_ENV} on every node: set it to a "
+            "random value (e.g. python -c 'import secrets; print(secrets.token_hex(32))') "
+            "before starting each node's launcher")
+    return new_job_secret()
+
+
 def rank_environment(rank: int, endpoints: Sequence[str], master: str, backend: str,
-                     device: Optional[int] = None) -> Dict[str, str]:
+                     device: Optional[int], secret: str) -> Dict[str, str]:
     """The environment variables that tell one rank who it is (read by ``ParallelEnv``).
 
     ``endpoints`` lists every rank's ``host:port`` in rank order; ``master`` is the
     ``host:port`` of the rendezvous store that rank 0 hosts; ``device`` is the GPU index for the
-    nccl backend (None on CPU).
+    nccl backend (None on CPU); ``secret`` is the job secret every connection proves.
     """
     master_host, _, master_port = master.rpartition(":")
     env = {
@@ -184,6 +205,7 @@ def rank_environment(rank: int, endpoints: Sequence[str], master: str, backend: 
         "MASTER_ADDR": master_host,
         "MASTER_PORT": master_port,
         "PADDLE_DISTRI_BACKEND": backend,
+        SECRET_ENV: secret,
     }
     if device is not None:
         env["FLAGS_selected_gpus"] = str(device)
@@ -317,7 +339,8 @@ def build_environments(nprocs: int, options: Dict[str, Any]
     ports = reservation.ports
     endpoints = [f"{host}:{port}" for port in ports[:nprocs]]
     master = f"{host}:{ports[nprocs]}"
-    envs = [rank_environment(rank, endpoints, master, backend, devices[rank])
+    secret = job_secret_for_launch()
+    envs = [rank_environment(rank, endpoints, master, backend, devices[rank], secret)
             for rank in range(nprocs)]
     return backend, envs, reservation
 

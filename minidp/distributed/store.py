@@ -3,20 +3,29 @@
 One process (rank 0 or a launcher) hosts the server; every rank, the host included, talks to it
 through a client. Keys are strings, values are bytes; nothing is ever unpickled.
 
+Every connection starts with the job-secret handshake of :mod:`minidp.distributed.auth`; a
+client that fails it (or stays silent for ``auth.HANDSHAKE_SECONDS``) is dropped and logged, and
+the job carries on. The server bounds what clients can make it hold: connections
+(``MAX_CLIENTS``), bytes of frames being received at once (``MAX_INFLIGHT_BYTES``) and bytes
+stored (``MAX_STORED_BYTES``); it keeps accepting after running out of file descriptors.
+
 Wire format (all integers big-endian). A request is ``u32 length`` followed by ``length`` bytes:
 ``u8 command`` and the command's fields, where a string or bytes field is ``u32 size`` + data
 and a number is ``i64``. A reply is ``u32 length`` + ``u8 status`` (0 ok, 1 timed out, 2 error)
-+ payload. A frame longer than ``MAX_FRAME_BYTES``, an unknown command or a truncated field
-closes that one connection; the server and its other clients carry on.
++ payload. A frame longer than ``MAX_FRAME_BYTES``, an unknown command, a truncated field or a
+number out of range closes that one connection; the server and its other clients carry on.
 """
 from __future__ import annotations
 
+import errno
 import logging
 import socket
 import struct
 import threading
 import time
-from typing import Callable, Dict, Iterable, List, Optional, Tuple, Union
+from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple, Union
+
+from . import auth
 
 logger = logging.getLogger("minidp.distributed")
 
@@ -25,6 +34,15 @@ RECEIVE_STEP_BYTES = 1 << 20
 FRAME_COMPLETION_SECONDS = 60.0
 IDLE_POLL_SECONDS = 0.5
 STOP_JOIN_SECONDS = 2.0
+MAX_CLIENTS = 4096
+MAX_INFLIGHT_BYTES = 256 << 20
+MAX_STORED_BYTES = 1 << 30
+MAX_WAIT_MS = 30 * 24 * 3600 * 1000
+"""The longest wait a request may ask for (30 days); longer ones are malformed."""
+ACCEPT_BACKOFF_SECONDS = (0.05, 1.0)
+STORE_CONTEXT = b"minidp-store"
+_OUT_OF_DESCRIPTORS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
+_I64_RANGE = (-(1 << 63), (1 << 63) - 1)
 
 _LEN = struct.Struct("!I")
 _I64 = struct.Struct("!q")
@@ -129,9 +147,51 @@ class _Reader:
     def keys(self) -> List[str]:
         return [self.key() for _ in range(_LEN.unpack(self.take(4))[0])]
 
+    def wait_ms(self) -> int:
+        millis = self.i64()
+        if not 0 <= millis <= MAX_WAIT_MS:
+            raise MalformedFrame(f"wait of {millis} ms outside 0..{MAX_WAIT_MS}")
+        return millis
+
     def finish(self) -> None:
         if self._offset != len(self._body):
             raise MalformedFrame("trailing bytes after the last field")
+
+
+class Request(NamedTuple):
+    """One decoded request: the command and its fields (``key``, ``value``, ``keys``,
+    ``number``: the wait in ms for GET/WAIT, the amount for ADD)."""
+
+    command: int
+    key: str = ""
+    value: bytes = b""
+    keys: Tuple[str, ...] = ()
+    number: int = 0
+
+
+def decode_request(body: bytes) -> Request:
+    """Parse one request body; raise :class:`MalformedFrame` for anything off the wire format."""
+    reader = _Reader(body)
+    command = reader.take(1)[0]
+    if command == SET:
+        request = Request(SET, key=reader.key(), value=reader.bytes_field())
+    elif command == GET:
+        request = Request(GET, key=reader.key(), number=reader.wait_ms())
+    elif command == ADD:
+        request = Request(ADD, key=reader.key(), number=reader.i64())
+    elif command == WAIT:
+        millis = reader.wait_ms()
+        request = Request(WAIT, keys=tuple(reader.keys()), number=millis)
+    elif command == CHECK:
+        request = Request(CHECK, keys=tuple(reader.keys()))
+    elif command == DELETE:
+        request = Request(DELETE, key=reader.key())
+    elif command == NUM_KEYS:
+        request = Request(NUM_KEYS)
+    else:
+        raise MalformedFrame(f"unknown command {command}")
+    reader.finish()
+    return request
 
 
 class _StoreServer:
@@ -141,8 +201,11 @@ class _StoreServer:
     every thread of the server ends when the store is closed.
     """
 
-    def __init__(self, host: str, port: int) -> None:
+    def __init__(self, host: str, port: int, secret: bytes) -> None:
+        self._secret = secret
         self._data: Dict[str, bytes] = {}
+        self._stored_bytes = 0
+        self._inflight_bytes = 0
         self._changed = threading.Condition()
         self._stopping = False
         self._clients: Dict[socket.socket, threading.Thread] = {}
@@ -156,33 +219,53 @@ class _StoreServer:
             ) from error
         self._listener.settimeout(IDLE_POLL_SECONDS)
         self.port = self._listener.getsockname()[1]
+        if not secret:
+            logger.warning(
+                "TCPStore at %s:%d runs without a job secret: any process that can reach it can "
+                "read and change this job's keys. Set %s (spawn and the launcher do).",
+                host, self.port, auth.SECRET_ENV)
         self._thread = threading.Thread(target=self._accept_loop, daemon=True,
                                         name=f"minidp-store-{self.port}")
         self._thread.start()
 
     def _accept_loop(self) -> None:
+        backoff = ACCEPT_BACKOFF_SECONDS[0]
         while not self._stopping:
             try:
-                conn, _ = self._listener.accept()
+                conn, peer = self._listener.accept()
             except socket.timeout:
                 continue
-            except OSError:
-                return
-            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            conn.settimeout(IDLE_POLL_SECONDS)
-            thread = threading.Thread(target=self._serve_client, args=(conn,), daemon=True,
-                                      name=f"minidp-store-client-{self.port}")
-            with self._changed:
-                if self._stopping:
-                    conn.close()
+            except OSError as error:
+                if self._stopping or error.errno in (errno.EBADF, errno.EINVAL):
                     return
-                self._clients[conn] = thread
+                logger.warning("TCPStore server: accept failed (%s); retrying in %.2f s",
+                               error, backoff)
+                time.sleep(backoff)
+                if error.errno in _OUT_OF_DESCRIPTORS:
+                    backoff = min(backoff * 2, ACCEPT_BACKOFF_SECONDS[1])
+                continue
+            backoff = ACCEPT_BACKOFF_SECONDS[0]
+            with self._changed:
+                refuse = self._stopping or len(self._clients) >= MAX_CLIENTS
+                if not refuse:
+                    thread = threading.Thread(target=self._serve_client, args=(conn,),
+                                              daemon=True, name=f"minidp-store-client-{self.port}")
+                    self._clients[conn] = thread
+            if refuse:
+                if not self._stopping:
+                    logger.warning("TCPStore server: refusing %s:%s, already %d connections "
+                                   "(MAX_CLIENTS)", peer[0], peer[1], MAX_CLIENTS)
+                conn.close()
+                continue
             thread.start()
 
     def _serve_client(self, conn: socket.socket) -> None:
         peer = "unknown"
         try:
             peer = "%s:%s" % conn.getpeername()[:2]
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            auth.accept_handshake(conn, self._secret, STORE_CONTEXT, auth.HANDSHAKE_SECONDS)
+            conn.settimeout(IDLE_POLL_SECONDS)
             while not self._stopping:
                 header = _recv_exact(conn, 4, None, lambda: not self._stopping)
                 if header is None:
@@ -190,16 +273,16 @@ class _StoreServer:
                 length = _LEN.unpack(header)[0]
                 if not 1 <= length <= MAX_FRAME_BYTES:
                     raise MalformedFrame(f"frame length {length} outside 1..{MAX_FRAME_BYTES}")
-                body = _recv_exact(conn, length, time.monotonic() + FRAME_COMPLETION_SECONDS)
-                if body is None:
-                    raise MalformedFrame("connection closed before the frame body")
-                status, payload = self._handle(_Reader(body))
+                request = decode_request(self._receive_body(conn, length))
+                status, payload = self._execute(request)
                 if self._stopping:
                     return
                 # a large value may take a busy client longer than the polling interval to take
                 conn.settimeout(FRAME_COMPLETION_SECONDS)
                 conn.sendall(_LEN.pack(len(payload) + 1) + bytes([status]) + payload)
                 conn.settimeout(IDLE_POLL_SECONDS)
+        except auth.AuthenticationError as error:
+            logger.warning("TCPStore server: refused connection from %s: %s", peer, error)
         except MalformedFrame as error:
             logger.warning("TCPStore server: closing connection from %s: %s", peer, error)
         except (OSError, ConnectionError):
@@ -209,59 +292,68 @@ class _StoreServer:
                 self._clients.pop(conn, None)
             conn.close()
 
-    def _handle(self, reader: _Reader) -> Tuple[int, bytes]:
-        command = reader.take(1)[0]
-        if command == SET:
-            key, value = reader.key(), reader.bytes_field()
-            reader.finish()
+    def _receive_body(self, conn: socket.socket, length: int) -> bytes:
+        """A frame body, within the server-wide budget of bytes being received at once."""
+        with self._changed:
+            if self._inflight_bytes + length > MAX_INFLIGHT_BYTES:
+                raise MalformedFrame(
+                    f"a {length}-byte frame would take the bytes being received at once past "
+                    f"{MAX_INFLIGHT_BYTES} (MAX_INFLIGHT_BYTES)")
+            self._inflight_bytes += length
+        try:
+            body = _recv_exact(conn, length, time.monotonic() + FRAME_COMPLETION_SECONDS)
+        finally:
             with self._changed:
-                self._data[key] = value
-                self._changed.notify_all()
-            return OK, b""
-        if command == GET:
-            key, timeout_ms = reader.key(), reader.i64()
-            reader.finish()
-            with self._changed:
+                self._inflight_bytes -= length
+        if body is None:
+            raise MalformedFrame("connection closed before the frame body")
+        return body
+
+    def _put(self, key: str, value: bytes) -> Optional[bytes]:
+        """Store ``value`` under ``key`` (lock held); an error payload when the store is full."""
+        old = self._data.get(key)
+        grown = len(value) - (len(old) if old is not None else -len(key))
+        if self._stored_bytes + grown > MAX_STORED_BYTES:
+            return (f"storing {len(value)} bytes under {key!r} would take the store past "
+                    f"{MAX_STORED_BYTES} bytes (MAX_STORED_BYTES)").encode()
+        self._data[key] = value
+        self._stored_bytes += grown
+        self._changed.notify_all()
+        return None
+
+    def _execute(self, request: Request) -> Tuple[int, bytes]:
+        command, key = request.command, request.key
+        with self._changed:
+            if command == SET:
+                error = self._put(key, request.value)
+                return (ERROR, error) if error else (OK, b"")
+            if command == GET:
                 self._changed.wait_for(lambda: self._stopping or key in self._data,
-                                       timeout_ms / 1000)
-                if key not in self._data:
-                    return TIMED_OUT, b""
-                return OK, self._data[key]
-        if command == ADD:
-            key, amount = reader.key(), reader.i64()
-            reader.finish()
-            with self._changed:
-                current = self._data.get(key, b"0")
+                                       request.number / 1000)
+                return (OK, self._data[key]) if key in self._data else (TIMED_OUT, b"")
+            if command == ADD:
                 try:
-                    value = int(current.decode("ascii")) + amount
+                    value = int(self._data.get(key, b"0").decode("ascii")) + request.number
                 except (UnicodeDecodeError, ValueError):
                     return ERROR, f"key {key!r} does not hold an integer".encode()
-                self._data[key] = str(value).encode("ascii")
-                self._changed.notify_all()
-            return OK, _I64.pack(value)
-        if command == WAIT:
-            timeout_ms, keys = reader.i64(), reader.keys()
-            reader.finish()
-            with self._changed:
-                present = self._changed.wait_for(
+                if not _I64_RANGE[0] <= value <= _I64_RANGE[1]:
+                    return ERROR, f"add({key!r}) would overflow a 64-bit integer".encode()
+                error = self._put(key, str(value).encode("ascii"))
+                return (ERROR, error) if error else (OK, _I64.pack(value))
+            if command == WAIT:
+                keys = request.keys
+                self._changed.wait_for(
                     lambda: self._stopping or all(k in self._data for k in keys),
-                    timeout_ms / 1000) and all(k in self._data for k in keys)
-            return (OK, b"") if present else (TIMED_OUT, b"")
-        if command == CHECK:
-            keys = reader.keys()
-            reader.finish()
-            with self._changed:
-                return OK, bytes([all(k in self._data for k in keys)])
-        if command == DELETE:
-            key = reader.key()
-            reader.finish()
-            with self._changed:
-                return OK, bytes([self._data.pop(key, None) is not None])
-        if command == NUM_KEYS:
-            reader.finish()
-            with self._changed:
-                return OK, _I64.pack(len(self._data))
-        raise MalformedFrame(f"unknown command {command}")
+                    request.number / 1000)
+                return (OK, b"") if all(k in self._data for k in keys) else (TIMED_OUT, b"")
+            if command == CHECK:
+                return OK, bytes([all(k in self._data for k in request.keys)])
+            if command == DELETE:
+                old = self._data.pop(key, None)
+                if old is not None:
+                    self._stored_bytes -= len(key) + len(old)
+                return OK, bytes([old is not None])
+            return OK, _I64.pack(len(self._data))
 
     def stop(self) -> None:
         """Close the listener and every connection; wait (bounded) for the threads to end."""
@@ -288,14 +380,15 @@ class _StoreServer:
 class TCPStore:
     """A client of the rendezvous store, which also hosts the server when ``is_master``.
 
-    ``TCPStore(host, port, is_master=False, timeout=900.0)``: ``timeout`` (seconds) bounds the
-    connection attempts (retried with back-off while the master starts) and is the default for
-    blocking ``get`` and ``wait``. A master given ``port=0`` binds a free port, found in
-    ``store.port``.
+    ``TCPStore(host, port, is_master=False, timeout=900.0, secret=None)``: ``timeout`` (seconds)
+    bounds the connection attempts (retried with back-off while the master starts) and is the
+    default for blocking ``get`` and ``wait``. A master given ``port=0`` binds a free port, found
+    in ``store.port``. ``secret`` (bytes) is the job secret both ends prove they know; by default
+    the one in ``MINIDP_JOB_SECRET`` (see :mod:`minidp.distributed.auth`).
     """
 
     def __init__(self, host: str, port: int, is_master: bool = False,
-                 timeout: float = 900.0) -> None:
+                 timeout: float = 900.0, secret: Optional[bytes] = None) -> None:
         if not timeout > 0:
             raise ValueError(f"TCPStore timeout must be positive, got {timeout!r}")
         if not isinstance(port, int) or not 0 <= port < 65536:
@@ -304,7 +397,8 @@ class TCPStore:
             raise ValueError("a TCPStore client needs the master's port; only a master may use 0")
         self.host = host
         self.timeout = float(timeout)
-        self._server = _StoreServer(host, port) if is_master else None
+        self._secret = auth.job_secret() if secret is None else bytes(secret)
+        self._server = _StoreServer(host, port, self._secret) if is_master else None
         self.port = self._server.port if self._server else port
         self._lock = threading.Lock()
         self._closed_because = ""
@@ -323,7 +417,17 @@ class TCPStore:
                 "and MASTER_ADDR/MASTER_PORT (or PADDLE_MASTER) point at it"
             )
 
-        return connect_with_retry(self.host, self.port, time.monotonic() + self.timeout, give_up)
+        sock = connect_with_retry(self.host, self.port, time.monotonic() + self.timeout, give_up)
+        try:
+            auth.dial_handshake(sock, self._secret, STORE_CONTEXT, auth.HANDSHAKE_SECONDS)
+        except (auth.AuthenticationError, OSError) as error:
+            sock.close()
+            raise RuntimeError(
+                f"TCPStore: the store at {self.host}:{self.port} did not accept this process "
+                f"({error}); every process of a job needs the same {auth.SECRET_ENV} (spawn and "
+                "the launcher set it; set it yourself for ranks you start by hand)"
+            ) from error
+        return sock
 
     @property
     def local_address(self) -> str:
@@ -363,8 +467,9 @@ class TCPStore:
 
     def _timeout_ms(self, timeout: Optional[float]) -> Tuple[float, int]:
         seconds = self.timeout if timeout is None else float(timeout)
-        if seconds < 0:
-            raise ValueError(f"timeout must be non-negative, got {timeout!r}")
+        if not 0 <= seconds * 1000 <= MAX_WAIT_MS:
+            raise ValueError(f"timeout must be between 0 and {MAX_WAIT_MS // 1000} seconds, "
+                             f"got {timeout!r}")
         return seconds, int(seconds * 1000)
 
     @staticmethod
@@ -396,7 +501,11 @@ class TCPStore:
 
     def add(self, key: str, amount: int = 1) -> int:
         """Atomically add ``amount`` to the integer under ``key`` (0 if absent); return the sum."""
-        _, payload = self._request(ADD, self._key(key) + _I64.pack(int(amount)), f"add({key!r})")
+        if isinstance(amount, bool) or not isinstance(amount, int):
+            raise TypeError(f"add: amount must be an int, got {type(amount).__name__}")
+        if not _I64_RANGE[0] <= amount <= _I64_RANGE[1]:
+            raise ValueError(f"add: amount {amount} does not fit in a 64-bit integer")
+        _, payload = self._request(ADD, self._key(key) + _I64.pack(amount), f"add({key!r})")
         return _I64.unpack(payload)[0]
 
     def wait(self, keys: Iterable[str], timeout: Optional[float] = None) -> None:

@@ -1,10 +1,10 @@
-"""CUDA kernels of minidp and their loader: bucket pack/unpack and the fused Adam step.
+"""CUDA kernels of minidp and their loader: bucket pack/unpack and the optimizer steps.
 
 The kernels live as CUDA C sources next to this file (``*.cu``, sharing ``common.cuh``).
 They are compiled by NVRTC through ``cupy.RawModule`` the first time a GPU path needs them;
 importing this package does not import CuPy. The functions below take CuPy arrays, build
 their arguments with :mod:`minidp.kernels.launch_args` (the code the CPU host runner of the
-tests executes too) and launch on the current CUDA stream.
+tests executes too) and launch on the device that holds the data, on its current CUDA stream.
 """
 from __future__ import annotations
 
@@ -13,11 +13,14 @@ import re
 from importlib import resources
 from typing import Any, Sequence
 
+from minidp import backend
 from minidp.kernels.launch_args import (
     NAME_EXPRESSIONS,
     KernelLaunch,
     fused_adam_launch,
+    momentum_launch,
     pack_launch,
+    sgd_launch,
     unpack_launch,
 )
 
@@ -61,10 +64,24 @@ def _raw_module(source: str) -> Any:
     )
 
 
+@functools.lru_cache(maxsize=None)
+def _function(source: str, name: str, place: str) -> Any:
+    """Kernel ``name`` of ``source`` loaded on ``place``'s device (the caller makes it current).
+
+    ``RawModule.get_function`` builds a new kernel object on every call; launches reuse this one.
+    """
+    return _raw_module(source).get_function(name)
+
+
 def launch(plan: KernelLaunch) -> None:
-    """Run a launch built by :mod:`minidp.kernels.launch_args` on the current CUDA stream."""
-    kernel = _raw_module(plan.source).get_function(plan.name)
-    kernel(plan.grid, plan.block, plan.args)
+    """Run a launch built by :mod:`minidp.kernels.launch_args` on the device of its arrays.
+
+    Every launch's first argument is an array on that device (a pointer table or the flat
+    buffer); the device is made current around the launch, whatever device was current.
+    """
+    data = plan.args[0]
+    with backend.device_guard(data):
+        _function(plan.source, plan.name, backend.place_of(data))(plan.grid, plan.block, plan.args)
 
 
 def pack(sources: Sequence[Any], flat: Any, offsets: Sequence[int], scale: float = 1.0) -> None:
@@ -85,14 +102,28 @@ def unpack(flat: Any, destinations: Sequence[Any], offsets: Sequence[int],
 def fused_adam(params: Sequence[Any], grads: Sequence[Any], moment1s: Sequence[Any],
                moment2s: Sequence[Any], *, lr: float, beta1: float, beta2: float, epsilon: float,
                beta1_pow: float, beta2_pow: float, weight_decay: float = 0.0,
-               decoupled: bool = False) -> None:
+               decoupled: bool = False, masters: Sequence[Any] | None = None) -> None:
     """One Adam (or AdamW, ``decoupled=True``) step over CuPy parameters in place, in one launch.
 
     See :func:`minidp.kernels.launch_args.fused_adam_launch` for the arguments.
     """
     launch(fused_adam_launch(params, grads, moment1s, moment2s, lr=lr, beta1=beta1, beta2=beta2,
                              epsilon=epsilon, beta1_pow=beta1_pow, beta2_pow=beta2_pow,
-                             weight_decay=weight_decay, decoupled=decoupled))
+                             weight_decay=weight_decay, decoupled=decoupled, masters=masters))
+
+
+def sgd(params: Sequence[Any], grads: Sequence[Any], *, lr: float, weight_decay: float = 0.0,
+        masters: Sequence[Any] | None = None) -> None:
+    """One SGD step over CuPy parameters in place, in one launch (see ``sgd_launch``)."""
+    launch(sgd_launch(params, grads, lr=lr, weight_decay=weight_decay, masters=masters))
+
+
+def momentum(params: Sequence[Any], grads: Sequence[Any], velocities: Sequence[Any], *, lr: float,
+             momentum: float, weight_decay: float = 0.0, nesterov: bool = False,
+             masters: Sequence[Any] | None = None) -> None:
+    """One Momentum step over CuPy parameters in place, in one launch (see ``momentum_launch``)."""
+    launch(momentum_launch(params, grads, velocities, lr=lr, momentum=momentum,
+                           weight_decay=weight_decay, nesterov=nesterov, masters=masters))
 
 
 __all__ = [
@@ -101,7 +132,9 @@ __all__ = [
     "fused_adam",
     "kernel_sources",
     "launch",
+    "momentum",
     "pack",
+    "sgd",
     "translation_unit",
     "unpack",
 ]

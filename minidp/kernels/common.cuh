@@ -37,6 +37,16 @@ template <> __device__ __forceinline__ __nv_bfloat16 narrow<__nv_bfloat16, float
     return __float2bfloat16_rn(x);
 }
 
+// Writes an optimizer's updated value of element k: to the master weight when there is one
+// (master != nullptr), and, rounded, to the parameter.
+template <typename P, typename C>
+__device__ __forceinline__ void store_param(P* param, C* master, long long k, C value) {
+    if (master != nullptr) {
+        master[k] = value;
+    }
+    param[k] = narrow<P>(value);
+}
+
 // Tensor t owns the flat elements [starts[t], starts[t + 1]); starts has num_tensors + 1
 // entries, starts[0] == 0. Returns the t with starts[t] <= i < starts[t + 1] (empty tensors
 // never qualify), by binary search; requires 0 <= i < starts[num_tensors].

@@ -42,18 +42,33 @@ COPY_TYPE_PAIRS = (
     ("bfloat16", "float32"),
     ("bfloat16", "bfloat16"),
 )
-ADAM_TYPES = ("float32", "float64")
+# (parameter, state) element types of the optimizer kernels: float32 and float64 parameters
+# keep states of their own type, 16-bit ones float32 states (Adam always, Momentum with
+# multi_precision) or, for Momentum without it, velocities of their own type.
+ADAM_TYPE_PAIRS = (
+    ("float32", "float32"),
+    ("float64", "float64"),
+    ("float16", "float32"),
+    ("bfloat16", "float32"),
+)
+MOMENTUM_TYPE_PAIRS = ADAM_TYPE_PAIRS + (("float16", "float16"), ("bfloat16", "bfloat16"))
+SGD_TYPES = ("float32", "float64", "float16", "bfloat16")
 
 BUCKET_SOURCE = "bucket.cu"
 FUSED_ADAM_SOURCE = "fused_adam.cu"
+SGD_MOMENTUM_SOURCE = "sgd_momentum.cu"
 
 
 def _copy_name(kernel: str, in_name: str, out_name: str) -> str:
     return f"{kernel}<{C_TYPE_NAMES[in_name]}, {C_TYPE_NAMES[out_name]}>"
 
 
-def _adam_name(type_name: str) -> str:
-    return f"minidp_fused_adam<{C_TYPE_NAMES[type_name]}>"
+def _pair_name(kernel: str, param_name: str, state_name: str) -> str:
+    return f"{kernel}<{C_TYPE_NAMES[param_name]}, {C_TYPE_NAMES[state_name]}>"
+
+
+def _sgd_name(param_name: str) -> str:
+    return f"minidp_sgd<{C_TYPE_NAMES[param_name]}>"
 
 
 # Every kernel instantiation, per source file: the name_expressions given to NVRTC, the
@@ -64,7 +79,9 @@ NAME_EXPRESSIONS = {
         for kernel in ("minidp_pack", "minidp_unpack")
         for in_name, out_name in COPY_TYPE_PAIRS
     ),
-    FUSED_ADAM_SOURCE: tuple(_adam_name(name) for name in ADAM_TYPES),
+    FUSED_ADAM_SOURCE: tuple(_pair_name("minidp_fused_adam", *pair) for pair in ADAM_TYPE_PAIRS),
+    SGD_MOMENTUM_SOURCE: tuple(_sgd_name(name) for name in SGD_TYPES) + tuple(
+        _pair_name("minidp_momentum", *pair) for pair in MOMENTUM_TYPE_PAIRS),
 }
 
 
@@ -148,17 +165,25 @@ def _check_arrays(arrays: Sequence[Any], role: str, place: str) -> str:
     return names.pop() if names else ""
 
 
-def _pointer_table(xp: Any, arrays: Sequence[Any]) -> Any:
-    """The arrays' data addresses as a uint64 table of the array module ``xp``."""
+def _beside(like: Any, table: numpy.ndarray) -> Any:
+    """``table`` where ``like`` lives: itself for a NumPy array, else a copy on like's device."""
+    if isinstance(like, numpy.ndarray):
+        return table
+    with like.device:
+        return get_array_module(like).asarray(table)
+
+
+def _pointer_table(like: Any, arrays: Sequence[Any]) -> Any:
+    """The arrays' data addresses as a uint64 table on the device of ``like``."""
     pointers = numpy.fromiter((data_pointer(a) for a in arrays), numpy.uint64, len(arrays))
-    return xp.asarray(pointers)
+    return _beside(like, pointers)
 
 
-def _starts_table(xp: Any, arrays: Sequence[Any]) -> tuple[Any, int]:
+def _starts_table(like: Any, arrays: Sequence[Any]) -> tuple[Any, int]:
     """Where each array starts in the flat index space (prefix sums of sizes), and the total."""
     starts = numpy.zeros(len(arrays) + 1, dtype=numpy.int64)
     numpy.cumsum([array.size for array in arrays], out=starts[1:])
-    return xp.asarray(starts), int(starts[-1])
+    return _beside(like, starts), int(starts[-1])
 
 
 def _copy_launch(kernel: str, tensors: Sequence[Any], flat: Any, offsets: Sequence[int],
@@ -184,13 +209,12 @@ def _copy_launch(kernel: str, tensors: Sequence[Any], flat: Any, offsets: Sequen
         if offset < 0 or offset + tensor.size > flat.size:
             raise ValueError(f"{tensors_role}[{index}] ({tensor.size} elements at offset {offset}) "
                              f"does not fit the flat buffer of {flat.size} elements")
-    xp = get_array_module(flat)
-    pointers = _pointer_table(xp, tensors)
-    starts, total = _starts_table(xp, tensors)
+    pointers = _pointer_table(flat, tensors)
+    starts, total = _starts_table(flat, tensors)
     grid, block = launch_shape(total, block_size, grid_size)
     scalar = arithmetic_dtype(in_name, out_name)(scale)
     count = numpy.int32(len(tensors))
-    offset_table = xp.asarray(offset_table)
+    offset_table = _beside(flat, offset_table)
     if packing:
         args = (pointers, starts, offset_table, count, numpy.int64(total), scalar, flat)
     else:
@@ -217,44 +241,112 @@ def unpack_launch(flat: Any, destinations: Sequence[Any], offsets: Sequence[int]
                         "destinations")
 
 
+def _optimizer_tables(kernel: str, params: Sequence[Any], grads: Sequence[Any],
+                      masters: Sequence[Any] | None, states: dict[str, Sequence[Any]],
+                      type_pairs: Sequence[tuple[str, str]]) -> tuple[str, str, tuple[Any, ...], int]:
+    """Check the arrays of one optimizer launch; return the parameter and state type names, the
+    tables (params, grads, masters, *states, starts) on the parameters' device and the total.
+
+    ``masters`` holds a float master weight or None per parameter (None: no masters at all).
+    """
+    params, grads = list(params), list(grads)
+    masters = [None] * len(params) if masters is None else list(masters)
+    tables = {"params": params, "grads": grads, "masters": masters,
+              **{role: list(table) for role, table in states.items()}}
+    lengths = {role: len(table) for role, table in tables.items()}
+    if len(set(lengths.values())) != 1:
+        raise ValueError(f"{kernel} needs one entry per parameter in every list, got lengths {lengths}")
+    if not params:
+        raise ValueError(f"{kernel} needs at least one parameter")
+    like = params[0]
+    place = place_of(like)
+    param_name = _check_arrays(params, "params", place)
+    if _check_arrays(grads, "grads", place) != param_name:
+        raise TypeError(f"{kernel} takes params and grads of one dtype, got params of {param_name} "
+                        f"and grads of {_check_arrays(grads, 'grads', place)}")
+    state_names = {_check_arrays(table, role, place) for role, table in states.items()}
+    state_name = state_names.pop() if len(state_names) == 1 else param_name
+    if state_names or (param_name, state_name) not in type_pairs:
+        raise TypeError(f"{kernel} takes params and grads of one dtype and states of one dtype, "
+                        f"pairs {list(type_pairs)}; got {param_name} and {sorted(state_names | {state_name})}")
+    compute_name = numpy.dtype(arithmetic_dtype(param_name, state_name)).name
+    present = [master for master in masters if master is not None]
+    if present and _check_arrays(present, "masters", place) != compute_name:
+        raise TypeError(f"{kernel}: master weights must be {compute_name}")
+    for index, group in enumerate(zip(*tables.values())):
+        sizes = [array.size for array in group if array is not None]
+        if len(set(sizes)) != 1:
+            raise ValueError(f"parameter {index}: {' and '.join(tables)} differ in size {sizes}")
+    starts, total = _starts_table(like, params)
+    master_pointers = numpy.fromiter((0 if m is None else data_pointer(m) for m in masters),
+                                     numpy.uint64, len(masters))
+    pointer_tables = (_pointer_table(like, params), _pointer_table(like, grads),
+                      _beside(like, master_pointers),
+                      *(_pointer_table(like, table) for table in states.values()))
+    return param_name, state_name, pointer_tables + (starts,), total
+
+
 def fused_adam_launch(params: Sequence[Any], grads: Sequence[Any], moment1s: Sequence[Any],
                       moment2s: Sequence[Any], *, lr: float, beta1: float, beta2: float,
                       epsilon: float, beta1_pow: float, beta2_pow: float,
                       weight_decay: float = 0.0, decoupled: bool = False,
+                      masters: Sequence[Any] | None = None,
                       block_size: int | None = None, grid_size: int | None = None) -> KernelLaunch:
     """Launch of one Adam (``decoupled=False``) or AdamW step over all ``params`` in place.
 
     ``beta1_pow``/``beta2_pow`` are ``beta1**t``/``beta2**t`` for the step being taken.
     Adam's ``weight_decay`` adds ``weight_decay * p`` to the gradient (Paddle's L2Decay);
-    AdamW's multiplies ``p`` by ``1 - lr * weight_decay`` first. The formulas are in
-    ``fused_adam.cu``.
+    AdamW's multiplies ``p`` by ``1 - lr * weight_decay`` first. Parameters and gradients share
+    a dtype, the moments have its compute dtype (float32 for 16-bit parameters, see
+    ``ADAM_TYPE_PAIRS``); ``masters`` are optional float32 master weights (None entries for
+    parameters without one). The formulas are in ``fused_adam.cu``.
     """
-    tables = [list(params), list(grads), list(moment1s), list(moment2s)]
-    roles = ("params", "grads", "moment1s", "moment2s")
-    if len({len(table) for table in tables}) != 1:
-        raise ValueError(f"params, grads, moment1s and moment2s must have one entry per parameter, "
-                         f"got lengths {[len(table) for table in tables]}")
-    if not tables[0]:
-        raise ValueError("fused_adam needs at least one parameter")
-    place = place_of(tables[0][0])
-    names = {_check_arrays(table, role, place) for table, role in zip(tables, roles)}
-    if len(names) != 1 or next(iter(names)) not in ADAM_TYPES:
-        raise TypeError(f"fused_adam takes params, grads and moments of one dtype among "
-                        f"{ADAM_TYPES}, got {sorted(names)}")
-    for index, group in enumerate(zip(*tables)):
-        if len({array.size for array in group}) != 1:
-            raise ValueError(f"parameter {index}: param, grad and moments differ in size "
-                             f"{[array.size for array in group]}")
-    type_name = names.pop()
-    scalar = arithmetic_dtype(type_name)
-    xp = get_array_module(tables[0][0])
-    starts, total = _starts_table(xp, tables[0])
-    param_table, grad_table, moment1_table, moment2_table = (_pointer_table(xp, t) for t in tables)
+    param_name, state_name, tables, total = _optimizer_tables(
+        "fused_adam", params, grads, masters, {"moment1s": moment1s, "moment2s": moment2s},
+        ADAM_TYPE_PAIRS)
+    scalar = arithmetic_dtype(param_name, state_name)
     lr_t, eps_hat = adam_scalars(lr, beta1_pow, beta2_pow, epsilon)
     l2_coeff = 0.0 if decoupled else weight_decay
     decay_factor = 1.0 - lr * weight_decay if decoupled else 1.0
     grid, block = launch_shape(total, block_size, grid_size)
-    args = (param_table, grad_table, moment1_table, moment2_table, starts,
-            numpy.int32(len(tables[0])), numpy.int64(total), scalar(lr_t), scalar(beta1),
+    args = (*tables, numpy.int32(len(params)), numpy.int64(total), scalar(lr_t), scalar(beta1),
             scalar(beta2), scalar(eps_hat), scalar(l2_coeff), scalar(decay_factor))
-    return KernelLaunch(FUSED_ADAM_SOURCE, _adam_name(type_name), grid, block, args)
+    return KernelLaunch(FUSED_ADAM_SOURCE, _pair_name("minidp_fused_adam", param_name, state_name),
+                        grid, block, args)
+
+
+def sgd_launch(params: Sequence[Any], grads: Sequence[Any], *, lr: float,
+               weight_decay: float = 0.0, masters: Sequence[Any] | None = None,
+               block_size: int | None = None, grid_size: int | None = None) -> KernelLaunch:
+    """Launch of one SGD step ``p -= lr * (g + weight_decay * p)`` over all ``params`` in place.
+
+    Parameters and gradients share a dtype (``SGD_TYPES``); ``masters`` as for
+    :func:`fused_adam_launch`. The formulas are in ``sgd_momentum.cu``.
+    """
+    param_name, _, tables, total = _optimizer_tables(
+        "sgd", params, grads, masters, {}, [(name, name) for name in SGD_TYPES])
+    scalar = arithmetic_dtype(param_name)
+    grid, block = launch_shape(total, block_size, grid_size)
+    args = (*tables, numpy.int32(len(params)), numpy.int64(total), scalar(lr), scalar(weight_decay))
+    return KernelLaunch(SGD_MOMENTUM_SOURCE, _sgd_name(param_name), grid, block, args)
+
+
+def momentum_launch(params: Sequence[Any], grads: Sequence[Any], velocities: Sequence[Any], *,
+                    lr: float, momentum: float, weight_decay: float = 0.0, nesterov: bool = False,
+                    masters: Sequence[Any] | None = None, block_size: int | None = None,
+                    grid_size: int | None = None) -> KernelLaunch:
+    """Launch of one Momentum step over all ``params`` in place (velocities updated too).
+
+    ``v = momentum * v + g`` with ``g`` including ``weight_decay * p``; ``p -= lr * v``, or
+    ``p -= lr * (g + momentum * v)`` with ``nesterov``. Velocities have the parameters' dtype or,
+    for 16-bit parameters, float32 (``MOMENTUM_TYPE_PAIRS``); ``masters`` as for
+    :func:`fused_adam_launch`. The formulas are in ``sgd_momentum.cu``.
+    """
+    param_name, state_name, tables, total = _optimizer_tables(
+        "momentum", params, grads, masters, {"velocities": velocities}, MOMENTUM_TYPE_PAIRS)
+    scalar = arithmetic_dtype(param_name, state_name)
+    grid, block = launch_shape(total, block_size, grid_size)
+    args = (*tables, numpy.int32(len(params)), numpy.int64(total), scalar(lr), scalar(momentum),
+            scalar(weight_decay), numpy.int32(bool(nesterov)))
+    return KernelLaunch(SGD_MOMENTUM_SOURCE, _pair_name("minidp_momentum", param_name, state_name),
+                        grid, block, args)

@@ -289,7 +289,7 @@ class Layer:
             array = tensor._data
             if device is not None:
                 array = backend.to_host(array) if xp is backend.numpy else xp.asarray(array)
-            if target is not None and array.dtype.kind == "f":
+            if target is not None and backend.is_floating(array.dtype):
                 array = array.astype(target)
             tensor._data = array
             tensor._grad = None

@@ -44,6 +44,12 @@ def lift(value: Any, like: Any = None) -> Tensor:
     return wrap(xp.asarray(value))
 
 
+def matmul_arrays(a: Any, b: Any) -> Any:
+    """``a @ b`` in ``a``'s dtype (ml_dtypes' matmul returns float32 for bfloat16 operands)."""
+    out = a @ b
+    return out if out.dtype is a.dtype else out.astype(a.dtype)
+
+
 def unbroadcast(grad: Any, shape: tuple) -> Any:
     """Sum ``grad`` over the axes that broadcasting added or stretched, back to ``shape``."""
     if grad.shape == shape:

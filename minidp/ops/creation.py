@@ -12,8 +12,10 @@ import numpy
 
 from .. import backend
 from ..autograd.tensor import Tensor
-from ._util import wrap
-from .shape import _as_shape
+from ._util import result, wrap
+from .linalg import diag_embed, diagonal
+from .math import add
+from .shape import _as_shape, expand, reshape
 
 _host_generator = numpy.random.default_rng(0)
 
@@ -154,3 +156,202 @@ def randint(low: int = 0, high: Optional[int] = None, shape: Any = (1,), dtype: 
 def randperm(n: int, dtype: Any = "int64", name: str = None) -> Tensor:
     """A random permutation of 0..n-1."""
     return _random(lambda g, s: g.permutation(s[0]), [n], dtype)
+
+
+def empty(shape: Any, dtype: Any = None, name: str = None) -> Tensor:
+    """A tensor whose values are whatever the memory held (fill it before reading)."""
+    return _make(lambda xp, s, d: xp.empty(s, d), shape, dtype)
+
+
+def empty_like(x: Tensor, dtype: Any = None, name: str = None) -> Tensor:
+    """An uninitialised tensor with x's shape (and dtype unless given)."""
+    return empty(x.shape, x.dtype if dtype is None else dtype)
+
+
+def _scalar(value: Any) -> Any:
+    return value.item() if isinstance(value, Tensor) else value
+
+
+def linspace(start: Any, stop: Any, num: Any, dtype: Any = None, name: str = None) -> Tensor:
+    """``num`` evenly spaced values from ``start`` to ``stop`` inclusive (float32 unless given)."""
+    xp = backend.default_array_module()
+    values = xp.linspace(_scalar(start), _scalar(stop), int(_scalar(num)))
+    return wrap(values.astype(backend.convert_dtype(dtype)))
+
+
+def logspace(start: Any, stop: Any, num: Any, base: Any = 10.0, dtype: Any = None, name: str = None) -> Tensor:
+    """``base`` raised to ``num`` evenly spaced exponents from ``start`` to ``stop``."""
+    xp = backend.default_array_module()
+    values = xp.logspace(_scalar(start), _scalar(stop), int(_scalar(num)), base=_scalar(base))
+    return wrap(values.astype(backend.convert_dtype(dtype)))
+
+
+def diag(x: Tensor, offset: int = 0, padding_value: Any = 0, name: str = None) -> Tensor:
+    """A 1-D x as the ``offset`` diagonal of a square matrix (``padding_value`` elsewhere), or the
+    ``offset`` diagonal of a 2-D x."""
+    nd = x._data.ndim
+    if nd == 2:
+        return diagonal(x, offset, 0, 1)
+    if nd != 1:
+        raise ValueError(f"diag: expects a 1-D or 2-D tensor, got shape {x.shape}")
+    matrix = diag_embed(x, offset)
+    if padding_value == 0:
+        return matrix
+    xp = backend.get_array_module(x._data)
+    off_diagonal = 1 - xp.eye(matrix._data.shape[0], k=offset, dtype=matrix._data.dtype)
+    return add(matrix, wrap(off_diagonal * padding_value))
+
+
+def diagflat(x: Tensor, offset: int = 0, name: str = None) -> Tensor:
+    """The flattened x as the ``offset`` diagonal of a square matrix."""
+    return diag_embed(reshape(x, [-1]), offset)
+
+
+def meshgrid(*args: Any, **kwargs: Any) -> list:
+    """Coordinate grids ('ij' indexing) from 1-D tensors, given separately or as one list."""
+    tensors = list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else list(args)
+    if any(t._data.ndim > 1 for t in tensors):
+        raise ValueError(f"meshgrid: expects 1-D tensors, got shapes {[t.shape for t in tensors]}")
+    if len({t._data.dtype for t in tensors}) > 1:
+        raise TypeError(f"meshgrid: all tensors need one dtype, got {[str(t.dtype) for t in tensors]}; "
+                        "convert them with .astype first")
+    shape = [t._data.size for t in tensors]
+    n = len(tensors)
+    return [expand(reshape(t, [1] * i + [-1] + [1] * (n - i - 1)), shape) for i, t in enumerate(tensors)]
+
+
+def clone(x: Tensor, name: str = None) -> Tensor:
+    """A copy of x that stays in the graph (the gradient passes through unchanged)."""
+    return result(x._data.copy(), (x,), lambda g: (g,))
+
+
+def assign(x: Any, output: Optional[Tensor] = None) -> Tensor:
+    """A copy of x (a tensor, array, number or nested list), written into ``output`` when given.
+
+    Copying a tensor keeps it in the graph; ``output`` then takes the copy's values and graph.
+    """
+    copy = clone(x) if isinstance(x, Tensor) else to_tensor(x)
+    if output is None:
+        return copy
+    if list(output._data.shape) != copy.shape and output._data.size:
+        raise ValueError(f"assign: output has shape {output.shape} but x has shape {copy.shape}")
+    output._data = copy._data.astype(output._data.dtype, copy=False)
+    output._node = copy._node
+    output.stop_gradient = copy.stop_gradient
+    return output
+
+
+def _index_pairs(rows: Any, cols: Any, dtype: Any) -> Tensor:
+    xp = backend.default_array_module()
+    return wrap(xp.stack([xp.asarray(rows), xp.asarray(cols)]).astype(backend.convert_dtype(dtype)))
+
+
+def tril_indices(row: int, col: int, offset: int = 0, dtype: Any = "int64") -> Tensor:
+    """The [2, N] row and column indices of the lower triangle of a row x col matrix."""
+    return _index_pairs(*backend.default_array_module().tril_indices(row, offset, col), dtype)
+
+
+def triu_indices(row: int, col: Optional[int] = None, offset: int = 0, dtype: Any = "int64") -> Tensor:
+    """The [2, N] row and column indices of the upper triangle of a row x col matrix (col defaults to row)."""
+    return _index_pairs(*backend.default_array_module().triu_indices(row, offset, row if col is None else col), dtype)
+
+
+def numel(x: Tensor, name: str = None) -> Tensor:
+    """The number of elements of x, as an int64 0-D tensor."""
+    return wrap(backend.get_array_module(x._data).asarray(x._data.size, dtype="int64"))
+
+
+def shape(input: Tensor) -> Tensor:
+    """The shape of ``input`` as a 1-D int64 tensor."""
+    return wrap(backend.get_array_module(input._data).asarray(input._data.shape, dtype="int64"))
+
+
+def rank(input: Tensor) -> Tensor:
+    """The number of axes of ``input`` as an int32 0-D tensor."""
+    return wrap(backend.get_array_module(input._data).asarray(input._data.ndim, dtype="int32"))
+
+
+def as_tensor(data: Any, dtype: Any = None, device: Optional[str] = None, requires_grad: bool = False,
+              pin_memory: bool = False) -> Tensor:
+    """A tensor from ``data`` (as :func:`to_tensor`); ``requires_grad`` is the opposite of stop_gradient."""
+    return to_tensor(data, dtype, device, stop_gradient=not requires_grad)
+
+
+def asarray(obj: Any, *, dtype: Any = None, device: Optional[str] = None, copy: Optional[bool] = None,
+            requires_grad: bool = False) -> Tensor:
+    """A tensor from ``obj`` (as :func:`as_tensor`); a tensor of the right dtype is returned as it is
+    unless ``copy`` is True."""
+    if isinstance(obj, Tensor) and not copy and (dtype is None or obj._data.dtype == backend.convert_dtype(dtype)):
+        return obj
+    return as_tensor(obj, dtype, device, requires_grad)
+
+
+def from_numpy(ndarray: Any) -> Tensor:
+    """A CPU tensor sharing memory with the NumPy array (writes to one show in the other)."""
+    if not isinstance(ndarray, numpy.ndarray):
+        raise TypeError(f"from_numpy: expects a numpy.ndarray, got {type(ndarray).__name__}")
+    return wrap(ndarray)
+
+
+def is_tensor(x: Any) -> bool:
+    """Whether x is a minidp Tensor."""
+    return isinstance(x, Tensor)
+
+
+def is_empty(x: Tensor, name: str = None) -> Tensor:
+    """A bool 0-D tensor: whether x has no elements."""
+    return wrap(backend.get_array_module(x._data).asarray(x._data.size == 0))
+
+
+def is_floating_point(x: Tensor) -> bool:
+    """Whether x holds floating-point numbers."""
+    return x._data.dtype.kind == "f"
+
+
+def is_integer(x: Tensor) -> bool:
+    """Whether x holds integers."""
+    return x._data.dtype.kind in "iu"
+
+
+def is_complex(x: Tensor) -> bool:
+    """Whether x holds complex numbers."""
+    return x._data.dtype.kind == "c"
+
+
+def tolist(x: Tensor) -> list:
+    """x's values as (nested) Python lists."""
+    return x.tolist()
+
+
+def _new_like(var: Tensor, size: Any, fill: Any, dtype: Any, device: Optional[str], requires_grad: bool) -> Tensor:
+    """A new tensor of ``size`` on var's device unless ``device`` names one, in var's dtype unless given."""
+    target = var._data.dtype if dtype is None else backend.convert_dtype(dtype)
+    xp = backend.get_array_module(var._data) if device is None else (numpy if device == "cpu" else backend._cupy())
+    tensor = wrap(fill(xp, _as_shape(size), target))
+    tensor.stop_gradient = not requires_grad
+    return tensor
+
+
+def new_empty(var: Tensor, size: Any, *, dtype: Any = None, device: Optional[str] = None,
+              requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """``Tensor.new_empty``: an uninitialised tensor of ``size`` like var (dtype, device)."""
+    return _new_like(var, size, lambda xp, s, d: xp.empty(s, d), dtype, device, requires_grad)
+
+
+def new_zeros(var: Tensor, size: Any, *, dtype: Any = None, device: Optional[str] = None,
+              requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """``Tensor.new_zeros``: zeros of ``size`` like var (dtype, device)."""
+    return _new_like(var, size, lambda xp, s, d: xp.zeros(s, d), dtype, device, requires_grad)
+
+
+def new_ones(var: Tensor, size: Any, *, dtype: Any = None, device: Optional[str] = None,
+             requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """``Tensor.new_ones``: ones of ``size`` like var (dtype, device)."""
+    return _new_like(var, size, lambda xp, s, d: xp.ones(s, d), dtype, device, requires_grad)
+
+
+def new_full(var: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, device: Optional[str] = None,
+             requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """``Tensor.new_full``: ``fill_value`` everywhere in a tensor of ``size`` like var (dtype, device)."""
+    value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
+    return _new_like(var, size, lambda xp, s, d: xp.full(s, value, d), dtype, device, requires_grad)

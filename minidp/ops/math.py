@@ -13,18 +13,20 @@ from .. import backend
 from ..autograd.tensor import Tensor
 from ._util import lift, result, unbroadcast, wrap
 
+_BFLOAT16 = backend.BFLOAT16
+
 
 def _check_dtypes(op: str, xd: Any, yd: Any) -> Any:
     """Two tensor operands must agree on a floating dtype; integer/bool ones follow the other."""
-    xk, yk = xd.dtype.kind, yd.dtype.kind
-    if xk == "f" and yk == "f":
+    x_floating, y_floating = backend.is_floating(xd.dtype), backend.is_floating(yd.dtype)
+    if x_floating and y_floating:
         raise TypeError(
             f"{op}: the operands have different dtypes {xd.dtype} and {yd.dtype}; "
             f"convert one with .astype('{xd.dtype}') first"
         )
-    if xk == "f":
+    if x_floating:
         return xd, yd.astype(xd.dtype)
-    if yk == "f":
+    if y_floating:
         return xd.astype(yd.dtype), yd
     return xd, yd
 
@@ -33,7 +35,15 @@ def _operands(op: str, x: Any, y: Any):
     x = lift(x, y._data if isinstance(y, Tensor) else None)
     y = lift(y, x._data)
     xd, yd = x._data, y._data
-    if isinstance(xd, (int, float, bool)) or isinstance(yd, (int, float, bool)):
+    # A Python float meets a bfloat16 array as a bfloat16 scalar: ml_dtypes would promote the
+    # pair to float32, Paddle keeps bfloat16.
+    if isinstance(xd, (int, float, bool)):
+        if xd.__class__ is float and yd.__class__ is not float and yd.dtype is _BFLOAT16:
+            xd = _BFLOAT16.type(xd)
+        return x, y, xd, yd
+    if isinstance(yd, (int, float, bool)):
+        if yd.__class__ is float and xd.dtype is _BFLOAT16:
+            yd = _BFLOAT16.type(yd)
         return x, y, xd, yd
     if xd.dtype is not yd.dtype and xd.dtype != yd.dtype:
         xd, yd = _check_dtypes(op, xd, yd)
@@ -284,7 +294,7 @@ def astype(x: Tensor, dtype: Any) -> Tensor:
     if xd.dtype == target:
         return result(xd, (x,), lambda g: (g,))
     data = xd.astype(target)
-    if target.kind not in "fc":
+    if target.kind != "c" and not backend.is_floating(target):
         return wrap(data)
     return result(data, (x,), lambda g: (g.astype(xd.dtype),))
 

@@ -5,6 +5,11 @@ data-parallel buckets and device buffers that point at them stay valid. Gradient
 ``p._grad`` and never written; frozen parameters and those without a gradient are skipped.
 Everything that can be decided once (per-parameter learning-rate factors, decay,
 hyperparameters) is decided at construction, so a step is a plain loop over the parameters.
+
+Where the parameters live is decided once per step, in :meth:`Optimizer.step`: on the CPU each
+parameter is updated by the array library (``_update_each``); on the GPU an optimizer with
+multi-tensor kernels updates them in a few launches (``_update_on_device``). Both paths round
+every operation alike, so they give the same bits.
 """
 from __future__ import annotations
 
@@ -12,16 +17,20 @@ import collections
 import warnings
 from typing import Any, Iterable, Optional, Union
 
+import numpy
+
 from .. import backend
 from ..autograd.tensor import Tensor
 from ..ops._util import wrap
+from . import precision
 from .lr import LRScheduler
 
 
 class _Slot:
-    """One parameter with what its update needs."""
+    """One parameter with what its update needs: ``master`` is its float32 master weight or None,
+    ``ready`` whether its state and master exist (see :meth:`Optimizer._prepare`)."""
 
-    __slots__ = ("param", "lr_ratio", "weight_decay", "hyper", "state")
+    __slots__ = ("param", "lr_ratio", "weight_decay", "hyper", "state", "master", "ready")
 
     def __init__(self, param: Tensor, lr_ratio: float, weight_decay: float, hyper: dict) -> None:
         self.param = param
@@ -29,6 +38,8 @@ class _Slot:
         self.weight_decay = weight_decay
         self.hyper = hyper
         self.state: dict = {}
+        self.master: Any = None
+        self.ready = False
 
 
 def _check_decay(cls: str, value: Any) -> float:
@@ -38,6 +49,11 @@ def _check_decay(cls: str, value: Any) -> float:
         return float(value)
     raise TypeError(f"{cls}: weight_decay must be a non-negative float (the L2 coefficient) or None, "
                     f"got {value!r}")
+
+
+def _updates_with_kernels(param_data: Any) -> bool:
+    """True when parameters live on a GPU: optimizers with kernels then step in a few launches."""
+    return backend.get_array_module(param_data) is not numpy
 
 
 def _host_scalar(value: Any) -> float:
@@ -52,7 +68,8 @@ def _host_scalar(value: Any) -> float:
 class Optimizer:
     """Base class. Subclasses set ``_array_states``/``_scalar_states`` (the per-parameter state
     saved in ``state_dict``), ``_hyper_names`` (hyperparameters a parameter group may override)
-    and define ``_update(slot, grad, lr)``.
+    and define ``_update(slot, grad, lr)``; optimizers with GPU kernels also override
+    ``_init_state(slot)`` and ``_update_on_device(pending, lr)``.
 
     ``parameters`` is a list of parameters or of groups: dicts with ``params`` and optionally
     ``learning_rate`` (a factor on the optimizer's rate, as in Paddle), ``weight_decay`` and
@@ -65,8 +82,11 @@ class Optimizer:
     _decoupled_decay = False
 
     def __init__(self, learning_rate: Union[float, LRScheduler], parameters: Optional[Iterable],
-                 weight_decay: Optional[float], grad_clip: Any, hyper: dict) -> None:
+                 weight_decay: Optional[float], grad_clip: Any, hyper: dict,
+                 multi_precision: bool = False) -> None:
         cls = type(self).__name__
+        if not isinstance(multi_precision, bool):
+            raise TypeError(f"{cls}: multi_precision must be True or False, got {multi_precision!r}")
         if parameters is None:
             raise ValueError(f"{cls}: pass parameters=model.parameters() (minidp has no static graph to "
                              "collect them from)")
@@ -80,6 +100,8 @@ class Optimizer:
                             f"minidp.nn.ClipGradByGlobalNorm, got {grad_clip!r}")
         self._learning_rate = learning_rate
         self._grad_clip = grad_clip
+        self._multi_precision = multi_precision
+        self._warned_sixteen_bit = False
         self._default_decay = _check_decay(cls, weight_decay)
         self._default_hyper = dict(hyper)
         self._param_groups: list = []
@@ -154,7 +176,7 @@ class Optimizer:
         grads = [slot.param._grad for slot in slots]
         if self._grad_clip is not None:
             grads = self._grad_clip._clip_arrays(self._parameter_list, grads)
-        l2 = not self._decoupled_decay
+        pending = []
         for slot, grad in zip(slots, grads):
             param = slot.param
             if param.stop_gradient:
@@ -163,9 +185,49 @@ class Optimizer:
                 if not getattr(param, "_grad_reads_zero", False):
                     continue
                 grad = backend.get_array_module(param._data).zeros_like(param._data)
+            pending.append((slot, grad))
+        if pending:
+            on_device = _updates_with_kernels(pending[0][0].param._data)
+            (self._update_on_device if on_device else self._update_each)(pending, lr)
+
+    def _update_each(self, pending: list, lr: float) -> None:
+        """The array-library path: one ``_update`` per parameter, after the L2 term.
+
+        The gradient is taken in the parameter's dtype, as the kernels read it (clipping may
+        have widened a 16-bit one).
+        """
+        l2 = not self._decoupled_decay
+        for slot, grad in pending:
+            data = slot.param._data
+            if grad.dtype is not data.dtype:
+                grad = grad.astype(data.dtype)
             if l2 and slot.weight_decay:
-                grad = grad + slot.weight_decay * param._data
+                grad = precision.with_l2(grad, slot.weight_decay, data)
             self._update(slot, grad, lr * slot.lr_ratio)
+
+    def _update_on_device(self, pending: list, lr: float) -> None:
+        """The GPU path; optimizers with multi-tensor kernels override it (see adam.py)."""
+        self._update_each(pending, lr)
+
+    def _init_state(self, slot: _Slot) -> dict:
+        """The state of a parameter before its first update (zeros and initial scalars)."""
+        return {}
+
+    def _prepare(self, slot: _Slot) -> None:
+        """Before a slot's first update: its master weight (multi_precision, 16-bit parameter) and
+        any state not restored by :meth:`set_state_dict`."""
+        slot.ready = True
+        data = slot.param._data
+        if slot.master is None and precision.is_sixteen_bit(data.dtype):
+            if self._multi_precision:
+                slot.master = data.astype(precision.FLOAT32)
+            elif not self._warned_sixteen_bit:
+                self._warned_sixteen_bit = True
+                warnings.warn(f"{type(self).__name__}: parameter {slot.param.name} is {data.dtype}; "
+                              "without a float32 master weight small updates are rounded away. "
+                              "Consider multi_precision=True", stacklevel=4)
+        if not slot.state:
+            slot.state = self._init_state(slot)
 
     def clear_grad(self, set_to_zero: bool = True) -> None:
         """Clear every parameter's gradient (lazily: see :meth:`Tensor.clear_grad`)."""
@@ -182,13 +244,19 @@ class Optimizer:
         Array states are the live arrays, not copies: save them before the next step.
         """
         state = collections.OrderedDict()
+        masters = {}
         for slot in self._slots:
             name = slot.param.name
+            if slot.master is not None:
+                masters[name] = wrap(slot.master)
+                name += precision.MASTER_SUFFIX
             for key, value in slot.state.items():
                 if key in self._scalar_states:
                     state[f"{name}_{key}_0"] = wrap(backend.numpy.array([value], dtype="float64"))
                 else:
                     state[f"{name}_{key}_0"] = wrap(value)
+        if masters:
+            state["master_weights"] = masters
         state["param_names"] = [slot.param.name for slot in self._slots]
         if isinstance(self._learning_rate, LRScheduler):
             state["LR_Scheduler"] = self._learning_rate.state_dict()
@@ -209,9 +277,17 @@ class Optimizer:
         if len(names) != len(self._slots):
             raise ValueError(f"{cls}.set_state_dict: the state is for {len(names)} parameters but this "
                              f"optimizer has {len(self._slots)}")
-        used = {"param_names": True, "LR_Scheduler": True}
-        new_states = []
+        used = {"param_names": True, "LR_Scheduler": True, "master_weights": True}
+        saved_masters = state_dict.get("master_weights", {})
+        new_states, new_masters = [], []
         for slot, saved in zip(self._slots, names):
+            master = saved_masters.get(saved)
+            if master is not None:
+                master = self._state_array(slot.param, master, f"master_weights[{saved!r}]",
+                                           precision.FLOAT32)
+                saved += precision.MASTER_SUFFIX
+            new_masters.append(master)
+            template = self._init_state(slot)
             restored = {}
             for key in self._array_states + self._scalar_states:
                 entry = f"{saved}_{key}_0"
@@ -219,7 +295,9 @@ class Optimizer:
                     continue
                 used[entry] = True
                 restored[key] = (_host_scalar(state_dict[entry]) if key in self._scalar_states
-                                 else self._state_array(slot.param, state_dict[entry], entry))
+                                 else self._state_array(slot.param, state_dict[entry], entry,
+                                                        template[key].dtype if key in template
+                                                        else slot.param._data.dtype))
             if restored and len(restored) != len(self._array_states) + len(self._scalar_states):
                 raise ValueError(f"{cls}.set_state_dict: the state of {saved} is incomplete: has "
                                  f"{sorted(restored)}, needs {list(self._array_states + self._scalar_states)}")
@@ -237,14 +315,16 @@ class Optimizer:
                           "LR_Scheduler entry; the scheduler keeps its current epoch", stacklevel=2)
         elif has_scheduler:
             self._learning_rate.set_state_dict(state_dict["LR_Scheduler"])
-        for slot, restored in zip(self._slots, new_states):
+        for slot, restored, master in zip(self._slots, new_states, new_masters):
             slot.state = restored
+            slot.master = master
+            slot.ready = False
 
     set_dict = set_state_dict
 
     @staticmethod
-    def _state_array(param: Tensor, value: Any, entry: str) -> Any:
-        """A private copy of a saved state array, on the parameter's device, in its dtype."""
+    def _state_array(param: Tensor, value: Any, entry: str, dtype: numpy.dtype) -> Any:
+        """A private copy of a saved state array, on the parameter's device, in ``dtype``."""
         array = value._data if isinstance(value, Tensor) else value
         if tuple(array.shape) != tuple(param._data.shape):
             raise ValueError(f"set_state_dict: {entry} has shape {list(array.shape)} but parameter "
@@ -252,7 +332,7 @@ class Optimizer:
         xp = backend.get_array_module(param._data)
         if xp is backend.numpy:
             array = backend.to_host(array)
-        return xp.array(array, dtype=param._data.dtype, copy=True)
+        return xp.array(array, dtype=dtype, copy=True)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(learning_rate={self._learning_rate!r}, parameters={len(self._slots)})"

@@ -76,29 +76,71 @@ def unpack(flat: numpy.ndarray, destinations: Sequence[numpy.ndarray], offsets: 
     return results
 
 
+def _start(param: numpy.ndarray, grad: numpy.ndarray, state_dtype: numpy.dtype,
+           master: numpy.ndarray | None) -> tuple:
+    """The compute type, the stored parameter widened, the value the step changes, and the
+    gradient widened, as the optimizer kernels read them."""
+    c = arithmetic_type(param.dtype, state_dtype)
+    stored = param.astype(c)
+    p = master.copy() if master is not None else stored.copy()
+    return c, stored, p, grad.astype(c)
+
+
+def _finish(param: numpy.ndarray, p: numpy.ndarray, master: numpy.ndarray | None) -> tuple:
+    """The new parameter (``p`` rounded to its dtype) and the new master (None if none)."""
+    return p.astype(param.dtype), (p if master is not None else None)
+
+
 def adam_step(param: numpy.ndarray, grad: numpy.ndarray, moment1: numpy.ndarray,
               moment2: numpy.ndarray, *, lr: float, beta1: float, beta2: float, epsilon: float,
-              beta1_pow: float, beta2_pow: float, weight_decay: float,
-              decoupled: bool) -> tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
-    """Paddle's Adam/AdamW step on one parameter: new (param, moment1, moment2).
+              beta1_pow: float, beta2_pow: float, weight_decay: float, decoupled: bool,
+              master: numpy.ndarray | None = None) -> tuple:
+    """Paddle's Adam/AdamW step on one parameter: new (param, moment1, moment2, master).
 
     lr_t = lr * sqrt(1 - beta2_pow) / (1 - beta1_pow); eps_hat = epsilon * sqrt(1 - beta2_pow);
     Adam adds weight_decay * p to g, AdamW scales p by 1 - lr * weight_decay; then
-    m1 = b1 m1 + (1 - b1) g, m2 = b2 m2 + (1 - b2) g g, p -= lr_t m1 / (sqrt(m2) + eps_hat).
+    m1 = b1 m1 + (1 - b1) g, m2 = b2 m2 + (1 - b2) g g, p -= lr_t m1 / (sqrt(m2) + eps_hat),
+    in float (double for float64 parameters); the L2 term reads the stored parameter.
     """
-    t = param.dtype.type
+    t, stored, p, g = _start(param, grad, moment1.dtype, master)
     one = t(1)
     lr_t = t(lr * math.sqrt(1.0 - beta2_pow) / (1.0 - beta1_pow))
     eps_hat = t(epsilon * math.sqrt(1.0 - beta2_pow))
-    p, g = param.copy(), grad.copy()
     if weight_decay and not decoupled:
-        g = g + t(weight_decay) * p
+        g = g + t(weight_decay) * stored
     if weight_decay and decoupled:
         p = p * t(1.0 - lr * weight_decay)
-    m1 = t(beta1) * moment1 + (one - t(beta1)) * g
-    m2 = t(beta2) * moment2 + (one - t(beta2)) * g * g
+    m1 = t(beta1) * moment1.astype(t) + (one - t(beta1)) * g
+    m2 = t(beta2) * moment2.astype(t) + (one - t(beta2)) * g * g
     p = p - lr_t * (m1 / (numpy.sqrt(m2) + eps_hat))
-    return p, m1, m2
+    new_param, new_master = _finish(param, p, master)
+    return new_param, m1.astype(moment1.dtype), m2.astype(moment2.dtype), new_master
+
+
+def sgd_step(param: numpy.ndarray, grad: numpy.ndarray, *, lr: float, weight_decay: float,
+             master: numpy.ndarray | None = None) -> tuple:
+    """Paddle's SGD step on one parameter: new (param, master). p -= lr * (g + wd * p)."""
+    t, stored, p, g = _start(param, grad, param.dtype, master)
+    if weight_decay:
+        g = g + t(weight_decay) * stored
+    return _finish(param, p - t(lr) * g, master)
+
+
+def momentum_step(param: numpy.ndarray, grad: numpy.ndarray, velocity: numpy.ndarray, *,
+                  lr: float, momentum: float, weight_decay: float, nesterov: bool,
+                  master: numpy.ndarray | None = None) -> tuple:
+    """Paddle's Momentum step on one parameter: new (param, velocity, master).
+
+    v = mu v + g (g with the L2 term); p -= lr v, or p -= lr (g + mu v) with Nesterov; the
+    parameter's step uses v before it is rounded to the velocity's dtype.
+    """
+    t, stored, p, g = _start(param, grad, velocity.dtype, master)
+    if weight_decay:
+        g = g + t(weight_decay) * stored
+    v = t(momentum) * velocity.astype(t) + g
+    step = g + t(momentum) * v if nesterov else v
+    new_param, new_master = _finish(param, p - t(lr) * step, master)
+    return new_param, v.astype(velocity.dtype), new_master
 
 
 def assert_bits_equal(actual: numpy.ndarray, expected: numpy.ndarray, what: str) -> None:

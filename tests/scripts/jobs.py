@@ -20,7 +20,7 @@ REPO = SCRIPTS.parent.parent
 RANK_TASKS = SCRIPTS / "rank_tasks.py"
 TOKEN_VARIABLE = "MINIDP_TEST_JOB"
 _JOB_VARIABLE_PREFIXES = ("PADDLE_", "MASTER_", "FLAGS_selected", "OMPI_", "PMI_", "PMIX_",
-                          "MPI_LOCALRANKID", "SLURM_", "HYDRA_")
+                          "MPI_LOCALRANKID", "SLURM_", "HYDRA_", "MINIDP_JOB_SECRET")
 
 
 def job_environment(token: str, **extra: str) -> Dict[str, str]:

@@ -44,6 +44,7 @@ from minidp.distributed.spawn import (
     PortReservation,
     default_backend,
     die_with_parent,
+    job_secret_for_launch,
     rank_environment,
     select_gpus,
     signal_name,
@@ -245,8 +246,8 @@ class NodeLink:
             self.store.close()
 
 
-def _rendezvous(args: argparse.Namespace, nproc: int
-                ) -> Tuple[List[str], str, int, PortReservation, Optional[NodeLink]]:
+def _rendezvous(args: argparse.Namespace, master: Optional[Tuple[str, int]], nproc: int,
+                secret: str) -> Tuple[List[str], str, int, PortReservation, Optional[NodeLink]]:
     """Every rank's endpoint, the ranks' store address, this node's first global rank, the
     reservation of this node's ports and, with several nodes, the link between the launchers.
 
@@ -255,15 +256,15 @@ def _rendezvous(args: argparse.Namespace, nproc: int
     The ports this node hands out stay reserved until the job ends, so that nothing takes them
     before the ranks listen there and two launchers on one host never hand out the same one.
     """
-    if args.master is None:
+    if master is None:
         host = args.host or "127.0.0.1"
         ports = PortReservation(host, nproc + 1)
         endpoints = [f"{host}:{port}" for port in ports.ports[:nproc]]
         return endpoints, f"{host}:{ports.ports[nproc]}", 0, ports, None
-    master_host, master_port = _parse_master(args.master)
+    master_host, master_port = master
     is_node0 = args.node_rank == 0
     store = TCPStore(master_host, master_port, is_master=is_node0,
-                     timeout=RENDEZVOUS_TIMEOUT_SECONDS)
+                     timeout=RENDEZVOUS_TIMEOUT_SECONDS, secret=secret.encode("utf-8"))
     ports = None
     try:
         host = args.host or store.local_address
@@ -301,6 +302,7 @@ def make_plan(args: argparse.Namespace) -> LaunchPlan:
         raise LaunchError(f"--node_rank must be in 0..{args.nnodes - 1}, got {args.node_rank}")
     if args.nnodes > 1 and args.master is None:
         raise LaunchError("--nnodes > 1 needs --master HOST:PORT (an address of node 0)")
+    master = None if args.master is None else _parse_master(args.master)
     if not os.path.isfile(args.training_script):
         raise LaunchError(f"training script {args.training_script!r} not found")
     backend = _resolve_backend(args)
@@ -308,8 +310,13 @@ def make_plan(args: argparse.Namespace) -> LaunchPlan:
     devices: List[Optional[int]] = [None] * nproc
     if backend == "nccl":
         devices = list(select_gpus(nproc, args.devices))
-    endpoints, rank_store, first_rank, ports, link = _rendezvous(args, nproc)
-    envs = [rank_environment(first_rank + local, endpoints, rank_store, backend, devices[local])
+    try:
+        secret = job_secret_for_launch(args.nnodes)
+    except ValueError as error:
+        raise LaunchError(str(error)) from None
+    endpoints, rank_store, first_rank, ports, link = _rendezvous(args, master, nproc, secret)
+    envs = [rank_environment(first_rank + local, endpoints, rank_store, backend, devices[local],
+                             secret)
             for local in range(nproc)]
     command = [sys.executable, "-u", args.training_script, *args.training_script_args]
     return LaunchPlan(backend, envs, command, ports, link, args.node_rank)

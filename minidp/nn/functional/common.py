@@ -5,7 +5,7 @@ from typing import Any, Optional
 
 from ... import backend
 from ...autograd.tensor import Tensor
-from ...ops._util import result
+from ...ops._util import matmul_arrays, result
 from ...ops.creation import host_generator
 from ._util import check_tensor
 
@@ -22,7 +22,7 @@ def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, name: Optio
         raise TypeError(f"linear: input dtype {xd.dtype} differs from weight dtype {wd.dtype}; "
                         f"convert the input with .astype('{wd.dtype}')")
     try:
-        out = xd @ wd
+        out = matmul_arrays(xd, wd)
     except ValueError:
         raise ValueError(f"linear: input shape {x.shape} does not fit weight shape {weight.shape}: the "
                          "last input axis must equal in_features") from None
@@ -31,10 +31,10 @@ def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, name: Optio
     out_features = wd.shape[1]
 
     def backward(g):
-        gx = None if x.stop_gradient else g @ wd.T
+        gx = None if x.stop_gradient else matmul_arrays(g, wd.T)
         gw = None
         if not weight.stop_gradient:
-            gw = xd.reshape(-1, wd.shape[0]).T @ g.reshape(-1, out_features)
+            gw = matmul_arrays(xd.reshape(-1, wd.shape[0]).T, g.reshape(-1, out_features))
         if bias is None:
             return gx, gw
         return gx, gw, None if bias.stop_gradient else g.reshape(-1, out_features).sum(axis=0)

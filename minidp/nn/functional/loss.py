@@ -20,7 +20,7 @@ def _float_pair(op: str, input: Tensor, label: Tensor) -> tuple:
     check_tensor(op, "label", label)
     xd, yd = input._data, label._data
     if xd.dtype != yd.dtype:
-        if yd.dtype.kind == "f" and xd.dtype.kind == "f":
+        if backend.is_floating(yd.dtype) and backend.is_floating(xd.dtype):
             raise TypeError(f"{op}: input dtype {xd.dtype} differs from label dtype {yd.dtype}; "
                             f"convert the label with .astype('{xd.dtype}')")
         yd = yd.astype(xd.dtype)

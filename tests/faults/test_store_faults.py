@@ -1,0 +1,215 @@
+"""The rendezvous store against intruders and unlucky clients: each case states its bound.
+
+Intruders (no job secret, the wrong one, a fake store) get nothing and change nothing; silent,
+greedy or malformed clients cost the store seconds and bounded memory, and it keeps serving the
+job; integers out of range are refused with clear errors; the decoders survive fuzzing.
+"""
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import minidp.distributed.store as store_module
+from minidp.distributed import auth
+from minidp.distributed.store import (MalformedFrame, Request, STORE_CONTEXT, TCPStore,
+                                      decode_request)
+from store_clients import handshaken_socket
+
+SECRET = b"job-secret-for-tests"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def master():
+    store = TCPStore("127.0.0.1", 0, is_master=True, timeout=10, secret=SECRET)
+    yield store
+    store.close()
+
+
+def frame(command: int, body: bytes = b"") -> bytes:
+    return struct.pack("!I", len(body) + 1) + bytes([command]) + body
+
+
+def closed_by_server(sock: socket.socket, within: float) -> bool:
+    sock.settimeout(within)
+    try:
+        while True:
+            data = sock.recv(4096)
+            if not data:
+                return True
+    except socket.timeout:
+        return False
+    except OSError:
+        return True
+
+
+def test_a_client_without_the_secret_can_neither_read_nor_write(master):
+    master.set("addr/1", b"127.0.0.1:5000")
+    with pytest.raises(RuntimeError, match="MINIDP_JOB_SECRET"):
+        TCPStore("127.0.0.1", master.port, timeout=5, secret=b"guess")
+    intruder = socket.create_connection(("127.0.0.1", master.port), timeout=5)
+    intruder.recv(auth.CHALLENGE_BYTES)  # the challenge; answer with a request instead
+    request = frame(store_module.SET, struct.pack("!I", 6) + b"addr/1" + struct.pack("!I", 4)
+                    + b"evil")
+    intruder.sendall(request.ljust(auth.CHALLENGE_BYTES + auth.PROOF_BYTES, b"\0"))
+    assert closed_by_server(intruder, 5)  # bound: dropped as soon as the proof is read
+    intruder.close()
+    assert master.get("addr/1") == b"127.0.0.1:5000"
+
+
+def test_a_client_refuses_a_store_that_does_not_know_the_secret():
+    fake = TCPStore("127.0.0.1", 0, is_master=True, timeout=5, secret=b"other job")
+    try:
+        with pytest.raises(RuntimeError, match="did not accept"):
+            TCPStore("127.0.0.1", fake.port, timeout=5, secret=SECRET)
+    finally:
+        fake.close()
+
+
+def test_the_handshake_binds_its_context():
+    a, b = socket.socketpair()
+    errors = []
+    listener = threading.Thread(target=lambda: _catch(errors, auth.accept_handshake, a, SECRET,
+                                                      b"gloo/default/0/1", 5))
+    listener.start()
+    with pytest.raises(auth.AuthenticationError):
+        auth.dial_handshake(b, SECRET, b"gloo/default/0/2", 5)  # relayed to another pair
+    listener.join(5)
+    assert errors and isinstance(errors[0], auth.AuthenticationError)
+    a.close()
+    b.close()
+
+
+def _catch(errors, fn, *args):
+    try:
+        fn(*args)
+    except Exception as error:  # recorded for the assertion
+        errors.append(error)
+
+
+def test_a_silent_client_costs_seconds_not_the_group_timeout(master, monkeypatch):
+    monkeypatch.setattr(auth, "HANDSHAKE_SECONDS", 0.5)
+    silent = socket.create_connection(("127.0.0.1", master.port), timeout=5)
+    started = time.monotonic()
+    client = TCPStore("127.0.0.1", master.port, timeout=5, secret=SECRET)
+    client.set("k", b"v")  # others are served meanwhile
+    assert closed_by_server(silent, 5)
+    assert time.monotonic() - started < 3  # bound: the handshake limit plus polling
+    silent.close()
+    client.close()
+
+
+def test_connections_beyond_the_cap_are_refused_and_the_job_goes_on(master, monkeypatch):
+    client = TCPStore("127.0.0.1", master.port, timeout=5, secret=SECRET)
+    monkeypatch.setattr(store_module, "MAX_CLIENTS", 3)  # master's client + client + 1
+    extra = handshaken_socket(master.port, SECRET)
+    refused = socket.create_connection(("127.0.0.1", master.port), timeout=5)
+    assert closed_by_server(refused, 5)
+    client.set("still", b"served")
+    assert master.get("still") == b"served"
+    for sock in (extra, refused):
+        sock.close()
+    client.close()
+
+
+def test_stored_bytes_are_capped_with_a_clear_error(master, monkeypatch):
+    monkeypatch.setattr(store_module, "MAX_STORED_BYTES", 1000)
+    master.set("small", b"x" * 100)
+    with pytest.raises(RuntimeError, match="MAX_STORED_BYTES"):
+        master.set("big", b"x" * 2000)
+    master.set("small", b"y" * 800)  # replacing a value counts only the difference
+    assert master.get("small") == b"y" * 800
+    assert master.delete_key("small")
+    master.set("big", b"x" * 900)
+
+
+def test_frames_beyond_the_in_flight_budget_close_only_that_connection(master, monkeypatch):
+    monkeypatch.setattr(store_module, "MAX_INFLIGHT_BYTES", 1 << 20)
+    greedy = handshaken_socket(master.port, SECRET)
+    greedy.sendall(struct.pack("!I", 2 << 20) + b"\x01")
+    assert closed_by_server(greedy, 5)
+    greedy.close()
+    master.set("after", b"ok")
+
+
+def test_integers_out_of_range_are_refused(master):
+    sock = handshaken_socket(master.port, SECRET)
+    sock.sendall(frame(store_module.GET, struct.pack("!I", 1) + b"k" + struct.pack("!q", 2**63 - 1)))
+    assert closed_by_server(sock, 5)  # a malformed wait, not a traceback in rank 0
+    sock.close()
+    master.add("counter", 2**63 - 1)
+    with pytest.raises(RuntimeError, match="overflow"):
+        master.add("counter", 1)
+    with pytest.raises(TypeError, match="int"):
+        master.add("counter", True)
+    with pytest.raises(ValueError, match="64-bit"):
+        master.add("counter", 2**63)
+    with pytest.raises(ValueError, match="timeout"):
+        master.get("counter", timeout=1e300)
+    assert master.add("counter", 0) == 2**63 - 1
+
+
+def test_the_store_keeps_accepting_after_running_out_of_descriptors():
+    """In a child process with a low descriptor limit: exhaust it, free it, connect again."""
+    script = f"""
+import resource, socket, sys, time
+sys.path.insert(0, {str(ROOT)!r})
+from minidp.distributed.store import TCPStore
+resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+master = TCPStore("127.0.0.1", 0, is_master=True, timeout=10, secret=b"s")
+hogs = []
+try:
+    while True:
+        hogs.append(socket.create_connection(("127.0.0.1", master.port), timeout=2))
+except OSError:
+    pass
+time.sleep(0.5)  # the accept loop meets EMFILE and backs off
+for sock in hogs:
+    sock.close()
+client = TCPStore("127.0.0.1", master.port, timeout=10, secret=b"s")
+client.set("alive", b"yes")
+print(len(hogs), master.get("alive").decode())
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+    opened, answer = result.stdout.split()
+    assert int(opened) > 10 and answer == "yes"
+
+
+_fields = st.one_of(st.binary(max_size=12), st.integers(0, 255).map(lambda n: bytes([n])))
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 9), st.lists(_fields, max_size=6))
+def test_fuzz_the_request_decoder(command, parts):
+    """Any body either decodes into a request or is malformed; nothing else escapes."""
+    body = bytes([command]) + b"".join(
+        struct.pack("!I", len(p)) + p if i % 2 == 0 else p for i, p in enumerate(parts))
+    try:
+        request = decode_request(body)
+    except MalformedFrame:
+        return
+    assert isinstance(request, Request) and request.command == command
+    assert 0 <= request.number <= store_module.MAX_WAIT_MS or request.command == store_module.ADD
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=96))
+def test_fuzz_the_handshake(garbage):
+    """Whatever a dialer sends, the listener refuses it with AuthenticationError only."""
+    a, b = socket.socketpair()
+    try:
+        b.sendall(garbage)
+        b.shutdown(socket.SHUT_WR)
+        with pytest.raises(auth.AuthenticationError):
+            auth.accept_handshake(a, SECRET, STORE_CONTEXT, 2)
+    finally:
+        a.close()
+        b.close()

@@ -1,0 +1,271 @@
+"""How much of Paddle's public API minidp offers: which names it has, lacks, or leaves out on purpose.
+
+Paddle's public names come from a snapshot, ``tools/paddle_api_<version>.json``, so the report can
+be rebuilt (and checked by the tests) on a machine without Paddle. Refresh the snapshot with a
+Python that has Paddle installed (kept in its own virtual environment; minidp never imports it):
+
+    python tools/api_coverage.py --refresh /path/to/paddle-venv/bin/python
+    python tools/api_coverage.py            # writes docs/api_coverage.md
+    python tools/api_coverage.py --check    # exit 1 if docs/api_coverage.md is out of date
+
+A name is *in scope* unless a group in ``EXCLUDED`` names it with the reason minidp leaves it out.
+An exclusion that minidp implements after all is reported as stale, so the list stays honest.
+"""
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import importlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+ROOT = Path(__file__).resolve().parent.parent
+SNAPSHOT = ROOT / "tools" / "paddle_api_3.3.1.json"
+REPORT = ROOT / "docs" / "api_coverage.md"
+
+# Paddle namespace -> the minidp object whose attributes are compared with it.
+NAMESPACES = {
+    "paddle": "minidp",
+    "paddle.Tensor": "minidp.Tensor",
+    "paddle.nn": "minidp.nn",
+    "paddle.nn.functional": "minidp.nn.functional",
+    "paddle.distributed": "minidp.distributed",
+    "paddle.optimizer": "minidp.optimizer",
+    "paddle.optimizer.lr": "minidp.optimizer.lr",
+    "paddle.io": "minidp.io",
+    "paddle.linalg": "minidp.linalg",
+}
+
+_DUMP = r"""
+import importlib, json, sys
+import paddle
+names = {}
+for module in sys.argv[2:]:
+    if module == "paddle.Tensor":
+        names[module] = sorted(n for n in dir(paddle.Tensor) if not n.startswith("_"))
+        continue
+    mod = importlib.import_module(module)
+    public = getattr(mod, "__all__", None) or [n for n in dir(mod) if not n.startswith("_")]
+    names[module] = sorted(set(public))
+with open(sys.argv[1], "w") as f:
+    json.dump({"paddle_version": paddle.__version__, "namespaces": names}, f, indent=1, sort_keys=True)
+"""
+
+# (reason, {namespace: [names or fnmatch patterns]}): what minidp leaves out, and why.
+EXCLUDED: List[Tuple[str, Dict[str, List[str]]]] = [
+    ("Complex numbers: minidp's tensors are real (float, int, bool).", {
+        "paddle": ["as_complex", "as_real", "angle", "complex", "complex64", "complex128",
+                   "cdouble", "cfloat", "conj", "imag", "real", "polar", "view_as_complex",
+                   "view_as_real", "is_complex"],
+        "paddle.Tensor": ["as_complex", "as_real", "angle", "complex64", "complex128", "cdouble",
+                          "cfloat", "conj", "imag", "real", "polar", "view_as_complex",
+                          "view_as_real", "is_complex"],
+        "paddle.linalg": ["eig", "eigvals"],
+    }),
+    ("Sparse tensors and selected rows (parameter-server formats).", {
+        "paddle.Tensor": ["coalesce", "crows", "cols", "indices", "values", "is_sparse*",
+                          "to_sparse_*", "to_dense", "nnz", "sparse_dim", "dense_dim",
+                          "is_coalesced", "is_dense", "get_selected_rows", "is_selected_rows",
+                          "rows", "layout"],
+    }),
+    ("Static graph, program and inference internals: minidp is dygraph only.", {
+        "paddle": ["LazyGuard", "flops", "summary", "Model", "disable_signal_handler",
+                   "get_flags", "set_flags", "enable_compat", "disable_compat", "check_shape",
+                   "create_parameter"],
+        "paddle.Tensor": ["block", "get_tensor", "set_tensor", "get_map_tensor", "value",
+                          "set_string_list", "set_vocab", "create_parameter", "create_tensor",
+                          "inplace_version", "data_", "reconstruct_from_", "top_p_sampling",
+                          "grad_fn", "gradient"],
+    }),
+    ("Places, memory layout and interop beyond NumPy/CuPy (strides, pinned memory, DLPack, "
+     "mmap, custom devices).", {
+        "paddle": ["CUDAPinnedPlace", "XPUPinnedPlace", "MmapStorage", "from_dlpack", "to_dlpack",
+                   "pstring", "raw", "as_strided"],
+        "paddle.Tensor": ["as_strided", "get_strides", "stride", "strides", "offset",
+                          "is_contiguous", "contiguous", "pin_memory", "data_ptr", "element_size",
+                          "is_dist", "placements", "process_mesh", "num_shard", "resize_",
+                          "set_"],
+    }),
+    ("Legacy typed tensor classes (PyTorch-style aliases of dtypes).", {
+        "paddle": ["BFloat16Tensor", "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor",
+                   "FloatTensor", "HalfTensor", "IntTensor", "LongTensor", "ShortTensor"],
+    }),
+    ("Automatic mixed precision (paddle.amp) and 8-bit floats.", {
+        "paddle": ["autocast", "get_autocast_*", "is_autocast_enabled", "float8_*"],
+        "paddle.Tensor": [],
+    }),
+    ("Special functions that need SciPy-grade numerics (gamma family, Bessel, polygamma).", {
+        "paddle": ["gammainc*", "gammaincc*", "gammaln*", "i0", "i0_", "i0e", "i1", "i1e",
+                   "polygamma*", "multigammaln*", "digamma*", "lgamma*", "standard_gamma"],
+        "paddle.Tensor": ["gammainc*", "gammaincc*", "gammaln*", "i0", "i0_", "i0e", "i1", "i1e",
+                          "polygamma*", "multigammaln*", "digamma*", "lgamma*"],
+    }),
+    ("Signal processing and histograms of several dimensions.", {
+        "paddle": ["histogramdd"],
+        "paddle.Tensor": ["stft", "istft", "histogramdd"],
+    }),
+    ("Auto-parallel, tensor/pipeline/sequence parallelism and sharding: minidp is data "
+     "parallel only.", {
+        "paddle.distributed": ["ColWiseParallel", "ContextParallel", "ConvParallel", "DistAttr",
+                               "DistModel", "LocalLayer", "Partial", "Placement",
+                               "PrepareContextParallel", "PrepareLayerInput",
+                               "PrepareLayerOutput", "ProcessMesh", "ReduceType", "Replicate",
+                               "RowWiseParallel", "SequenceParallel*", "Shard",
+                               "ShardedStateDict", "ShardedWeight", "ShardingStage*",
+                               "SplitPoint", "Strategy", "build_sharded_state_dict",
+                               "dtensor_from_fn", "get_mesh", "set_mesh", "local_map",
+                               "parallelize", "reshard", "shard_*", "to_distributed",
+                               "to_static", "unshard_dtensor", "split",
+                               "load_merged_state_dict", "save_state_dict", "load_state_dict",
+                               "io", "create_nccl_config"],
+    }),
+    ("Parameter-server datasets and the fault-tolerant restart of process groups.", {
+        "paddle.distributed": ["InMemoryDataset", "QueueDataset", "CountFilterEntry",
+                               "ProbabilityEntry", "ShowClickEntry", "restart_process_group",
+                               "shutdown_process_group"],
+    }),
+    ("Sequence-model decoding and task-specific losses (CTC, RNN-T, hierarchical sigmoid, "
+     "margin softmax) and fused GPU attention/MoE kernels.", {
+        "paddle.nn": ["BeamSearchDecoder", "dynamic_decode", "CTCLoss", "RNNTLoss",
+                      "HSigmoidLoss", "AdaptiveLogSoftmaxWithLoss", "FractionalMaxPool*",
+                      "SpectralNorm"],
+        "paddle.nn.functional": ["ctc_loss", "rnnt_loss", "hsigmoid_loss", "gather_tree",
+                                 "margin_cross_entropy", "class_center_sample",
+                                 "adaptive_log_softmax_with_loss", "flash_attention_v3_varlen",
+                                 "flash_attn_qkvpacked", "flash_attn_varlen_qkvpacked",
+                                 "flashmask_attention", "moe_permute", "moe_unpermute",
+                                 "sparse_attention", "temporal_shift", "fractional_max_pool*",
+                                 "npair_loss", "affine_grid", "grid_sample"],
+    }),
+    ("Decompositions without a stable gradient in minidp (LU, Householder, low-rank, "
+     "FP8 GEMM).", {
+        "paddle.linalg": ["lu", "lu_solve", "lu_unpack", "householder_product", "ormqr",
+                          "pca_lowrank", "svd_lowrank", "fp8_fp8_half_gemm_fused"],
+        "paddle.Tensor": ["lu", "lu_unpack", "householder_product", "ormqr", "pca_lowrank",
+                          "svd_lowrank", "eig", "eigvals"],
+    }),
+]
+
+
+def load_snapshot(path: Path = SNAPSHOT) -> Dict[str, List[str]]:
+    """Paddle's public names per namespace, as recorded in the snapshot."""
+    return json.loads(path.read_text())["namespaces"]
+
+
+def refresh_snapshot(paddle_python: str, path: Path = SNAPSHOT) -> None:
+    """Record Paddle's public names with ``paddle_python`` (an interpreter that has Paddle)."""
+    subprocess.run([paddle_python, "-c", _DUMP, str(path), *NAMESPACES], check=True, timeout=600)
+
+
+def _excluded(namespace: str, name: str) -> str:
+    for reason, groups in EXCLUDED:
+        if any(fnmatch.fnmatchcase(name, pattern) for pattern in groups.get(namespace, ())):
+            return reason
+    return ""
+
+
+def _minidp_object(path: str):
+    module, _, attr = path.rpartition(".")
+    try:
+        return importlib.import_module(path)
+    except ImportError:
+        if not module:
+            return None
+        try:
+            return getattr(importlib.import_module(module), attr, None)
+        except ImportError:
+            return None
+
+
+def coverage(snapshot: Dict[str, List[str]]) -> Dict[str, dict]:
+    """Per namespace: the in-scope names minidp has and lacks, the exclusions, stale exclusions."""
+    table = {}
+    for namespace, target in NAMESPACES.items():
+        obj = _minidp_object(target)
+        have, lack, excluded, stale = [], [], {}, []
+        for name in snapshot[namespace]:
+            present = obj is not None and hasattr(obj, name)
+            reason = _excluded(namespace, name)
+            if reason:
+                excluded.setdefault(reason, []).append(name)
+                if present:
+                    stale.append(name)
+            else:
+                (have if present else lack).append(name)
+        table[namespace] = {"have": have, "lack": lack, "excluded": excluded, "stale": stale}
+    return table
+
+
+def _percent(part: int, whole: int) -> str:
+    return f"{100.0 * part / whole:.1f}%" if whole else "-"
+
+
+def render(table: Dict[str, dict], version: str) -> str:
+    """The Markdown report."""
+    lines = [
+        "# Paddle API coverage",
+        "",
+        f"Generated by `python tools/api_coverage.py` from Paddle {version}'s public names "
+        "(`tools/paddle_api_3.3.1.json`). A name is in scope unless it is excluded below with a "
+        "reason; do not edit this file by hand.",
+        "",
+        "| namespace | Paddle names | excluded | in scope | minidp has | coverage |",
+        "|---|---|---|---|---|---|",
+    ]
+    totals = [0, 0, 0, 0]
+    for namespace, row in table.items():
+        n_excluded = sum(len(v) for v in row["excluded"].values())
+        scope = len(row["have"]) + len(row["lack"])
+        total = scope + n_excluded
+        for i, value in enumerate((total, n_excluded, scope, len(row["have"]))):
+            totals[i] += value
+        lines.append(f"| `{namespace}` | {total} | {n_excluded} | {scope} | {len(row['have'])} "
+                     f"| {_percent(len(row['have']), scope)} |")
+    lines.append(f"| **all** | {totals[0]} | {totals[1]} | {totals[2]} | {totals[3]} "
+                 f"| **{_percent(totals[3], totals[2])}** |")
+    lines += ["", "## Missing (in scope, not yet in minidp)", ""]
+    for namespace, row in table.items():
+        if row["lack"]:
+            lines.append(f"- `{namespace}` ({len(row['lack'])}): "
+                         + ", ".join(f"`{n}`" for n in row["lack"]))
+    lines += ["", "## Left out on purpose", ""]
+    for reason, _ in EXCLUDED:
+        names = [f"`{ns}.{n}`" if ns != "paddle" else f"`paddle.{n}`"
+                 for ns, row in table.items() for n in row["excluded"].get(reason, [])]
+        if names:
+            lines.append(f"- **{reason}** {', '.join(names)}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: List[str] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--refresh", metavar="PADDLE_PYTHON",
+                        help="re-record Paddle's names with this interpreter first")
+    parser.add_argument("--check", action="store_true",
+                        help="do not write; exit 1 if the report is out of date")
+    args = parser.parse_args(argv)
+    if args.refresh:
+        refresh_snapshot(args.refresh)
+    sys.path.insert(0, str(ROOT))
+    version = json.loads(SNAPSHOT.read_text())["paddle_version"]
+    table = coverage(load_snapshot())
+    stale = [f"{ns}.{n}" for ns, row in table.items() for n in row["stale"]]
+    if stale:
+        print("excluded but implemented (remove from EXCLUDED): " + ", ".join(stale))
+        return 1
+    text = render(table, version)
+    if args.check:
+        if not REPORT.exists() or REPORT.read_text() != text:
+            print(f"{REPORT.relative_to(ROOT)} is out of date: run python tools/api_coverage.py")
+            return 1
+        return 0
+    REPORT.write_text(text)
+    print(text.split("\n## ")[0])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
