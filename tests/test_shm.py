@@ -110,7 +110,7 @@ def equivalence_worker():
                 both(f"all_reduce {op.name} {name} x{count}", all_reduce,
                      reference(inputs, op, size), name)
 
-                def reduce_scatter(group, op=op, inputs=inputs):
+                def reduce_scatter(group, op=op, inputs=inputs, count=count):
                     block = count // size
                     out = np.empty(block, inputs[rank].dtype)
                     group.reduce_scatter(out, inputs[rank][:block * size].copy(), op)
@@ -120,14 +120,14 @@ def equivalence_worker():
                 both(f"reduce_scatter {op.name} {name} x{count}", reduce_scatter,
                      want[rank * block:(rank + 1) * block], name, same_on_every_rank=False)
             for src in range(size):
-                def broadcast(group, src=src):
+                def broadcast(group, src=src, count=count, name=name):
                     array = values(rank, count, name, ReduceOp.SUM, salt=1)
                     group.broadcast(array, src)
                     return array
                 both(f"broadcast {src} {name} x{count}", broadcast,
                      values(src, count, name, ReduceOp.SUM, salt=1).astype(np.float64), name)
 
-            def all_gather(group):
+            def all_gather(group, count=count, name=name):
                 out = np.empty((size, count), dtype_of(name))
                 group.all_gather(out, values(rank, count, name, ReduceOp.SUM, salt=2))
                 return out

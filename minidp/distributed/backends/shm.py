@@ -86,6 +86,7 @@ _PAGE = mmap.PAGESIZE
 _LINE_WORDS = 16  # one 64-byte cache line of 32-bit words per rank
 WRITTEN, REDUCED, FINISHED, FAILED, SOURCE, SOURCE_OFFSET = range(6)
 _MASK = 0xFFFFFFFF
+_FUTEX_SYSCALLS = {"x86_64": 202, "aarch64": 98}
 
 
 def _reached(value: int, target: int) -> bool:
@@ -105,13 +106,11 @@ class _Futex:
     wait is a short sleep and a wake does nothing.
     """
 
-    _NUMBERS = {"x86_64": 202, "aarch64": 98}
-
     class _Timespec(ctypes.Structure):
         _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
 
     def __init__(self) -> None:
-        self._number = self._NUMBERS.get(platform.machine())
+        self._number = _FUTEX_SYSCALLS.get(platform.machine())
         self._syscall = ctypes.CDLL(None, use_errno=True).syscall
 
     def wait(self, address: int, expected: int, seconds: float) -> None:
