@@ -30,7 +30,7 @@ def dtype_of(name):
 def counts_for(name):
     """0, 1, odd, just past the small path, past a chunk, past the initial slot (odd sizes)."""
     item = dtype_of(name).itemsize
-    return [0, 1, 7, SMALL_ALL_REDUCE_BYTES // item + 3, CHUNK_BYTES // item * 3 + 5,
+    return [0, 1, 7, SMALL_ALL_REDUCE_BYTES // item + 3, CHUNK_BYTES // item + 5,
             INITIAL_SLOT_BYTES // item + INITIAL_SLOT_BYTES // item // 2 + 1]
 
 

@@ -77,7 +77,7 @@ from .base import GroupSpec, ReduceOp, divide_by_size
 from .gloo import _REDUCERS, SMALL_ALL_REDUCE_BYTES, GlooProcessGroup, _split_points
 from .host import discover_hosts, transport_choice
 
-CHUNK_BYTES = 256 << 10
+CHUNK_BYTES = 1 << 20
 INITIAL_SLOT_BYTES = 1 << 20
 SPIN_SECONDS = 50e-6
 SLEEP_SLICE_SECONDS = 0.05
