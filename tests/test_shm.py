@@ -157,8 +157,15 @@ def zero_copy_worker():
     shm = shm_group(store, "zc")
     tcp = GlooProcessGroup(store, rank, size, name="zc-tcp", timeout=30.0)
     failures = []
+    # an allocation issued behind a queued all_reduce that grows the slots takes its place
+    # after it on every rank, so the layouts agree
+    growing = np.full(INITIAL_SLOT_BYTES // 2 + 1, float(rank), np.float32)
+    work = shm.all_reduce(growing, sync_op=False)
     buckets = [shm.allocate((n,), dtype) for n, dtype in
                [(3 << 18, "float32"), (100_001, "float64"), (5, "float32")]]
+    work.wait()
+    if not (growing == sum(range(size))).all():
+        failures.append("the queued all_reduce before allocate")
     for step in range(3):
         for index, bucket in enumerate(buckets):
             plain = index == 1 and step == 1 and rank == 0  # one rank passes a plain array

@@ -73,7 +73,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 import numpy
 
 from . import gloo
-from .base import GroupSpec, ReduceOp, divide_by_size
+from .base import Collective, GroupSpec, ReduceOp, divide_by_size
 from .gloo import _REDUCERS, SMALL_ALL_REDUCE_BYTES, GlooProcessGroup, _split_points
 from .host import discover_hosts, transport_choice
 
@@ -184,8 +184,9 @@ def _address(buffer: numpy.ndarray) -> int:
 class SharedMemoryTransport:
     """The collectives between the ranks of one host, over one :class:`SharedSegment`.
 
-    ``local_ranks`` are the group ranks on this host (ascending) and ``pids`` their processes;
-    ``group`` names ranks in errors and gives the timeout. Arrays are flat and C-contiguous.
+    ``local_ranks`` are the group ranks on this host (at least two, ascending) and ``pids`` their
+    processes; ``group`` names ranks in errors and gives the timeout. Arrays are flat and
+    C-contiguous.
     """
 
     def __init__(self, group: GlooProcessGroup, segment: SharedSegment,
@@ -349,7 +350,7 @@ class SharedMemoryTransport:
     # --- collectives --------------------------------------------------------------------------
     def all_reduce(self, flat: numpy.ndarray, ufunc: Any) -> None:
         """Reduce ``flat`` in place over the local ranks (no division for AVG)."""
-        if self.size == 1 or flat.size == 0:
+        if flat.size == 0:
             return
         deadline = time.monotonic() + self._group.timeout
         self._reserve(flat.nbytes)
@@ -414,7 +415,7 @@ class SharedMemoryTransport:
 
     def broadcast(self, flat: numpy.ndarray, src: int) -> None:
         """Copy local rank ``src``'s ``flat`` into every local rank's, chunk by chunk."""
-        if self.size == 1 or flat.size == 0:
+        if flat.size == 0:
             return
         deadline = time.monotonic() + self._group.timeout
         self._reserve(flat.nbytes)
@@ -439,9 +440,6 @@ class SharedMemoryTransport:
         """``out_flat`` (size x flat.size) receives every local rank's ``flat`` in rank order."""
         if flat.size == 0:
             return
-        if self.size == 1:
-            out_flat[:] = flat
-            return
         deadline = time.monotonic() + self._group.timeout
         self._reserve(flat.nbytes)
         self._enter("all_gather", deadline)
@@ -458,9 +456,6 @@ class SharedMemoryTransport:
         block = out_flat.size
         if block == 0:
             return
-        if self.size == 1:
-            out_flat[:] = in_flat
-            return
         deadline = time.monotonic() + self._group.timeout
         self._reserve(in_flat.nbytes)
         self._enter("reduce_scatter", deadline)
@@ -475,8 +470,6 @@ class SharedMemoryTransport:
 
     def barrier(self, timeout: float) -> None:
         """Return once every local rank has entered."""
-        if self.size == 1:
-            return
         deadline = time.monotonic() + timeout
         self._enter("barrier", deadline)
         self._bump(WRITTEN)
@@ -527,7 +520,13 @@ class SharedMemoryGlooGroup(GlooProcessGroup):
         """
         if self._local is None:
             return super().allocate(shape, dtype)
-        return self._local.allocate(tuple(shape), dtype)
+        shape, dtype = tuple(shape), numpy.dtype(dtype)
+        allocated: List[numpy.ndarray] = []
+        # Issued like a collective, so it takes its place after the operations queued before
+        # it: the segment's layout then grows in the same order on every rank.
+        self._issue(Collective("allocate", dtype, math.prod(shape), self.timeout),
+                    lambda: allocated.append(self._local.allocate(shape, dtype)), True)
+        return allocated[0]
 
     @property
     def _spans_group(self) -> bool:
