@@ -285,6 +285,31 @@ def test_killed_peer_is_named_by_every_rank_fast():
         assert seconds < 10, "the dead peer was noticed only at the 120 s timeout"
 
 
+def departed_peer_worker():
+    store = job_store(timeout=120.0)
+    group = shm_group(store, "departed", timeout=120.0)
+    group.barrier()
+    if group.rank == 1:
+        group.shutdown()
+        time.sleep(5.0)  # still alive: only its state word can tell the others
+        return None
+    started = time.monotonic()
+    try:
+        group.all_reduce(np.ones(1000))
+    except RuntimeError as error:
+        return str(error), time.monotonic() - started
+    return "no error", 0.0
+
+
+@pytest.mark.timeout(60)
+def test_a_peer_that_shut_its_group_down_is_named_at_once():
+    for rank, result in enumerate(run_workers(departed_peer_worker, 3, timeout=50)):
+        if rank != 1:
+            message, seconds = result
+            assert "lost the connection to rank 1 (it shut its group down)" in message
+            assert seconds < 3
+
+
 def silent_peer_worker():
     store = job_store()
     group = shm_group(store, "silent", timeout=0.5)

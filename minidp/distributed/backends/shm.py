@@ -9,16 +9,19 @@ The segment
 One file in ``/dev/shm`` per host and group: the host's lowest rank creates it, every local rank
 opens it, and as soon as all have opened it (agreed through the store) it is unlinked. From then
 on it lives only as long as some rank maps it, so nothing remains in ``/dev/shm`` whether the
-ranks exit normally, raise or are killed. (``multiprocessing.shared_memory`` is not used: its
+ranks exit normally, raise or are killed; a rank that fails or times out while the group is
+being created unlinks the file too. (``multiprocessing.shared_memory`` is not used: its
 resource tracker unlinks segments behind the ranks' backs and warns about "leaks".)
 
 The file grows by appending page-aligned ranges, each mapped on its own: a control range (one
 64-byte line of 32-bit words per rank), the staging slots (one per rank, replaced by a larger
-range when a collective needs more) and the arenas :meth:`SharedMemoryGlooGroup.allocate` hands
-out. Every rank issues the same collectives and allocations in the same order, so every rank
-computes the same layout without exchanging a byte: this determinism is the collective
-agreement behind a growth. Ranges are extended with ``posix_fallocate``, which never shrinks the
-file, so a rank that is ahead cannot be undone by one behind it.
+range when a collective needs more; sizes at least double, so the outgrown ranges, which stay
+in the file, together take less than the current one) and the arenas that
+:meth:`SharedMemoryGlooGroup.allocate` hands out. Every rank issues the same collectives and
+allocations in the same order, so every rank computes the same layout without exchanging a
+byte: this determinism is the collective agreement behind a growth. Ranges are extended with
+``posix_fallocate``, which never shrinks the file, so a rank that is ahead cannot be undone by
+one behind it.
 
 Ordering
 --------
@@ -27,8 +30,9 @@ copied in), ``reduced`` (chunks of its share reduced) and ``finished`` (operatio
 only it writes them. They only grow, identically on every rank, so "rank j has done step s" is
 ``counter_j >= base + s`` with no resets and no per-operation handshakes. A rank writes its data,
 then bumps its counter; x86's store order makes the data visible first (readers check the
-counter, then read). Each operation starts by waiting until every rank has finished the previous
-one, so a slot is never overwritten while a peer still reads it.
+counter, then read), so on other architectures the backend keeps to TCP. Each operation starts
+by waiting until every rank has finished the previous one, so a slot is never overwritten while
+a peer still reads it.
 
 Waiting
 -------
@@ -36,8 +40,10 @@ A rank waiting for a counter spins for ``SPIN_SECONDS`` (a peer that is already 
 collective answers within microseconds), then sleeps in ``futex(FUTEX_WAIT)`` on the counter
 itself -- through ctypes, so the GIL is released and the core is left to the peer -- and the
 owner wakes it with ``FUTEX_WAKE`` after every bump. Between sleeps it checks the group timeout,
-the peer's failure flag (set when an operation fails on that rank) and the peer's pidfd (readable
-once the process is gone), so a dead peer is named within a sleep slice.
+the peer's state word (set when an operation fails on that rank or it shuts the group down) and
+the peer's pidfd (readable once the process is gone), so a dead peer is named within a sleep
+slice. A peer that merely finished first is never mistaken for a lost one: a counter that has
+reached its target is accepted before any of these checks.
 
 Algorithms (bit-identical with the TCP ring, which they replace)
 ----------------------------------------------------------------
@@ -84,9 +90,12 @@ SLEEP_SLICE_SECONDS = 0.05
 
 _PAGE = mmap.PAGESIZE
 _LINE_WORDS = 16  # one 64-byte cache line of 32-bit words per rank
-WRITTEN, REDUCED, FINISHED, FAILED, SOURCE, SOURCE_OFFSET = range(6)
+WRITTEN, REDUCED, FINISHED, STATE, SOURCE, SOURCE_OFFSET = range(6)
+ACTIVE, FAILED, CLOSED = range(3)  # values of a rank's STATE word
 _MASK = 0xFFFFFFFF
-_FUTEX_SYSCALLS = {"x86_64": 202, "aarch64": 98}
+# Publishing data by a plain counter store after plain data stores relies on x86's total store
+# order; elsewhere the gloo backend keeps to TCP.
+SUPPORTED = platform.machine() == "x86_64"
 
 
 def _reached(value: int, target: int) -> bool:
@@ -99,34 +108,33 @@ def _round_up(nbytes: int, multiple: int) -> int:
 
 
 class _Futex:
-    """``futex`` wait and wake on a 32-bit word of a shared mapping, through ctypes.
+    """``futex`` wait and wake on a 32-bit word of a shared mapping, through ctypes (x86-64).
 
     ctypes releases the GIL for the call, so a sleeping rank leaves the interpreter to its other
-    threads and the core to its peers. Without a known syscall number (not x86-64 or arm64) a
-    wait is a short sleep and a wake does nothing.
+    threads and the core to its peers.
     """
+
+    _SYSCALL = 202  # SYS_futex on x86-64
+    _WAIT, _WAKE = 0, 1  # shared between processes: not the _PRIVATE variants
 
     class _Timespec(ctypes.Structure):
         _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
 
     def __init__(self) -> None:
-        self._number = _FUTEX_SYSCALLS.get(platform.machine())
         self._syscall = ctypes.CDLL(None, use_errno=True).syscall
 
     def wait(self, address: int, expected: int, seconds: float) -> None:
         """Sleep while the word at ``address`` holds ``expected``, at most ``seconds``."""
-        if self._number is None:
-            time.sleep(min(seconds, 200e-6))
-            return
         timeout = self._Timespec(int(seconds), int((seconds % 1) * 1e9))
-        self._syscall(ctypes.c_long(self._number), ctypes.c_void_p(address), ctypes.c_long(0),
-                      ctypes.c_long(expected), ctypes.byref(timeout), None, ctypes.c_long(0))
+        self._syscall(ctypes.c_long(self._SYSCALL), ctypes.c_void_p(address),
+                      ctypes.c_long(self._WAIT), ctypes.c_long(expected), ctypes.byref(timeout),
+                      None, ctypes.c_long(0))
 
     def wake(self, address: int) -> None:
         """Wake every process sleeping on the word at ``address``."""
-        if self._number is not None:
-            self._syscall(ctypes.c_long(self._number), ctypes.c_void_p(address), ctypes.c_long(1),
-                          ctypes.c_long(0x7FFFFFFF), None, None, ctypes.c_long(0))
+        self._syscall(ctypes.c_long(self._SYSCALL), ctypes.c_void_p(address),
+                      ctypes.c_long(self._WAKE), ctypes.c_long(0x7FFFFFFF), None, None,
+                      ctypes.c_long(0))
 
 
 _FUTEX = _Futex()
@@ -293,9 +301,11 @@ class SharedMemoryTransport:
     def _check_peer(self, op: str, peer: int, deadline: float) -> None:
         """Raise naming ``peer`` when it failed, exited, or the timeout passed."""
         name = self._group.describe_rank(self._ranks[peer])
-        if self._words[peer * _LINE_WORDS + FAILED]:
-            raise RuntimeError(f"{self._group.describe(op)}: lost the connection to {name} (its "
-                               "operation failed); see that rank's log")
+        state = self._words[peer * _LINE_WORDS + STATE]
+        if state != ACTIVE:
+            why = "its operation failed" if state == FAILED else "it shut its group down"
+            raise RuntimeError(f"{self._group.describe(op)}: lost the connection to {name} "
+                               f"({why}); see that rank's log")
         if select.select([self._pidfds[peer]], [], [], 0)[0]:
             raise RuntimeError(f"{self._group.describe(op)}: lost the connection to {name} (its "
                                "process exited); that rank probably crashed, see its log")
@@ -317,11 +327,18 @@ class SharedMemoryTransport:
 
     def mark_failed(self) -> None:
         """Tell the peers this rank gave up, and wake them so they notice at once."""
-        self._words[self.rank * _LINE_WORDS + FAILED] = 1
+        self._leave(FAILED)
+
+    def _leave(self, state: int) -> None:
+        line = self.rank * _LINE_WORDS
+        if self._words[line + STATE] == ACTIVE:
+            self._words[line + STATE] = state
         for counter in (WRITTEN, REDUCED, FINISHED):
-            _FUTEX.wake(self._control_address + 4 * (self.rank * _LINE_WORDS + counter))
+            _FUTEX.wake(self._control_address + 4 * (line + counter))
 
     def close(self) -> None:
+        """Leave the group: peers still waiting for this rank fail at once, naming it."""
+        self._leave(CLOSED)
         for fd in self._pidfds:
             if fd >= 0:
                 os.close(fd)
@@ -452,7 +469,7 @@ class SharedMemoryTransport:
         self._finish(1)
 
     def reduce_scatter(self, out_flat: numpy.ndarray, in_flat: numpy.ndarray, ufunc: Any) -> None:
-        """``out_flat`` receives block ``rank`` of the reduction of ``in_flat`` (no AVG division)."""
+        """``out_flat`` gets block ``rank`` of the reduction of ``in_flat`` (no AVG division)."""
         block = out_flat.size
         if block == 0:
             return
@@ -491,7 +508,7 @@ class SharedMemoryGlooGroup(GlooProcessGroup):
         self._local: Optional[SharedMemoryTransport] = None
         self._leaders: Optional[GlooProcessGroup] = None
         self._hierarchical = False
-        if size > 1 and transport_choice() == "shm":
+        if size > 1 and SUPPORTED and transport_choice() == "shm":
             self._attach(store)
 
     def _attach(self, store: Any) -> None:
