@@ -50,9 +50,10 @@ Algorithms (bit-identical with the TCP ring, which they replace)
 - ``all_reduce`` up to ``SMALL_ALL_REDUCE_BYTES``: every rank copies its array into its slot and
   reduces all slots in rank order, as the TCP small path does.
 - Larger ``all_reduce``: the array is cut into the ring's blocks, one per rank, and each block into
-  rows of ``CHUNK_BYTES``. Per row, every rank copies its chunks in, reduces its own block's chunk
-  across the slots in the order the TCP ring folds it, then copies every block's reduced chunk
-  out. Rows are pipelined (copy row k + 1, reduce row k, copy out row k - 1), so copying and
+  rows of ``CHUNK_BYTES``. Per row, every rank copies in the chunks of the other ranks' blocks,
+  reduces its own block's chunk (its own contribution read in place, the others' from their
+  slots, in the order the TCP ring folds it) into its slot, then copies every block's reduced
+  chunk out. Rows are pipelined (copy row k + 1, reduce row k, copy out row k - 1), so copying and
   reducing overlap between ranks. An operand from :meth:`allocate` is read where it lies: no
   copy-in, and its own block is reduced in place.
 - ``broadcast``: the source streams chunks into its slot, the others copy each out as it lands.
@@ -405,16 +406,17 @@ class SharedMemoryTransport:
         written, reduced = self._counts[WRITTEN], self._counts[REDUCED]
         sources: List[numpy.ndarray] = []
         for step in range(rows + 2):
-            if step < rows and not arena:
+            if step < rows and not arena:  # peers read only their blocks of this slot
                 for block in range(n):
-                    part = row(block, step)
-                    mine[part] = flat[part]
+                    if block != r:
+                        part = row(block, step)
+                        mine[part] = flat[part]
                 self._bump(WRITTEN)
             k = step - 1
             if 0 <= k < rows:
                 self._wait_all("all_reduce", WRITTEN, written + k + 1, deadline)
-                if not sources:
-                    sources = [mine if peer == r else self._source(peer, flat.dtype, flat.nbytes)
+                if not sources:  # this rank's own contribution is read where it lies
+                    sources = [flat if peer == r else self._source(peer, flat.dtype, flat.nbytes)
                                for peer in range(n)]
                 part = row(r, k)
                 self._reduce_block(sources, part.start, part.stop, ufunc, mine[part])
@@ -423,9 +425,11 @@ class SharedMemoryTransport:
             if 0 <= k < rows:
                 self._wait_all("all_reduce", REDUCED, reduced + k + 1, deadline)
                 for block in range(n):
-                    if block != r or not arena:
-                        part = row(block, k)
+                    part = row(block, k)
+                    if block != r:
                         flat[part] = sources[block][part]
+                    elif not arena:
+                        flat[part] = mine[part]
         self._finish(rows, rows)
         if arena:  # peers read this array in place: they must be done before it changes
             self._wait_all("all_reduce", FINISHED, self._counts[FINISHED], deadline)
