@@ -343,10 +343,10 @@ def shared_memory_notes(rounds: Dict[str, Dict[int, List[float]]], sizes: List[i
             continue
         for nbytes in sizes:
             ours = rounds[name][nbytes]
-            cells = [f"best {min(ours) * 1e6:,.1f} us / median {statistics.median(ours) * 1e6:,.1f}"
-                     f" us ({bus_bandwidth(nbytes, min(ours), nprocs, name) / 1e9:.2f} / "
-                     f"{bus_bandwidth(nbytes, statistics.median(ours), nprocs, name) / 1e9:.2f}"
-                     " GB/s)"]
+            best, median = min(ours), statistics.median(ours)
+            cells = [(f"best {best * 1e6:,.1f} us / median {median * 1e6:,.1f} us "
+                      f"({bus_bandwidth(nbytes, best, nprocs, name) / 1e9:.2f} / "
+                      f"{bus_bandwidth(nbytes, median, nprocs, name) / 1e9:.2f} GB/s)")]
             for other in ("torch-gloo", "mpi4py"):
                 if other in rounds:
                     theirs = rounds[other][nbytes]
