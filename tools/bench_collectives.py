@@ -1,4 +1,5 @@
-"""All-reduce benchmark: minidp gloo and mpi against PyTorch gloo, raw mpi4py and raw TCP.
+"""All-reduce benchmark: minidp gloo (TCP and shared memory) and mpi against PyTorch gloo, raw
+mpi4py and raw TCP.
 
 Usage::
 
@@ -11,7 +12,10 @@ after warm-up). Bus bandwidth is ``2 (n - 1) / n * bytes / time``, the traffic e
 so it compares directly with the loopback ceiling: two processes that send to each other and
 receive from each other at once over plain TCP sockets (per-direction bandwidth; the better of a
 sender thread beside a receiving main thread and a single thread polling a non-blocking socket).
-Contenders run in alternation for ``--rounds`` rounds and each size keeps its best time.
+Contenders run in alternation for ``--rounds`` rounds; the table shows each size's best time and
+the notes compare minidp's shared-memory transport with PyTorch gloo and mpi4py by the best and
+by the median of the rounds. ``minidp gloo shm, allocate`` all-reduces an array from
+``ProcessGroup.allocate`` (already in shared memory: no copy-in), as DataParallel's buckets do.
 PyTorch and mpi4py rows appear only where they are installed
 (PyTorch is never a minidp dependency). The table is printed in Markdown, the plot written as PNG.
 """
@@ -44,7 +48,9 @@ TIMED_BLOCKS = 5
 WORKER_TIMEOUT_SECONDS = 300
 
 CONTENDERS = {
-    "minidp-gloo": "minidp gloo",
+    "minidp-gloo": "minidp gloo TCP",
+    "minidp-shm": "minidp gloo shm",
+    "minidp-shm-zc": "minidp gloo shm, allocate",
     "minidp-mpi": "minidp mpi",
     "torch-gloo": "PyTorch gloo",
     "mpi4py": "raw mpi4py",
@@ -81,17 +87,22 @@ def time_calls(call: Callable[[], None], nbytes: int, sync: Callable[[], None]) 
 
 
 # --- workers: each runs inside one rank and returns {size: seconds} --------------------------
-def worker_minidp(sizes: List[int]) -> Dict[int, float]:
+def worker_minidp(sizes: List[int], allocate: bool = False) -> Dict[int, float]:
     import minidp.distributed as dist
 
     group = dist.init_parallel_env()
     pg = group.process_group
     results = {}
     for nbytes in sizes:
-        array = numpy.zeros(nbytes // 4, numpy.float32)
+        array = pg.allocate((nbytes // 4,), "float32") if allocate else \
+            numpy.zeros(nbytes // 4, numpy.float32)
         results[nbytes] = time_calls(lambda: pg.all_reduce(array), nbytes, pg.barrier)
     dist.destroy_process_group()
     return results
+
+
+def worker_minidp_allocated(sizes: List[int]) -> Dict[int, float]:
+    return worker_minidp(sizes, allocate=True)
 
 
 def worker_torch_gloo(sizes: List[int]) -> Dict[int, float]:
@@ -217,6 +228,8 @@ def worker_loopback(sizes: List[int]) -> Dict[int, float]:
 
 WORKERS = {
     "minidp-gloo": worker_minidp,
+    "minidp-shm": worker_minidp,
+    "minidp-shm-zc": worker_minidp_allocated,
     "minidp-mpi": worker_minidp,
     "torch-gloo": worker_torch_gloo,
     "mpi4py": worker_mpi4py,
@@ -293,12 +306,15 @@ def run_contender(name: str, nprocs: int, sizes: List[int]) -> Dict[int, float]:
         environments.append(dict(
             base, RANK=str(rank), WORLD_SIZE=str(nprocs), MASTER_ADDR="127.0.0.1",
             MASTER_PORT=str(port), PADDLE_TRAINER_ID=str(rank), PADDLE_TRAINERS_NUM=str(nprocs),
-            PADDLE_TRAINER_ENDPOINTS=endpoints, PADDLE_DISTRI_BACKEND="gloo"))
+            PADDLE_TRAINER_ENDPOINTS=endpoints, PADDLE_DISTRI_BACKEND="gloo",
+            MINIDP_TRANSPORT="tcp" if name == "minidp-gloo" else "shm"))
     return _run([worker] * nprocs, environments)
 
 
 def available_contenders(nprocs: int) -> List[str]:
-    names = ["minidp-gloo", "loopback"] if nprocs == 2 else ["minidp-gloo"]
+    names = ["minidp-gloo", "minidp-shm", "minidp-shm-zc"]
+    if nprocs == 2:
+        names.append("loopback")
     if _importable("torch"):
         names.append("torch-gloo")
     if _importable("mpi4py") and _mpiexec():
@@ -316,6 +332,29 @@ def format_size(nbytes: int) -> str:
         if nbytes >= scale:
             return f"{nbytes / scale:g} {unit}"
     return f"{nbytes} B"
+
+
+def shared_memory_notes(rounds: Dict[str, Dict[int, List[float]]], sizes: List[int],
+                        nprocs: int) -> List[str]:
+    """minidp shm against PyTorch gloo and mpi4py: bus bandwidth and latency, best and median."""
+    lines = []
+    for name in ("minidp-shm", "minidp-shm-zc"):
+        if name not in rounds:
+            continue
+        for nbytes in sizes:
+            ours = rounds[name][nbytes]
+            best, median = min(ours), statistics.median(ours)
+            cells = [(f"best {best * 1e6:,.1f} us / median {median * 1e6:,.1f} us "
+                      f"({bus_bandwidth(nbytes, best, nprocs, name) / 1e9:.2f} / "
+                      f"{bus_bandwidth(nbytes, median, nprocs, name) / 1e9:.2f} GB/s)")]
+            for other in ("torch-gloo", "mpi4py"):
+                if other in rounds:
+                    theirs = rounds[other][nbytes]
+                    cells.append(f"{min(theirs) / min(ours):.2f}x (median "
+                                 f"{statistics.median(theirs) / statistics.median(ours):.2f}x) "
+                                 f"{CONTENDERS[other]}'s speed")
+            lines.append(f"- {CONTENDERS[name]} at {format_size(nbytes)}: " + ", ".join(cells))
+    return lines
 
 
 def report(results: Dict[str, Dict[int, float]], sizes: List[int], nprocs: int) -> str:
@@ -392,16 +431,17 @@ def main(argv: Optional[List[str]] = None) -> None:
         return
     names = [n.strip() for n in args.only.split(",") if n.strip()] or \
         available_contenders(args.nprocs)
-    results: Dict[str, Dict[int, float]] = {}
+    rounds: Dict[str, Dict[int, List[float]]] = {}
     for round_index in range(args.rounds):
         for name in names:
             print(f"round {round_index + 1}/{args.rounds}: {CONTENDERS[name]} ...",
                   file=sys.stderr, flush=True)
-            timings = run_contender(name, args.nprocs, sizes)
-            best = results.setdefault(name, timings)
-            for nbytes, seconds in timings.items():
-                best[nbytes] = min(best[nbytes], seconds)
+            for nbytes, seconds in run_contender(name, args.nprocs, sizes).items():
+                rounds.setdefault(name, {}).setdefault(nbytes, []).append(seconds)
+    results = {name: {nbytes: min(times) for nbytes, times in by_size.items()}
+               for name, by_size in rounds.items()}
     print(report(results, sizes, args.nprocs))
+    print("\n".join(shared_memory_notes(rounds, sizes, args.nprocs)))
     if args.json:
         Path(args.json).write_text(json.dumps({n: {str(k): v for k, v in r.items()}
                                                for n, r in results.items()}, indent=1))

@@ -9,7 +9,9 @@ the best block counts (noise only adds time), so the ratios are fair on a noisy 
   1 process        minidp without DataParallel (the target's reference), plus hand-written NumPy
                    and PyTorch for context;
   minidp gloo      2 processes, minidp.DataParallel on the gloo backend (started with the
-                   PADDLE_* environment, as spawn and the launcher write it);
+                   PADDLE_* environment, as spawn and the launcher write it), through shared
+                   memory (the default between ranks of one host) and, as "gloo-tcp", with
+                   MINIDP_TRANSPORT=tcp;
   minidp mpi       2 processes under mpiexec, DataParallel on the mpi backend, plus the
                    reference "hand-written NumPy step + one MPI Allreduce of all gradients";
                    skipped with a reason when mpi4py or mpiexec is missing;
@@ -67,7 +69,8 @@ DEFAULT_PLOT = os.path.join(REPO, "tools", "out", "bench_dp.png")
 
 CONFIGS = {
     "single": "1 process",
-    "gloo": "minidp DataParallel, gloo",
+    "gloo": "minidp DataParallel, gloo (shared memory)",
+    "gloo-tcp": "minidp DataParallel, gloo over TCP",
     "mpi": "minidp DataParallel, mpi",
     "ddp": "PyTorch DDP, gloo",
 }
@@ -77,8 +80,10 @@ MODE_LABELS = {
     ("single", "minidp"): "1 process: minidp, no DataParallel",
     ("single", "numpy"): "1 process: hand-written NumPy",
     ("single", "torch"): "1 process: PyTorch",
-    ("gloo", "dp"): "2 procs: minidp DataParallel, gloo",
-    ("gloo", "no_sync"): "2 procs: minidp gloo, inside no_sync()",
+    ("gloo", "dp"): "2 procs: minidp DataParallel, gloo shared memory",
+    ("gloo", "no_sync"): "2 procs: minidp gloo shared memory, inside no_sync()",
+    ("gloo-tcp", "dp"): "2 procs: minidp DataParallel, gloo over TCP",
+    ("gloo-tcp", "no_sync"): "2 procs: minidp gloo over TCP, inside no_sync()",
     ("mpi", "dp"): "2 procs: minidp DataParallel, mpi",
     ("mpi", "no_sync"): "2 procs: minidp mpi, inside no_sync()",
     ("mpi", "numpy_allreduce"): "2 procs: NumPy + one MPI Allreduce (reference)",
@@ -492,7 +497,8 @@ def run_config(name: str, args) -> Tuple[Optional[dict], str]:
             base, RANK=str(rank), WORLD_SIZE=str(NPROCS), MASTER_ADDR="127.0.0.1",
             MASTER_PORT=str(master), PADDLE_TRAINER_ID=str(rank), PADDLE_TRAINERS_NUM=str(NPROCS),
             PADDLE_TRAINER_ENDPOINTS=endpoints,
-            PADDLE_CURRENT_ENDPOINT=f"127.0.0.1:{rank_ports[rank]}", PADDLE_DISTRI_BACKEND="gloo"))
+            PADDLE_CURRENT_ENDPOINT=f"127.0.0.1:{rank_ports[rank]}", PADDLE_DISTRI_BACKEND="gloo",
+            MINIDP_TRANSPORT="tcp" if name == "gloo-tcp" else "shm"))
     kind = "ddp" if name == "ddp" else "minidp"
     return run_job([worker + ["--worker", kind]] * NPROCS, environments, args.timeout)
 
@@ -561,7 +567,7 @@ def report(raw: Dict[str, List[dict]], skipped: Dict[str, str], failed: Dict[str
         lines.append(f"| {CONFIGS[config]} | FAILED (log above) | | | |")
 
     comm_rows = []
-    for config in ("gloo", "mpi", "ddp"):
+    for config in ("gloo", "gloo-tcp", "mpi", "ddp"):
         if (config, "dp") not in best or (config, "no_sync") not in best:
             continue
         r = results[config]
@@ -618,8 +624,11 @@ def targets(best: Dict[str, float]) -> List[str]:
             lines.append(f"  {label}: not measured (target <= {limit:.2f})  n/a")
 
     check("minidp gloo DataParallel / PyTorch DDP", "gloo/dp", "ddp/dp", 1.0)
+    check("minidp gloo (shared memory) / PyTorch DDP", "gloo/dp", "ddp/dp", 0.8)
+    check("minidp gloo (shared memory) / 1 process", "gloo/dp", "single/minidp", 1.25)
     check("minidp mpi DataParallel / 1 process  ", "mpi/dp", "single/minidp", 1.3)
-    for label, key in (("minidp gloo", "gloo/dp"), ("PyTorch DDP", "ddp/dp"),
+    for label, key in (("minidp gloo", "gloo/dp"), ("minidp gloo over TCP", "gloo-tcp/dp"),
+                       ("PyTorch DDP", "ddp/dp"),
                        ("NumPy + MPI Allreduce", "mpi/numpy_allreduce")):
         if key in best and "single/minidp" in best:
             lines.append(f"  ({label} / 1 process = {best[key] / best['single/minidp']:.3f})")

@@ -15,7 +15,7 @@ from .base import GroupSpec, ProcessGroup, ReduceOp, Work
 BackendFactory = Callable[[GroupSpec], Optional[ProcessGroup]]
 
 _FACTORIES: Dict[str, Union[str, BackendFactory]] = {
-    "gloo": "minidp.distributed.backends.gloo:create_process_group",
+    "gloo": "minidp.distributed.backends.shm:create_process_group",
     "mpi": "minidp.distributed.backends.mpi:create_process_group",
     "nccl": "minidp.distributed.backends.nccl:create_process_group",
 }

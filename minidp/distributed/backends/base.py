@@ -21,6 +21,9 @@ and by every backend (gloo, mpi, nccl):
       ``in_array`` holds ``size * out_array.size`` elements; rank ``r`` receives the reduction
       of block ``r``;
     - ``barrier(timeout=None)``; ``send(array, dst)``; ``recv(array, src)`` (synchronous);
+    - ``allocate(shape, dtype) -> array``: a zeroed host array for an operand the group moves
+      again and again (DataParallel's buckets); gloo places it in the shared memory of the
+      host's ranks so ``all_reduce`` reads it in place;
     - ``shutdown()``.
 
 Operands are C-contiguous, writable arrays (NumPy arrays for the CPU backends) or minidp Tensors,
@@ -380,6 +383,15 @@ class ProcessGroup(abc.ABC):
         src = int(src)
         call = Collective("recv", array.dtype, array.size, self.timeout, root=src)
         self._issue(call, lambda: self._recv(array, src), True)
+
+    def allocate(self, shape: Sequence[int], dtype: Any = "float32") -> numpy.ndarray:
+        """A zeroed, C-contiguous host array meant to be communicated repeatedly.
+
+        Backends with shared memory between a host's ranks (gloo) place it there, so an
+        ``all_reduce`` on it skips the copy into shared memory; elsewhere it is a plain NumPy
+        array. Every rank calls it with the same shape and dtype, in the same order.
+        """
+        return numpy.zeros(tuple(shape), numpy.dtype(dtype))
 
     def shutdown(self) -> None:
         """Finish outstanding operations (each bounded by the timeout), then release connections."""

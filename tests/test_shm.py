@@ -1,0 +1,380 @@
+"""gloo's shared-memory transport on real processes: bit-identical with the TCP ring, correct
+against NumPy, hierarchical across simulated hosts, nothing left in /dev/shm, dead peers named."""
+import hashlib
+import os
+import signal
+import time
+import uuid
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from dist_utils import run_workers, run_workers_outcomes
+from minidp.distributed.backends import get_backend_factory
+from minidp.distributed.backends.base import GroupSpec, ReduceOp
+from minidp.distributed.backends.gloo import SMALL_ALL_REDUCE_BYTES, GlooProcessGroup
+from minidp.distributed.backends.host import discover_hosts, host_identity, transport_choice
+from minidp.distributed.backends.shm import (CHUNK_BYTES, INITIAL_SLOT_BYTES,
+                                             SharedMemoryGlooGroup)
+from minidp.distributed.store import TCPStore
+
+DTYPES = ["float16", "bfloat16", "float32", "float64", "int32", "int64"]
+OPS = list(ReduceOp)
+
+
+def dtype_of(name):
+    return np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
+
+
+def counts_for(name):
+    """0, 1, odd, just past the small path, past a chunk, past the initial slot (odd sizes)."""
+    item = dtype_of(name).itemsize
+    return [0, 1, 7, SMALL_ALL_REDUCE_BYTES // item + 3, CHUNK_BYTES // item + 5,
+            INITIAL_SLOT_BYTES // item + INITIAL_SLOT_BYTES // item // 2 + 1]
+
+
+def values(rank, count, name, op, salt=0):
+    """Inexact floats (so the reduction order shows in the bits), small integers, PROD near 1."""
+    rng = np.random.default_rng([rank, count, salt, int(op), DTYPES.index(name)])
+    if dtype_of(name).kind in "iu":
+        raw = rng.choice([1, 2], size=count) if op == ReduceOp.PROD else \
+            rng.integers(-50, 51, size=count)
+    else:
+        raw = rng.uniform(0.9, 1.1, count) if op == ReduceOp.PROD else rng.normal(size=count)
+    return raw.astype(dtype_of(name))
+
+
+def reference(arrays, op, size):
+    stacked = np.stack([a.astype(np.float64) for a in arrays])
+    if op == ReduceOp.AVG and arrays[0].dtype.kind == "i":
+        return np.trunc(stacked.sum(0) / size)
+    return {ReduceOp.SUM: stacked.sum(0), ReduceOp.MAX: stacked.max(0),
+            ReduceOp.MIN: stacked.min(0), ReduceOp.PROD: stacked.prod(0),
+            ReduceOp.AVG: stacked.sum(0) / size}[op]
+
+
+def close_to(got, want, name):
+    tol = {"float16": 2e-2, "bfloat16": 5e-2, "float32": 1e-5, "float64": 1e-12}.get(name, 0)
+    return np.allclose(got.astype(np.float64), want, rtol=tol, atol=tol * 4)
+
+
+def rank_and_size():
+    return int(os.environ["PADDLE_TRAINER_ID"]), int(os.environ["PADDLE_TRAINERS_NUM"])
+
+
+def job_store(timeout=30.0):
+    rank, _ = rank_and_size()
+    return TCPStore("127.0.0.1", int(os.environ["MASTER_PORT"]), is_master=rank == 0,
+                    timeout=timeout)
+
+
+def shm_group(store, name, timeout=30.0):
+    rank, size = rank_and_size()
+    return SharedMemoryGlooGroup(store, rank, size, name=name, timeout=timeout)
+
+
+def shm_files(prefix):
+    return sorted(f for f in os.listdir("/dev/shm") if f.startswith(f"minidp-{prefix}"))
+
+
+def equivalence_worker():
+    """Every op, dtype and size on the shared-memory group and on a TCP group, side by side."""
+    store = job_store()
+    rank, size = rank_and_size()
+    shm = shm_group(store, "eq")
+    tcp = GlooProcessGroup(store, rank, size, name="eq-tcp", timeout=30.0)
+    failures, digests = [], []
+    if size > 1 and shm._local is None:
+        failures.append("ranks on one host did not get shared memory")
+
+    def both(label, run, want, name, same_on_every_rank=True):
+        results = [run(group) for group in (shm, tcp)]
+        if results[0].tobytes() != results[1].tobytes():
+            failures.append(f"{label}: shared memory and TCP differ")
+        if want is not None and not close_to(results[0], want, name):
+            failures.append(f"{label}: got {results[0][:4]} want {want[:4]}")
+        if same_on_every_rank:
+            digests.append(hashlib.sha1(results[0].tobytes()).hexdigest())
+
+    for name in DTYPES:
+        for count in counts_for(name):
+            big = count > INITIAL_SLOT_BYTES // dtype_of(name).itemsize
+            for op in OPS if not big else [ReduceOp.SUM, ReduceOp.AVG]:
+                inputs = [values(r, count, name, op) for r in range(size)]
+
+                def all_reduce(group, op=op, inputs=inputs):
+                    array = inputs[rank].copy()
+                    group.all_reduce(array, op)
+                    return array
+                both(f"all_reduce {op.name} {name} x{count}", all_reduce,
+                     reference(inputs, op, size), name)
+
+                def reduce_scatter(group, op=op, inputs=inputs, count=count):
+                    block = count // size
+                    out = np.empty(block, inputs[rank].dtype)
+                    group.reduce_scatter(out, inputs[rank][:block * size].copy(), op)
+                    return out
+                block = count // size
+                want = reference([a[:block * size] for a in inputs], op, size)
+                both(f"reduce_scatter {op.name} {name} x{count}", reduce_scatter,
+                     want[rank * block:(rank + 1) * block], name, same_on_every_rank=False)
+            for src in range(size):
+                def broadcast(group, src=src, count=count, name=name):
+                    array = values(rank, count, name, ReduceOp.SUM, salt=1)
+                    group.broadcast(array, src)
+                    return array
+                both(f"broadcast {src} {name} x{count}", broadcast,
+                     values(src, count, name, ReduceOp.SUM, salt=1).astype(np.float64), name)
+
+            def all_gather(group, count=count, name=name):
+                out = np.empty((size, count), dtype_of(name))
+                group.all_gather(out, values(rank, count, name, ReduceOp.SUM, salt=2))
+                return out
+            both(f"all_gather {name} x{count}", all_gather,
+                 np.stack([values(r, count, name, ReduceOp.SUM, salt=2) for r in range(size)])
+                 .astype(np.float64), name)
+    shm.barrier()
+    tcp.barrier()
+    shm.shutdown()
+    tcp.shutdown()
+    return failures, digests
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("world_size", [1, 2, 3, 4])
+def test_every_op_dtype_and_size_matches_tcp_bit_for_bit_and_numpy(world_size):
+    results = run_workers(equivalence_worker, world_size, timeout=280)
+    for rank, (failures, _) in enumerate(results):
+        assert failures == [], f"rank {rank}: {failures[:10]}"
+    assert all(digests == results[0][1] for _, digests in results), "ranks disagree"
+
+
+def zero_copy_worker():
+    """Arrays from allocate are reduced in place; mixing them with plain arrays works."""
+    store = job_store()
+    rank, size = rank_and_size()
+    shm = shm_group(store, "zc")
+    tcp = GlooProcessGroup(store, rank, size, name="zc-tcp", timeout=30.0)
+    failures = []
+    # an allocation issued behind a queued all_reduce that grows the slots takes its place
+    # after it on every rank, so the layouts agree
+    growing = np.full(INITIAL_SLOT_BYTES // 2 + 1, float(rank), np.float32)
+    work = shm.all_reduce(growing, sync_op=False)
+    buckets = [shm.allocate((n,), dtype) for n, dtype in
+               [(3 << 18, "float32"), (100_001, "float64"), (5, "float32")]]
+    work.wait()
+    if not (growing == sum(range(size))).all():
+        failures.append("the queued all_reduce before allocate")
+    for step in range(3):
+        for index, bucket in enumerate(buckets):
+            plain = index == 1 and step == 1 and rank == 0  # one rank passes a plain array
+            contribution = values(rank, bucket.size, "float32" if bucket.dtype == np.float32
+                                  else "float64", ReduceOp.SUM, salt=step)
+            target = contribution.copy() if plain else bucket
+            target[...] = contribution
+            shm.all_reduce(target, ReduceOp.AVG)
+            expected = contribution.copy()
+            tcp.all_reduce(expected, ReduceOp.AVG)
+            if target.tobytes() != expected.tobytes():
+                failures.append(f"step {step} bucket {index}: differs from TCP")
+    if size > 1 and not all(shm._local._arena_place(b.reshape(-1))[0] for b in buckets):
+        failures.append("allocate did not hand out arrays in the shared segment")
+    shm.shutdown()
+    tcp.shutdown()
+    return failures
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("world_size", [1, 2, 3])
+def test_allocated_buffers_are_reduced_in_place_like_tcp(world_size):
+    for rank, failures in enumerate(run_workers(zero_copy_worker, world_size, timeout=100)):
+        assert failures == [], f"rank {rank}: {failures}"
+
+
+def two_hosts_worker(hosts):
+    """Ranks pretend to live on ``hosts[rank]``; all_reduce must take the hierarchical path."""
+    rank, size = rank_and_size()
+    os.environ["MINIDP_HOST_ID"] = hosts[rank]
+    store = job_store()
+    group = shm_group(store, "hier")
+    failures = []
+    if not group._hierarchical:
+        failures.append("two hosts did not give a hierarchical group")
+    for name in ["float32", "float64", "int64", "bfloat16"]:
+        for count in [0, 1, 7, 70_001]:
+            for op in OPS:
+                inputs = [values(r, count, name, op) for r in range(size)]
+                array = inputs[rank].copy()
+                group.all_reduce(array, op)
+                if not close_to(array, reference(inputs, op, size), name):
+                    failures.append(f"{op.name} {name} x{count}: {array[:4]}")
+    array = values(rank, 1000, "float32", ReduceOp.SUM)
+    group.broadcast(array, size - 1)
+    if not np.array_equal(array, values(size - 1, 1000, "float32", ReduceOp.SUM)):
+        failures.append("broadcast across hosts")
+    group.barrier()
+    group.shutdown()
+    return failures
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("hosts", [("a", "a", "b", "b"), ("a", "b", "a"), ("a", "a", "b")])
+def test_ranks_on_two_simulated_hosts_reduce_hierarchically(hosts):
+    for rank, failures in enumerate(run_workers(two_hosts_worker, len(hosts), (hosts,),
+                                                timeout=100)):
+        assert failures == [], f"rank {rank}: {failures}"
+
+
+def lifecycle_worker(prefix, ending):
+    """Create a group, check its file is already unlinked, then end as ``ending`` says."""
+    rank, _ = rank_and_size()
+    store = job_store(timeout=10.0)
+    group = shm_group(store, prefix, timeout=10.0)
+    group.all_reduce(np.ones(1 << 20, np.float32))
+    left_while_running = shm_files(prefix)
+    group.barrier()
+    if ending == "raise" and rank == 1:
+        raise RuntimeError("this rank fails on purpose")
+    if ending == "kill" and rank == 1:
+        os.kill(os.getpid(), signal.SIGKILL)
+    if ending == "normal":
+        group.shutdown()
+    return left_while_running
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("ending", ["normal", "raise", "kill"])
+def test_nothing_is_left_in_dev_shm(ending):
+    prefix = f"leak{uuid.uuid4().hex[:8]}"
+    assert shm_files(prefix) == []
+    outcomes = run_workers_outcomes(lifecycle_worker, 3, (prefix, ending), timeout=60)
+    assert outcomes[0].ok, outcomes[0].error
+    assert outcomes[0].value == [], "the segment was still linked after every rank mapped it"
+    if ending == "kill":
+        assert outcomes[1].exitcode == -signal.SIGKILL
+    assert shm_files(prefix) == []
+
+
+def killed_peer_worker():
+    store = job_store(timeout=120.0)
+    group = shm_group(store, "killed", timeout=120.0)
+    group.barrier()
+    if group.rank == 1:
+        os.kill(os.getpid(), signal.SIGKILL)
+    started = time.monotonic()
+    errors = []
+    for array in (np.ones(1 << 20, np.float32), np.ones(4)):
+        try:
+            group.all_reduce(array)
+        except RuntimeError as error:
+            errors.append(str(error))
+    return errors, time.monotonic() - started
+
+
+@pytest.mark.timeout(60)
+def test_killed_peer_is_named_by_every_rank_fast():
+    outcomes = run_workers_outcomes(killed_peer_worker, 3, timeout=50)
+    assert outcomes[1].exitcode == -signal.SIGKILL
+    for rank in (0, 2):
+        assert outcomes[rank].ok, outcomes[rank].error
+        (first, second), seconds = outcomes[rank].value
+        assert f"gloo all_reduce on group 'killed' at rank {rank}" in first
+        assert "lost the connection to rank 1" in first
+        assert "unusable after an earlier failure" in second
+        assert seconds < 10, "the dead peer was noticed only at the 120 s timeout"
+
+
+def departed_peer_worker():
+    store = job_store(timeout=120.0)
+    group = shm_group(store, "departed", timeout=120.0)
+    group.barrier()
+    if group.rank == 1:
+        group.shutdown()
+        time.sleep(5.0)  # still alive: only its state word can tell the others
+        return None
+    started = time.monotonic()
+    try:
+        group.all_reduce(np.ones(1000))
+    except RuntimeError as error:
+        return str(error), time.monotonic() - started
+    return "no error", 0.0
+
+
+@pytest.mark.timeout(60)
+def test_a_peer_that_shut_its_group_down_is_named_at_once():
+    for rank, result in enumerate(run_workers(departed_peer_worker, 3, timeout=50)):
+        if rank != 1:
+            message, seconds = result
+            assert "lost the connection to rank 1 (it shut its group down)" in message
+            assert seconds < 3
+
+
+def silent_peer_worker():
+    store = job_store()
+    group = shm_group(store, "silent", timeout=0.5)
+    if group.rank == 1:  # late: its first operation may still find rank 0's data
+        time.sleep(2.0)
+        try:
+            for _ in range(2):
+                group.all_reduce(np.ones(8))
+        except RuntimeError as error:
+            return str(error)
+        return "no error"
+    try:
+        group.all_reduce(np.ones(8))
+    except RuntimeError as error:
+        return str(error)
+    return "no error"
+
+
+@pytest.mark.timeout(60)
+def test_timeout_names_the_late_peer_and_the_late_peer_names_the_failure():
+    first, late = run_workers(silent_peer_worker, 2, timeout=50)
+    assert "gloo all_reduce on group 'silent' at rank 0: timed out waiting for rank 1" in first
+    assert "at rank 1" in late and "rank 0" in late
+
+
+class DictStore:
+    """The two store calls host discovery makes, in memory."""
+
+    def __init__(self):
+        self.data = {}
+
+    def set(self, key, value):
+        self.data[key] = value.encode() if isinstance(value, str) else value
+
+    def get(self, key, timeout=None):
+        return self.data[key]
+
+
+def test_host_discovery_groups_ranks_by_identity(monkeypatch):
+    store = DictStore()
+    for peer, host in enumerate(["x", "y", "x", "z"]):
+        store.set(f"p/host/{peer}", f"{100 + peer} {host}")
+    monkeypatch.setenv("MINIDP_HOST_ID", "x")
+    layout = discover_hosts(store, "p", 2, 4, timeout=1.0)
+    assert layout.hosts == [[0, 2], [1], [3]]
+    assert layout.local_ranks == [0, 2] and layout.leaders == [0, 1, 3]
+    assert layout.pids == [100, 101, os.getpid(), 103]
+    monkeypatch.delenv("MINIDP_HOST_ID")
+    assert "/" in host_identity()
+
+
+def test_transport_choice_and_the_factory(monkeypatch):
+    spec = GroupSpec(name="solo", global_ranks=(0,), global_rank=0, timeout=5.0)
+    factory = get_backend_factory("gloo")
+    assert type(factory(spec)) is SharedMemoryGlooGroup
+    monkeypatch.setenv("MINIDP_TRANSPORT", "tcp")
+    assert transport_choice() == "tcp" and type(factory(spec)) is GlooProcessGroup
+    monkeypatch.setenv("MINIDP_TRANSPORT", "carrier-pigeon")
+    with pytest.raises(ValueError, match="MINIDP_TRANSPORT='carrier-pigeon'"):
+        factory(spec)
+
+
+def test_allocate_without_peers_is_a_zeroed_numpy_array():
+    group = SharedMemoryGlooGroup(None, 0, 1, name="solo", timeout=5.0)
+    array = group.allocate((3, 4), "float64")
+    assert array.shape == (3, 4) and array.dtype == np.float64 and not array.any()
+    group.all_reduce(array)
+    group.shutdown()
