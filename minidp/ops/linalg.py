@@ -857,3 +857,39 @@ def fill_diagonal_tensor(x: Tensor, y: Tensor, offset: int = 0, dim1: int = 0, d
                          name: str = None) -> Tensor:
     """``Tensor.fill_diagonal_tensor``: the same as :func:`diagonal_scatter`."""
     return diagonal_scatter(x, y, offset, dim1, dim2)
+
+
+def _diagonal_positions(shape: tuple, offset: int, wrap_rows: bool) -> Any:
+    """Flat positions of the (offset) diagonal of a 2-D shape, or of the main diagonal of an
+    n-D shape whose sides are equal; with ``wrap_rows`` a tall matrix's diagonal restarts below."""
+    xp = backend.numpy
+    if len(shape) != 2:
+        if len(set(shape)) != 1:
+            raise ValueError(f"fill_diagonal_: a tensor with more than 2 axes needs equal sides, got {list(shape)}")
+        return xp.arange(shape[0]) * int(sum(shape[0] ** k for k in range(len(shape))))
+    rows, cols = shape
+    step = cols + 1
+    if wrap_rows:
+        return xp.arange(offset if offset >= 0 else -offset * cols, rows * cols, step)
+    count = max(min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols), 0)
+    first = offset if offset >= 0 else -offset * cols
+    return first + xp.arange(count) * step
+
+
+def filled_diagonal(x: Tensor, value: float, offset: int = 0, wrap: bool = False, name: str = None) -> Tensor:
+    """x with ``value`` written on its diagonal (the out-of-place op behind ``Tensor.fill_diagonal_``);
+    the diagonal gets no gradient."""
+    if x._data.ndim < 2:
+        raise ValueError(f"fill_diagonal_: x needs at least 2 axes, got shape {x.shape}")
+    xd = x._data
+    xp = backend.get_array_module(xd)
+    positions = xp.asarray(_diagonal_positions(xd.shape, offset, wrap))
+    data = xd.copy()
+    data.reshape(-1)[positions] = value
+
+    def backward(g):
+        gx = g.copy()
+        gx.reshape(-1)[positions] = 0
+        return (gx,)
+
+    return result(data, (x,), backward)
