@@ -40,7 +40,7 @@ class finfo:
             raise TypeError(f"finfo: {target.name} is not a floating dtype; use minidp.iinfo for integers")
         info = ml_dtypes.finfo(target)
         self.min, self.max, self.eps = float(info.min), float(info.max), float(info.eps)
-        self.resolution = float(info.resolution)
+        self.resolution = 10.0 ** -int(info.precision)
         self.smallest_normal = self.tiny = float(info.smallest_normal)
         self.bits = int(info.bits)
         self.dtype = target.name

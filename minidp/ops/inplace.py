@@ -179,9 +179,12 @@ def log_normal_(x: Tensor, mean: float = 1.0, std: float = 2.0, name: Optional[s
 
 
 def random_(x: Tensor, from_: int = 0, to: Optional[int] = None, *, generator: Any = None) -> Tensor:
-    """Refill x in place with integers from [from_, to); without ``to`` up to the largest integer
-    x's dtype holds exactly (2**mantissa bits + 1 for floats, the maximum for integers)."""
-    if to is None:
+    """Refill x in place with integers from [from_, to). One argument, ``random_(n)``, means
+    [0, n); none means from 0 up to the largest integer x's dtype holds exactly (2**(mantissa
+    bits + 1) for floats, the maximum for integers)."""
+    if to is None and from_ > 0:
+        from_, to = 0, from_
+    elif to is None:
         dtype = x._data.dtype
         largest = 2 ** (ml_dtypes.finfo(dtype).nmant + 1) if backend.is_floating(dtype) else int(ml_dtypes.iinfo(dtype).max)
         to = largest + 1

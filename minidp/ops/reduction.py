@@ -234,7 +234,7 @@ def reduce_as(x: Tensor, target: Tensor, name: str = None) -> Tensor:
     the result has target's shape (the gradient of a broadcast)."""
     shape = tuple(target._data.shape)
     lead = x._data.ndim - len(shape)
-    if lead < 0 or any(n != 1 and n != m for n, m in zip(shape, x._data.shape[lead:])):
+    if lead < 0 or [n for n, m in zip(shape, x._data.shape[lead:]) if n not in (1, m)]:
         raise ValueError(f"reduce_as: target's shape {list(shape)} does not broadcast to x's shape {x.shape}")
     xp = backend.get_array_module(x._data)
     return result(unbroadcast(x._data, shape), (x,), lambda g: (xp.broadcast_to(g, x._data.shape),))
