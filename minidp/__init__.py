@@ -35,6 +35,7 @@ from .dtypes import dtype, finfo, get_default_dtype, iinfo, set_default_dtype
 from .nn.functional import adaptive_avg_pool1d, conv1d, conv2d, conv3d, group_norm, layer_norm
 from .ops.sampling import range  # noqa: A004  (Paddle exposes paddle.range)
 from .printing import set_printoptions
+from .random import Generator
 
 manual_seed = seed
 int8 = backend.DTYPES["int8"]

@@ -60,6 +60,7 @@ from .sampling import (bernoulli, binomial, log_normal, multinomial, poisson, ra
 from .inplace import (bernoulli_, cauchy_, copy_, exponential_, fill_diagonal_, geometric_, log_normal_,
                       random_, where_)
 from .conversion import TENSOR_METHODS, TENSOR_PROPERTIES
+from .linalg import lstsq
 
 __all__ = [
     "abs",
@@ -446,7 +447,7 @@ _METHODS.update(TENSOR_METHODS)
 _METHODS.update({
     "add_n": add_n, "bernoulli_": bernoulli_, "bitwise_invert": bitwise_not, "cauchy_": cauchy_, "concat": concat,
     "copy_": copy_, "exponential_": exponential_, "fill_diagonal_": fill_diagonal_, "geometric_": geometric_,
-    "increment": increment, "is_tensor": is_tensor, "log_normal_": log_normal_, "multinomial": multinomial,
+    "increment": increment, "is_tensor": is_tensor, "log_normal_": log_normal_, "lstsq": lstsq, "multinomial": multinomial,
     "random_": random_, "reduce_as": reduce_as, "shard_index": shard_index, "softmax": softmax, "stack": stack,
     "true_divide": true_divide, "where": where, "where_": where_,
 })
