@@ -134,7 +134,7 @@ def test_to_accepts_devices_dtypes_and_tensors():
     with pytest.raises(TypeError, match="unexpected keyword"):
         x.to(non_blocking=True)
     with pytest.raises(ValueError, match="CUDA device"):
-        x.cuda()
+        x.cuda(99)
 
 
 def test_device_facts():
@@ -394,3 +394,17 @@ def test_generator_is_an_independent_host_generator():
     assert minidp.Generator("cpu") is not minidp.Generator(minidp.CPUPlace())
     with pytest.raises(ValueError, match="only host"):
         minidp.Generator("gpu:0")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not minidp.is_compiled_with_cuda(), reason="no CUDA device visible to CuPy (no GPU, driver or cupy)")
+def test_moves_between_host_and_gpu_keep_values_and_gradients():
+    x = minidp.to_tensor([1.0, 2.0], stop_gradient=False)
+    on_gpu = x.cuda()
+    assert (on_gpu.place, on_gpu.is_cuda, on_gpu.get_device(), on_gpu.device) == ("gpu:0", True, 0, "gpu:0")
+    assert x.to("gpu:0", "float64").dtype == np.float64
+    back = (on_gpu * on_gpu).cpu()
+    assert back.place == "cpu"
+    back.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 4.0])
+    assert x.grad.place == "cpu"

@@ -62,6 +62,8 @@ def test_multinomial():
         minidp.multinomial(minidp.ones([2, 2, 2]))
     with pytest.raises(ValueError, match="negative"):
         minidp.multinomial(minidp.to_tensor([1.0, -1.0]))
+    with pytest.raises(ValueError, match="positive"):
+        minidp.multinomial(minidp.zeros([2, 3]), replacement=True)
 
 
 def test_poisson():
@@ -91,6 +93,8 @@ def test_like_creators_follow_paddle_dtypes():
     assert minidp.randn_like(x).shape == [4, 5] and minidp.randn_like(x, "float16").dtype == np.float16
     assert not minidp.randn_like(x, requires_grad=True).stop_gradient
     assert minidp.rand_like(x, device="cpu").place == "cpu"
+    with pytest.raises(ValueError, match="unknown place"):
+        minidp.rand_like(x, device="tpu")
     ints = minidp.randint_like(minidp.ones([N]), 3)
     assert ints.dtype == np.float32 and set(np.unique(ints.numpy())) == {0.0, 1.0, 2.0}
     bounded = minidp.randint_like(x, -2, 2, "int32")

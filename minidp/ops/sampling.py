@@ -58,9 +58,9 @@ def multinomial(x: Tensor, num_samples: int = 1, replacement: bool = False, name
     weights = _host_values(x).astype("float64")
     if weights.ndim not in (1, 2):
         raise ValueError(f"multinomial: x must be 1-D or 2-D, got shape {list(weights.shape)}")
-    if weights.size and weights.min() < 0:
-        raise ValueError("multinomial: the weights must not be negative")
     rows = weights.reshape(-1, weights.shape[-1])
+    if weights.size and weights.min() < 0 or not (rows.sum(axis=1) > 0).all():
+        raise ValueError("multinomial: the weights must not be negative, and each row needs a positive one")
     if not replacement and num_samples > int((rows > 0).sum(axis=1).min()):
         raise ValueError(f"multinomial: cannot draw {num_samples} samples without replacement from fewer "
                          f"non-zero categories; pass replacement=True or ask for fewer")
@@ -119,7 +119,7 @@ def _drawn_like(x: Tensor, draw: Any, dtype: Any, device: Any, requires_grad: bo
     if device is None:
         out = _like(x, values, target)
     else:
-        on_cpu = place_name(device) == "cpu"
+        on_cpu = backend._parse_place(place_name(device)) == "cpu"
         xp = backend.numpy if on_cpu else backend._cupy()
         out = wrap(xp.asarray(values.astype(backend.convert_dtype(target), copy=False)))
     out.stop_gradient = not requires_grad
