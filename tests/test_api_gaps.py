@@ -155,6 +155,14 @@ def test_requires_grad_flag_is_the_opposite_of_stop_gradient():
     np.testing.assert_allclose(x.grad.numpy(), [3.0])
 
 
+def test_grad_underscore_is_grad():
+    x = minidp.to_tensor([1.0, 2.0], stop_gradient=False)
+    (x * 3).sum().backward()
+    np.testing.assert_allclose(x.grad_.numpy(), [3.0, 3.0])
+    x.grad_ = minidp.to_tensor([5.0, 5.0])
+    np.testing.assert_allclose(x.grad.numpy(), [5.0, 5.0])
+
+
 def test_type_as_and_data():
     x = minidp.to_tensor([1.0, 2.0], stop_gradient=False)
     assert x.type_as(minidp.to_tensor([1], dtype="int32")).dtype == np.int32

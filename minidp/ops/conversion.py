@@ -168,6 +168,7 @@ TENSOR_METHODS.update({
     "retain_grads": retain_grads,
 })
 TENSOR_PROPERTIES = {
+    "grad_": Tensor.grad,  # Paddle's second name for ``grad`` (read and assign)
     "device": property(lambda self: self.place, doc="Where x lives: 'cpu' or 'gpu:N'."),
     "is_cuda": property(lambda self: self.place != "cpu", doc="Whether x lives on a GPU."),
     "itemsize": property(lambda self: self._data.dtype.itemsize, doc="Bytes per element."),
