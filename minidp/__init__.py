@@ -26,6 +26,30 @@ int32 = backend.DTYPES["int32"]
 int64 = backend.DTYPES["int64"]
 bool = backend.DTYPES["bool"]  # noqa: A001  (Paddle exposes paddle.bool)
 
+# gaps: dtypes and constants, autograd helpers, printing, top-level functional forms
+import math as _math
+
+from .autograd.engine import enable_grad
+from .autograd.gradients import grad
+from .dtypes import dtype, finfo, get_default_dtype, iinfo, set_default_dtype
+from .nn.functional import adaptive_avg_pool1d, conv1d, conv2d, conv3d, group_norm, layer_norm
+from .ops.sampling import range  # noqa: A004  (Paddle exposes paddle.range)
+from .printing import set_printoptions
+from .random import Generator
+
+manual_seed = seed
+int8 = backend.DTYPES["int8"]
+int16 = backend.DTYPES["int16"]
+uint8 = backend.DTYPES["uint8"]
+uint16 = bfloat16  # Paddle's old name for bfloat16
+uint32 = backend.DTYPES["uint32"]
+uint64 = backend.DTYPES["uint64"]
+float = float32  # noqa: A001  (paddle.float is float32)
+double = float64
+half = float16
+e, pi, inf, nan = _math.e, _math.pi, _math.inf, _math.nan
+newaxis = None
+
 __version__ = "0.1.0"
 
 log_config.configure_from_environment()

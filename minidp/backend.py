@@ -24,6 +24,9 @@ DTYPES = {
     "bool": numpy.dtype("bool"),
     "uint8": numpy.dtype("uint8"),
     "int8": numpy.dtype("int8"),
+    "int16": numpy.dtype("int16"),
+    "uint32": numpy.dtype("uint32"),
+    "uint64": numpy.dtype("uint64"),
 }
 DEFAULT_FLOAT = DTYPES["float32"]
 

@@ -21,6 +21,7 @@ from typing import Any, List, Optional, Sequence
 import numpy
 
 from . import backend
+from .framework import place_name
 
 __all__ = ["Generator", "GeneratorState", "seed", "get_rng_state", "set_rng_state", "get_cuda_rng_state",
            "set_cuda_rng_state", "host_generator"]
@@ -52,16 +53,33 @@ class GeneratorState:
 
 
 class Generator:
-    """The host generator: NumPy's PCG64 behind Paddle's ``Generator`` methods."""
+    """A host generator: NumPy's PCG64 behind Paddle's ``Generator`` methods.
 
-    def __init__(self, seed_value: Optional[int] = None) -> None:
-        self.manual_seed(_os_seed() if seed_value is None else seed_value)
+    ``minidp.Generator()`` makes an independent one, seeded from the OS (``manual_seed`` sets
+    it); the process's own generator, which ``minidp.seed`` resets, is one of these too.
+    Only host generators can be made this way: ``device`` must be None or the CPU.
+    """
+
+    def __init__(self, device: Any = None) -> None:
+        if device is not None and not _is_cpu(_place_string(device)):
+            raise ValueError(f"Generator: only host (CPU) generators can be created, got device {device!r}; "
+                             f"GPU draws use the per-device generators minidp.seed resets")
+        self.manual_seed(_os_seed())
 
     def manual_seed(self, seed_value: int) -> "Generator":
         """Restart the stream from ``seed_value``."""
         self._initial_seed = _check_seed(seed_value)
         self.numpy = numpy.random.default_rng(self._initial_seed)
         return self
+
+    def seed(self) -> int:
+        """Restart the stream from a fresh seed drawn from the OS; returns that seed."""
+        self.manual_seed(_os_seed())
+        return self._initial_seed
+
+    def random(self) -> int:
+        """A random unsigned 64-bit integer from the stream."""
+        return int(self.numpy.integers(0, 2 ** 64, dtype=numpy.uint64))
 
     def initial_seed(self) -> int:
         """The seed the current stream started from (drawn from the OS when never seeded)."""
@@ -170,6 +188,13 @@ def set_cuda_rng_state(state_list: Sequence[GeneratorState]) -> None:
         raise ValueError(f"set_cuda_rng_state: got {len(states)} states for {len(_visible_gpus())} visible GPUs")
     for device_id, state in enumerate(states):
         _device_generator(device_id).set_state(state)
+
+
+def _place_string(device: Any) -> Any:
+    """A CPUPlace/CUDAPlace or an int (a GPU number) as a place string; anything else unchanged."""
+    if isinstance(device, int) and not isinstance(device, bool):
+        return f"gpu:{device}"
+    return device if isinstance(device, str) else place_name(device)
 
 
 def _is_cpu(device: Optional[str]) -> bool:

@@ -89,6 +89,25 @@ class no_grad:
         return wrapper
 
 
+class enable_grad:
+    """Context manager and decorator that turns graph recording back on (inside ``no_grad``)."""
+
+    def __enter__(self) -> None:
+        self._previous = _grad_enabled
+        set_grad_enabled(True)
+
+    def __exit__(self, *exc: Any) -> None:
+        set_grad_enabled(self._previous)
+
+    def __call__(self, fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with enable_grad():
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
 def queue_end_of_backward_callback(fn: Callable[[], None]) -> None:
     """Run ``fn`` once, after the backward pass that is running now has visited every tensor.
 
@@ -159,8 +178,12 @@ def _finish_leaf(leaf, grad) -> None:
             hook(leaf)
 
 
-def run_backward(root, grad, retain_graph: bool = False) -> None:
-    """Propagate ``grad`` (an array shaped like ``root``) to every leaf that needs a gradient."""
+def run_backward(root, grad, retain_graph: bool = False, capture: dict = None) -> None:
+    """Propagate ``grad`` (an array shaped like ``root``) to every leaf that needs a gradient.
+
+    With ``capture`` (``{id(tensor): None}``) the gradients reaching those tensors are stored in
+    it instead, and no leaf's ``.grad`` changes nor its ready hooks fire (``minidp.grad``).
+    """
     consumers = _count_consumers(root)
     pending = {id(root): grad}
     gathered = {}  # id(MultiNode) -> its outputs' gradients, while some are still to come
@@ -171,10 +194,15 @@ def run_backward(root, grad, retain_graph: bool = False) -> None:
             grad = pending.pop(id(tensor), None)
             node = tensor._node
             if node is None:
-                _finish_leaf(tensor, grad)
+                if capture is None:
+                    _finish_leaf(tensor, grad)
+                elif id(tensor) in capture:
+                    capture[id(tensor)] = grad
                 continue
             if grad is not None and tensor._grad_hooks:
                 grad = _apply_grad_hooks(tensor, grad)
+            if capture is not None and id(tensor) in capture:
+                capture[id(tensor)] = grad
             if node.__class__ is NodeOutput:
                 node, grad = _gather_output(node, grad, consumers, gathered)
                 if node is None:

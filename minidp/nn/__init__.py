@@ -90,3 +90,5 @@ LPPool1d, LPPool2d, MaxUnpool1d, MaxUnpool2d = LPPool1D, LPPool2D, MaxUnPool1D, 
 __all__ += ["Conv3DTranspose"]
 __all__ += ["CTCLoss"]
 __all__ += ["SpectralNorm"]
+__all__ += ["SiLU"]
+SiLU = Silu

@@ -52,6 +52,15 @@ from .search import (argsort, argwhere, bincount, bucketize, histogram, histogra
                      kthvalue, masked_select, mode, msort, nonzero, searchsorted, sort, topk,
                      unique, unique_consecutive)
 from .inplace import fill_, increment, inplace_forms, normal_, uniform_, zero_
+# gaps: sampling, random refills, in-place forms with their own shape, conversion methods
+from .indexing import shard_index
+from .reduction import reduce_as
+from .sampling import (bernoulli, binomial, log_normal, multinomial, poisson, rand_like, randint_like,
+                       randn_like, standard_normal)
+from .inplace import (bernoulli_, cauchy_, copy_, exponential_, fill_diagonal_, geometric_, log_normal_,
+                      random_, where_)
+from .conversion import TENSOR_METHODS, TENSOR_PROPERTIES
+from .linalg import lstsq
 
 __all__ = [
     "abs",
@@ -344,6 +353,12 @@ __all__ += [
     "sinc", "sub", "trapezoid", "true_divide",
 ]
 __all__ += sorted(_INPLACE) + ["fill_", "normal_", "uniform_", "zero_"]
+__all__ += [
+    "bernoulli", "bernoulli_", "binomial", "bitwise_invert", "cauchy_", "geometric_", "log_normal", "log_normal_",
+    "multinomial", "poisson", "rand_like", "randint_like", "randn_like", "reduce_as", "shard_index",
+    "standard_normal", "where_",
+]
+bitwise_invert = bitwise_not
 
 
 def _swap(op):
@@ -428,7 +443,17 @@ _METHODS.update({
     "__or__": bitwise_or, "__ror__": bitwise_or, "__xor__": bitwise_xor, "__rxor__": bitwise_xor,
     "__lshift__": bitwise_left_shift, "__rshift__": bitwise_right_shift,
 })
+_METHODS.update(TENSOR_METHODS)
+_METHODS.update({
+    "add_n": add_n, "bernoulli_": bernoulli_, "bitwise_invert": bitwise_not, "cauchy_": cauchy_, "concat": concat,
+    "copy_": copy_, "exponential_": exponential_, "fill_diagonal_": fill_diagonal_, "geometric_": geometric_,
+    "increment": increment, "is_tensor": is_tensor, "log_normal_": log_normal_, "lstsq": lstsq, "multinomial": multinomial,
+    "random_": random_, "reduce_as": reduce_as, "shard_index": shard_index, "softmax": softmax, "stack": stack,
+    "true_divide": true_divide, "where": where, "where_": where_,
+})
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
+for _name, _property in TENSOR_PROPERTIES.items():
+    setattr(Tensor, _name, _property)
 Tensor.T = property(lambda self: transpose(self, list(range(self.ndim))[::-1]))
 Tensor.mT = property(matrix_transpose)

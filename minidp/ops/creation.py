@@ -21,7 +21,7 @@ from .shape import _as_shape, expand, reshape
 
 
 def _default_dtype(data: Any) -> Any:
-    """Paddle's rule for untyped Python data: floats become float32, ints int64, bools bool."""
+    """Paddle's rule for untyped Python data: floats take the default float dtype, ints int64, bools bool."""
     kind = numpy.asarray(data).dtype.kind
     if kind == "f":
         return backend.DEFAULT_FLOAT
@@ -95,7 +95,7 @@ def arange(start: Any = 0, end: Any = None, step: Any = 1, dtype: Any = None, na
     if end is None:
         start, end = 0, start
     if dtype is None:
-        dtype = "int64" if all(isinstance(v, int) for v in (start, end, step)) else "float32"
+        dtype = "int64" if all(isinstance(v, int) for v in (start, end, step)) else backend.DEFAULT_FLOAT
     xp = backend.default_array_module()
     return wrap(xp.arange(start, end, step, dtype=backend.convert_dtype(dtype)))
 
@@ -164,7 +164,7 @@ def _scalar(value: Any) -> Any:
 
 
 def linspace(start: Any, stop: Any, num: Any, dtype: Any = None, name: str = None) -> Tensor:
-    """``num`` evenly spaced values from ``start`` to ``stop`` inclusive (float32 unless given)."""
+    """``num`` evenly spaced values from ``start`` to ``stop`` inclusive (the default float dtype unless given)."""
     xp = backend.default_array_module()
     values = xp.linspace(_scalar(start), _scalar(stop), int(_scalar(num)))
     return wrap(values.astype(backend.convert_dtype(dtype)))

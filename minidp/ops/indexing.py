@@ -512,3 +512,17 @@ def multiplex(inputs: Sequence[Tensor], index: Any, name: str = None) -> Tensor:
     target[0] = 1
     picked = take_along(stacked, backend.get_array_module(idx).broadcast_to(picks, target), 0)
     return squeeze(picked, 0)
+
+
+def shard_index(input: Tensor, index_num: int, nshards: int, shard_id: int, ignore_value: int = -1) -> Tensor:
+    """Indices local to shard ``shard_id``: the indices [0, index_num) are cut into ``nshards``
+    shards of ceil(index_num / nshards); an index in this shard becomes its offset in the shard,
+    any other becomes ``ignore_value``."""
+    if input._data.dtype.kind not in "iu":
+        raise TypeError(f"shard_index: input must hold integer indices, got {input.dtype}")
+    if nshards <= 0 or not 0 <= shard_id < nshards:
+        raise ValueError(f"shard_index: need nshards > 0 and 0 <= shard_id < nshards, got {nshards}, {shard_id}")
+    shard_size = -(-index_num // nshards)
+    data = input._data
+    xp = backend.get_array_module(data)
+    return wrap(xp.where(data // shard_size == shard_id, data % shard_size, ignore_value).astype(data.dtype))

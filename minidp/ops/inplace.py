@@ -16,17 +16,24 @@ an op added elsewhere only needs its name listed here). The rules, as in Paddle:
   ones: their gradient also flows through the in-place op. Use the out-of-place form when the
   old value was already used by an op that needs a gradient.
 
-Fill-style updates (``zero_``, ``fill_``, ``uniform_``, ``normal_``) live here too.
+Fill-style updates (``zero_``, ``fill_``, ``uniform_``, ``normal_``, the other random refills)
+live here too, and the updates whose target is not the first argument (``where_``) or that
+take another tensor's values (``copy_``).
 """
 from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
+import ml_dtypes
+
 from .. import backend
 from ..autograd import engine
 from ..autograd.tensor import Tensor
+from ..random import host_generator
 from .creation import normal, uniform
-from .math import add
+from .linalg import filled_diagonal
+from .math import add, astype, where
+from .manipulation import broadcast_to
 
 INPLACE_OPS = (
     "abs", "acos", "acosh", "add", "addmm", "asin", "asinh", "atan", "atanh", "bitwise_and",
@@ -38,6 +45,8 @@ INPLACE_OPS = (
     "nan_to_num", "neg", "not_equal", "pow", "reciprocal", "remainder", "reshape", "round", "rsqrt", "scale",
     "sigmoid", "sin", "sinc", "sinh", "sqrt", "square", "squeeze", "subtract", "tan", "tanh", "transpose",
     "trunc", "unsqueeze",
+    "baddbmm", "fill_diagonal_tensor", "index_add", "index_fill", "index_put", "masked_fill", "masked_scatter",
+    "put_along_axis", "renorm", "scatter", "scatter_add", "t", "tril", "triu",
 )
 # Paddle's second names for some of them: alias -> op
 INPLACE_ALIASES = {"sub": "subtract", "div": "divide", "mul": "multiply", "clamp": "clip", "less": "less_than",
@@ -134,3 +143,77 @@ def increment(x: Tensor, value: float = 1.0, name: Optional[str] = None) -> Tens
     if isinstance(x, Tensor) and x.size != 1:
         raise ValueError(f"increment: x must have one element, got shape {x.shape}")
     return _add_in_place(x, value)
+
+
+def _refill(x: Tensor, op: str, draw: Callable) -> Tensor:
+    """Refill x in place with ``draw(host generator, shape)`` (host values, cast to x's dtype)."""
+    return _fill(x, op, lambda xp, shape, dtype: xp.asarray(draw(host_generator(), shape).astype(dtype)))
+
+
+def bernoulli_(x: Tensor, p: Any = 0.5, name: Optional[str] = None) -> Tensor:
+    """Refill x in place with 1 (probability ``p``, a number or a tensor broadcast to x) or 0."""
+    probs = backend.to_host(p._data) if isinstance(p, Tensor) else p
+    return _refill(x, "bernoulli_", lambda g, shape: g.random(shape) < probs)
+
+
+def cauchy_(x: Tensor, loc: float = 0, scale: float = 1, name: Optional[str] = None) -> Tensor:
+    """Refill x in place with Cauchy values of median ``loc`` and half-width ``scale``."""
+    return _refill(x, "cauchy_", lambda g, shape: loc + scale * g.standard_cauchy(shape))
+
+
+def exponential_(x: Tensor, lam: float = 1.0, name: Optional[str] = None) -> Tensor:
+    """Refill x in place with exponential values of rate ``lam``."""
+    return _refill(x, "exponential_", lambda g, shape: g.exponential(1.0 / lam, shape))
+
+
+def geometric_(x: Tensor, probs: Any, name: Optional[str] = None) -> Tensor:
+    """Refill x in place with log(u) / log(1 - probs) for uniform u: Paddle's continuous form of
+    the geometric distribution (round up for the number of trials)."""
+    chance = backend.to_host(probs._data) if isinstance(probs, Tensor) else probs
+    return _refill(x, "geometric_", lambda g, shape: backend.numpy.log(g.random(shape)) / backend.numpy.log1p(-chance))
+
+
+def log_normal_(x: Tensor, mean: float = 1.0, std: float = 2.0, name: Optional[str] = None) -> Tensor:
+    """Refill x in place with exp of normal values of the given ``mean`` and ``std``."""
+    return _refill(x, "log_normal_", lambda g, shape: backend.numpy.exp(g.normal(mean, std, shape)))
+
+
+def random_(x: Tensor, from_: int = 0, to: Optional[int] = None, *, generator: Any = None) -> Tensor:
+    """Refill x in place with integers from [from_, to). One argument, ``random_(n)``, means
+    [0, n); none means from 0 up to the largest integer x's dtype holds exactly (2**(mantissa
+    bits + 1) for floats, the maximum for integers)."""
+    if to is None and from_ > 0:
+        from_, to = 0, from_
+    elif to is None:
+        dtype = x._data.dtype
+        largest = 2 ** (ml_dtypes.finfo(dtype).nmant + 1) if backend.is_floating(dtype) else int(ml_dtypes.iinfo(dtype).max)
+        to = largest + 1
+    if from_ >= to:
+        raise ValueError(f"random_: from_ ({from_}) must be below to ({to})")
+    return _refill(x, "random_", lambda g, shape: g.integers(from_, to, shape))
+
+
+fill_diagonal_ = inplace_form(filled_diagonal, "fill_diagonal")
+
+
+def _copied_from(x: Tensor, src: Tensor) -> Tensor:
+    return astype(broadcast_to(src, x.shape), x.dtype)
+
+
+_copy_into = inplace_form(_copied_from, "copy")
+
+
+def copy_(x: Tensor, src: Tensor, blocking: bool = True) -> Tensor:
+    """Write src's values (broadcast to x's shape, cast to x's dtype) into x; the gradient of x
+    flows to src."""
+    if not isinstance(src, Tensor):
+        raise TypeError(f"copy_: src must be a Tensor, got {type(src).__name__}")
+    return _copy_into(x, src)
+
+
+_where_into_x = inplace_form(lambda x, condition, y: where(condition, x, y), "where")
+
+
+def where_(condition: Tensor, x: Tensor = None, y: Any = None, name: Optional[str] = None) -> Tensor:
+    """In-place ``where``: x takes y's values where ``condition`` is False; returns x."""
+    return _where_into_x(x, condition, y)

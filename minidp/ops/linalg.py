@@ -857,3 +857,75 @@ def fill_diagonal_tensor(x: Tensor, y: Tensor, offset: int = 0, dim1: int = 0, d
                          name: str = None) -> Tensor:
     """``Tensor.fill_diagonal_tensor``: the same as :func:`diagonal_scatter`."""
     return diagonal_scatter(x, y, offset, dim1, dim2)
+
+
+def _diagonal_positions(shape: tuple, offset: int, wrap_rows: bool) -> Any:
+    """Flat positions of the (offset) diagonal of a 2-D shape, or of the main diagonal of an
+    n-D shape whose sides are equal; with ``wrap_rows`` a tall matrix's diagonal restarts below."""
+    xp = backend.numpy
+    if len(shape) != 2:
+        if len(set(shape)) != 1:
+            raise ValueError(f"fill_diagonal_: a tensor with more than 2 axes needs equal sides, got {list(shape)}")
+        return xp.arange(shape[0]) * int(sum(shape[0] ** k for k in range(len(shape))))
+    rows, cols = shape
+    step = cols + 1
+    if wrap_rows:
+        return xp.arange(offset if offset >= 0 else -offset * cols, rows * cols, step)
+    count = max(min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols), 0)
+    first = offset if offset >= 0 else -offset * cols
+    return first + xp.arange(count) * step
+
+
+def filled_diagonal(x: Tensor, value: float, offset: int = 0, wrap: bool = False, name: str = None) -> Tensor:
+    """x with ``value`` written on its diagonal (the out-of-place op behind ``Tensor.fill_diagonal_``);
+    the diagonal gets no gradient."""
+    if x._data.ndim < 2:
+        raise ValueError(f"fill_diagonal_: x needs at least 2 axes, got shape {x.shape}")
+    xd = x._data
+    xp = backend.get_array_module(xd)
+    positions = xp.asarray(_diagonal_positions(xd.shape, offset, wrap))
+    data = xd.copy()
+    data.reshape(-1)[positions] = value
+
+    def backward(g):
+        gx = g.copy()
+        gx.reshape(-1)[positions] = 0
+        return (gx,)
+
+    return result(data, (x,), backward)
+
+
+_LSTSQ_DRIVERS = (None, "gels", "gelsy", "gelsd", "gelss")
+
+
+def lstsq(x: Tensor, y: Tensor, rcond: float = None, driver: str = None, name: str = None) -> tuple:
+    """The least-squares solution of x @ solution = y (x is [..., M, N], y [..., M, K]), as Paddle's
+    ``(solution, residuals, rank, singular_values)``.
+
+    Which extras are filled depends on ``driver`` as in Paddle on the CPU: 'gelsy' (the default)
+    gives the rank, 'gelsd'/'gelss' the rank and x's singular values, 'gels' none; the squared
+    residuals per column come with every driver but 'gelsy' when M > N and x has full rank (else
+    they are empty). Values below ``rcond`` times the largest singular value count as zero
+    (default: machine epsilon times max(M, N)). Not differentiable, as in Paddle.
+    """
+    if driver not in _LSTSQ_DRIVERS:
+        raise ValueError(f"lstsq: driver must be one of {list(_LSTSQ_DRIVERS)}, got {driver!r}")
+    xd, yd = x._data, y._data
+    if xd.ndim < 2 or yd.ndim != xd.ndim or xd.shape[:-1] != yd.shape[:-1]:
+        raise ValueError(f"lstsq: x must be [..., M, N] and y [..., M, K] with the same leading shape, got "
+                         f"{x.shape} and {y.shape}")
+    xp = backend.get_array_module(xd)
+    batch, (m, n) = xd.shape[:-2], xd.shape[-2:]
+    flat_x, flat_y = xd.reshape((-1, m, n)), yd.reshape((-1, m, yd.shape[-1]))
+    solved = [xp.linalg.lstsq(a, b, rcond=rcond) for a, b in zip(flat_x, flat_y)]
+    solution = xp.stack([s[0] for s in solved]).reshape(batch + (n, yd.shape[-1])).astype(xd.dtype)
+    ranks = [int(s[2]) for s in solved]
+    full_rank_tall = m > n and all(r == n for r in ranks)
+    empty = xp.zeros((0,), dtype=xd.dtype)
+    residuals = (xp.stack([s[1] for s in solved]).reshape(batch + (yd.shape[-1],)).astype(xd.dtype)
+                 if full_rank_tall and driver != "gelsy" and driver is not None else empty)
+    rank = (xp.zeros((0,), dtype="int64") if driver == "gels"
+            else xp.asarray(ranks, dtype="int32").reshape(batch))
+    singular = (xp.stack([s[3] for s in solved]).reshape(batch + (min(m, n),)).astype(xd.dtype)
+                if driver in ("gelsd", "gelss") else empty)
+    return tuple(wrap(a) for a in (solution, residuals, rank, singular))

@@ -5,7 +5,7 @@ from typing import Any
 
 from .. import backend
 from ..autograd.tensor import Tensor
-from ._util import normalize_axis, result, wrap
+from ._util import normalize_axis, result, unbroadcast, wrap
 
 
 def _expand_like(g: Any, shape: tuple, axes: Any, keepdim: bool) -> Any:
@@ -227,3 +227,14 @@ def _nan_to_zero(x: Tensor, xp: Any) -> Tensor:
     xd = x._data
     keep = ~xp.isnan(xd)
     return result(xp.where(keep, xd, 0).astype(xd.dtype, copy=False), (x,), lambda g: (g * keep,))
+
+
+def reduce_as(x: Tensor, target: Tensor, name: str = None) -> Tensor:
+    """Sum x over the axes that broadcasting target's shape to x's shape would add or stretch, so
+    the result has target's shape (the gradient of a broadcast)."""
+    shape = tuple(target._data.shape)
+    lead = x._data.ndim - len(shape)
+    if lead < 0 or [n for n, m in zip(shape, x._data.shape[lead:]) if n not in (1, m)]:
+        raise ValueError(f"reduce_as: target's shape {list(shape)} does not broadcast to x's shape {x.shape}")
+    xp = backend.get_array_module(x._data)
+    return result(unbroadcast(x._data, shape), (x,), lambda g: (xp.broadcast_to(g, x._data.shape),))

@@ -41,6 +41,7 @@ from .input import gather_tree
 from .pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d,
                       max_pool1d)
 from .vision import interpolate, pixel_shuffle, pixel_unshuffle, upsample
+from .gated import swiglu
 
 __all__ = ["linear", "dropout", "conv2d", "max_pool2d", "avg_pool2d", "layer_norm", "batch_norm",
            "embedding", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
@@ -68,3 +69,5 @@ __all__ += ["npair_loss", "temporal_shift"]
 __all__ += ["ctc_loss"]
 __all__ += ["affine_grid", "grid_sample"]
 __all__ += ["gather_tree"]
+__all__ += ["logsigmoid", "swiglu"]
+logsigmoid = log_sigmoid

@@ -1,0 +1,19 @@
+"""Gated activations built from the ops: ``swiglu`` (the SiLU-gated linear unit of LLaMA-style MLPs)."""
+from __future__ import annotations
+
+from typing import Optional
+
+from ...autograd.tensor import Tensor
+from ...ops import chunk, multiply
+from .activation import silu
+
+__all__ = ["swiglu"]
+
+
+def swiglu(x: Tensor, y: Optional[Tensor] = None, name: Optional[str] = None) -> Tensor:
+    """silu(x) * y; without y, x's last axis is split in two halves a, b and the result is silu(a) * b."""
+    if y is None:
+        if x.shape[-1] % 2:
+            raise ValueError(f"swiglu: without y, x's last axis must have even length, got shape {x.shape}")
+        x, y = chunk(x, 2, axis=-1)
+    return multiply(silu(x), y)
