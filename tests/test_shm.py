@@ -378,3 +378,31 @@ def test_allocate_without_peers_is_a_zeroed_numpy_array():
     assert array.shape == (3, 4) and array.dtype == np.float64 and not array.any()
     group.all_reduce(array)
     group.shutdown()
+
+
+def data_parallel_buckets_worker():
+    """DataParallel's bucket buffers live in the group's shared segment (zero copy) and the
+    gradients it averages are right."""
+    import minidp
+    import minidp.distributed as dist
+
+    dist.init_parallel_env()
+    rank = dist.get_rank()
+    minidp.seed(0)
+    model = minidp.DataParallel(minidp.nn.Linear(6, 3), comm_buffer_size=1,
+                                last_comm_buffer_size=1)
+    x = minidp.to_tensor(np.full((2, 6), float(rank + 1), dtype="float32"))
+    model(x).sum().backward()
+    pg = dist.get_group().process_group
+    reducer = model._reducer
+    flats = [b.grad_bucket.copy().flat for b in reducer._buckets]
+    in_segment = [pg._local._arena_place(flat)[0] != 0 for flat in flats]
+    return in_segment, model._layers.weight.grad.numpy().tolist()
+
+
+def test_data_parallel_buckets_live_in_shared_memory():
+    results = run_workers(data_parallel_buckets_worker, 2, timeout=60)
+    for in_segment, grad in results:
+        assert in_segment and all(in_segment)
+        assert np.allclose(grad, 1.5 * 2)  # mean over ranks of 2 rows of (rank + 1), per input
+    assert results[0][1] == results[1][1]

@@ -45,13 +45,18 @@ class BucketCopy(abc.ABC):
 
     EAGER = False
 
-    def __init__(self, like: Sequence[Any], wire_dtype: Any) -> None:
+    def __init__(self, like: Sequence[Any], wire_dtype: Any, process_group: Any) -> None:
         self.offsets: List[int] = []
         total = 0
         for array in like:
             self.offsets.append(total)
             total += array.size
-        self.flat = backend.get_array_module(like[0]).zeros(total, dtype=wire_dtype)
+        self.flat = self._new_flat(like, total, wire_dtype, process_group)
+
+    @staticmethod
+    def _new_flat(like: Sequence[Any], total: int, wire_dtype: Any, process_group: Any) -> Any:
+        """The zeroed flat buffer, in the memory of the entries."""
+        return backend.get_array_module(like[0]).zeros(total, dtype=wire_dtype)
 
     @abc.abstractmethod
     def pack(self, gradients: Sequence[Any], scale: float, done: Sequence[bool]) -> None:
@@ -73,14 +78,21 @@ class HostCopy(BucketCopy):
 
     EAGER = True
 
-    def __init__(self, like: Sequence[Any], wire_dtype: Any) -> None:
-        super().__init__(like, wire_dtype)
+    def __init__(self, like: Sequence[Any], wire_dtype: Any, process_group: Any) -> None:
+        super().__init__(like, wire_dtype, process_group)
         self._slots = [self.flat[o:o + a.size] for o, a in zip(self.offsets, like)]
         self._views = numpy.dtype(wire_dtype) == like[0].dtype
         if self._views:
             self._results = [s.reshape(a.shape) for s, a in zip(self._slots, like)]
         else:
             self._results = [numpy.empty(a.shape, dtype=a.dtype) for a in like]
+
+    @staticmethod
+    def _new_flat(like: Sequence[Any], total: int, wire_dtype: Any, process_group: Any) -> Any:
+        """Memory the process group hands out for repeated all-reduces: with ranks sharing a
+        host, a buffer in their shared segment, so packing writes straight into shared memory
+        and the all-reduce skips its copy-in."""
+        return process_group.allocate((total,), wire_dtype)
 
     def pack_entry(self, entry: int, grad: Any, scale: float) -> None:
         """Write one gradient times ``scale`` (None: zeros) into its slot, cast to the wire."""
@@ -109,8 +121,8 @@ class KernelCopy(BucketCopy):
     The results are arrays of their own, allocated once with the unpack launch that fills them.
     """
 
-    def __init__(self, like: Sequence[Any], wire_dtype: Any) -> None:
-        super().__init__(like, wire_dtype)
+    def __init__(self, like: Sequence[Any], wire_dtype: Any, process_group: Any) -> None:
+        super().__init__(like, wire_dtype, process_group)
         xp = backend.get_array_module(like[0])
         self._results = [xp.empty(a.shape, dtype=a.dtype) for a in like]
         self._unpack = unpack_launch(self.flat, self._results, self.offsets)
@@ -181,7 +193,7 @@ class GradBucket:
         key = self.dtype if wire_dtype is None else numpy.dtype(wire_dtype)
         copy = self._copies.get(key)
         if copy is None:
-            copy = copy_for(backend.place_of(self._like[0]))(self._like, key)
+            copy = copy_for(backend.place_of(self._like[0]))(self._like, key, self.process_group)
             self._copies[key] = copy
         return copy
 
