@@ -167,7 +167,7 @@ def new_group(ranks: Optional[Sequence[int]] = None, backend: Optional[str] = No
     pg = get_backend_factory(backend or _state.backend)(spec)
     group = Group(spec.rank, group_id, members, pg, spec.name)
     _state.groups[group_id] = group
-    logger.info("rank %d: created %r", _state.global_rank, group)
+    logger.info("created %r", group)
     return group
 
 

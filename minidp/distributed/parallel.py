@@ -219,8 +219,8 @@ def init_parallel_env() -> Optional[Group]:
     pg = get_backend_factory(backend)(spec)
     group = Group(env.rank, collective.DEFAULT_GROUP_ID, ranks, pg, DEFAULT_GROUP_NAME)
     collective._register_default_group(group, store, backend, timeout)
-    logger.info("rank %d: init_parallel_env done: %d ranks, backend %s, timeout %g s",
-                env.rank, env.world_size, backend, timeout)
+    logger.info("init_parallel_env done: %d ranks, backend %s, timeout %g s", env.world_size,
+                backend, timeout)
     return group
 
 

@@ -428,7 +428,7 @@ class ProcessGroup(abc.ABC):
             if self._failure is not None:
                 return False
             self._failure = error
-        logger.error("rank %d: %s", self.global_ranks[self.rank], error)
+        logger.error("%s", error)
         return True
 
     def _guarded(self, call: Collective, run: Callable[[], Any]) -> Any:

@@ -107,8 +107,7 @@ class GlooProcessGroup(ThreadedProcessGroup):
         self._peers: Dict[int, socket.socket] = {}
         if size > 1:
             self._peers = self._connect_mesh(store)
-        logger.info("rank %d: gloo group '%s' ready (rank %d of %d)",
-                    self.global_ranks[rank], name, rank, size)
+        logger.info("gloo group '%s' ready (rank %d of %d)", name, rank, size)
 
     # --- set-up ----------------------------------------------------------------------------
     def _connect_mesh(self, store: Any) -> Dict[int, socket.socket]:
@@ -197,8 +196,7 @@ class GlooProcessGroup(ThreadedProcessGroup):
                         return peer, conn
                     except (auth.AuthenticationError, OSError) as error:
                         reason = f"no proof of the job secret ({error})"
-            logger.warning("rank %d: gloo group '%s' dropped a connection with %s",
-                           self.global_ranks[self.rank], self.name, reason)
+            logger.warning("gloo group '%s' dropped a connection with %s", self.name, reason)
             conn.close()
 
     @staticmethod

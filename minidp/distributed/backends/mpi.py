@@ -83,8 +83,7 @@ class MpiProcessGroup(ThreadedProcessGroup):
                          global_ranks=global_ranks)
         self._comm = comm
         self._fingerprints_in = numpy.empty((self.size, Fingerprint.SIZE), numpy.uint8)
-        logger.info("rank %d: mpi group '%s' ready (rank %d of %d)",
-                    self.global_ranks[self.rank], name, self.rank, self.size)
+        logger.info("mpi group '%s' ready (rank %d of %d)", name, self.rank, self.size)
 
     def _complete(self, op: str, request: Any, deadline: float, peer: Optional[int]) -> None:
         """Poll ``request`` until it completes; at ``deadline`` raise a ``RuntimeError`` (a

@@ -401,8 +401,8 @@ class NcclProcessGroup(ProcessGroup):
         self._stream: Any = None
         self._barrier_buffer: Any = None
         self._outstanding: List[NcclWork] = []
-        logger.info("rank %d: nccl group '%s' ready (rank %d of %d; communicator at the first "
-                    "collective)", self.global_ranks[rank], name, rank, size)
+        logger.info("nccl group '%s' ready (rank %d of %d; communicator at the first "
+                    "collective)", name, rank, size)
 
     # --- arrays ------------------------------------------------------------------------------
     def _check_array(self, array: Any, what: str) -> None:
@@ -475,8 +475,7 @@ class NcclProcessGroup(ProcessGroup):
         self._comm = runtime.communicator(self.size, self._unique_id, self.rank)
         self._stream = runtime.new_stream()
         self._barrier_buffer = runtime.empty((1,), numpy.dtype(numpy.uint8))
-        logger.info("rank %d: nccl group '%s' connected on gpu:%d in %.3f s",
-                    self.global_ranks[self.rank], self.name, self._device,
+        logger.info("nccl group '%s' connected on gpu:%d in %.3f s", self.name, self._device,
                     time.monotonic() - started)
 
     def _meet_in_store(self) -> None:
@@ -573,8 +572,7 @@ class NcclProcessGroup(ProcessGroup):
             try:
                 work.wait()
             except RuntimeError as error:
-                logger.warning("rank %d: shutting down after a failed operation: %s",
-                               self.global_ranks[self.rank], error)
+                logger.warning("shutting down after a failed operation: %s", error)
                 break
 
     def _close(self) -> None:
