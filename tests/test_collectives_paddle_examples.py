@@ -19,8 +19,7 @@ import pytest
 
 from dist_utils import find_mpiexec, run_workers
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "scripts"))
-import collective_examples  # noqa: E402  (lives in tests/scripts)
+import collective_examples
 
 REPO = Path(__file__).resolve().parent.parent
 REDUCERS = {"SUM": np.add, "MAX": np.maximum, "MIN": np.minimum, "PROD": np.multiply}

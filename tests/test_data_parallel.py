@@ -33,9 +33,8 @@ from minidp.distributed import comm_hooks
 from minidp.distributed.collective import Group
 from minidp.distributed.reducer import assign_buckets
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "scripts"))
-import dp_tasks  # noqa: E402  (lives in tests/scripts)
-from dp_tasks import LinearNet  # noqa: E402
+import dp_tasks
+from dp_tasks import LinearNet
 
 GLOO = {"PADDLE_DISTRI_BACKEND": "gloo", "PADDLE_PG_TIMEOUT": "30000"}
 TINY = 1e-6  # MiB: about one byte, so every parameter gets a bucket of its own

@@ -8,18 +8,15 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "scripts"))
 
-import jobs  # noqa: E402  (lives in tests/scripts)
-from jobs import job_token  # noqa: E402,F401  (pytest fixture)
+import jobs
 
-from minidp.distributed.job import PortReservation  # noqa: E402
-from minidp.distributed.launch import nodes  # noqa: E402
-from minidp.distributed.launch.main import build_parser, make_plan  # noqa: E402
+from minidp.distributed.job import PortReservation
+from minidp.distributed.launch import nodes
+from minidp.distributed.launch.main import build_parser, make_plan
 
 LAUNCH = [sys.executable, "-m", "minidp.distributed.launch"]
 

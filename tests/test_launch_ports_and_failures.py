@@ -6,28 +6,25 @@ import signal
 import socket
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "scripts"))
 
-import jobs  # noqa: E402  (lives in tests/scripts)
-import rank_tasks  # noqa: E402
-from jobs import job_token  # noqa: E402,F401  (pytest fixture)
+import jobs
+import rank_tasks
 
-from minidp.distributed import supervisor as supervisor_module  # noqa: E402
-from minidp.distributed.failure_record import (  # noqa: E402
+from minidp.distributed import supervisor as supervisor_module
+from minidp.distributed.failure_record import (
     PeerFailedError,
     blamed_rank,
     read_failure_records,
     write_failure_record,
 )
-from minidp.distributed.job import PortReservation  # noqa: E402
-from minidp.distributed.launch.main import build_parser, make_plan  # noqa: E402
-from minidp.distributed.spawn import RankFailedError, build_environments, spawn  # noqa: E402
-from minidp.distributed.store import TCPStore  # noqa: E402
-from minidp.distributed.supervisor import RankHandle, Supervisor  # noqa: E402
+from minidp.distributed.job import PortReservation
+from minidp.distributed.launch.main import build_parser, make_plan
+from minidp.distributed.spawn import RankFailedError, build_environments, spawn
+from minidp.distributed.store import TCPStore
+from minidp.distributed.supervisor import RankHandle, Supervisor
 
 LAUNCH = [sys.executable, "-m", "minidp.distributed.launch"]
 

@@ -1,15 +1,12 @@
 """A bare ``mpirun -n N python train.py`` (the pip-installed MPICH of the ``mpi`` extra)."""
 import importlib.util
 import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "scripts"))
 
-import jobs  # noqa: E402  (lives in tests/scripts)
-from dist_utils import find_mpiexec  # noqa: E402
-from jobs import job_token  # noqa: E402,F401  (pytest fixture)
+import jobs
+from dist_utils import find_mpiexec
 
 MPIEXEC = find_mpiexec()
 

@@ -3,8 +3,6 @@
 
 Values in PADDLE were recorded by hand from PaddlePaddle 3.3.1 (CPU, float64).
 """
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,8 +13,7 @@ import minidp.nn.functional as F
 from dist_utils import run_workers
 from gradcheck import check_grad
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "scripts"))
-import sync_bn_tasks  # noqa: E402  (lives in tests/scripts)
+import sync_bn_tasks
 
 rng = np.random.default_rng(0)
 Z = np.linspace(-1, 1, 24).reshape(1, 4, 3, 2) ** 2

@@ -12,9 +12,8 @@ import minidp
 import minidp.random as mrandom
 from minidp.distributed.spawn import spawn
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "scripts"))
 
-import random_tasks  # noqa: E402  (lives in tests/scripts)
+import random_tasks
 
 REPO = str(Path(__file__).resolve().parents[1])
 DRAW = ("import minidp; d = minidp.io.DataLoader(list(range(20)), batch_size=20, shuffle=True); "

@@ -3,19 +3,16 @@ import os
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy
 import psutil
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "scripts"))
 
-import jobs  # noqa: E402  (lives in tests/scripts)
-import rank_tasks  # noqa: E402
-from jobs import job_token  # noqa: E402,F401  (pytest fixture)
+import jobs
+import rank_tasks
 
-from minidp.distributed.spawn import (  # noqa: E402
+from minidp.distributed.spawn import (
     RankFailedError,
     build_environments,
     select_gpus,

@@ -3,16 +3,13 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "scripts"))
 
-import jobs  # noqa: E402  (lives in tests/scripts)
-import rank_tasks  # noqa: E402
-from jobs import job_token  # noqa: E402,F401  (pytest fixture)
-from minidp.distributed.spawn import RankFailedError, spawn  # noqa: E402
+import jobs
+import rank_tasks
+from minidp.distributed.spawn import RankFailedError, spawn
 
 NEVER_JOINED = f"""
 import sys
