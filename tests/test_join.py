@@ -43,8 +43,10 @@ def test_join_throw_on_early_termination_raises_on_every_rank():
         assert "throw_on_early_termination" in message
 
 
-def test_without_join_the_waiting_rank_warns_naming_the_peer_then_times_out():
-    env = {**GLOO, "PADDLE_PG_TIMEOUT": "4000", "MINIDP_STALL_WARNING_SECONDS": "1"}
+@pytest.mark.parametrize("transport", ["shm", "tcp"])
+def test_without_join_the_waiting_rank_warns_naming_the_peer_then_times_out(transport):
+    env = {**GLOO, "PADDLE_PG_TIMEOUT": "4000", "MINIDP_STALL_WARNING_SECONDS": "1",
+           "MINIDP_TRANSPORT": transport}
     results = run_workers(join_tasks.stalled_worker, 2, env=env)
     waiting = results[0]
     stalls = [w for w in waiting["warnings"] if "has waited" in w]
