@@ -12,7 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import minidp
 from dist_utils import run_workers
+from minidp.distributed.backends.base import stall_warning_seconds
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "scripts"))
 import join_tasks  # noqa: E402  (lives in tests/scripts)
@@ -20,13 +22,14 @@ import join_tasks  # noqa: E402  (lives in tests/scripts)
 GLOO = {"PADDLE_DISTRI_BACKEND": "gloo", "PADDLE_PG_TIMEOUT": "30000"}
 
 
-@pytest.mark.parametrize("world", [2, 3])
+@pytest.mark.parametrize("counts", [join_tasks.UNEVEN, (2, 4, 1), (0, 2)],
+                         ids=lambda counts: "batches" + "-".join(map(str, counts)))
 @pytest.mark.parametrize("divide_by_initial_world_size", [False, True])
-def test_join_matches_training_on_the_union_of_batches(world, divide_by_initial_world_size):
-    results = run_workers(join_tasks.join_worker, world, args=(divide_by_initial_world_size,),
-                          env=GLOO)
-    expected = join_tasks.train_reference(world, divide_by_initial_world_size)
-    other = join_tasks.train_reference(world, not divide_by_initial_world_size)
+def test_join_matches_training_on_the_union_of_batches(counts, divide_by_initial_world_size):
+    results = run_workers(join_tasks.join_worker, len(counts),
+                          args=(list(counts), divide_by_initial_world_size), env=GLOO)
+    expected = join_tasks.train_reference(counts, divide_by_initial_world_size)
+    other = join_tasks.train_reference(counts, not divide_by_initial_world_size)
     for rank, result in enumerate(results):
         assert result.keys() == expected.keys()
         for name, value in expected.items():
@@ -55,3 +58,31 @@ def test_without_join_the_waiting_rank_warns_naming_the_peer_then_times_out(tran
     assert "timed out waiting for rank 1" in waiting["error"]
     assert 3.5 < waiting["seconds"] < 8
     assert results[1]["warnings"] == []
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "soon", "nan"])
+def test_stall_warning_interval_must_be_a_positive_number(monkeypatch, value):
+    monkeypatch.setenv("MINIDP_STALL_WARNING_SECONDS", value)
+    with pytest.raises(ValueError, match="MINIDP_STALL_WARNING_SECONDS"):
+        stall_warning_seconds()
+
+
+def test_stall_warning_interval_default_and_override(monkeypatch):
+    monkeypatch.delenv("MINIDP_STALL_WARNING_SECONDS", raising=False)
+    assert stall_warning_seconds() == 60.0
+    monkeypatch.setenv("MINIDP_STALL_WARNING_SECONDS", "2.5")
+    assert stall_warning_seconds() == 2.5
+
+
+def test_join_on_one_process_is_a_plain_block():
+    with pytest.warns(UserWarning, match="not initialised"):
+        model = minidp.DataParallel(join_tasks.build_model())
+    optimizer = minidp.optimizer.SGD(learning_rate=0.1, parameters=model.parameters())
+    with model.join():
+        x, y = join_tasks.batch(0, 0)
+        loss = ((model(minidp.to_tensor(x)) - minidp.to_tensor(y)) ** 2).mean()
+        loss.backward()
+        optimizer.step()
+    reference = join_tasks.train_reference([1], divide_by_initial_world_size=False)
+    for name, value in join_tasks.state(model._layers).items():
+        np.testing.assert_allclose(value, reference[name], rtol=1e-6, atol=1e-7)

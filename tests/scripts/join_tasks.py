@@ -1,8 +1,8 @@
 """What each rank runs in tests/test_join.py: training on uneven inputs with and without join.
 
-Rank ``r`` of ``n`` trains on ``BATCHES[n][r]`` batches; batch ``s`` of rank ``r`` is drawn from
-a generator seeded with ``(s, r)``, so the single-process reference can rebuild the union of the
-batches of every step.
+Rank ``r`` trains on ``counts[r]`` batches; batch ``s`` of rank ``r`` is drawn from a generator
+seeded with ``(s, r)``, so the single-process reference can rebuild the union of the batches of
+every step.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import minidp.nn as nn
 import minidp.optimizer as optim
 
 ROWS, IN_FEATURES, OUT_FEATURES = 4, 3, 2
-BATCHES = {2: [3, 1], 3: [2, 4, 1]}
+UNEVEN = (3, 1)  # batches per rank where a test needs two ranks with uneven inputs
 LEARNING_RATE = 0.1
 
 
@@ -45,12 +45,13 @@ def _train_step(model, optimizer, x, y) -> None:
     optimizer.clear_grad()
 
 
-def train_reference(world: int, divide_by_initial_world_size: bool) -> Dict[str, np.ndarray]:
+def train_reference(counts: List[int],
+                    divide_by_initial_world_size: bool) -> Dict[str, np.ndarray]:
     """One process, each step on the union of the batches of the ranks still training; with
     ``divide_by_initial_world_size`` the step's gradient is scaled by contributors / world."""
     model = build_model()
     optimizer = optim.SGD(learning_rate=LEARNING_RATE, parameters=model.parameters())
-    counts = BATCHES[world]
+    world = len(counts)
     for step in range(max(counts)):
         ranks = [r for r in range(world) if step < counts[r]]
         x = np.concatenate([batch(step, r)[0] for r in ranks])
@@ -64,15 +65,15 @@ def train_reference(world: int, divide_by_initial_world_size: bool) -> Dict[str,
     return state(model)
 
 
-def join_worker(divide_by_initial_world_size: bool) -> Dict[str, Any]:
-    """Train this rank's batches inside ``join()``; return the final parameters."""
+def join_worker(counts: List[int], divide_by_initial_world_size: bool) -> Dict[str, Any]:
+    """Train this rank's ``counts[rank]`` batches inside ``join()``; return the parameters."""
     dist.init_parallel_env()
-    rank, world = dist.get_rank(), dist.get_world_size()
+    rank = dist.get_rank()
     layer = build_model()
     model = minidp.DataParallel(layer, comm_buffer_size=1e-5, last_comm_buffer_size=1e-5)
     optimizer = optim.SGD(learning_rate=LEARNING_RATE, parameters=model.parameters())
     with model.join(divide_by_initial_world_size=divide_by_initial_world_size):
-        for step in range(BATCHES[world][rank]):
+        for step in range(counts[rank]):
             _train_step(model, optimizer, *batch(step, rank))
     return state(layer)
 
@@ -80,12 +81,12 @@ def join_worker(divide_by_initial_world_size: bool) -> Dict[str, Any]:
 def throw_worker() -> str:
     """join(throw_on_early_termination=True): every rank raises at the first uneven step."""
     dist.init_parallel_env()
-    rank, world = dist.get_rank(), dist.get_world_size()
+    rank = dist.get_rank()
     model = minidp.DataParallel(build_model())
     optimizer = optim.SGD(learning_rate=LEARNING_RATE, parameters=model.parameters())
     try:
         with model.join(throw_on_early_termination=True):
-            for step in range(BATCHES[world][rank]):
+            for step in range(UNEVEN[rank]):
                 _train_step(model, optimizer, *batch(step, rank))
     except RuntimeError as error:
         return str(error)
