@@ -39,6 +39,17 @@ def test_join_matches_training_on_the_union_of_batches(counts, divide_by_initial
         "the two divisions should end apart, or the test cannot tell them apart"
 
 
+def test_join_with_no_sync_accumulation():
+    counts = (1, 3, 2)
+    results = run_workers(join_tasks.join_no_sync_worker, len(counts), args=(list(counts), 2),
+                          env=GLOO)
+    expected = join_tasks.train_reference(counts, False, accumulate=2)
+    for rank, result in enumerate(results):
+        for name, value in expected.items():
+            np.testing.assert_allclose(result[name], value, rtol=1e-5, atol=1e-6,
+                                       err_msg=f"rank {rank}, {name}")
+
+
 def test_join_throw_on_early_termination_raises_on_every_rank():
     messages = run_workers(join_tasks.throw_worker, 2, env=GLOO)
     for message in messages:

@@ -249,8 +249,8 @@ class DataParallel(Layer):
         ``False`` divides by the number of ranks that fed the step, which gives the gradient of
         training one process on the union of those ranks' batches (equal batch sizes, mean
         loss). ``throw_on_early_termination=True`` raises on every rank at the first step some
-        rank has no data for, instead. ``enable=False`` makes the block a plain one. Inside,
-        ``no_sync`` is not supported (the ranks would count steps differently).
+        rank has no data for, instead. ``enable=False`` makes the block a plain one. Forwards
+        under ``no_sync`` or ``no_grad`` are not counted: they communicate nothing.
         """
         if not enable or self._reducer is None:
             yield
@@ -262,11 +262,11 @@ class DataParallel(Layer):
         try:
             yield
             self._join.answer_until_all_done()
-            sync_params_buffers(self._layers, comm_group=self._reducer._group,
+            sync_params_buffers(self._layers, comm_group=self._reducer.process_group,
                                 src_rank=self._join.most_trained_rank())
         finally:
             self._join = None
-            self._reducer.set_contributing_ranks(self._reducer._group.size, True)
+            self._reducer.set_contributing_ranks(self._reducer.process_group.size, True)
 
     def register_comm_hook(self, state: Any, hook: CommHook) -> None:
         """Let ``hook(state, bucket)`` pack, communicate and unpack every gradient bucket.
@@ -340,11 +340,11 @@ class _JoinState:
 
     def __init__(self, reducer: Reducer, divide_by_world_size: bool, throw: bool) -> None:
         self._reducer = reducer
-        self._group = reducer._group
+        self._group = reducer.process_group
         self._divide_by_world_size = divide_by_world_size
         self._throw = throw
         self._steps = 0
-        like = reducer._status
+        like = reducer.buckets[0][0]._data
         self._count = backend.get_array_module(like).zeros(1, dtype=numpy.int64)
 
     def _ranks_training(self, training: bool) -> int:
@@ -356,8 +356,8 @@ class _JoinState:
         if self._throw and training < self._group.size:
             raise RuntimeError(
                 f"DataParallel.join: {self._group.size - training} of {self._group.size} ranks "
-                f"ran out of data (rank {self._group.rank} noticed at its step {self._steps + 1}), "
-                "and throw_on_early_termination=True was given")
+                f"ran out of data (seen on rank {self._group.rank}), and "
+                "throw_on_early_termination=True was given")
 
     def start_step(self) -> None:
         """Before this rank's step: count the ranks training it, and scale its averages."""

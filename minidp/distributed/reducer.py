@@ -177,6 +177,11 @@ class Reducer:
         self._released = True
 
     @property
+    def process_group(self) -> Any:
+        """The process group the gradients are averaged over."""
+        return self._group
+
+    @property
     def buckets(self) -> List[List[Tensor]]:
         """The parameters of each bucket, in launch order."""
         return [list(b.grad_bucket.params) for b in self._buckets]

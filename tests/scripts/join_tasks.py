@@ -6,6 +6,7 @@ every step.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from typing import Any, Dict, List
@@ -45,21 +46,23 @@ def _train_step(model, optimizer, x, y) -> None:
     optimizer.clear_grad()
 
 
-def train_reference(counts: List[int],
-                    divide_by_initial_world_size: bool) -> Dict[str, np.ndarray]:
-    """One process, each step on the union of the batches of the ranks still training; with
-    ``divide_by_initial_world_size`` the step's gradient is scaled by contributors / world."""
+def train_reference(counts: List[int], divide_by_initial_world_size: bool,
+                    accumulate: int = 1) -> Dict[str, np.ndarray]:
+    """One process, each step on the union of the batches of the ranks still training (its
+    ``accumulate`` micro-batches one after the other); with ``divide_by_initial_world_size``
+    the step's gradient is scaled by contributors / world."""
     model = build_model()
     optimizer = optim.SGD(learning_rate=LEARNING_RATE, parameters=model.parameters())
     world = len(counts)
     for step in range(max(counts)):
         ranks = [r for r in range(world) if step < counts[r]]
-        x = np.concatenate([batch(step, r)[0] for r in ranks])
-        y = np.concatenate([batch(step, r)[1] for r in ranks])
-        loss = ((model(minidp.to_tensor(x)) - minidp.to_tensor(y)) ** 2).mean()
-        if divide_by_initial_world_size:
-            loss = loss * (len(ranks) / world)
-        loss.backward()
+        for micro in range(accumulate):
+            x = np.concatenate([batch(step * accumulate + micro, r)[0] for r in ranks])
+            y = np.concatenate([batch(step * accumulate + micro, r)[1] for r in ranks])
+            loss = ((model(minidp.to_tensor(x)) - minidp.to_tensor(y)) ** 2).mean()
+            if divide_by_initial_world_size:
+                loss = loss * (len(ranks) / world)
+            loss.backward()
         optimizer.step()
         optimizer.clear_grad()
     return state(model)
@@ -75,6 +78,27 @@ def join_worker(counts: List[int], divide_by_initial_world_size: bool) -> Dict[s
     with model.join(divide_by_initial_world_size=divide_by_initial_world_size):
         for step in range(counts[rank]):
             _train_step(model, optimizer, *batch(step, rank))
+    return state(layer)
+
+
+def join_no_sync_worker(counts: List[int], accumulate: int) -> Dict[str, Any]:
+    """As :func:`join_worker` (dividing by the ranks that train), each step accumulating
+    ``accumulate`` micro-batches, all but the last under ``no_sync()``."""
+    dist.init_parallel_env()
+    rank = dist.get_rank()
+    layer = build_model()
+    model = minidp.DataParallel(layer)
+    optimizer = optim.SGD(learning_rate=LEARNING_RATE, parameters=model.parameters())
+    with model.join(divide_by_initial_world_size=False):
+        for step in range(counts[rank]):
+            for micro in range(accumulate):
+                x, y = batch(step * accumulate + micro, rank)
+                quiet = model.no_sync() if micro < accumulate - 1 else contextlib.nullcontext()
+                with quiet:
+                    loss = ((model(minidp.to_tensor(x)) - minidp.to_tensor(y)) ** 2).mean()
+                    loss.backward()
+            optimizer.step()
+            optimizer.clear_grad()
     return state(layer)
 
 
