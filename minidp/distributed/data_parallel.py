@@ -19,8 +19,9 @@ from .. import backend
 from ..autograd import engine
 from ..autograd.tensor import Tensor
 from ..nn import Layer
-from .env import ParallelEnv
+from .backends import ReduceOp
 from .comm_hooks import CommHook
+from .env import ParallelEnv
 from .reducer import Reducer, assign_buckets
 
 logger = logging.getLogger("minidp.distributed")
@@ -192,6 +193,7 @@ class DataParallel(Layer):
         self.comm_buffer_size = int(comm_buffer_size * 1024 * 1024)
         self.last_comm_buffer_size = int(last_comm_buffer_size * 1024 * 1024)
         self._reducer: Optional[Reducer] = None
+        self._join: Optional[_JoinState] = None
         self._comm_hook: Optional[CommHook] = None
         from . import collective
 
@@ -225,8 +227,46 @@ class DataParallel(Layer):
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         outputs = self._layers(*inputs, **kwargs)
         if self._reducer is not None and self.grad_need_sync and engine.is_grad_enabled():
+            if self._join is not None:
+                self._join.start_step()
             self._reducer.prepare_for_backward(list(_find_tensors(outputs)))
         return outputs
+
+    @contextlib.contextmanager
+    def join(self, divide_by_initial_world_size: bool = True, enable: bool = True,
+             throw_on_early_termination: bool = False) -> Iterator[None]:
+        """Train on uneven inputs: a rank whose loop inside ends early answers its peers' steps.
+
+        As PyTorch's ``DistributedDataParallel.join``. Inside, every training forward (one that
+        is followed by backward) first all-reduces a count of the ranks still training. A rank
+        that leaves the block keeps taking part in its peers' gradient all-reduces with zeros
+        until every rank has left; then all ranks take the parameters and buffers of a rank
+        that trained the most steps, so the replicas end identical (optimizer states are not
+        synchronised, as in PyTorch).
+
+        ``divide_by_initial_world_size=True`` (PyTorch's default) keeps dividing the summed
+        gradients by the world size, so a step that fewer ranks feed moves the model less;
+        ``False`` divides by the number of ranks that fed the step, which gives the gradient of
+        training one process on the union of those ranks' batches (equal batch sizes, mean
+        loss). ``throw_on_early_termination=True`` raises on every rank at the first step some
+        rank has no data for, instead. ``enable=False`` makes the block a plain one. Forwards
+        under ``no_sync`` or ``no_grad`` are not counted: they communicate nothing.
+        """
+        if not enable or self._reducer is None:
+            yield
+            return
+        if self._join is not None:
+            raise RuntimeError("DataParallel.join: already inside a join() block of this model")
+        self._join = _JoinState(self._reducer, divide_by_initial_world_size,
+                                throw_on_early_termination)
+        try:
+            yield
+            self._join.answer_until_all_done()
+            sync_params_buffers(self._layers, comm_group=self._reducer.process_group,
+                                src_rank=self._join.most_trained_rank())
+        finally:
+            self._join = None
+            self._reducer.set_contributing_ranks(self._reducer.process_group.size, True)
 
     def register_comm_hook(self, state: Any, hook: CommHook) -> None:
         """Let ``hook(state, bucket)`` pack, communicate and unpack every gradient bucket.
@@ -293,6 +333,55 @@ class DataParallel(Layer):
 
     set_dict = set_state_dict
     load_dict = set_state_dict
+
+
+class _JoinState:
+    """One rank's side of ``DataParallel.join``: the per-step count of ranks still training."""
+
+    def __init__(self, reducer: Reducer, divide_by_world_size: bool, throw: bool) -> None:
+        self._reducer = reducer
+        self._group = reducer.process_group
+        self._divide_by_world_size = divide_by_world_size
+        self._throw = throw
+        self._steps = 0
+        like = reducer.buckets[0][0]._data
+        self._count = backend.get_array_module(like).zeros(1, dtype=numpy.int64)
+
+    def _ranks_training(self, training: bool) -> int:
+        self._count[0] = int(training)
+        self._group.all_reduce(self._count)
+        return int(self._count[0])
+
+    def _check_even(self, training: int) -> None:
+        if self._throw and training < self._group.size:
+            raise RuntimeError(
+                f"DataParallel.join: {self._group.size - training} of {self._group.size} ranks "
+                f"ran out of data (seen on rank {self._group.rank}), and "
+                "throw_on_early_termination=True was given")
+
+    def start_step(self) -> None:
+        """Before this rank's step: count the ranks training it, and scale its averages."""
+        training = self._ranks_training(True)
+        self._check_even(training)
+        self._steps += 1
+        self._reducer.set_contributing_ranks(training, self._divide_by_world_size)
+
+    def answer_until_all_done(self) -> None:
+        """This rank is out of data: shadow the others' steps until no rank is training."""
+        while True:
+            training = self._ranks_training(False)
+            if training == 0:
+                return
+            self._check_even(training)
+            self._reducer.shadow_backward()
+
+    def most_trained_rank(self) -> int:
+        """The lowest rank among those that trained the most steps (the same on every rank)."""
+        size = self._group.size
+        key = numpy.array([self._steps * size + size - 1 - self._group.rank], dtype=numpy.int64)
+        key = backend.get_array_module(self._count).asarray(key)
+        self._group.all_reduce(key, op=ReduceOp.MAX)
+        return size - 1 - int(key[0]) % size
 
 
 @engine.no_grad()

@@ -16,6 +16,9 @@ from __future__ import annotations
 import os
 from typing import List, NamedTuple, Optional, Sequence, Tuple
 
+# 30 minutes, as Paddle's PADDLE_PG_TIMEOUT and PyTorch's default for gloo (PyTorch uses 10 for
+# NCCL): long enough for a slow first step or checkpoint on one rank; a peer that stopped calling
+# collectives is reported long before (MINIDP_STALL_WARNING_SECONDS, backends/base.py).
 DEFAULT_PG_TIMEOUT_MS = 1_800_000
 
 # Every rank's ``ip:port`` as init_parallel_env shared them over MPI (empty until then).

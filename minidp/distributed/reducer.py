@@ -144,6 +144,7 @@ class Reducer:
         self._keeps_own_grad = frozenset()
         self._unexpected: List[int] = []
         self._released = False
+        self._contributing_scale = 1.0
         self._take_over_parameters()
         self._log_layout(bucket_indices)
 
@@ -174,6 +175,11 @@ class Reducer:
         self._remove_hooks()
         self._buckets = []
         self._released = True
+
+    @property
+    def process_group(self) -> Any:
+        """The process group the gradients are averaged over."""
+        return self._group
 
     @property
     def buckets(self) -> List[List[Tensor]]:
@@ -284,12 +290,34 @@ class Reducer:
         if problems_anywhere:
             raise RuntimeError(self._usage_message(missing, unexpected, problems_anywhere))
         keeps_own_grad = self._keeps_own_grad
+        scale = self._contributing_scale
         for bucket, grads in zip(self._buckets, results):
             for p, grad in zip(bucket.grad_bucket.params, grads):
                 if id(p) not in keeps_own_grad:
-                    p._grad = grad
+                    p._grad = grad if scale == 1.0 else grad * scale
         if logger.isEnabledFor(logging.DEBUG):
             self._log_step(backward_ended, finished)
+
+    def set_contributing_ranks(self, count: int, divide_by_world_size: bool) -> None:
+        """Say how many ranks feed this step's gradients (the others shadow it with zeros, see
+        ``DataParallel.join``): the averages are rescaled from the world size to ``count``
+        unless ``divide_by_world_size``."""
+        size = self._group.size
+        self._contributing_scale = 1.0 if divide_by_world_size or count == size else size / count
+
+    def shadow_backward(self) -> None:
+        """Take part in a peer's step with zeros: every bucket's collective, in launch order,
+        with no gradient and a zero status entry; the results are not used (a joined rank)."""
+        self._finish_outstanding_work()
+        self._armed = False
+        self._status[0] = 0
+        works = []
+        for bucket in self._buckets:
+            bucket.grad_bucket.reset()
+            works.append(self._hook(self._hook_state, bucket.grad_bucket))
+            bucket.grad_bucket.reset()
+        for work in works:
+            work.wait()
 
     def _log_step(self, backward_ended: float, finished: List[float]) -> None:
         """Per bucket: when its all-reduce started and was seen done, relative to backward's end."""

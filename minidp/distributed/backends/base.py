@@ -50,6 +50,11 @@ mismatched bytes: "rank 0 called barrier (#12) while rank 1 called all_reduce SU
 float32[1000] (#12)". The nccl backend inherits :class:`ProcessGroup` only: it queues
 operations on a CUDA stream instead.
 
+A rank left waiting for a peer says so: after ``MINIDP_STALL_WARNING_SECONDS`` (default 60 s)
+of blocking on one operation, :meth:`ProcessGroup._note_waiting` (which the backends' wait loops
+call) logs a warning naming the peer, once per operation; the operation still fails only at the
+group timeout.
+
 Backends implement the underscore methods (``_all_reduce``, ``_broadcast``, ``_all_gather``,
 ``_reduce_scatter``, ``_barrier``, ``_send``, ``_recv`` and ``_close``); what they return is
 handed back to the backend's ``_issue`` (nccl: the arrays it staged through device memory). A
@@ -63,9 +68,12 @@ import abc
 import dataclasses
 import enum
 import logging
+import math
+import os
 import queue
 import struct
 import threading
+import time
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy
@@ -84,6 +92,20 @@ class ReduceOp(enum.IntEnum):
     MIN = 2
     PROD = 3
     AVG = 4
+
+
+def stall_warning_seconds() -> float:
+    """How long a collective waits for a peer before saying so in the log:
+    ``MINIDP_STALL_WARNING_SECONDS`` (default 60 s)."""
+    value = os.environ.get("MINIDP_STALL_WARNING_SECONDS", "").strip() or "60"
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not seconds > 0:
+        raise ValueError(f"MINIDP_STALL_WARNING_SECONDS={value!r} must be a positive number of "
+                         "seconds")
+    return seconds
 
 
 def divide_by_size(array: Any, size: int) -> None:
@@ -269,6 +291,9 @@ class ProcessGroup(abc.ABC):
         self._failure_lock = threading.Lock()
         self._failure: Optional[BaseException] = None
         self._closed = False
+        self.stall_warning = stall_warning_seconds()
+        # The operation blocked on a peer (by its deadline), since when, and whether it warned.
+        self._waiting: Tuple[float, float, bool] = (math.nan, 0.0, False)
 
     # --- naming, for messages -------------------------------------------------------------
     def describe_rank(self, rank: int) -> str:
@@ -410,6 +435,28 @@ class ProcessGroup(abc.ABC):
     @abc.abstractmethod
     def _finish_outstanding(self) -> None:
         """At shutdown: let every issued operation finish (each bounded by its timeout)."""
+
+    def _note_waiting(self, op: str, peer: int, deadline: float) -> float:
+        """Called by a backend each time an operation (known by its ``deadline``) blocks on
+        group rank ``peer``: logs once, after :attr:`stall_warning` seconds of waiting, that the
+        peer seems to have stopped calling collectives. Returns the seconds until that warning
+        is due (infinite once given), so a backend can bound its sleep."""
+        now = time.monotonic()
+        if self._waiting[0] != deadline:
+            self._waiting = (deadline, now, False)
+        _, since, warned = self._waiting
+        waited = now - since
+        if waited < self.stall_warning:
+            return self.stall_warning - waited
+        if not warned:
+            self._waiting = (deadline, since, True)
+            logger.warning(
+                "rank %d: %s has waited %.0f s for %s, which has not reached it: that rank may "
+                "have stopped calling collectives (inputs of uneven length? see "
+                "DataParallel.join) or be stuck; giving up at the group timeout (%g s)",
+                self.global_ranks[self.rank], self.describe(op), waited,
+                self.describe_rank(peer), self.timeout)
+        return math.inf
 
     def _check_open(self, op: str) -> None:
         """Raise ``RuntimeError`` for ``op`` issued after :meth:`shutdown`."""

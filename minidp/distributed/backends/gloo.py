@@ -292,7 +292,8 @@ class GlooProcessGroup(ThreadedProcessGroup):
                 poller.register(send_sock, select.POLLOUT)
             if recv_sock is not None:
                 poller.register(recv_sock, select.POLLIN)
-        poller.poll(max(1, int(remaining * 1000) + 1))
+        until_warning = self._note_waiting(op, recv_from if recv_sock else send_to, deadline)
+        poller.poll(max(1, int(min(remaining, until_warning) * 1000) + 1))
 
     def _lost(self, op: str, peer: int, error: BaseException) -> RuntimeError:
         return PeerFailedError(

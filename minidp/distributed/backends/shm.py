@@ -337,6 +337,7 @@ class SharedMemoryTransport:
             raise PeerFailedError(f"{self._group.describe(op)}: lost the connection to {name} "
                                   "(its process exited); that rank probably crashed, see its log",
                                   blamed)
+        self._group._note_waiting(op, group_rank, deadline)
         if time.monotonic() > deadline:
             raise PeerFailedError(
                 f"{self._group.describe(op)}: timed out waiting for {name} (group timeout "
