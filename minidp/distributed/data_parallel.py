@@ -233,7 +233,7 @@ class DataParallel(Layer):
         return outputs
 
     @contextlib.contextmanager
-    def join(self, divide_by_initial_world_size: bool = True, enable: bool = True,
+    def join(self, divide_by_initial_world_size: bool = False, enable: bool = True,
              throw_on_early_termination: bool = False) -> Iterator[None]:
         """Train on uneven inputs: a rank whose loop inside ends early answers its peers' steps.
 
@@ -244,11 +244,11 @@ class DataParallel(Layer):
         that trained the most steps, so the replicas end identical (optimizer states are not
         synchronised, as in PyTorch).
 
-        ``divide_by_initial_world_size=True`` (PyTorch's default) keeps dividing the summed
-        gradients by the world size, so a step that fewer ranks feed moves the model less;
-        ``False`` divides by the number of ranks that fed the step, which gives the gradient of
-        training one process on the union of those ranks' batches (equal batch sizes, mean
-        loss). ``throw_on_early_termination=True`` raises on every rank at the first step some
+        By default (``divide_by_initial_world_size=False``) the summed gradients are divided by
+        the number of ranks that fed the step, which gives the gradient of training one process
+        on the union of those ranks' batches (equal batch sizes, mean loss): the averages stay
+        right. ``True`` (PyTorch's default, which minidp does not follow here) keeps dividing by
+        the world size, so a step that fewer ranks feed moves the model less. ``throw_on_early_termination=True`` raises on every rank at the first step some
         rank has no data for, instead. ``enable=False`` makes the block a plain one. Forwards
         under ``no_sync`` or ``no_grad`` are not counted: they communicate nothing.
         """
