@@ -9,7 +9,7 @@ from typing import Any
 from .. import backend
 from ..autograd.engine import is_grad_enabled
 from ..autograd.tensor import Tensor
-from ._util import matmul_arrays, normalize_axis, result, unbroadcast, wrap
+from ._util import check_tensor, matmul_arrays, normalize_axis, not_a_tensor, result, unbroadcast, wrap
 from .indexing import write_at
 from .math import add, clip, divide, multiply, scale, subtract, where
 from .unary import abs as absolute, sqrt
@@ -26,7 +26,11 @@ def _t(a):
 def matmul(x: Tensor, y: Tensor, transpose_x: bool = False, transpose_y: bool = False,
            name: str = None) -> Tensor:
     """x @ y over the last two axes, broadcasting leading (batch) axes; 1-D operands are vectors."""
-    xd, yd = x._data, y._data
+    try:
+        xd, yd = x._data, y._data
+    except AttributeError:
+        check_tensor("matmul", "x", x)
+        raise not_a_tensor("matmul", "y", y) from None
     if xd.dtype != yd.dtype:
         raise TypeError(
             f"matmul: the operands have different dtypes {xd.dtype} and {yd.dtype}; "

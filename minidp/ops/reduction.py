@@ -5,7 +5,7 @@ from typing import Any
 
 from .. import backend
 from ..autograd.tensor import Tensor
-from ._util import normalize_axis, result, unbroadcast, wrap
+from ._util import check_tensor, normalize_axis, not_a_tensor, result, unbroadcast, wrap
 
 
 def _expand_like(g: Any, shape: tuple, axes: Any, keepdim: bool) -> Any:
@@ -19,7 +19,10 @@ def _expand_like(g: Any, shape: tuple, axes: Any, keepdim: bool) -> Any:
 
 def sum(x: Tensor, axis: Any = None, dtype: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
     """Sum over ``axis`` (an int, a list, or None for all)."""
-    xd = x._data
+    try:
+        xd = x._data
+    except AttributeError:
+        raise not_a_tensor("sum", "x", x) from None
     axes = normalize_axis(axis, xd.ndim)
     xp = backend.get_array_module(xd)
     data = xd.sum(axis=axes, keepdims=keepdim)
@@ -37,6 +40,7 @@ def sum(x: Tensor, axis: Any = None, dtype: Any = None, keepdim: bool = False, n
 
 def mean(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None, *, dtype: Any = None) -> Tensor:
     """Arithmetic mean over ``axis`` (computed in ``dtype`` when given)."""
+    check_tensor("mean", "x", x)
     if dtype is not None:
         x = x.astype(dtype)
     xd = x._data
@@ -54,6 +58,7 @@ def mean(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None, *
 
 
 def _extreme(x: Tensor, axis: Any, keepdim: bool, pick: str) -> Tensor:
+    check_tensor(pick, "x", x)
     xd = x._data
     if xd.size == 0:
         raise ValueError(f"{pick}: cannot reduce a tensor with no elements (shape {x.shape})")
@@ -86,6 +91,9 @@ amin = min
 
 def _arg_extreme(x: Tensor, axis: Any, keepdim: bool, dtype: Any, which: str) -> Tensor:
     """``argmax``/``argmin`` (the array module's function named ``which``)."""
+    check_tensor(which, "x", x)
+    if axis is not None:
+        axis = normalize_axis(axis, x._data.ndim)[0]
     xp = backend.get_array_module(x._data)
     data = getattr(xp, which)(x._data, axis=axis)
     if keepdim and axis is not None:

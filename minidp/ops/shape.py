@@ -5,21 +5,47 @@ from typing import Any, Sequence
 
 from .. import backend
 from ..autograd.tensor import Tensor
-from ._util import normalize_axis, result, results, unbroadcast
+from ._util import as_int, check_tensor, normalize_axis, not_a_tensor, result, results, unbroadcast
 
 
 def _as_shape(shape: Any) -> tuple:
+    """A shape given as an int, a list/tuple of ints or int tensors, or an int tensor, as a tuple.
+
+    Bools, floats and strings are not sizes: they raise TypeError naming the entry.
+    """
     if isinstance(shape, Tensor):
-        return tuple(int(v) for v in shape.tolist())
-    if isinstance(shape, int):
+        if shape._data.dtype.kind not in "iu":
+            raise TypeError(f"a shape tensor must have an integer dtype, got {shape.dtype}")
+        return tuple(int(v) for v in shape._data.reshape(-1).tolist())
+    if shape.__class__ is int:
         return (shape,)
-    return tuple(int(s.item()) if isinstance(s, Tensor) else int(s) for s in shape)
+    if not isinstance(shape, (list, tuple)):
+        return (as_int(shape, "a shape"),)
+    return tuple(s if s.__class__ is int else as_int(s, "each shape entry") for s in shape)
+
+
+def _arrays_of(op: str, tensors: tuple) -> list:
+    """The arrays of a sequence of tensors; a non-tensor entry raises TypeError naming its index."""
+    try:
+        return [t._data for t in tensors]
+    except AttributeError:
+        for i, t in enumerate(tensors):
+            check_tensor(op, f"x[{i}]", t)
+        raise
 
 
 def reshape(x: Tensor, shape: Any, name: str = None) -> Tensor:
     """The same values in a new shape; 0 copies that axis from x, -1 is inferred."""
-    xd = x._data
-    target = tuple(xd.shape[i] if s == 0 else s for i, s in enumerate(_as_shape(shape)))
+    try:
+        xd = x._data
+    except AttributeError:
+        raise not_a_tensor("reshape", "x", x) from None
+    target = _as_shape(shape)
+    if 0 in target:
+        if any(s == 0 for s in target[xd.ndim:]):
+            raise ValueError(f"reshape: a 0 in the shape copies that axis of x, but x has only {xd.ndim} "
+                             f"axes; got shape {list(target)} for x of shape {list(xd.shape)}")
+        target = tuple(xd.shape[i] if s == 0 else s for i, s in enumerate(target))
     try:
         data = xd.reshape(target)
     except ValueError:
@@ -33,6 +59,7 @@ def reshape(x: Tensor, shape: Any, name: str = None) -> Tensor:
 
 def flatten(x: Tensor, start_axis: int = 0, stop_axis: int = -1, name: str = None) -> Tensor:
     """Merge axes ``start_axis`` to ``stop_axis`` (inclusive) into one."""
+    check_tensor("flatten", "x", x)
     shape = x._data.shape
     if not shape:
         return reshape(x, [1])
@@ -47,7 +74,10 @@ def flatten(x: Tensor, start_axis: int = 0, stop_axis: int = -1, name: str = Non
 
 def transpose(x: Tensor, perm: Sequence[int], name: str = None) -> Tensor:
     """Permute the axes: axis i of the result is axis ``perm[i]`` of x."""
-    xd = x._data
+    try:
+        xd = x._data
+    except AttributeError:
+        raise not_a_tensor("transpose", "x", x) from None
     perm = normalize_axis(perm, xd.ndim)
     if sorted(perm) != list(range(xd.ndim)):
         raise ValueError(f"transpose: perm {list(perm)} is not a permutation of {xd.ndim} axes")
@@ -59,6 +89,7 @@ def transpose(x: Tensor, perm: Sequence[int], name: str = None) -> Tensor:
 
 def squeeze(x: Tensor, axis: Any = None, name: str = None) -> Tensor:
     """Drop axes of length 1 (all of them, or those in ``axis`` that have length 1)."""
+    check_tensor("squeeze", "x", x)
     shape = x._data.shape
     axes = normalize_axis(axis, len(shape))
     if axes is None:
@@ -68,6 +99,7 @@ def squeeze(x: Tensor, axis: Any = None, name: str = None) -> Tensor:
 
 def unsqueeze(x: Tensor, axis: Any, name: str = None) -> Tensor:
     """Insert axes of length 1 at the positions in ``axis`` (positions in the result)."""
+    check_tensor("unsqueeze", "x", x)
     shape = list(x._data.shape)
     axes = [axis] if isinstance(axis, int) else list(axis)
     for a in axes:
@@ -80,7 +112,7 @@ def concat(x: Sequence[Tensor], axis: int = 0, name: str = None) -> Tensor:
     tensors = tuple(x)
     if not tensors:
         raise ValueError("concat: needs at least one tensor")
-    arrays = [t._data for t in tensors]
+    arrays = _arrays_of("concat", tensors)
     xp = backend.get_array_module(arrays[0])
     axis = normalize_axis(axis, arrays[0].ndim)[0]
     try:
@@ -102,7 +134,7 @@ def stack(x: Sequence[Tensor], axis: int = 0, name: str = None) -> Tensor:
     tensors = tuple(x)
     if not tensors:
         raise ValueError("stack: needs at least one tensor")
-    arrays = [t._data for t in tensors]
+    arrays = _arrays_of("stack", tensors)
     xp = backend.get_array_module(arrays[0])
     try:
         data = xp.stack(arrays, axis=axis)
