@@ -15,7 +15,7 @@ from ..autograd.function import result, results, wrap
 from ..autograd.tensor import Tensor
 
 __all__ = ["result", "results", "wrap", "lift", "unbroadcast", "normalize_axis", "scatter_add_along",
-           "not_a_tensor", "check_tensor", "as_int", "check_size"]
+           "not_a_tensor", "check_tensor", "as_int", "check_size", "single_axis"]
 
 
 def not_a_tensor(op: str, arg: str, value: Any) -> TypeError:
@@ -109,6 +109,14 @@ def normalize_axis(axis: Any, ndim: int) -> Any:
             raise ValueError(f"axis {a} is out of range for a tensor with {ndim} dimensions")
         out.append(a % max(ndim, 1))
     return tuple(out)
+
+
+def single_axis(axis: Any, ndim: int) -> int:
+    """One axis (an int, or a list/tuple/tensor holding one) as a non-negative int."""
+    axes = normalize_axis(axis, ndim)
+    if axes is None or len(axes) != 1:
+        raise TypeError(f"axis must be a single int, got {axis!r}")
+    return axes[0]
 
 
 def scatter_add_along(xp: Any, target: Any, indices: Any, values: Any, axis: int) -> None:

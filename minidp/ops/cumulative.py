@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 from .. import backend
 from ..autograd.tensor import Tensor
-from ._util import normalize_axis, result, results, scatter_add_along
+from ._util import result, results, scatter_add_along, single_axis
 from .reduction import sum
 from .shape import concat, getitem
 
@@ -23,7 +23,7 @@ def _along(x: Tensor, axis: Optional[int], dtype: Any) -> tuple:
         xd = xd.astype(backend.convert_dtype(dtype), copy=False)
     if axis is None:
         return xd.reshape(-1), 0
-    return xd, normalize_axis(axis, xd.ndim)[0]
+    return xd, single_axis(axis, xd.ndim)
 
 
 def _reverse_cumsum(xp: Any, a: Any, axis: int) -> Any:
@@ -130,7 +130,7 @@ def diff(x: Tensor, n: int = 1, axis: int = -1, prepend: Optional[Tensor] = None
     """The n-th forward difference along ``axis`` (after joining ``prepend`` and ``append``)."""
     if n < 0:
         raise ValueError(f"diff: n must be non-negative, got {n}")
-    axis = normalize_axis(axis, x.ndim)[0]
+    axis = single_axis(axis, x.ndim)
     if prepend is not None or append is not None:
         x = concat([t for t in (prepend, x, append) if t is not None], axis=axis)
     before = (slice(None),) * axis
@@ -143,7 +143,7 @@ def _trapezoids(y: Tensor, x: Optional[Tensor], dx: Optional[float], axis: int, 
     """The area of each trapezoid between neighbouring samples of y along ``axis``, and the axis."""
     if x is not None and dx is not None:
         raise ValueError(f"{op}: give the sample points x or the spacing dx, not both")
-    axis = normalize_axis(axis, y.ndim)[0]
+    axis = single_axis(axis, y.ndim)
     before = (slice(None),) * axis
     heights = (getitem(y, before + (slice(1, None),)) + getitem(y, before + (slice(None, -1),))) * 0.5
     if x is None:
