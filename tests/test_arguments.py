@@ -72,8 +72,8 @@ def _is_int(v):
     return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
 
 
-def arrays(max_dims=3):
-    return hnp.arrays(np.float64, hnp.array_shapes(min_dims=0, max_dims=max_dims, min_side=0, max_side=3),
+def arrays(max_dims=3, min_dims=0):
+    return hnp.arrays(np.float64, hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=0, max_side=3),
                       elements=st.floats(-4, 4))
 
 
@@ -125,7 +125,8 @@ def _reshape_reference(x, shape):
 @SETTINGS
 @given(x=arrays(), data=st.data())
 def test_reshape_sweep(x, data):
-    shape = data.draw(st.lists(int_or_junk(-2, 4), max_size=4))
+    shape = data.draw(st.one_of(st.lists(int_or_junk(-2, 4), max_size=4),
+                                st.sampled_from([[-1], [x.size], list(x.shape[::-1]), [0] * x.ndim + [1]])))
     check("reshape", lambda: minidp.reshape(data.draw(operand(x)), shape), lambda: _reshape_reference(x, shape))
 
 
@@ -148,7 +149,8 @@ def test_reduction_sweep(op, x, data):
 @SETTINGS
 @given(x=arrays(), data=st.data())
 def test_transpose_sweep(x, data):
-    perm = data.draw(st.one_of(st.lists(int_or_junk(-3, 3), max_size=4), JUNK))
+    perm = data.draw(st.one_of(st.lists(int_or_junk(-3, 3), max_size=4), JUNK,
+                               st.permutations(range(x.ndim)).map(list)))
     xs = data.draw(operand(x))
     check("transpose", lambda: minidp.transpose(xs, perm),
           lambda: np.transpose(x, _axes_tuple(perm, max(x.ndim, 1)) if x.ndim else None))
@@ -217,6 +219,53 @@ def test_exp_and_add_sweep(x, data):
     check("exp", lambda: minidp.exp(xs), lambda: np.exp(x))
     y = data.draw(st.one_of(st.floats(-4, 4), arrays()))
     check("add", lambda: minidp.add(T(x), T(y) if isinstance(y, np.ndarray) else y), lambda: x + y)
+
+
+@SETTINGS
+@given(x=arrays(), data=st.data())
+def test_squeeze_sweep(x, data):
+    axis = data.draw(st.one_of(st.none(), int_or_junk(-4, 4), st.lists(int_or_junk(-4, 4), min_size=1, max_size=3)))
+    xs = data.draw(operand(x))
+
+    def reference():
+        if axis is None:
+            return np.squeeze(x)
+        axes = _axes_tuple(axis, x.ndim)
+        assert all(-max(x.ndim, 1) <= a < max(x.ndim, 1) for a in axes)
+        return np.squeeze(x, tuple({a % x.ndim for a in axes if x.shape[a] == 1}))
+
+    check("squeeze", lambda: minidp.squeeze(xs, axis), reference)
+
+
+@SETTINGS
+@given(x=arrays(min_dims=1), data=st.data())
+def test_cumsum_sweep(x, data):
+    axis = data.draw(st.one_of(st.none(), int_or_junk(-4, 4)))
+    xs = data.draw(operand(x))
+
+    def reference():
+        assert axis is None or _is_int(axis)
+        return np.cumsum(x, axis=axis)
+
+    check("cumsum", lambda: minidp.cumsum(xs, axis=axis), reference)
+
+
+@SETTINGS
+@given(num=int_or_junk(-1, 4), dim=int_or_junk(-1, 4), ids=st.lists(st.integers(-1, 4), max_size=4))
+def test_embedding_sweep(num, dim, ids):
+    try:
+        layer = nn.Embedding(num, dim)
+    except (TypeError, ValueError):
+        outcomes["Embedding", "rejected"] += 1
+        return
+    assert _is_int(num) and _is_int(dim) and min(num, dim) > 0
+    index = np.array(ids, dtype=np.int64)
+
+    def reference():
+        assert ((0 <= index) & (index < num)).all()
+        return layer.weight.numpy()[index]
+
+    check("Embedding", lambda: layer(T(index)), reference)
 
 
 @SETTINGS
