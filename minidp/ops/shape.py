@@ -25,14 +25,10 @@ def _as_shape(shape: Any) -> tuple:
     return tuple(s if s.__class__ is int else as_int(s, "each shape entry") for s in shape)
 
 
-def _arrays_of(op: str, tensors: tuple) -> list:
-    """The arrays of a sequence of tensors; a non-tensor entry raises TypeError naming its index."""
-    try:
-        return [t._data for t in tensors]
-    except AttributeError:
-        for i, t in enumerate(tensors):
-            check_tensor(op, f"x[{i}]", t)
-        raise
+def _first_non_tensor(op: str, tensors: tuple) -> TypeError:
+    """The TypeError for the first entry of ``tensors`` that is not a Tensor, naming its index."""
+    i, value = next((i, t) for i, t in enumerate(tensors) if not isinstance(t, Tensor))
+    return not_a_tensor(op, f"x[{i}]", value)
 
 
 def reshape(x: Tensor, shape: Any, name: str = None) -> Tensor:
@@ -124,7 +120,10 @@ def concat(x: Sequence[Tensor], axis: int = 0, name: str = None) -> Tensor:
     tensors = tuple(x)
     if not tensors:
         raise ValueError("concat: needs at least one tensor")
-    arrays = _arrays_of("concat", tensors)
+    try:
+        arrays = [t._data for t in tensors]
+    except AttributeError:
+        raise _first_non_tensor("concat", tensors) from None
     xp = backend.get_array_module(arrays[0])
     axis = single_axis(axis, arrays[0].ndim)
     try:
@@ -146,7 +145,10 @@ def stack(x: Sequence[Tensor], axis: int = 0, name: str = None) -> Tensor:
     tensors = tuple(x)
     if not tensors:
         raise ValueError("stack: needs at least one tensor")
-    arrays = _arrays_of("stack", tensors)
+    try:
+        arrays = [t._data for t in tensors]
+    except AttributeError:
+        raise _first_non_tensor("stack", tensors) from None
     axis = single_axis(axis, arrays[0].ndim + 1)
     xp = backend.get_array_module(arrays[0])
     try:
