@@ -8,11 +8,51 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as _np
+
 from .. import backend
 from ..autograd.function import result, results, wrap
 from ..autograd.tensor import Tensor
 
-__all__ = ["result", "results", "wrap", "lift", "unbroadcast", "normalize_axis", "scatter_add_along"]
+__all__ = ["result", "results", "wrap", "lift", "unbroadcast", "normalize_axis", "scatter_add_along",
+           "not_a_tensor", "check_tensor", "as_int", "check_size", "single_axis"]
+
+
+def not_a_tensor(op: str, arg: str, value: Any) -> TypeError:
+    """The error for an operand that must be a Tensor but is not (ops raise it after an isinstance test)."""
+    return TypeError(f"{op}: {arg} must be a Tensor, got {type(value).__name__}; "
+                     "wrap arrays with minidp.to_tensor")
+
+
+def check_tensor(op: str, arg: str, value: Any) -> None:
+    """Raise TypeError unless ``value`` is a Tensor."""
+    if not isinstance(value, Tensor):
+        raise not_a_tensor(op, arg, value)
+
+
+def as_int(value: Any, what: str) -> int:
+    """``value`` as a Python int; bools, floats, strings and the like raise TypeError.
+
+    NumPy integers and one-element integer tensors count as ints (Paddle takes both in shapes).
+    """
+    if value.__class__ is int:
+        return value
+    if isinstance(value, Tensor):
+        value = value._data
+        if value.size == 1 and value.dtype.kind in "iu":
+            return int(value.reshape(()))
+    elif not isinstance(value, bool) and isinstance(value, (int, _np.integer)):
+        return int(value)
+    raise TypeError(f"{what} must be an int, got {value!r} ({type(value).__name__})")
+
+
+def check_size(op: str, arg: str, value: Any) -> int:
+    """A layer's size argument (features, channels, embeddings): a positive int, not a bool or float."""
+    if value.__class__ is not int and (isinstance(value, bool) or not isinstance(value, (int, _np.integer))):
+        raise TypeError(f"{op}: {arg} must be a positive int, got {value!r} ({type(value).__name__})")
+    if value <= 0:
+        raise ValueError(f"{op}: {arg} must be a positive int, got {value}")
+    return int(value)
 
 
 def lift(value: Any, like: Any = None) -> Tensor:
@@ -47,18 +87,36 @@ def unbroadcast(grad: Any, shape: tuple) -> Any:
 
 
 def normalize_axis(axis: Any, ndim: int) -> Any:
-    """An int or list axis as a tuple of non-negative ints (None stays None)."""
+    """An int or list axis as a tuple of non-negative ints (None stays None).
+
+    Bools, floats and strings raise TypeError, out-of-range axes ValueError.
+    """
     if axis is None:
         return None
     if isinstance(axis, Tensor):
         axis = axis.tolist()
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    if axis.__class__ is int:
+        axes = (axis,)
+    elif isinstance(axis, (list, tuple)):
+        axes = axis
+    else:
+        axes = tuple(axis) if hasattr(axis, "__iter__") and not isinstance(axis, str) else (axis,)
     out = []
     for a in axes:
+        if a.__class__ is not int:
+            a = as_int(a, "axis")
         if not -max(ndim, 1) <= a < max(ndim, 1):
             raise ValueError(f"axis {a} is out of range for a tensor with {ndim} dimensions")
         out.append(a % max(ndim, 1))
     return tuple(out)
+
+
+def single_axis(axis: Any, ndim: int) -> int:
+    """One axis (an int, or a list/tuple/tensor holding one) as a non-negative int."""
+    axes = normalize_axis(axis, ndim)
+    if axes is None or len(axes) != 1:
+        raise TypeError(f"axis must be a single int, got {axis!r}")
+    return axes[0]
 
 
 def scatter_add_along(xp: Any, target: Any, indices: Any, values: Any, axis: int) -> None:

@@ -9,21 +9,22 @@ from typing import Any, Optional
 
 from .. import backend
 from ..autograd.tensor import Tensor
-from ._util import normalize_axis, result, results, scatter_add_along
+from ._util import check_tensor, result, results, scatter_add_along, single_axis
 from .reduction import sum
 from .shape import concat, getitem
 
 _INTEGER_SUM_DTYPES = ("bool", "int8", "uint8", "int16", "int32")
 
 
-def _along(x: Tensor, axis: Optional[int], dtype: Any) -> tuple:
+def _along(op: str, x: Tensor, axis: Optional[int], dtype: Any) -> tuple:
     """The input array (flattened when axis is None, converted to ``dtype``) and the axis."""
+    check_tensor(op, "x", x)
     xd = x._data
     if dtype is not None:
         xd = xd.astype(backend.convert_dtype(dtype), copy=False)
     if axis is None:
         return xd.reshape(-1), 0
-    return xd, normalize_axis(axis, xd.ndim)[0]
+    return xd, single_axis(axis, xd.ndim)
 
 
 def _reverse_cumsum(xp: Any, a: Any, axis: int) -> Any:
@@ -32,9 +33,10 @@ def _reverse_cumsum(xp: Any, a: Any, axis: int) -> Any:
 
 def cumsum(x: Tensor, axis: Optional[int] = None, dtype: Any = None, name: Optional[str] = None) -> Tensor:
     """Running sum along ``axis``; small integer and bool inputs sum in int64, as in Paddle."""
+    check_tensor("cumsum", "x", x)
     if dtype is None and x._data.dtype.name in _INTEGER_SUM_DTYPES:
         dtype = "int64"
-    xd, ax = _along(x, axis, dtype)
+    xd, ax = _along("cumsum", x, axis, dtype)
     xp = backend.get_array_module(xd)
     shape = x._data.shape
     data = xp.cumsum(xd, axis=ax)
@@ -47,7 +49,7 @@ def cumsum(x: Tensor, axis: Optional[int] = None, dtype: Any = None, name: Optio
 
 def cumprod(x: Tensor, dim: Optional[int] = None, dtype: Any = None, name: Optional[str] = None) -> Tensor:
     """Running product along ``dim``; the gradient is exact where inputs are zero."""
-    xd, ax = _along(x, dim, dtype)
+    xd, ax = _along("cumprod", x, dim, dtype)
     xp = backend.get_array_module(xd)
     shape = x._data.shape
     data = xp.cumprod(xd, axis=ax)
@@ -82,7 +84,7 @@ def _cumprod_grad_with_zeros(xp: Any, xd: Any, g: Any, axis: int) -> Any:
 def _running_extreme(x: Tensor, axis: Optional[int], dtype: Any, op: str) -> tuple:
     """``cummax``/``cummin``: running values and the index where each was reached (the latest
     index among ties, as in Paddle), as one node with two outputs."""
-    xd, ax = _along(x, axis, None)
+    xd, ax = _along(op, x, axis, None)
     xp = backend.get_array_module(xd)
     shape = x._data.shape
     ufunc = xp.maximum if op == "cummax" else xp.minimum
@@ -112,7 +114,7 @@ def cummin(x: Tensor, axis: Optional[int] = None, dtype: Any = "int64", name: Op
 
 def logcumsumexp(x: Tensor, axis: Optional[int] = None, dtype: Any = None, name: Optional[str] = None) -> Tensor:
     """log(cumsum(exp(x))) along ``axis``, shifted by the maximum so it cannot overflow."""
-    xd, ax = _along(x, axis, dtype)
+    xd, ax = _along("logcumsumexp", x, axis, dtype)
     xp = backend.get_array_module(xd)
     shape = x._data.shape
     peak = xd.max(axis=ax, keepdims=True) if xd.size else xp.zeros((), xd.dtype)
@@ -130,7 +132,7 @@ def diff(x: Tensor, n: int = 1, axis: int = -1, prepend: Optional[Tensor] = None
     """The n-th forward difference along ``axis`` (after joining ``prepend`` and ``append``)."""
     if n < 0:
         raise ValueError(f"diff: n must be non-negative, got {n}")
-    axis = normalize_axis(axis, x.ndim)[0]
+    axis = single_axis(axis, x.ndim)
     if prepend is not None or append is not None:
         x = concat([t for t in (prepend, x, append) if t is not None], axis=axis)
     before = (slice(None),) * axis
@@ -143,7 +145,7 @@ def _trapezoids(y: Tensor, x: Optional[Tensor], dx: Optional[float], axis: int, 
     """The area of each trapezoid between neighbouring samples of y along ``axis``, and the axis."""
     if x is not None and dx is not None:
         raise ValueError(f"{op}: give the sample points x or the spacing dx, not both")
-    axis = normalize_axis(axis, y.ndim)[0]
+    axis = single_axis(axis, y.ndim)
     before = (slice(None),) * axis
     heights = (getitem(y, before + (slice(1, None),)) + getitem(y, before + (slice(None, -1),))) * 0.5
     if x is None:

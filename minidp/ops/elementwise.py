@@ -26,16 +26,12 @@ from typing import Any, Callable, Optional
 from .. import backend
 from ..backend import get_array_module
 from ..autograd.tensor import Tensor
-from ._util import result, unbroadcast, wrap
+from ._util import not_a_tensor, result, unbroadcast, wrap
 from .math import _operands, _shape_error
 
 FLOAT = "float"
 KEEP = "keep"
 ZERO = None
-
-
-def _not_a_tensor(op: str, x: Any) -> TypeError:
-    return TypeError(f"{op} expects a Tensor, got {type(x).__name__}; convert it with minidp.to_tensor")
 
 
 _FLOATING = frozenset(backend.DTYPES[name] for name in ("float16", "bfloat16", "float32",
@@ -73,7 +69,7 @@ def elementwise(x: Tensor, forward: Any, derivative: Optional[Callable], rule: s
         xd = x._data
         floating = xd.dtype in _FLOATING
     except AttributeError:
-        raise _not_a_tensor(op, x) from None
+        raise not_a_tensor(op, "x", x) from None
     if not floating:
         return _other_dtype(op, x, xd, rule, forward, derivative)
     xp = get_array_module(xd)
@@ -94,7 +90,7 @@ def unary_op(op: str, doc: str, rule: str, forward: Any, derivative: Optional[Ca
             xd = x._data
             floating = xd.dtype in _FLOATING
         except AttributeError:
-            raise _not_a_tensor(op, x) from None
+            raise not_a_tensor(op, "x", x) from None
         if not floating:
             return _other_dtype(op, x, xd, rule, forward, derivative)
         xp = get_array_module(xd)

@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 from .. import backend
 from ..autograd.tensor import Tensor
-from ._util import lift, normalize_axis, result, unbroadcast, wrap
+from ._util import lift, normalize_axis, result, single_axis, unbroadcast, wrap
 from .math import where
 from .shape import getitem, squeeze, stack
 
@@ -69,7 +69,7 @@ def gather(x: Tensor, index: Any, axis: Any = None, name: str = None) -> Tensor:
     elif idx.ndim > 1:
         raise ValueError(f"gather: the index must be 1-D (or [N, 1]), got shape {list(idx.shape)}")
     axis = 0 if axis is None else int(axis.item() if isinstance(axis, Tensor) else axis)
-    return _take(x, idx, normalize_axis(axis, x._data.ndim)[0], "gather")
+    return _take(x, idx, single_axis(axis, x._data.ndim), "gather")
 
 
 def index_select(x: Tensor, index: Any, axis: int = 0, name: str = None) -> Tensor:
@@ -77,7 +77,7 @@ def index_select(x: Tensor, index: Any, axis: int = 0, name: str = None) -> Tens
     idx = index_data(index, "index_select")
     if idx.ndim != 1:
         raise ValueError(f"index_select: the index must be 1-D, got shape {list(idx.shape)}")
-    return _take(x, idx, normalize_axis(axis, x._data.ndim)[0], "index_select")
+    return _take(x, idx, single_axis(axis, x._data.ndim), "index_select")
 
 
 def _nd_index(index: Any, op: str, ndim: int) -> tuple:
@@ -165,7 +165,7 @@ def index_add(x: Tensor, index: Any, axis: int, value: Tensor, alpha: float = 1,
     """x with ``alpha * value`` added to the slices at positions ``index`` (1-D) along ``axis``."""
     xd, vd = x._data, value._data
     idx = index_data(index, "index_add")
-    axis = normalize_axis(axis, xd.ndim)[0]
+    axis = single_axis(axis, xd.ndim)
     xp = backend.get_array_module(xd)
     data = xd.copy()
     try:
@@ -223,7 +223,7 @@ def index_fill(x: Tensor, index: Any, axis: int, value: Any, name: str = None) -
     """x with the slices at positions ``index`` along ``axis`` set to the scalar ``value``."""
     xd = x._data
     idx = index_data(index, "index_fill")
-    axis = normalize_axis(axis, xd.ndim)[0]
+    axis = single_axis(axis, xd.ndim)
     fill = value.item() if isinstance(value, Tensor) else value
     data = xd.copy()
     try:
@@ -243,7 +243,7 @@ def _along_axis_index(op: str, xd: Any, indices: Any, axis: int, broadcast: bool
     """The normalised axis and the index array (broadcast to x except on ``axis``) of the
     *_along_axis ops; positions out of range raise where they are used."""
     idx = index_data(indices, op)
-    axis = normalize_axis(axis, xd.ndim)[0]
+    axis = single_axis(axis, xd.ndim)
     if idx.ndim != xd.ndim:
         raise ValueError(f"{op}: indices need as many axes as arr ({xd.ndim}), got shape {list(idx.shape)}")
     if broadcast:
@@ -480,7 +480,7 @@ def write_at(op: str, x: Tensor, value: Any, index: tuple) -> Tensor:
 
 def select_scatter(x: Tensor, values: Any, axis: int, index: int, name: str = None) -> Tensor:
     """x with the slice at position ``index`` of ``axis`` replaced by ``values``."""
-    axis = normalize_axis(axis, x._data.ndim)[0]
+    axis = single_axis(axis, x._data.ndim)
     length = x._data.shape[axis]
     if not -length <= index < length:
         raise ValueError(f"select_scatter: index {index} is out of range for axis {axis} of length {length}")

@@ -9,7 +9,8 @@ from typing import Any
 from .. import backend
 from ..autograd.engine import is_grad_enabled
 from ..autograd.tensor import Tensor
-from ._util import matmul_arrays, normalize_axis, result, unbroadcast, wrap
+from ._util import (check_tensor, matmul_arrays, normalize_axis, not_a_tensor, result, single_axis,
+                    unbroadcast, wrap)
 from .indexing import write_at
 from .math import add, clip, divide, multiply, scale, subtract, where
 from .unary import abs as absolute, sqrt
@@ -26,7 +27,11 @@ def _t(a):
 def matmul(x: Tensor, y: Tensor, transpose_x: bool = False, transpose_y: bool = False,
            name: str = None) -> Tensor:
     """x @ y over the last two axes, broadcasting leading (batch) axes; 1-D operands are vectors."""
-    xd, yd = x._data, y._data
+    try:
+        xd, yd = x._data, y._data
+    except AttributeError:
+        check_tensor("matmul", "x", x)
+        raise not_a_tensor("matmul", "y", y) from None
     if xd.dtype != yd.dtype:
         raise TypeError(
             f"matmul: the operands have different dtypes {xd.dtype} and {yd.dtype}; "
@@ -142,7 +147,7 @@ def cross(x: Tensor, y: Tensor, axis: int = 9, name: str = None) -> Tensor:
         axis = next((i for i, n in enumerate(xd.shape) if n == 3), None)
         if axis is None:
             raise ValueError(f"cross: no axis of length 3 in shape {x.shape}")
-    axis = normalize_axis(axis, xd.ndim)[0]
+    axis = single_axis(axis, xd.ndim)
     if xd.shape[axis] != 3:
         raise ValueError(f"cross: axis {axis} must have length 3, got shape {x.shape}")
     xp = backend.get_array_module(xd)
@@ -795,7 +800,7 @@ def pdist(x: Tensor, p: float = 2.0, name: str = None) -> Tensor:
 
 def renorm(x: Tensor, p: float, axis: int, max_norm: float) -> Tensor:
     """x with every slice along ``axis`` whose p-norm exceeds ``max_norm`` scaled down to that norm."""
-    axis = normalize_axis(axis, x._data.ndim)[0]
+    axis = single_axis(axis, x._data.ndim)
     others = tuple(a for a in range(x._data.ndim) if a != axis)
     norms = _vector_norm(x, float(p), others, True)
     xp = backend.get_array_module(x._data)

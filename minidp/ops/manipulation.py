@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 from .. import backend
 from ..autograd.tensor import Tensor
-from ._util import normalize_axis, result, wrap
+from ._util import normalize_axis, result, single_axis, wrap
 from .creation import meshgrid
 from .indexing import index_data, index_select
 from .shape import _as_shape, concat, expand, getitem, reshape, split, squeeze, stack, transpose
@@ -43,7 +43,7 @@ def repeat_interleave(x: Tensor, repeats: Any, axis: int = None, name: str = Non
     """
     if axis is None:
         x, axis = reshape(x, [-1]), 0
-    axis = normalize_axis(axis, x._data.ndim)[0]
+    axis = single_axis(axis, x._data.ndim)
     length = x._data.shape[axis]
     xp = backend.get_array_module(x._data)
     counts = repeats if isinstance(repeats, int) else index_data(repeats, "repeat_interleave")
@@ -90,7 +90,7 @@ def chunk(x: Tensor, chunks: int, axis: int = 0, name: str = None) -> list:
 
 def unbind(input: Tensor, axis: int = 0) -> list:
     """The slices of ``input`` along ``axis``, each without that axis."""
-    axis = normalize_axis(axis, input._data.ndim)[0]
+    axis = single_axis(axis, input._data.ndim)
     return [squeeze(part, axis) for part in split(input, input._data.shape[axis], axis)]
 
 
@@ -102,7 +102,7 @@ def unstack(x: Tensor, axis: int = 0, num: int = None) -> list:
 def tensor_split(x: Tensor, num_or_indices: Any, axis: int = 0, name: str = None) -> list:
     """x cut along ``axis`` into ``n`` nearly equal parts (the first ones one longer), or at the
     given indices, as NumPy's ``array_split``."""
-    axis = normalize_axis(axis, x._data.ndim)[0]
+    axis = single_axis(axis, x._data.ndim)
     length = x._data.shape[axis]
     if isinstance(num_or_indices, int):
         if num_or_indices <= 0:
@@ -209,7 +209,7 @@ def view_as(x: Tensor, other: Tensor, name: str = None) -> Tensor:
 def unflatten(x: Tensor, axis: int, shape: Any, name: str = None) -> Tensor:
     """x with axis ``axis`` split into the axes of ``shape`` (one entry may be -1)."""
     dims = x._data.shape
-    axis = normalize_axis(axis, len(dims))[0]
+    axis = single_axis(axis, len(dims))
     return reshape(x, list(dims[:axis]) + list(_as_shape(shape)) + list(dims[axis + 1:]))
 
 
@@ -279,7 +279,7 @@ def ravel(input: Tensor) -> Tensor:
 def narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:
     """The ``length`` slices of ``input`` along ``dim`` starting at ``start``."""
     start = int(start.item() if isinstance(start, Tensor) else start)
-    size = input._data.shape[normalize_axis(dim, input._data.ndim)[0]]
+    size = input._data.shape[single_axis(dim, input._data.ndim)]
     start = start + size if start < 0 else start
     if length < 0 or start + length > size:
         raise ValueError(f"narrow: start {start} and length {length} leave axis {dim} of length {size}")
@@ -358,7 +358,7 @@ def unfold(x: Tensor, axis: int, size: int, step: int, name: str = None) -> Tens
     """Windows of ``size`` elements every ``step`` along ``axis``: that axis counts the windows and a
     new last axis holds each window."""
     nd = x._data.ndim
-    axis = normalize_axis(axis, nd)[0]
+    axis = single_axis(axis, nd)
     length = x._data.shape[axis]
     if size <= 0 or step <= 0 or size > length:
         raise ValueError(f"unfold: size ({size}) must be in [1, {length}] and step ({step}) positive")

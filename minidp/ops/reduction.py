@@ -5,7 +5,12 @@ from typing import Any
 
 from .. import backend
 from ..autograd.tensor import Tensor
-from ._util import normalize_axis, result, unbroadcast, wrap
+from ._util import check_tensor, normalize_axis, not_a_tensor, result, single_axis, unbroadcast, wrap
+
+
+def _reduced_axes(axis: Any, ndim: int) -> Any:
+    """The axes a reduction runs over; an empty list means all of them, as in Paddle."""
+    return normalize_axis(axis, ndim) or None
 
 
 def _expand_like(g: Any, shape: tuple, axes: Any, keepdim: bool) -> Any:
@@ -19,8 +24,11 @@ def _expand_like(g: Any, shape: tuple, axes: Any, keepdim: bool) -> Any:
 
 def sum(x: Tensor, axis: Any = None, dtype: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
     """Sum over ``axis`` (an int, a list, or None for all)."""
-    xd = x._data
-    axes = normalize_axis(axis, xd.ndim)
+    try:
+        xd = x._data
+    except AttributeError:
+        raise not_a_tensor("sum", "x", x) from None
+    axes = _reduced_axes(axis, xd.ndim)
     xp = backend.get_array_module(xd)
     data = xd.sum(axis=axes, keepdims=keepdim)
     if dtype is not None:
@@ -37,10 +45,11 @@ def sum(x: Tensor, axis: Any = None, dtype: Any = None, keepdim: bool = False, n
 
 def mean(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None, *, dtype: Any = None) -> Tensor:
     """Arithmetic mean over ``axis`` (computed in ``dtype`` when given)."""
+    check_tensor("mean", "x", x)
     if dtype is not None:
         x = x.astype(dtype)
     xd = x._data
-    axes = normalize_axis(axis, xd.ndim)
+    axes = _reduced_axes(axis, xd.ndim)
     xp = backend.get_array_module(xd)
     data = xp.asarray(xd.mean(axis=axes, keepdims=keepdim))
     shape = xd.shape
@@ -54,10 +63,11 @@ def mean(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None, *
 
 
 def _extreme(x: Tensor, axis: Any, keepdim: bool, pick: str) -> Tensor:
+    check_tensor(pick, "x", x)
     xd = x._data
     if xd.size == 0:
         raise ValueError(f"{pick}: cannot reduce a tensor with no elements (shape {x.shape})")
-    axes = normalize_axis(axis, xd.ndim)
+    axes = _reduced_axes(axis, xd.ndim)
     xp = backend.get_array_module(xd)
     data = xp.asarray(getattr(xd, pick)(axis=axes, keepdims=keepdim))
     shape = xd.shape
@@ -86,6 +96,9 @@ amin = min
 
 def _arg_extreme(x: Tensor, axis: Any, keepdim: bool, dtype: Any, which: str) -> Tensor:
     """``argmax``/``argmin`` (the array module's function named ``which``)."""
+    check_tensor(which, "x", x)
+    if axis is not None:
+        axis = single_axis(axis, x._data.ndim)
     xp = backend.get_array_module(x._data)
     data = getattr(xp, which)(x._data, axis=axis)
     if keepdim and axis is not None:
@@ -134,7 +147,7 @@ def log_softmax(x: Tensor, axis: int = -1, dtype: Any = None, name: str = None) 
 def logsumexp(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
     """log(sum(exp(x))) over ``axis``, stable for large inputs."""
     xd = x._data
-    axes = normalize_axis(axis, xd.ndim)
+    axes = _reduced_axes(axis, xd.ndim)
     xp = backend.get_array_module(xd)
     peak = xd.max(axis=axes, keepdims=True)
     total = xp.exp(xd - peak).sum(axis=axes, keepdims=True)
@@ -152,7 +165,7 @@ def logsumexp(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = No
 def _truth(x: Tensor, axis: Any, keepdim: bool, which: str) -> Tensor:
     xd = x._data
     return wrap(backend.get_array_module(xd).asarray(
-        getattr(xd.astype(bool, copy=False), which)(axis=normalize_axis(axis, xd.ndim), keepdims=keepdim)))
+        getattr(xd.astype(bool, copy=False), which)(axis=_reduced_axes(axis, xd.ndim), keepdims=keepdim)))
 
 
 def all(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
@@ -168,7 +181,7 @@ def any(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None) ->
 def count_nonzero(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
     """How many elements over ``axis`` are non-zero, as int64."""
     xd = x._data
-    counts = (xd != 0).sum(axis=normalize_axis(axis, xd.ndim), keepdims=keepdim)
+    counts = (xd != 0).sum(axis=_reduced_axes(axis, xd.ndim), keepdims=keepdim)
     return wrap(backend.get_array_module(xd).asarray(counts).astype("int64"))
 
 
@@ -189,7 +202,7 @@ def prod(x: Tensor, axis: Any = None, keepdim: bool = False, dtype: Any = None, 
         x = x.astype(dtype)
     xd = x._data
     xp = backend.get_array_module(xd)
-    axes = normalize_axis(axis, xd.ndim)
+    axes = _reduced_axes(axis, xd.ndim)
     data = xp.asarray(xd.prod(axis=axes, keepdims=keepdim, dtype=xd.dtype))
     shape = xd.shape
     reduced = tuple(range(xd.ndim)) if axes is None else axes
@@ -218,7 +231,7 @@ def nanmean(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None
     """Mean over ``axis`` of the elements that are not NaN."""
     xd = x._data
     xp = backend.get_array_module(xd)
-    count = (~xp.isnan(xd)).sum(axis=normalize_axis(axis, xd.ndim), keepdims=keepdim)
+    count = (~xp.isnan(xd)).sum(axis=_reduced_axes(axis, xd.ndim), keepdims=keepdim)
     return sum(_nan_to_zero(x, xp), axis=axis, keepdim=keepdim) / wrap(xp.asarray(count).astype(xd.dtype))
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from .. import backend
 from ..autograd.tensor import Tensor
-from ._util import normalize_axis, result, unbroadcast, wrap
+from ._util import result, single_axis, unbroadcast, wrap
 from .indexing import take_along
 from .shape import squeeze
 
@@ -26,7 +26,7 @@ def _order(xd: Any, axis: int, descending: bool) -> Any:
 
 
 def _axis(x: Tensor, axis: Any) -> int:
-    return normalize_axis(axis, x._data.ndim)[0]
+    return single_axis(axis, x._data.ndim)
 
 
 def argsort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = False,

@@ -5,21 +5,49 @@ from typing import Any, Sequence
 
 from .. import backend
 from ..autograd.tensor import Tensor
-from ._util import normalize_axis, result, results, unbroadcast
+from ._util import (as_int, check_tensor, normalize_axis, not_a_tensor, result, results,
+                    single_axis, unbroadcast)
 
 
 def _as_shape(shape: Any) -> tuple:
+    """A shape given as an int, a list/tuple of ints or int tensors, or an int tensor, as a tuple.
+
+    Bools, floats and strings are not sizes: they raise TypeError naming the entry.
+    """
     if isinstance(shape, Tensor):
-        return tuple(int(v) for v in shape.tolist())
-    if isinstance(shape, int):
+        if shape._data.dtype.kind not in "iu":
+            raise TypeError(f"a shape tensor must have an integer dtype, got {shape.dtype}")
+        return tuple(int(v) for v in shape._data.reshape(-1).tolist())
+    if shape.__class__ is int:
         return (shape,)
-    return tuple(int(s.item()) if isinstance(s, Tensor) else int(s) for s in shape)
+    if not isinstance(shape, (list, tuple)):
+        return (as_int(shape, "a shape"),)
+    return tuple(s if s.__class__ is int else as_int(s, "each shape entry") for s in shape)
+
+
+def _first_non_tensor(op: str, tensors: tuple) -> TypeError:
+    """The TypeError for the first entry of ``tensors`` that is not a Tensor, naming its index."""
+    i, value = next((i, t) for i, t in enumerate(tensors) if not isinstance(t, Tensor))
+    return not_a_tensor(op, f"x[{i}]", value)
 
 
 def reshape(x: Tensor, shape: Any, name: str = None) -> Tensor:
     """The same values in a new shape; 0 copies that axis from x, -1 is inferred."""
-    xd = x._data
-    target = tuple(xd.shape[i] if s == 0 else s for i, s in enumerate(_as_shape(shape)))
+    try:
+        xd = x._data
+    except AttributeError:
+        raise not_a_tensor("reshape", "x", x) from None
+    target = _as_shape(shape)
+    if 0 in target:
+        if any(s == 0 for s in target[xd.ndim:]):
+            raise ValueError(f"reshape: a 0 in the shape copies that axis of x, but x has only {xd.ndim} "
+                             f"axes; got shape {list(target)} for x of shape {list(xd.shape)}")
+        target = tuple(xd.shape[i] if s == 0 else s for i, s in enumerate(target))
+    return _reshape_to(x, xd, target)
+
+
+def _reshape_to(x: Tensor, xd: Any, target: Any) -> Tensor:
+    """x viewed as ``target`` taken literally (a 0 is an empty axis), for the ops that compute it."""
     try:
         data = xd.reshape(target)
     except ValueError:
@@ -33,21 +61,25 @@ def reshape(x: Tensor, shape: Any, name: str = None) -> Tensor:
 
 def flatten(x: Tensor, start_axis: int = 0, stop_axis: int = -1, name: str = None) -> Tensor:
     """Merge axes ``start_axis`` to ``stop_axis`` (inclusive) into one."""
+    check_tensor("flatten", "x", x)
     shape = x._data.shape
     if not shape:
-        return reshape(x, [1])
+        return _reshape_to(x, x._data, (1,))
     start, stop = normalize_axis([start_axis, stop_axis], len(shape))
     if start > stop:
         raise ValueError(f"flatten: start_axis ({start_axis}) must not come after stop_axis ({stop_axis})")
     merged = 1
     for n in shape[start:stop + 1]:
         merged *= n
-    return reshape(x, shape[:start] + (merged,) + shape[stop + 1:])
+    return _reshape_to(x, x._data, shape[:start] + (merged,) + shape[stop + 1:])
 
 
 def transpose(x: Tensor, perm: Sequence[int], name: str = None) -> Tensor:
     """Permute the axes: axis i of the result is axis ``perm[i]`` of x."""
-    xd = x._data
+    try:
+        xd = x._data
+    except AttributeError:
+        raise not_a_tensor("transpose", "x", x) from None
     perm = normalize_axis(perm, xd.ndim)
     if sorted(perm) != list(range(xd.ndim)):
         raise ValueError(f"transpose: perm {list(perm)} is not a permutation of {xd.ndim} axes")
@@ -59,20 +91,28 @@ def transpose(x: Tensor, perm: Sequence[int], name: str = None) -> Tensor:
 
 def squeeze(x: Tensor, axis: Any = None, name: str = None) -> Tensor:
     """Drop axes of length 1 (all of them, or those in ``axis`` that have length 1)."""
+    check_tensor("squeeze", "x", x)
     shape = x._data.shape
     axes = normalize_axis(axis, len(shape))
     if axes is None:
         axes = tuple(i for i, n in enumerate(shape) if n == 1)
-    return reshape(x, [n for i, n in enumerate(shape) if not (i in axes and n == 1)] or [])
+    return _reshape_to(x, x._data, tuple(n for i, n in enumerate(shape) if not (i in axes and n == 1)))
 
 
 def unsqueeze(x: Tensor, axis: Any, name: str = None) -> Tensor:
     """Insert axes of length 1 at the positions in ``axis`` (positions in the result)."""
+    check_tensor("unsqueeze", "x", x)
     shape = list(x._data.shape)
-    axes = [axis] if isinstance(axis, int) else list(axis)
+    if isinstance(axis, Tensor):
+        axis = axis.tolist()
+    axes = axis if isinstance(axis, (list, tuple)) else [axis]
     for a in axes:
+        a = as_int(a, "unsqueeze: each axis")
+        if not -len(shape) - 1 <= a <= len(shape):
+            raise ValueError(f"unsqueeze: axis {a} is out of range for inserting into {len(shape)} axes; "
+                             f"expected an int in [{-len(shape) - 1}, {len(shape)}]")
         shape.insert(a if a >= 0 else len(shape) + a + 1, 1)
-    return reshape(x, shape)
+    return _reshape_to(x, x._data, tuple(shape))
 
 
 def concat(x: Sequence[Tensor], axis: int = 0, name: str = None) -> Tensor:
@@ -80,9 +120,12 @@ def concat(x: Sequence[Tensor], axis: int = 0, name: str = None) -> Tensor:
     tensors = tuple(x)
     if not tensors:
         raise ValueError("concat: needs at least one tensor")
-    arrays = [t._data for t in tensors]
+    try:
+        arrays = [t._data for t in tensors]
+    except AttributeError:
+        raise _first_non_tensor("concat", tensors) from None
     xp = backend.get_array_module(arrays[0])
-    axis = normalize_axis(axis, arrays[0].ndim)[0]
+    axis = single_axis(axis, arrays[0].ndim)
     try:
         data = xp.concatenate(arrays, axis=axis)
     except ValueError:
@@ -102,20 +145,23 @@ def stack(x: Sequence[Tensor], axis: int = 0, name: str = None) -> Tensor:
     tensors = tuple(x)
     if not tensors:
         raise ValueError("stack: needs at least one tensor")
-    arrays = [t._data for t in tensors]
+    try:
+        arrays = [t._data for t in tensors]
+    except AttributeError:
+        raise _first_non_tensor("stack", tensors) from None
+    axis = single_axis(axis, arrays[0].ndim + 1)
     xp = backend.get_array_module(arrays[0])
     try:
         data = xp.stack(arrays, axis=axis)
     except ValueError:
         raise ValueError(f"stack: all shapes must be equal, got {[list(a.shape) for a in arrays]}") from None
-    axis = axis % data.ndim
     return result(data, tensors, lambda g: tuple(g.take(i, axis=axis) for i in range(len(arrays))))
 
 
 def split(x: Tensor, num_or_sections: Any, axis: int = 0, name: str = None) -> list:
     """Cut x along ``axis`` into equal parts (an int) or parts of the given sizes (-1 once allowed)."""
     xd = x._data
-    axis = normalize_axis(axis, xd.ndim)[0]
+    axis = single_axis(axis, xd.ndim)
     length = xd.shape[axis]
     if isinstance(num_or_sections, int):
         if num_or_sections <= 0 or length % num_or_sections:

@@ -5,6 +5,10 @@ import math
 from typing import Any
 
 from ...autograd.tensor import Tensor
+from ...ops._util import check_tensor
+
+__all__ = ["check_tensor", "check_reduction", "pair", "check_nchw", "resolve_padding", "output_size",
+           "pad_spatial", "window_slices", "reduce_loss", "length_pair", "length_padding"]
 
 REDUCTIONS = ("mean", "sum", "none")
 
@@ -14,16 +18,10 @@ def check_reduction(op: str, reduction: str) -> None:
         raise ValueError(f"{op}: reduction must be one of {REDUCTIONS}, got {reduction!r}")
 
 
-def check_tensor(op: str, arg: str, value: Any) -> None:
-    if not isinstance(value, Tensor):
-        raise TypeError(f"{op}: {arg} must be a Tensor, got {type(value).__name__}; "
-                        "wrap arrays with minidp.to_tensor")
-
-
 def pair(value: Any, op: str, arg: str) -> tuple:
     """An int or a pair of ints as a pair of positive ints."""
     values = (value, value) if isinstance(value, int) else tuple(value)
-    if len(values) != 2 or not all(isinstance(v, int) and v > 0 for v in values):
+    if len(values) != 2 or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values):
         raise ValueError(f"{op}: {arg} must be a positive int or a pair of them, got {value!r}")
     return values
 

@@ -5,6 +5,7 @@ from typing import Any, Optional
 
 from ...autograd.tensor import Tensor
 from ...ops import flatten, reshape
+from ...ops._util import check_size
 from .. import functional as F
 from ..layer import Layer
 
@@ -19,9 +20,8 @@ class Linear(Layer):
     def __init__(self, in_features: int, out_features: int, weight_attr: Any = None, bias_attr: Any = None,
                  name: Optional[str] = None) -> None:
         super().__init__()
-        if in_features <= 0 or out_features <= 0:
-            raise ValueError(f"Linear: in_features and out_features must be positive, got "
-                             f"{in_features} and {out_features}")
+        in_features = check_size("Linear", "in_features", in_features)
+        out_features = check_size("Linear", "out_features", out_features)
         self.in_features, self.out_features = in_features, out_features
         self.weight = self.create_parameter([in_features, out_features], attr=weight_attr)
         self.bias = self.create_parameter([out_features], attr=bias_attr, is_bias=True)
@@ -144,8 +144,9 @@ class Bilinear(Layer):
     def __init__(self, in1_features: int, in2_features: int, out_features: int, weight_attr: Any = None,
                  bias_attr: Any = None, name: Optional[str] = None) -> None:
         super().__init__()
-        if min(in1_features, in2_features, out_features) <= 0:
-            raise ValueError("Bilinear: in1_features, in2_features and out_features must be positive")
+        in1_features = check_size("Bilinear", "in1_features", in1_features)
+        in2_features = check_size("Bilinear", "in2_features", in2_features)
+        out_features = check_size("Bilinear", "out_features", out_features)
         self._in1_features, self._in2_features, self._out_features = in1_features, in2_features, out_features
         self.weight = self.create_parameter([out_features, in1_features, in2_features], attr=weight_attr)
         self.bias = self.create_parameter([1, out_features], attr=bias_attr, is_bias=True)

@@ -5,10 +5,17 @@ import math
 from typing import Any
 
 from ...autograd.tensor import Tensor
+from ...ops._util import check_size
 from .. import functional as F
 from .. import initializer as init
 from ..functional._util import length_pair, pair
 from ..layer import Layer
+
+
+def _check_channels(op: str, in_channels: Any, out_channels: Any, groups: Any) -> tuple:
+    """The channel counts and groups of a convolution, each a positive int."""
+    return (check_size(op, "in_channels", in_channels), check_size(op, "out_channels", out_channels),
+            check_size(op, "groups", groups))
 
 
 class Conv2D(Layer):
@@ -25,7 +32,8 @@ class Conv2D(Layer):
         super().__init__()
         if padding_mode != "zeros":
             raise ValueError(f"Conv2D: only padding_mode='zeros' is supported, got {padding_mode!r}")
-        if groups < 1 or in_channels % groups or out_channels % groups:
+        in_channels, out_channels, groups = _check_channels("Conv2D", in_channels, out_channels, groups)
+        if in_channels % groups or out_channels % groups:
             raise ValueError(f"Conv2D: in_channels ({in_channels}) and out_channels ({out_channels}) must "
                              f"be divisible by groups ({groups})")
         kh, kw = pair(kernel_size, "Conv2D", "kernel_size")
@@ -60,7 +68,8 @@ class Conv1D(Layer):
         super().__init__()
         if padding_mode != "zeros":
             raise ValueError(f"Conv1D: only padding_mode='zeros' is supported, got {padding_mode!r}")
-        if groups < 1 or in_channels % groups or out_channels % groups:
+        in_channels, out_channels, groups = _check_channels("Conv1D", in_channels, out_channels, groups)
+        if in_channels % groups or out_channels % groups:
             raise ValueError(f"Conv1D: in_channels ({in_channels}) and out_channels ({out_channels}) must "
                              f"be divisible by groups ({groups})")
         _, k = length_pair(kernel_size, "Conv1D", "kernel_size")
@@ -89,7 +98,8 @@ class _ConvTranspose(Layer):
     def _setup(self, in_channels: int, out_channels: int, kernel: tuple, stride: Any, padding: Any,
                output_padding: Any, dilation: Any, groups: int, weight_attr: Any, bias_attr: Any,
                data_format: str) -> None:
-        if groups < 1 or in_channels % groups or out_channels % groups:
+        in_channels, out_channels, groups = _check_channels(type(self).__name__, in_channels, out_channels, groups)
+        if in_channels % groups or out_channels % groups:
             raise ValueError(f"{type(self).__name__}: in_channels ({in_channels}) and out_channels ({out_channels}) "
                              f"must be divisible by groups ({groups})")
         self._in_channels, self._out_channels, self._kernel_size = in_channels, out_channels, kernel
@@ -147,11 +157,12 @@ class Conv3D(Layer):
         super().__init__()
         if padding_mode != "zeros":
             raise ValueError(f"Conv3D: only padding_mode='zeros' is supported, got {padding_mode!r}")
-        if groups < 1 or in_channels % groups or out_channels % groups:
+        in_channels, out_channels, groups = _check_channels("Conv3D", in_channels, out_channels, groups)
+        if in_channels % groups or out_channels % groups:
             raise ValueError(f"Conv3D: in_channels ({in_channels}) and out_channels ({out_channels}) must "
                              f"be divisible by groups ({groups})")
         kernel = (kernel_size,) * 3 if isinstance(kernel_size, int) else tuple(kernel_size)
-        if len(kernel) != 3 or not all(isinstance(k, int) and k > 0 for k in kernel):
+        if len(kernel) != 3 or not all(isinstance(k, int) and not isinstance(k, bool) and k > 0 for k in kernel):
             raise ValueError(f"Conv3D: kernel_size must be a positive int or three of them, got {kernel_size!r}")
         self._in_channels, self._out_channels, self._kernel_size = in_channels, out_channels, kernel
         self._stride, self._padding, self._dilation = stride, padding, dilation
@@ -179,7 +190,7 @@ class Conv3DTranspose(_ConvTranspose):
                  bias_attr: Any = None, data_format: str = "NCDHW") -> None:
         super().__init__()
         kernel = (kernel_size,) * 3 if isinstance(kernel_size, int) else tuple(kernel_size)
-        if len(kernel) != 3 or not all(isinstance(k, int) and k > 0 for k in kernel):
+        if len(kernel) != 3 or not all(isinstance(k, int) and not isinstance(k, bool) and k > 0 for k in kernel):
             raise ValueError(f"Conv3DTranspose: kernel_size must be a positive int or three of them, got "
                              f"{kernel_size!r}")
         self._setup(in_channels, out_channels, kernel, stride, padding, output_padding, dilation, groups,

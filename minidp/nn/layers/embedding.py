@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ...autograd.tensor import Tensor
+from ...ops._util import check_size
 from .. import functional as F
 from ..layer import Layer
 
@@ -21,9 +22,8 @@ class Embedding(Layer):
                  max_norm: Optional[float] = None, norm_type: float = 2.0, *, scale_grad_by_freq: bool = False,
                  sparse: bool = False, weight_attr: Any = None, name: Optional[str] = None) -> None:
         super().__init__()
-        if num_embeddings <= 0 or embedding_dim <= 0:
-            raise ValueError(f"Embedding: num_embeddings and embedding_dim must be positive, got "
-                             f"{num_embeddings} and {embedding_dim}")
+        num_embeddings = check_size("Embedding", "num_embeddings", num_embeddings)
+        embedding_dim = check_size("Embedding", "embedding_dim", embedding_dim)
         if padding_idx is not None and not -num_embeddings <= padding_idx < num_embeddings:
             raise ValueError(f"Embedding: padding_idx must lie in [-{num_embeddings}, {num_embeddings}), "
                              f"got {padding_idx}")

@@ -7,7 +7,7 @@ from typing import Any, Callable, Optional
 
 from ... import backend
 from ...autograd.tensor import Tensor
-from ...ops._util import wrap
+from ...ops._util import check_size, wrap
 from .. import functional as F
 from .. import initializer as init
 from ..functional.norm import as_matrix, power_iteration, spectral_normalize, synced_batch_norm
@@ -27,6 +27,7 @@ class LayerNorm(Layer):
                  name: Optional[str] = None) -> None:
         super().__init__()
         shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
+        shape = [check_size("LayerNorm", "each normalized_shape entry", n) for n in shape]
         self._normalized_shape, self._epsilon = shape, epsilon
         size = [math.prod(shape)]
         if not elementwise_affine:
@@ -54,6 +55,7 @@ class _BatchNorm(Layer):
                  bias_attr: Any = None, data_format: Optional[str] = None, use_global_stats: Optional[bool] = None,
                  name: Optional[str] = None) -> None:
         super().__init__()
+        num_features = check_size(type(self).__name__, "num_features", num_features)
         self._num_features, self._momentum, self._epsilon = num_features, momentum, epsilon
         self._data_format = data_format or self._default_format
         self._use_global_stats = use_global_stats
@@ -178,7 +180,9 @@ class GroupNorm(Layer):
                  weight_attr: Any = None, bias_attr: Any = None, data_format: str = "NCHW",
                  name: Optional[str] = None) -> None:
         super().__init__()
-        if num_groups < 1 or num_channels % num_groups:
+        num_groups = check_size("GroupNorm", "num_groups", num_groups)
+        num_channels = check_size("GroupNorm", "num_channels", num_channels)
+        if num_channels % num_groups:
             raise ValueError(f"GroupNorm: num_channels ({num_channels}) must be divisible by num_groups "
                              f"({num_groups})")
         self._num_groups, self._num_channels, self._epsilon = num_groups, num_channels, epsilon
@@ -204,6 +208,7 @@ class _InstanceNorm(Layer):
         super().__init__()
         if (weight_attr is False) != (bias_attr is False):
             raise ValueError(f"{type(self).__name__}: weight_attr and bias_attr must both be False or neither")
+        num_features = check_size(type(self).__name__, "num_features", num_features)
         self._num_features, self._epsilon = num_features, epsilon
         self._data_format = data_format or self._default_format
         self.scale = self.create_parameter([num_features], attr=weight_attr, default_initializer=init.Constant(1.0))
