@@ -15,14 +15,17 @@ import minidp.nn.functional as F
 from minidp.io import DataLoader, DistributedBatchSampler, TensorDataset
 
 WIDTH = 384
-STEPS = 4
+HIDDEN = 4
+STEPS = 5
 
 
 def train() -> None:
     dist.init_parallel_env()
     minidp.seed(0)
-    layers = [nn.Linear(64, WIDTH), nn.ReLU(), nn.Linear(WIDTH, WIDTH), nn.ReLU(),
-              nn.Linear(WIDTH, WIDTH), nn.ReLU(), nn.Linear(WIDTH, 10)]
+    layers = [nn.Linear(64, WIDTH), nn.ReLU()]
+    for _ in range(HIDDEN):
+        layers += [nn.Linear(WIDTH, WIDTH), nn.ReLU()]
+    layers.append(nn.Linear(WIDTH, 10))
     # Each WIDTH x WIDTH weight (576 KiB) closes a bucket of its own.
     model = dist.DataParallel(nn.Sequential(*layers), comm_buffer_size=0.5, last_comm_buffer_size=0.5)
     optimizer = minidp.optimizer.SGD(learning_rate=0.01, parameters=model.parameters())
