@@ -37,8 +37,9 @@ def _interval(event: Dict[str, Any]) -> Interval:
 
 def step_events(events: Sequence[Dict[str, Any]], rank: int, step: int) -> List[Dict[str, Any]]:
     """The events of ``rank`` during its training step number ``step`` (Python indexing over the
-    rank's backward passes): from the forward before that backward to the end of the optimizer
-    step after it (or of the wait for the buckets, when there is no optimizer step)."""
+    rank's backward passes): from loading the batch of the forward before that backward to the
+    end of the optimizer step after it (or of the wait for the buckets, when there is no
+    optimizer step)."""
     mine = sorted((e for e in events if e.get("pid") == rank and e.get("ph") in ("X", "i")),
                   key=lambda e: e["ts"])
     backwards = [e for e in mine if e["name"] == "backward"]
@@ -49,9 +50,10 @@ def step_events(events: Sequence[Dict[str, Any]], rank: int, step: int) -> List[
                          f"{len(backwards)} backward passes")
     backward = backwards[step]
     start, end = _interval(backward)
-    forwards = [e for e in mine if e["name"] == "forward" and e["ts"] <= start]
-    if forwards:
-        start = forwards[-1]["ts"]
+    for opening in ("forward", "next batch"):
+        earlier = [e for e in mine if e["name"] == opening and e["ts"] <= start]
+        if earlier:
+            start = earlier[-1]["ts"]
     later = [e for e in mine if e["ts"] >= end]
     closing = next((e for e in later if e["name"] == "optimizer step"), None) or next(
         (e for e in later if e["name"] == "wait for buckets"), None)
