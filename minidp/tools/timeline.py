@@ -3,10 +3,12 @@
     python -m minidp.tools.timeline TRACE.json -o step.png [--step N]
 
 ``TRACE.json`` is a file written by ``MINIDP_TIMELINE`` (one rank's ``rank-N.json`` or the
-merged ``timeline.json``). For every rank the chart has two rows: the main thread (forward,
-backward, the wait for the buckets at its end, the optimizer step, loading the next batch) with a tick for each
-gradient becoming ready, and the communication thread (each bucket's all-reduce), on one time
-axis, so the all-reduces that ran while backward was still computing show as bars under it.
+merged ``timeline.json``). For every rank the chart has two rows: the main thread (loading the
+batch, forward, backward, the wait for the buckets at its end, the optimizer step) with a tick
+for each gradient becoming ready, and the communication thread (each bucket's all-reduce), on
+one time axis, so the all-reduces that ran while backward was still computing show as bars
+under it. An all-reduce bar starts when the communication thread takes the bucket up and ends
+when every rank has contributed, so it includes the wait for slower ranks.
 Needs matplotlib: ``pip install 'minidp[plot]'``.
 """
 from __future__ import annotations
@@ -15,8 +17,8 @@ import argparse
 import json
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-MAIN_COLOURS = {"next batch": "#8c8c8c", "forward": "#4c72b0", "backward": "#dd8452", "wait for buckets": "#c44e52",
-                "optimizer step": "#55a868"}
+MAIN_COLOURS = {"next batch": "#8c8c8c", "forward": "#4c72b0", "backward": "#dd8452",
+                "wait for buckets": "#c44e52", "optimizer step": "#55a868"}
 ALL_REDUCE_COLOUR = "#8172b3"
 Interval = Tuple[float, float]
 
