@@ -104,7 +104,9 @@ def train(args: argparse.Namespace) -> dict:
     parallel = dist.get_world_size() > 1
     if parallel:
         dist.init_parallel_env()
-        model = minidp.DataParallel(model)
+        buckets = {} if args.bucket_kb is None else {
+            "comm_buffer_size": args.bucket_kb / 1024, "last_comm_buffer_size": args.bucket_kb / 1024}
+        model = minidp.DataParallel(model, **buckets)
     leader = dist.get_rank() == 0
     if parallel and leader:
         print(f"data-parallel on {dist.get_world_size()} ranks, "
@@ -172,9 +174,12 @@ def parse_args(argv: list = None) -> argparse.Namespace:
                         help="checkpoint file (default: checkpoints/digits_<model>.ckpt)")
     parser.add_argument("--resume", action="store_true", help="continue from --checkpoint")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--bucket-kb", type=float, default=None,
+                        help="DataParallel's gradient bucket size in KiB (default: its own, 25 MiB "
+                             "and 1 MiB for the last); small buckets overlap backward more")
     args = parser.parse_args(argv)
-    if args.epochs < 1 or args.batch_size < 1:
-        parser.error("--epochs and --batch-size must be positive")
+    if args.epochs < 1 or args.batch_size < 1 or (args.bucket_kb is not None and args.bucket_kb <= 0):
+        parser.error("--epochs, --batch-size and --bucket-kb must be positive")
     if args.checkpoint is None:
         args.checkpoint = os.path.join("checkpoints", f"digits_{args.model}.ckpt")
     return args

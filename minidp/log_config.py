@@ -14,11 +14,16 @@ LEVEL_VARIABLE = "MINIDP_LOG_LEVEL"
 _RANK_VARIABLES = ("PADDLE_TRAINER_ID", "OMPI_COMM_WORLD_RANK", "PMI_RANK")
 
 
+def process_rank() -> str:
+    """This process's rank as the launchers export it ("" outside a launched job)."""
+    return next((os.environ[v] for v in _RANK_VARIABLES if v in os.environ), "")
+
+
 class _RankFilter(logging.Filter):
     """Adds ``record.rank``: this process's rank as the launchers export it (``-`` if none)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        record.rank = next((os.environ[v] for v in _RANK_VARIABLES if v in os.environ), "-")
+        record.rank = process_rank() or "-"
         return True
 
 

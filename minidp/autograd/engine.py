@@ -24,6 +24,8 @@ from typing import Any, Callable
 
 from numpy import asarray as _asarray, generic as _numpy_scalar
 
+from .. import timeline as _timeline
+
 _grad_enabled = True
 _end_of_backward_callbacks: list = []
 
@@ -184,6 +186,8 @@ def run_backward(root, grad, retain_graph: bool = False, capture: dict = None) -
     With ``capture`` (``{id(tensor): None}``) the gradients reaching those tensors are stored in
     it instead, and no leaf's ``.grad`` changes nor its ready hooks fire (``minidp.grad``).
     """
+    recorder = _timeline.recorder
+    started = recorder.now() if recorder is not None else 0
     consumers = _count_consumers(root)
     pending = {id(root): grad}
     gathered = {}  # id(MultiNode) -> its outputs' gradients, while some are still to come
@@ -223,6 +227,8 @@ def run_backward(root, grad, retain_graph: bool = False, capture: dict = None) -
                 if left == 0:
                     ready.append(p)
     finally:
+        if recorder is not None:
+            recorder.span("backward", "compute", started)
         callbacks = _end_of_backward_callbacks[:]
         _end_of_backward_callbacks.clear()
     for callback in callbacks:

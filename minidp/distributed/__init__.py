@@ -38,6 +38,7 @@ from .data_parallel import DataParallel, fused_allreduce_gradients, sync_params_
 from .env import ParallelEnv
 from .parallel import get_rank, get_world_size, init_parallel_env
 from .spawn import spawn
+from ..timeline import timeline
 from .store import TCPStore
 from . import fleet
 from . import stream
@@ -53,4 +54,5 @@ __all__ = [
     "irecv", "is_available", "isend", "recv_object_list", "reduce",
     "scatter", "scatter_object_list", "send_object_list", "set_object_serializer", "stream",
     "wait",
+    "timeline",
 ]

@@ -29,7 +29,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import numpy
 
-from .. import backend, kernels
+from .. import backend, kernels, timeline
 from ..kernels.launch_args import unpack_launch
 from .backends import Work
 
@@ -238,7 +238,13 @@ class BucketWork:
 
     def wait(self) -> List[Any]:
         self._work.wait()
-        return self._unpack()
+        recorder = timeline.recorder
+        if recorder is None:
+            return self._unpack()
+        started = recorder.now()
+        gradients = self._unpack()
+        recorder.span("unpack", "reducer", started)
+        return gradients
 
 
 def _average(process_group: Any, bucket: GradBucket, wire_dtype: Any) -> BucketWork:

@@ -15,7 +15,7 @@ from typing import Any, Iterator, List, Optional, Sequence
 
 import numpy
 
-from .. import backend
+from .. import backend, timeline
 from ..autograd import engine
 from ..autograd.tensor import Tensor
 from ..nn import Layer
@@ -225,7 +225,11 @@ class DataParallel(Layer):
                                 param_names=[n for n, _ in named])
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
+        recorder = timeline.recorder
+        started = recorder.now() if recorder is not None else 0
         outputs = self._layers(*inputs, **kwargs)
+        if recorder is not None:
+            recorder.span("forward", "compute", started)
         if self._reducer is not None and self.grad_need_sync and engine.is_grad_enabled():
             if self._join is not None:
                 self._join.start_step()

@@ -23,7 +23,7 @@ import tempfile
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Union
 
-from minidp import backend as _backend
+from minidp import backend as _backend, timeline
 from minidp.distributed.auth import SECRET_ENV, new_job_secret
 from minidp.distributed.failure_record import FAILURE_DIR_ENV
 
@@ -204,11 +204,13 @@ class JobPlan:
     failure_dir: str = ""
 
     def release(self) -> None:
-        """The job is over: free the ports and remove the failure records (idempotent)."""
+        """The job is over: free the ports and remove the failure records (idempotent). The
+        first call also merges the ranks' timelines when ``MINIDP_TIMELINE`` is set."""
         if self.ports is not None:
             self.ports.release()
             self.ports = None
         if self.failure_dir:
+            timeline.merge_from_environment()
             shutil.rmtree(self.failure_dir, ignore_errors=True)
             self.failure_dir = ""
 

@@ -41,6 +41,7 @@ import warnings
 import weakref
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from minidp import timeline
 from minidp.distributed.env import mpi_launch
 from minidp.distributed.failure_record import write_failure_record
 from minidp.distributed.job import (
@@ -196,6 +197,8 @@ def _rank_main(func: Callable, args: Sequence[Any], env: Dict[str, str],
         write_failure_record(error)
         channel.send(("error", traceback.format_exc()))
         sys.exit(1)
+    finally:
+        timeline.save()
     try:
         channel.send(("ok", result))
     except Exception as error:

@@ -7,7 +7,7 @@ from typing import Any, Callable, Iterator, Optional
 
 import numpy
 
-from .. import backend
+from .. import backend, timeline
 from ..autograd.tensor import Tensor
 from ..ops._util import wrap
 from ..ops.creation import to_tensor
@@ -175,9 +175,8 @@ class DataLoader:
         return iter(self.batch_sampler if self.batch_sampler is not None else self.sampler)
 
     def __iter__(self) -> Iterator[Any]:
-        if self.num_workers == 0:
-            return self._iterate_here()
-        return self._iterate_in_workers()
+        batches = self._iterate_here() if self.num_workers == 0 else self._iterate_in_workers()
+        return batches if timeline.recorder is None else timeline.recorder.batches(batches)
 
     def _iterate_here(self) -> Iterator[Any]:
         fetcher = self._fetcher

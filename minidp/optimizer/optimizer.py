@@ -19,7 +19,7 @@ from typing import Any, Iterable, Optional, Union
 
 import numpy
 
-from .. import backend
+from .. import backend, timeline
 from ..autograd.tensor import Tensor
 from ..ops._util import wrap
 from . import precision
@@ -186,8 +186,12 @@ class Optimizer:
         gradient is None; a gradient cleared with ``clear_grad(set_to_zero=True)`` reads as zeros
         and is applied as zeros (momentum, Adam's moments and weight decay keep acting on it).
         """
+        recorder = timeline.recorder
+        started = recorder.now() if recorder is not None else 0
         slots = self._slots
         self._apply(slots, self._parameter_list, [slot.param._grad for slot in slots])
+        if recorder is not None:
+            recorder.span("optimizer step", "optimizer", started)
 
     def backward(self, loss: Tensor, startup_program: Any = None, parameters: Optional[Iterable] = None,
                  no_grad_set: Any = None, callbacks: Any = None) -> list:

@@ -78,6 +78,7 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tu
 
 import numpy
 
+from ... import timeline
 from ...autograd.tensor import Tensor
 from ...backend import get_array_module, is_floating
 
@@ -631,11 +632,15 @@ class ThreadedProcessGroup(ProcessGroup):
             if item is _STOP:
                 return
             call, run, work = item
+            recorder = timeline.recorder
+            started = recorder.now() if recorder is not None else 0
             try:
                 self._guarded(call, run)
             except Exception as error:  # handed to whoever waits on the work
                 work._finish(error)
             else:
+                if recorder is not None:
+                    recorder.span(call.op, "comm", started, {"elements": call.count})
                 work._finish()
             with self._issue_lock:
                 self._pending -= 1
