@@ -2,12 +2,67 @@
 
 The ops live in :mod:`minidp.ops.linalg`, forward and backward together; this module gathers them.
 """
-from .ops.linalg import (cholesky, cholesky_inverse, cholesky_solve, cond, corrcoef, cov, cross, det, diagonal, eigh, eigvalsh, inv, matmul,
-                         matrix_norm, matrix_power, matrix_rank, matrix_transpose, multi_dot, norm, pinv, qr,
-                         slogdet, solve, svd, svdvals, triangular_solve, vecdot, vector_norm)
+
+from .ops.linalg import (
+    cholesky,
+    cholesky_inverse,
+    cholesky_solve,
+    cond,
+    corrcoef,
+    cov,
+    cross,
+    det,
+    diagonal,
+    eigh,
+    eigvalsh,
+    inv,
+    matmul,
+    matrix_norm,
+    matrix_power,
+    matrix_rank,
+    matrix_transpose,
+    multi_dot,
+    norm,
+    pinv,
+    qr,
+    slogdet,
+    solve,
+    svd,
+    svdvals,
+    triangular_solve,
+    vecdot,
+    vector_norm,
+)
 from .ops.linalg import lstsq
 
-__all__ = ["cholesky", "cholesky_inverse", "cholesky_solve", "cond", "corrcoef", "cov", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
-           "matmul", "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "multi_dot", "norm",
-           "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "triangular_solve", "vecdot", "vector_norm"]
+__all__ = [
+    "cholesky",
+    "cholesky_inverse",
+    "cholesky_solve",
+    "cond",
+    "corrcoef",
+    "cov",
+    "cross",
+    "det",
+    "diagonal",
+    "eigh",
+    "eigvalsh",
+    "inv",
+    "matmul",
+    "matrix_norm",
+    "matrix_power",
+    "matrix_rank",
+    "matrix_transpose",
+    "multi_dot",
+    "norm",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "svd",
+    "svdvals",
+    "triangular_solve",
+    "vecdot",
+    "vector_norm",
+]
 __all__ += ["lstsq"]

@@ -405,7 +405,8 @@ def test_generator_is_an_independent_host_generator():
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not minidp.is_compiled_with_cuda(), reason="no CUDA device visible to CuPy (no GPU, driver or cupy)")
+@pytest.mark.skipif(not minidp.is_compiled_with_cuda(),
+                    reason="no CUDA device visible to CuPy (no GPU, driver or cupy)")
 def test_moves_between_host_and_gpu_keep_values_and_gradients():
     x = minidp.to_tensor([1.0, 2.0], stop_gradient=False)
     on_gpu = x.cuda()

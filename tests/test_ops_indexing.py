@@ -55,7 +55,8 @@ GRAD_CASES = [
     ("select_scatter", lambda x, v: minidp.select_scatter(x, v, 1, -1), [(3, 4), (3,)]),
     ("slice_scatter", lambda x, v: minidp.slice_scatter(x, v, [1], [0], [4], [2]), [(3, 4), (3, 2)]),
     ("slice_scatter_broadcast", lambda x, v: minidp.slice_scatter(x, v, [0, 1], [1, 1], [3, 3], [1, 1]), [(3, 4), ()]),
-    ("multiplex", lambda a, b: minidp.multiplex([a, b], T(np.array([[1], [0], [1]], dtype=np.int32))), [(3, 2), (3, 2)]),
+    ("multiplex", lambda a, b: minidp.multiplex([a, b], T(np.array([[1], [0], [1]], dtype=np.int32))),
+     [(3, 2), (3, 2)]),
 ]
 for _reduce in ["assign", "add", "mean", "mul", "amax", "amin"]:
     for _include in [True, False]:

@@ -187,7 +187,8 @@ def test_values_match_numpy():
     assert minidp.linalg.matrix_rank(T(np.stack([m, np.zeros((3, 3))]))).numpy().tolist() == [3, 0]
     assert int(minidp.linalg.matrix_rank(T(m), tol=10.0)) < 3
     np.testing.assert_allclose(minidp.linalg.cov(T(a)).numpy(), np.cov(a))
-    np.testing.assert_allclose(minidp.linalg.cov(T(a), rowvar=False, ddof=False).numpy(), np.cov(a, rowvar=False, ddof=0))
+    np.testing.assert_allclose(minidp.linalg.cov(T(a), rowvar=False, ddof=False).numpy(),
+                               np.cov(a, rowvar=False, ddof=0))
     fw, aw = np.array([1, 2, 1]), np.array([0.5, 1.0, 2.0])
     np.testing.assert_allclose(minidp.linalg.cov(T(a), rowvar=False, fweights=T(fw), aweights=T(aw)).numpy(),
                                np.cov(a, rowvar=False, fweights=fw, aweights=aw))

@@ -419,7 +419,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--rounds", type=int, default=2, help="run every contender this many "
                         "times, alternating, and keep each size's best (damps noise from other "
                         "load)")
-    parser.add_argument("--plot", default=str(Path(__file__).resolve().parent / "out" / "bench_collectives.png"), help="PNG path ('' for none)")
+    parser.add_argument("--plot", help="PNG path ('' for none)",
+                        default=str(Path(__file__).resolve().parent / "out" / "bench_collectives.png"))
     parser.add_argument("--json", default="", help="also write the raw timings here")
     parser.add_argument("--worker", default="", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

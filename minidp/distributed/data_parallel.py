@@ -252,9 +252,10 @@ class DataParallel(Layer):
         the number of ranks that fed the step, which gives the gradient of training one process
         on the union of those ranks' batches (equal batch sizes, mean loss): the averages stay
         right. ``True`` (PyTorch's default, which minidp does not follow here) keeps dividing by
-        the world size, so a step that fewer ranks feed moves the model less. ``throw_on_early_termination=True`` raises on every rank at the first step some
-        rank has no data for, instead. ``enable=False`` makes the block a plain one. Forwards
-        under ``no_sync`` or ``no_grad`` are not counted: they communicate nothing.
+        the world size, so a step that fewer ranks feed moves the model less.
+        ``throw_on_early_termination=True`` raises on every rank at the first step some rank has
+        no data for, instead. ``enable=False`` makes the block a plain one. Forwards under
+        ``no_sync`` or ``no_grad`` are not counted: they communicate nothing.
         """
         if not enable or self._reducer is None:
             yield

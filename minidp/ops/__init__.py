@@ -447,7 +447,8 @@ _METHODS.update(TENSOR_METHODS)
 _METHODS.update({
     "add_n": add_n, "bernoulli_": bernoulli_, "bitwise_invert": bitwise_not, "cauchy_": cauchy_, "concat": concat,
     "copy_": copy_, "exponential_": exponential_, "fill_diagonal_": fill_diagonal_, "geometric_": geometric_,
-    "increment": increment, "is_tensor": is_tensor, "log_normal_": log_normal_, "lstsq": lstsq, "multinomial": multinomial,
+    "increment": increment, "is_tensor": is_tensor, "log_normal_": log_normal_, "lstsq": lstsq,
+    "multinomial": multinomial,
     "random_": random_, "reduce_as": reduce_as, "shard_index": shard_index, "softmax": softmax, "stack": stack,
     "true_divide": true_divide, "where": where, "where_": where_,
 })

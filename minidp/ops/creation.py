@@ -123,7 +123,7 @@ def rand(shape: Any, dtype: Any = None, name: str = None) -> Tensor:
     return _random(lambda g, s: g.random(s), shape, dtype)
 
 
-def uniform(shape: Any, dtype: Any = None, min: float = -1.0, max: float = 1.0, seed: int = 0,
+def uniform(shape: Any, dtype: Any = None, min: float = -1.0, max: float = 1.0, seed: int = 0,  # noqa: F811
             name: str = None) -> Tensor:
     """Uniform values in [min, max). A non-zero ``seed`` draws from a generator of its own seeded
     with it (the same values every call, the process's generator untouched), as in Paddle."""

@@ -186,7 +186,8 @@ def random_(x: Tensor, from_: int = 0, to: Optional[int] = None, *, generator: A
         from_, to = 0, from_
     elif to is None:
         dtype = x._data.dtype
-        largest = 2 ** (ml_dtypes.finfo(dtype).nmant + 1) if backend.is_floating(dtype) else int(ml_dtypes.iinfo(dtype).max)
+        largest = (2 ** (ml_dtypes.finfo(dtype).nmant + 1) if backend.is_floating(dtype)
+                   else int(ml_dtypes.iinfo(dtype).max))
         to = largest + 1
     if from_ >= to:
         raise ValueError(f"random_: from_ ({from_}) must be below to ({to})")

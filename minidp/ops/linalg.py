@@ -425,7 +425,8 @@ def einsum(equation: str, *operands: Tensor) -> Tensor:
     try:
         data = xp.einsum(explicit, *arrays)
     except ValueError as error:
-        raise ValueError(f"einsum: {equation!r} does not fit shapes {[list(a.shape) for a in arrays]} ({error})") from None
+        shapes = [list(a.shape) for a in arrays]
+        raise ValueError(f"einsum: {equation!r} does not fit shapes {shapes} ({error})") from None
 
     def backward(g):
         return tuple(None if t.stop_gradient else _einsum_grad(xp, g, out, spelled, arrays, i)

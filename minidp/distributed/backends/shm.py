@@ -51,8 +51,9 @@ the sleeper's flag before it compares the counter, but the waker's counter store
 may pass each other, so in that rare case a wake can be missed and the slice bounds the cost.
 Between sleeps it checks the group timeout, the peer's state word (set when an operation fails
 on that rank or it shuts the group down) and the peer's pidfd (readable once the process is
-gone), so a dead peer is named within a sleep slice. A peer that merely finished first is never mistaken for a lost one: a counter that has
-reached its target is accepted before any of these checks.
+gone), so a dead peer is named within a sleep slice. A peer that merely finished first is never
+mistaken for a lost one: a counter that has reached its target is accepted before any of these
+checks.
 
 Algorithms (bit-identical with the TCP ring, which they replace)
 ----------------------------------------------------------------
