@@ -322,7 +322,7 @@ def _report_failure(failure: Failure) -> None:
     logger.error("last lines of rank %d%s:\n%s", culprit.rank, where, lines.rstrip("\n"))
     if failure.others:
         logger.error("rank(s) %s failed after it, most likely because they lost their "
-                     "connections to it", ", ".join(str(other.rank) for other in failure.others))
+                     "connections to it", ", ".join(str(rank) for rank in sorted(o.rank for o in failure.others)))
 
 
 def supervise(plan: LaunchPlan, log_dir: Optional[str], job_id: str) -> int:
