@@ -29,6 +29,14 @@ def test_names_the_machine_and_how_it_was_made(page):
         assert line in page.splitlines()
 
 
+def test_only_a_quick_run_is_flagged_as_noisy(page):
+    with open(FIXTURE) as handle:
+        data = json.load(handle)
+    full = report.render(data["machine"], data, "full")
+    assert "A quick run times three message sizes" in page
+    assert "A quick run" not in full and "`python tools/report.py` (full run" in full
+
+
 def test_collective_table_gives_time_and_bus_bandwidth_per_size(page):
     rows = [line for line in page.splitlines() if line.startswith("| 1 MiB |")]
     # 2 ranks: bus bandwidth = 2 * (n - 1) / n * bytes / seconds = 1 MiB / 2 ms

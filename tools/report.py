@@ -93,9 +93,12 @@ def render(machine: Dict[str, str], results: dict, mode: str) -> str:
                for name, by_size in collectives["results"].items()}
     dp = results["dp"]
     dp_tables, _ = bench_dp.report(dp["results"], dp["skipped"], dp["failed"], dp["rounds"], dp["block"])
-    lines = ["# Benchmarks", "",
-             f"Written by `python tools/report.py{' --quick' if mode == 'quick' else ''}` "
-             f"({mode} run; rerun it to refresh). Every figure below comes from one run on this machine:", ""]
+    lines = ["# Benchmarks", ""]
+    if mode == "quick":
+        lines += ["A quick run times three message sizes and one round per configuration, so its figures are "
+                  "noisier than a full run's (`python tools/report.py`, several minutes).", ""]
+    lines += [f"Written by `python tools/report.py{' --quick' if mode == 'quick' else ''}` "
+              f"({mode} run; rerun it to refresh). Every figure below comes from one run on this machine:", ""]
     lines += [f"- {key}: {value}" for key, value in machine.items()]
     lines += ["- Paddle: not measured (it lives in a separate environment)", "",
               "## Engine step time (tools/bench_engine.py)", "", "```", results["engine"].strip(), "```", "",
@@ -112,7 +115,8 @@ def render(machine: Dict[str, str], results: dict, mode: str) -> str:
 
 def main(argv: List[str] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="few sizes and rounds, to try the report (~1 min)")
+    parser.add_argument("--quick", action="store_true",
+                        help="three sizes, one round each, to try the report (about 3 min on 2 cores)")
     parser.add_argument("--out", default=str(REPO / "docs" / "benchmarks.md"), help="Markdown file to write")
     args = parser.parse_args(argv)
     mode = "quick" if args.quick else "full"
