@@ -160,7 +160,19 @@ def train(args: argparse.Namespace) -> dict:
                  "model_name": args.model}, args.checkpoint)
     print(f"final test accuracy {summary['test_accuracy']:.4f} after {summary['epoch']} epochs "
           f"({summary['seconds']:.1f} s); checkpoint written to {args.checkpoint}")
+    if parallel:
+        print_communication_summary(model.communication_stats(), summary["seconds"])
     return summary
+
+
+def print_communication_summary(stats: dict, seconds: float) -> None:
+    """One line on how long rank 0 waited for gradient all-reduces after backward (the
+    communication backward did not hide), in total, per step, and as a share of the run."""
+    steps, waited = stats["steps"], stats["wait_seconds"]
+    per_step = waited / steps * 1e3 if steps else 0.0
+    share = waited / seconds * 100 if seconds > 0 else 0.0
+    print(f"waited for gradient communication {waited:.2f} s over {steps} steps "
+          f"({per_step:.2f} ms per step, {share:.1f}% of the training time)")
 
 
 def parse_args(argv: list = None) -> argparse.Namespace:

@@ -662,6 +662,26 @@ def test_deprecated_methods_warn_and_do_nothing():
         assert np.array_equal(p.grad.numpy(), grads[n])
 
 
+def test_communication_stats_count_synchronised_steps_and_their_wait():
+    dp = minidp.DataParallel(LinearNet(), group=MirrorGroup())
+    assert dp.communication_stats() == {"steps": 0, "wait_seconds": 0.0}
+    for step in range(3):
+        if step == 1:
+            with dp.no_sync():
+                dp(minidp.ones([3, 10], "float32")).sum().backward()
+        else:
+            dp(minidp.ones([3, 10], "float32")).sum().backward()
+    stats = dp.communication_stats()
+    assert stats["steps"] == 2 and stats["wait_seconds"] > 0.0
+
+
+def test_communication_stats_are_zero_without_a_reducer():
+    with pytest.warns(UserWarning, match="init_parallel_env"):
+        dp = minidp.DataParallel(dp_tasks.Net())
+    dp(minidp.ones([2, 5], "float32")).sum().backward()
+    assert dp.communication_stats() == {"steps": 0, "wait_seconds": 0.0}
+
+
 # ----------------------------------------------------------------------------------------------
 # Bucket layout and launch order (one process, a stand-in process group)
 # ----------------------------------------------------------------------------------------------

@@ -66,6 +66,9 @@ def test_data_parallel_run_on_two_ranks_matches_its_resumed_run(tmp_path):
     lines = re.findall(r"^\[rank (\d+)\] (epoch +\d+ .*)$", straight, flags=re.MULTILINE)
     assert [rank for rank, _ in lines] == ["0"] * 12, "only rank 0 reports epochs"
     assert final_accuracy(straight) >= 0.95
+    waited = re.search(r"^\[rank 0\] waited for gradient communication [\d.]+ s over (\d+) steps "
+                       r"\([\d.]+ ms per step, [\d.]+% of the training time\)$", straight, flags=re.MULTILINE)
+    assert waited and int(waited.group(1)) > 0, straight
 
     partial = str(tmp_path / "partial.ckpt")
     launch("--epochs", "5", "--checkpoint", partial)

@@ -315,6 +315,15 @@ class DataParallel(Layer):
         finally:
             self.grad_need_sync = previous
 
+    def communication_stats(self) -> dict:
+        """Read-only timings of the gradient all-reduces so far (a minidp addition, not in
+        Paddle): ``steps`` reduced and ``wait_seconds``, the time spent after backward waiting
+        for the buckets, i.e. the communication backward did not hide. Zeros when nothing is
+        reduced (a single rank)."""
+        if self._reducer is None:
+            return {"steps": 0, "wait_seconds": 0.0}
+        return self._reducer.communication_stats()
+
     def scale_loss(self, loss: Tensor) -> Tensor:
         """Deprecated no-op kept for old scripts: gradients are already averaged."""
         warnings.warn("DataParallel.scale_loss is deprecated and does nothing", DeprecationWarning,

@@ -50,7 +50,7 @@ from __future__ import annotations
 import logging
 import time
 import weakref
-from typing import Any, List, Sequence
+from typing import Any, Dict, List, Sequence
 
 from .. import backend, timeline
 from ..autograd import engine
@@ -145,6 +145,8 @@ class Reducer:
         self._unexpected: List[int] = []
         self._released = False
         self._contributing_scale = 1.0
+        self._steps_reduced = 0
+        self._seconds_waited = 0.0
         self._take_over_parameters()
         self._log_layout(bucket_indices)
 
@@ -294,6 +296,8 @@ class Reducer:
             results.append(bucket.work.wait())
             bucket.work = None
             finished.append(time.perf_counter())
+        self._steps_reduced += 1
+        self._seconds_waited += finished[-1] - backward_ended
         if recorder is not None:
             recorder.span("wait for buckets", "reducer", started)
         problems_anywhere = int(round(float(results[-1][-1][0]) * self._group.size))
@@ -307,6 +311,11 @@ class Reducer:
                     p._grad = grad if scale == 1.0 else grad * scale
         if logger.isEnabledFor(logging.DEBUG):
             self._log_step(backward_ended, finished)
+
+    def communication_stats(self) -> Dict[str, float]:
+        """How many steps were reduced and the seconds spent waiting for their buckets after
+        backward ended: the communication that backward did not hide."""
+        return {"steps": self._steps_reduced, "wait_seconds": self._seconds_waited}
 
     def set_contributing_ranks(self, count: int, divide_by_world_size: bool) -> None:
         """Say how many ranks feed this step's gradients (the others shadow it with zeros, see

@@ -1,0 +1,132 @@
+"""Benchmark report: runs the benchmarks and writes docs/benchmarks.md with their tables and plots.
+
+Runs, each as a subprocess so that its own timing logic and process handling are used as is:
+  tools/bench_engine.py       engine step time against hand-written NumPy (and PyTorch);
+  tools/bench_collectives.py  all-reduce bandwidth against message size (--json, --plot);
+  tools/bench_dp.py           data-parallel step time and exposed communication (--json, --plot).
+The tables are rendered from the JSON by the benchmarks' own ``report`` functions, under a
+description of the machine. PyTorch rows appear when torch is importable; Paddle lives in a
+separate environment and is never imported here.
+
+Usage: python tools/report.py [--quick] [--out docs/benchmarks.md]
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Dict, List
+
+import numpy as np
+
+TOOLS = Path(__file__).resolve().parent
+REPO = TOOLS.parent
+sys.path.insert(0, str(TOOLS))
+
+import bench_collectives  # noqa: E402
+import bench_dp  # noqa: E402
+
+# (collective sizes, collective rounds, dp steps, dp rounds, engine repeats) per mode
+SETTINGS = {
+    "quick": {"sizes": "4K,256K,4M", "collective_rounds": 1, "steps": 20, "dp_rounds": 1, "repeat": 2},
+    "full": {"sizes": bench_collectives.DEFAULT_SIZES, "collective_rounds": 2, "steps": 60, "dp_rounds": 3,
+             "repeat": 5},
+}
+
+
+def machine_description() -> Dict[str, str]:
+    """CPU model, core count, Python/NumPy (and PyTorch) versions, and the load average now."""
+    model = platform.processor() or "unknown"
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    info = {"cpu": model, "cores": str(os.cpu_count()), "python": platform.python_version(),
+            "numpy": np.__version__, "load average": " ".join(f"{x:.2f}" for x in os.getloadavg())}
+    if importlib.util.find_spec("torch") is not None:
+        import torch
+
+        info["pytorch"] = torch.__version__
+    return info
+
+
+def run_tool(args: List[str]) -> str:
+    """Run one benchmark script from the repository root and return its standard output."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, *args], cwd=REPO, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
+    return done.stdout
+
+
+def run_benchmarks(settings: dict, docs: Path) -> dict:
+    """Run the three benchmarks and collect what render() needs; plots are written into ``docs``."""
+    with tempfile.TemporaryDirectory() as scratch:
+        collectives_json = os.path.join(scratch, "collectives.json")
+        dp_json = os.path.join(scratch, "dp.json")
+        engine = run_tool(["tools/bench_engine.py", "--repeat", str(settings["repeat"])])
+        run_tool(["tools/bench_collectives.py", "--sizes", settings["sizes"], "--rounds",
+                  str(settings["collective_rounds"]), "--json", collectives_json,
+                  "--plot", str(docs / "bench_collectives.png")])
+        block = max(1, settings["steps"] // 4)
+        run_tool(["tools/bench_dp.py", "--steps", str(settings["steps"]), "--block", str(block), "--rounds",
+                  str(settings["dp_rounds"]), "--json", dp_json, "--plot", str(docs / "bench_dp.png")])
+        collectives = json.loads(Path(collectives_json).read_text())
+        dp = json.loads(Path(dp_json).read_text())
+    sizes = [bench_collectives.parse_size(s) for s in settings["sizes"].split(",")]
+    return {"engine": engine, "collectives": {"nprocs": 2, "sizes": sizes, "results": collectives},
+            "dp": dict(dp, rounds=settings["dp_rounds"], block=block)}
+
+
+def render(machine: Dict[str, str], results: dict, mode: str) -> str:
+    """The Markdown of docs/benchmarks.md from a machine description and the benchmarks' results."""
+    collectives = results["collectives"]
+    timings = {name: {int(size): seconds for size, seconds in by_size.items()}
+               for name, by_size in collectives["results"].items()}
+    dp = results["dp"]
+    dp_tables, _ = bench_dp.report(dp["results"], dp["skipped"], dp["failed"], dp["rounds"], dp["block"])
+    lines = ["# Benchmarks", ""]
+    if mode == "quick":
+        lines += ["A quick run times three message sizes and one round per configuration, so its figures are "
+                  "noisier than a full run's (`python tools/report.py`, several minutes).", ""]
+    lines += [f"Written by `python tools/report.py{' --quick' if mode == 'quick' else ''}` "
+              f"({mode} run; rerun it to refresh). Every figure below comes from one run on this machine:", ""]
+    lines += [f"- {key}: {value}" for key, value in machine.items()]
+    lines += ["- Paddle: not measured (it lives in a separate environment)", "",
+              "## Engine step time (tools/bench_engine.py)", "", "```", results["engine"].strip(), "```", "",
+              f"## All-reduce bandwidth against message size (tools/bench_collectives.py, "
+              f"{collectives['nprocs']} ranks)", "",
+              bench_collectives.report(timings, collectives["sizes"], collectives["nprocs"]), "",
+              "![all-reduce bandwidth](bench_collectives.png)", "",
+              "## Data-parallel step time and exposed communication (tools/bench_dp.py)", "",
+              "Two ranks and the default bucket sizes only: bench_dp.py does not sweep world size or "
+              "bucket size, so those axes are not shown.", "",
+              dp_tables, "", "![data-parallel step time](bench_dp.png)", ""]
+    return "\n".join(lines)
+
+
+def main(argv: List[str] = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="three sizes, one round each, to try the report (about 3 min on 2 cores)")
+    parser.add_argument("--out", default=str(REPO / "docs" / "benchmarks.md"), help="Markdown file to write")
+    args = parser.parse_args(argv)
+    mode = "quick" if args.quick else "full"
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    machine = machine_description()
+    results = run_benchmarks(SETTINGS[mode], out.parent)
+    out.write_text(render(machine, results, mode))
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
