@@ -680,3 +680,97 @@ def test_init_parallel_env_selects_the_gpu_named_by_flags_selected_gpus():
     results = run_workers(device_selection_worker, 2, env={"PADDLE_DISTRI_BACKEND": "nccl"},
                           timeout=60)
     assert results == [(["gpu:0"], 2), (["gpu:1"], 2)]
+
+
+# --- the flight recorder: fingerprints compared through the store --------------------------------
+def test_periodic_check_names_both_operations_of_a_mismatch_on_every_rank(job_of, monkeypatch):
+    monkeypatch.setenv("MINIDP_NCCL_CHECK_EVERY", "1")
+    job = job_of(2)
+    groups = job.groups(timeout=30)
+    connect(groups)
+    errors = [None, None]
+
+    def mismatched(group) -> None:
+        started = time.monotonic()
+        try:
+            if group.rank == 0:
+                group.barrier()
+            else:
+                group.all_reduce(device_array(np.ones(1000, np.float32)))
+        except RuntimeError as error:
+            errors[group.rank] = (str(error), time.monotonic() - started)
+
+    in_threads(groups, mismatched)
+    for rank, (message, seconds) in enumerate(errors):
+        assert seconds < 5, "the check must not wait for the group timeout"
+        assert f"at rank {rank}" in message
+        assert ("rank 0 called barrier (#2) while rank 1 called all_reduce SUM float32[1000] (#2)"
+                in message)
+    issued = [[call for call in runtime.calls if call[0] == "allReduce"] for runtime in job.runtimes]
+    assert [len(calls) for calls in issued] == [1, 1], "only connect's all_reduce reached NCCL"
+
+
+def test_a_timeout_names_the_rank_that_issued_one_collective_fewer(job_of, monkeypatch):
+    monkeypatch.delenv("MINIDP_NCCL_CHECK_EVERY", raising=False)
+    job = job_of(2)
+    groups = job.groups(timeout=1.0)
+    connect(groups)  # collective #1
+    groups[1].all_reduce(device_array([1.0]), sync_op=False)  # rank 1: #2, then it stops
+    groups[0].all_reduce(device_array([1.0]))
+    groups[1].shutdown()  # publishes rank 1's record
+    with pytest.raises(RuntimeError) as caught:
+        groups[0].all_reduce(device_array([1.0]))  # #3: rank 1 never joins
+    message = str(caught.value)
+    assert "timed out" in message
+    assert "rank 1 is behind (its last: all_reduce SUM float64[1] (#2))" in message
+    assert "rank 0 at #3, rank 1 at #2" in message
+
+
+def test_a_mismatch_that_fails_in_nccl_is_named_from_the_flight_records(job_of, monkeypatch):
+    monkeypatch.setenv("MINIDP_NCCL_CHECK_EVERY", "0")
+    job = job_of(2)
+    groups = job.groups(timeout=30)
+    connect(groups)
+    messages = [None, None]
+
+    def mismatched(group) -> None:
+        with pytest.raises(RuntimeError) as caught:
+            if group.rank == 0:
+                group.barrier()
+            else:
+                group.all_reduce(device_array(np.ones(1000, np.float32)))
+        messages[group.rank] = str(caught.value)
+
+    in_threads(groups, mismatched)
+    for message in messages:
+        assert "asynchronous error" in message
+        assert ("rank 0 called barrier (#2) while rank 1 called all_reduce SUM float32[1000] (#2)"
+                in message)
+
+
+@pytest.mark.parametrize("every, checked", [("0", []), ("4", [4, 8])])
+def test_the_check_touches_the_store_only_every_n_collectives(job_of, monkeypatch, every,
+                                                              checked):
+    monkeypatch.setenv("MINIDP_NCCL_CHECK_EVERY", every)
+    job = job_of(2)
+    groups = job.groups(timeout=30)
+    requests = [[], []]
+    for rank, store in enumerate(job.stores):
+        def counted(*args, _request=store._request, _rank=rank):
+            requests[_rank].append(args[0])
+            return _request(*args)
+
+        monkeypatch.setattr(store, "_request", counted)
+    in_threads(groups, lambda g: [g.all_reduce(device_array([1.0])) for _ in range(9)])
+    meeting = 2  # the first collective: set this rank's key, wait for the others'
+    per_check = 2 + 2  # set, wait, and get both ranks' fingerprints
+    assert [len(r) for r in requests] == [meeting + per_check * len(checked)] * 2
+    prefix = groups[0]._prefix
+    assert [seq for seq in range(1, 10) if job.master.check([f"{prefix}/fp/{seq}/0"])] == checked
+
+
+def test_a_bad_check_period_is_refused(job_of, monkeypatch):
+    monkeypatch.setenv("MINIDP_NCCL_CHECK_EVERY", "-3")
+    job = job_of(2)
+    with pytest.raises(ValueError, match="MINIDP_NCCL_CHECK_EVERY='-3' must be a whole number"):
+        job.groups()
