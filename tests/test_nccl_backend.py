@@ -22,7 +22,10 @@ import minidp
 from dist_utils import run_workers
 from minidp import backend
 from minidp.distributed.backends import GroupSpec, ReduceOp
+from minidp.distributed.backends.base import Collective, Fingerprint
 from minidp.distributed.backends import nccl
+from minidp.distributed.backends.flight_recorder import (RECORD_LENGTH, compare_records,
+                                                         decode_record)
 from minidp.distributed.store import TCPStore
 from nccl_standin import DeviceArray, StandinNcclError, StandinRuntime, World, device_array
 from reduce_cases import check_every_op_and_dtype
@@ -466,6 +469,8 @@ def test_timeout_aborts_the_communicator_and_names_rank_and_operation(job_of):
     message = str(caught.value)
     assert "nccl broadcast on group 'default' at rank 0" in message
     assert "timed out" in message and "aborted" in message
+    assert "rank 0's last collective: broadcast float64[1] from rank 0 (#3)" in message
+    assert "rank 1 published no record within 2 s" in message
     assert job.runtimes[0].communicators[0].aborted
     assert ("abort",) in job.runtimes[0].calls
     with pytest.raises(RuntimeError, match="all_reduce .* unusable after an earlier failure"):
@@ -774,3 +779,38 @@ def test_a_bad_check_period_is_refused(job_of, monkeypatch):
     job = job_of(2)
     with pytest.raises(ValueError, match="MINIDP_NCCL_CHECK_EVERY='-3' must be a whole number"):
         job.groups()
+
+
+def test_the_periodic_check_names_a_rank_that_never_reaches_it(job_of, monkeypatch):
+    monkeypatch.setenv("MINIDP_NCCL_CHECK_EVERY", "2")
+    job = job_of(2)
+    groups = job.groups(timeout=0.5)
+    connect(groups)
+    with pytest.raises(RuntimeError, match=r"nccl all_reduce on group 'default' at rank 0: rank 1 "
+                                           r"did not reach collective #2 within 0.5 s"):
+        groups[0].all_reduce(device_array([1.0]))  # rank 1 never issues it
+    assert [call for call in job.runtimes[0].calls if call[0] == "allReduce"] == [
+        ("allReduce", "nccl1", nccl.NCCL_SUM)], "the unchecked collective never reached NCCL"
+
+
+def test_compared_records_name_the_first_difference_else_who_is_behind():
+    def record(ops, start=1):
+        return [Fingerprint.of(Collective(op, np.dtype("float32"), 8, 1.0, reduce_op=ReduceOp.SUM)
+                               if op == "all_reduce" else Collective(op, None, 0, 1.0), seq)
+                for seq, op in enumerate(ops, start)]
+
+    def describe(rank):
+        return f"rank {rank}"
+
+    ahead = record(["all_reduce"] * RECORD_LENGTH, start=100)
+    assert decode_record(b"".join(f.encode() for f in ahead)) == ahead
+    # rank 2 is 90 collectives behind: no number is in every window, and the windows agree
+    behind = record(["all_reduce"] * 10, start=1)
+    text = compare_records({0: ahead, 1: ahead, 2: behind}, describe)
+    assert text.startswith("rank 2 is behind (its last: all_reduce SUM float32[8] (#10))")
+    assert "rank 0 at #163, rank 1 at #163, rank 2 at #10" in text
+    differing = record(["all_reduce", "barrier", "barrier"])
+    text = compare_records({0: record(["all_reduce"] * 3), 1: differing}, describe)
+    assert "rank 0 called all_reduce SUM float32[8] (#2) while rank 1 called barrier (#2)" in text
+    assert compare_records({0: ahead, 1: ahead}, describe) == (
+        "the ranks' records agree up to collective #163")

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import collections
 import os
-from typing import Any, Callable, Deque, Dict, List, Sequence
+from typing import Any, Callable, Deque, Dict, List, Optional, Sequence
 
 from .base import Collective, Fingerprint, different_operations
 
@@ -66,19 +66,16 @@ class FlightRecorder:
         self.record: Deque[Fingerprint] = collections.deque(maxlen=RECORD_LENGTH)
         self.issued = 0
 
-    def add(self, call: Collective) -> Fingerprint:
-        """Number ``call`` and keep its fingerprint (sends and receives are not recorded)."""
+    def add(self, call: Collective) -> Optional[Fingerprint]:
+        """Number ``call`` and keep its fingerprint; return the fingerprint when the ranks
+        compare this collective (every ``every``-th), else None. Sends and receives are not
+        recorded."""
         if call.op in ("send", "recv"):
-            return Fingerprint.of(call, self.issued)
+            return None
         self.issued += 1
         fingerprint = Fingerprint.of(call, self.issued)
         self.record.append(fingerprint)
-        return fingerprint
-
-    def due(self, fingerprint: Fingerprint) -> bool:
-        """True when ``fingerprint``'s collective is one that the ranks compare."""
-        return (self.every > 0 and fingerprint.op not in ("send", "recv")
-                and fingerprint.seq % self.every == 0)
+        return fingerprint if self.every > 0 and self.issued % self.every == 0 else None
 
     @property
     def can_report(self) -> bool:
@@ -146,8 +143,9 @@ def compare_records(records: Dict[int, Sequence[Fingerprint]],
             if fingerprint != first:
                 return different_operations({first_rank: first, rank: fingerprint}, describe_rank)
     last = {rank: record[-1].seq if record else 0 for rank, record in records.items()}
-    if not last:
-        return "no rank's record is available"
+    if len(last) == 1:
+        (rank, record), = records.items()
+        return f"{describe_rank(rank)}'s last collective: {record[-1] if record else 'none'}"
     behind = min(last.values())
     ahead = max(last.values())
     if behind == ahead:

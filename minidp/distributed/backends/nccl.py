@@ -451,7 +451,7 @@ class NcclProcessGroup(ProcessGroup):
         with self._issue_lock:
             self._check_open(call.op)
             fingerprint = self._recorder.add(call)
-            if self._recorder.due(fingerprint):
+            if fingerprint is not None:
                 self._guarded(call, lambda: self._recorder.check(fingerprint, call.timeout,
                                                                  self.describe(call.op)))
             work = self._guarded(call, lambda: self._enqueue(call, run))
