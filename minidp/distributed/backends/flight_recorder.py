@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import collections
 import os
-from typing import Any, Callable, Deque, Dict, List, Optional, Sequence
+import time
+from typing import Any, Callable, Deque, Dict, List, Optional, Sequence, Tuple
 
 from .base import Collective, Fingerprint, different_operations
 
 RECORD_LENGTH = 64  # fingerprints kept per rank
 REPORT_WAIT = 2.0  # seconds a failing rank waits for its peers' records
+SHORTEST_STORE_WAIT = 0.001  # seconds: a peer's record already in the store is still read
 
 
 def check_every() -> int:
@@ -63,19 +65,25 @@ class FlightRecorder:
         self._store = store
         self._prefix = prefix
         self._describe_rank = describe_rank
-        self.record: Deque[Fingerprint] = collections.deque(maxlen=RECORD_LENGTH)
+        # (number, collective): fingerprints are made only when compared, off the hot path
+        self._calls: Deque[Tuple[int, Collective]] = collections.deque(maxlen=RECORD_LENGTH)
         self.issued = 0
 
     def add(self, call: Collective) -> Optional[Fingerprint]:
-        """Number ``call`` and keep its fingerprint; return the fingerprint when the ranks
-        compare this collective (every ``every``-th), else None. Sends and receives are not
-        recorded."""
+        """Number and keep ``call``; return its fingerprint when the ranks compare this
+        collective (every ``every``-th), else None. Sends and receives are not recorded."""
         if call.op in ("send", "recv"):
             return None
         self.issued += 1
-        fingerprint = Fingerprint.of(call, self.issued)
-        self.record.append(fingerprint)
-        return fingerprint if self.every > 0 and self.issued % self.every == 0 else None
+        self._calls.append((self.issued, call))
+        if self.every > 0 and self.issued % self.every == 0:
+            return Fingerprint.of(call, self.issued)
+        return None
+
+    @property
+    def record(self) -> List[Fingerprint]:
+        """The fingerprints of the last :data:`RECORD_LENGTH` collectives, oldest first."""
+        return [Fingerprint.of(call, seq) for seq, call in self._calls]
 
     @property
     def can_report(self) -> bool:
@@ -113,14 +121,16 @@ class FlightRecorder:
         """Publish this rank's record, read the peers' (waiting up to ``wait`` seconds) and say
         what they show: the first collective on which two ranks differ, or who is behind."""
         self.publish()
-        keys = {rank: f"{self._prefix}/flight/{rank}" for rank in range(self.size)}
-        try:
-            self._store.wait(keys.values(), timeout=wait)
-        except RuntimeError:
-            pass  # the silent peers are named below
-        records = {rank: decode_record(self._store.get(key)) for rank, key in keys.items()
-                   if self._store.check([key])}
-        silent = [self._describe_rank(rank) for rank in keys if rank not in records]
+        deadline = time.monotonic() + wait
+        records: Dict[int, List[Fingerprint]] = {}
+        silent = []
+        for rank in range(self.size):
+            try:
+                records[rank] = decode_record(self._store.get(
+                    f"{self._prefix}/flight/{rank}",
+                    timeout=max(deadline - time.monotonic(), SHORTEST_STORE_WAIT)))
+            except RuntimeError:  # the store timed out: this peer has published nothing
+                silent.append(self._describe_rank(rank))
         text = compare_records(records, self._describe_rank)
         if silent:
             text += (f"; {', '.join(silent)} published no record within {wait:g} s (stuck "
