@@ -814,3 +814,13 @@ def test_compared_records_name_the_first_difference_else_who_is_behind():
     assert "rank 0 called all_reduce SUM float32[8] (#2) while rank 1 called barrier (#2)" in text
     assert compare_records({0: ahead, 1: ahead}, describe) == (
         "the ranks' records agree up to collective #163")
+
+
+def test_a_timeout_keeps_its_message_when_the_store_is_gone(job_of):
+    job = job_of(2)
+    groups = job.groups(timeout=0.3)
+    connect(groups)
+    job.stores[0].close()
+    with pytest.raises(RuntimeError, match="timed out .* Flight records unavailable"):
+        groups[0].all_reduce(device_array([1.0]))  # rank 1 never joins
+    groups[0].shutdown()  # publishing fails too, and is only logged

@@ -570,7 +570,10 @@ class NcclProcessGroup(ProcessGroup):
         """The error ``message``, followed, at the group's first failure, by what the ranks'
         flight records show (read from the store with a bounded wait)."""
         if self._failure is None and self._recorder.can_report:
-            message += f". Flight records: {self._recorder.report()}"
+            try:
+                message += f". Flight records: {self._recorder.report()}"
+            except (OSError, RuntimeError) as error:  # the store is gone: keep the first error
+                message += f". Flight records unavailable: {error}"
         return RuntimeError(message)
 
     def _fail(self, work: NcclWork, error: RuntimeError) -> None:
@@ -603,7 +606,11 @@ class NcclProcessGroup(ProcessGroup):
     def _close(self) -> None:
         """Publish the flight record (a failing peer may look for it), destroy the communicator."""
         if self._recorder.can_report:
-            self._recorder.publish()
+            try:
+                self._recorder.publish()
+            except (OSError, RuntimeError) as error:  # the store closed first: only less to read
+                logger.warning("nccl group '%s' could not publish its flight record: %s",
+                               self.name, error)
         with self._issue_lock:
             comm, self._comm = self._comm, None
             if comm is not None:
