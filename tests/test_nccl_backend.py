@@ -22,7 +22,10 @@ import minidp
 from dist_utils import run_workers
 from minidp import backend
 from minidp.distributed.backends import GroupSpec, ReduceOp
+from minidp.distributed.backends.base import Collective, Fingerprint
 from minidp.distributed.backends import nccl
+from minidp.distributed.backends.flight_recorder import (RECORD_LENGTH, compare_records,
+                                                         decode_record)
 from minidp.distributed.store import TCPStore
 from nccl_standin import DeviceArray, StandinNcclError, StandinRuntime, World, device_array
 from reduce_cases import check_every_op_and_dtype
@@ -466,6 +469,8 @@ def test_timeout_aborts_the_communicator_and_names_rank_and_operation(job_of):
     message = str(caught.value)
     assert "nccl broadcast on group 'default' at rank 0" in message
     assert "timed out" in message and "aborted" in message
+    assert "rank 0's last collective: broadcast float64[1] from rank 0 (#3)" in message
+    assert "rank 1 published no record within 2 s" in message
     assert job.runtimes[0].communicators[0].aborted
     assert ("abort",) in job.runtimes[0].calls
     with pytest.raises(RuntimeError, match="all_reduce .* unusable after an earlier failure"):
@@ -680,3 +685,142 @@ def test_init_parallel_env_selects_the_gpu_named_by_flags_selected_gpus():
     results = run_workers(device_selection_worker, 2, env={"PADDLE_DISTRI_BACKEND": "nccl"},
                           timeout=60)
     assert results == [(["gpu:0"], 2), (["gpu:1"], 2)]
+
+
+# --- the flight recorder: fingerprints compared through the store --------------------------------
+def test_periodic_check_names_both_operations_of_a_mismatch_on_every_rank(job_of, monkeypatch):
+    monkeypatch.setenv("MINIDP_NCCL_CHECK_EVERY", "1")
+    job = job_of(2)
+    groups = job.groups(timeout=30)
+    connect(groups)
+    errors = [None, None]
+
+    def mismatched(group) -> None:
+        started = time.monotonic()
+        try:
+            if group.rank == 0:
+                group.barrier()
+            else:
+                group.all_reduce(device_array(np.ones(1000, np.float32)))
+        except RuntimeError as error:
+            errors[group.rank] = (str(error), time.monotonic() - started)
+
+    in_threads(groups, mismatched)
+    for rank, (message, seconds) in enumerate(errors):
+        assert seconds < 5, "the check must not wait for the group timeout"
+        assert f"at rank {rank}" in message
+        assert ("rank 0 called barrier (#2) while rank 1 called all_reduce SUM float32[1000] (#2)"
+                in message)
+    issued = [[call for call in runtime.calls if call[0] == "allReduce"] for runtime in job.runtimes]
+    assert [len(calls) for calls in issued] == [1, 1], "only connect's all_reduce reached NCCL"
+
+
+def test_a_timeout_names_the_rank_that_issued_one_collective_fewer(job_of, monkeypatch):
+    monkeypatch.delenv("MINIDP_NCCL_CHECK_EVERY", raising=False)
+    job = job_of(2)
+    groups = job.groups(timeout=1.0)
+    connect(groups)  # collective #1
+    groups[1].all_reduce(device_array([1.0]), sync_op=False)  # rank 1: #2, then it stops
+    groups[0].all_reduce(device_array([1.0]))
+    groups[1].shutdown()  # publishes rank 1's record
+    with pytest.raises(RuntimeError) as caught:
+        groups[0].all_reduce(device_array([1.0]))  # #3: rank 1 never joins
+    message = str(caught.value)
+    assert "timed out" in message
+    assert "rank 1 is behind (its last: all_reduce SUM float64[1] (#2))" in message
+    assert "rank 0 at #3, rank 1 at #2" in message
+
+
+def test_a_mismatch_that_fails_in_nccl_is_named_from_the_flight_records(job_of, monkeypatch):
+    monkeypatch.setenv("MINIDP_NCCL_CHECK_EVERY", "0")
+    job = job_of(2)
+    groups = job.groups(timeout=30)
+    connect(groups)
+    messages = [None, None]
+
+    def mismatched(group) -> None:
+        with pytest.raises(RuntimeError) as caught:
+            if group.rank == 0:
+                group.barrier()
+            else:
+                group.all_reduce(device_array(np.ones(1000, np.float32)))
+        messages[group.rank] = str(caught.value)
+
+    in_threads(groups, mismatched)
+    for message in messages:
+        assert "asynchronous error" in message
+        assert ("rank 0 called barrier (#2) while rank 1 called all_reduce SUM float32[1000] (#2)"
+                in message)
+
+
+@pytest.mark.parametrize("every, checked", [("0", []), ("4", [4, 8])])
+def test_the_check_touches_the_store_only_every_n_collectives(job_of, monkeypatch, every,
+                                                              checked):
+    monkeypatch.setenv("MINIDP_NCCL_CHECK_EVERY", every)
+    job = job_of(2)
+    groups = job.groups(timeout=30)
+    requests = [[], []]
+    for rank, store in enumerate(job.stores):
+        def counted(*args, _request=store._request, _rank=rank):
+            requests[_rank].append(args[0])
+            return _request(*args)
+
+        monkeypatch.setattr(store, "_request", counted)
+    in_threads(groups, lambda g: [g.all_reduce(device_array([1.0])) for _ in range(9)])
+    meeting = 2  # the first collective: set this rank's key, wait for the others'
+    per_check = 2 + 2  # set, wait, and get both ranks' fingerprints
+    assert [len(r) for r in requests] == [meeting + per_check * len(checked)] * 2
+    prefix = groups[0]._prefix
+    assert [seq for seq in range(1, 10) if job.master.check([f"{prefix}/fp/{seq}/0"])] == checked
+
+
+def test_a_bad_check_period_is_refused(job_of, monkeypatch):
+    monkeypatch.setenv("MINIDP_NCCL_CHECK_EVERY", "-3")
+    job = job_of(2)
+    with pytest.raises(ValueError, match="MINIDP_NCCL_CHECK_EVERY='-3' must be a whole number"):
+        job.groups()
+
+
+def test_the_periodic_check_names_a_rank_that_never_reaches_it(job_of, monkeypatch):
+    monkeypatch.setenv("MINIDP_NCCL_CHECK_EVERY", "2")
+    job = job_of(2)
+    groups = job.groups(timeout=0.5)
+    connect(groups)
+    with pytest.raises(RuntimeError, match=r"nccl all_reduce on group 'default' at rank 0: rank 1 "
+                                           r"did not reach collective #2 within 0.5 s"):
+        groups[0].all_reduce(device_array([1.0]))  # rank 1 never issues it
+    assert [call for call in job.runtimes[0].calls if call[0] == "allReduce"] == [
+        ("allReduce", "nccl1", nccl.NCCL_SUM)], "the unchecked collective never reached NCCL"
+
+
+def test_compared_records_name_the_first_difference_else_who_is_behind():
+    def record(ops, start=1):
+        return [Fingerprint.of(Collective(op, np.dtype("float32"), 8, 1.0, reduce_op=ReduceOp.SUM)
+                               if op == "all_reduce" else Collective(op, None, 0, 1.0), seq)
+                for seq, op in enumerate(ops, start)]
+
+    def describe(rank):
+        return f"rank {rank}"
+
+    ahead = record(["all_reduce"] * RECORD_LENGTH, start=100)
+    assert decode_record(b"".join(f.encode() for f in ahead)) == ahead
+    # rank 2 is 90 collectives behind: no number is in every window, and the windows agree
+    behind = record(["all_reduce"] * 10, start=1)
+    text = compare_records({0: ahead, 1: ahead, 2: behind}, describe)
+    assert text.startswith("rank 2 is behind (its last: all_reduce SUM float32[8] (#10))")
+    assert "rank 0 at #163, rank 1 at #163, rank 2 at #10" in text
+    differing = record(["all_reduce", "barrier", "barrier"])
+    text = compare_records({0: record(["all_reduce"] * 3), 1: differing}, describe)
+    assert "rank 0 called all_reduce SUM float32[8] (#2) while rank 1 called barrier (#2)" in text
+    assert compare_records({0: ahead, 1: ahead}, describe) == (
+        "the ranks' records agree up to collective #163")
+
+
+def test_a_timeout_keeps_its_message_when_the_store_is_gone(job_of):
+    job = job_of(2)
+    groups = job.groups(timeout=0.3)
+    connect(groups)
+    job.stores[0].close()
+    with pytest.raises(RuntimeError, match="timed out .* Flight records unavailable"):
+        groups[0].all_reduce(device_array([1.0]))  # rank 1 never joins
+    groups[0].shutdown()  # publishing fails too, and is only logged

@@ -265,6 +265,16 @@ class Fingerprint(NamedTuple):
         return f"{text} (#{self.seq})"
 
 
+def different_operations(fingerprints: Dict[int, Fingerprint],
+                         describe_rank: Callable[[int], str]) -> str:
+    """``the ranks issued different operations: rank 0 called barrier (#12) while rank 1 called
+    all_reduce SUM float32[1000] (#12); ...``, for two ranks' differing fingerprints."""
+    (low, low_op), (high, high_op) = sorted(fingerprints.items())
+    return (f"the ranks issued different operations: {describe_rank(low)} called {low_op} while "
+            f"{describe_rank(high)} called {high_op}; every rank must issue the same collectives "
+            "in the same order, with the same shapes and dtypes")
+
+
 class ProcessGroup(abc.ABC):
     """Base of every backend: argument checks, descriptions, failure and closed state.
 
@@ -603,14 +613,8 @@ class ThreadedProcessGroup(ProcessGroup):
         expected = outgoing if counterpart is mine else counterpart.encode()
         for peer, theirs in self._exchange_fingerprints(call, outgoing):
             if theirs != expected:
-                (low, low_op), (high, high_op) = sorted(
-                    [(self.rank, mine), (peer, Fingerprint.decode(theirs))],
-                    key=lambda pair: pair[0])
-                raise RuntimeError(
-                    f"{self.describe(call.op)}: the ranks issued different operations: "
-                    f"{self.describe_rank(low)} called {low_op} while "
-                    f"{self.describe_rank(high)} called {high_op}; every rank must issue the "
-                    "same collectives in the same order, with the same shapes and dtypes")
+                raise RuntimeError(f"{self.describe(call.op)}: " + different_operations(
+                    {self.rank: mine, peer: Fingerprint.decode(theirs)}, self.describe_rank))
 
     @abc.abstractmethod
     def _exchange_fingerprints(self, call: Collective,

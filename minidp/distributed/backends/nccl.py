@@ -53,6 +53,17 @@ before returning. NumPy arrays are accepted too (DataParallel checks its replica
 arrays): they are staged through device memory, and their operation completes before the call
 returns.
 
+Fingerprints
+------------
+NCCL cannot tell the host what the peers issued, and exchanging a fingerprint before every
+collective (as the CPU backends do) would cost a host round trip each time. Instead each rank
+keeps its last collectives in a :class:`~.flight_recorder.FlightRecorder`; every
+``MINIDP_NCCL_CHECK_EVERY`` collectives (default 1000, 0 = never) the ranks compare one through
+the store before issuing it, and a timeout or an asynchronous NCCL error adds to its message
+what the ranks' published records show: the first collective on which two ranks differ, or the
+rank that is behind. A rank publishes its record at shutdown too, so a peer that timed out
+waiting for it can say where it stopped.
+
 Testing without a GPU
 ---------------------
 Every CUDA and NCCL call goes through a runtime object: :class:`CupyRuntime` is the real one;
@@ -73,6 +84,7 @@ import numpy
 from ... import backend as array_backend
 from ..env import mpi_launch
 from .base import Collective, GroupSpec, ProcessGroup, ReduceOp, Work
+from .flight_recorder import FlightRecorder, check_every
 
 logger = logging.getLogger("minidp.distributed")
 
@@ -401,6 +413,8 @@ class NcclProcessGroup(ProcessGroup):
         self._stream: Any = None
         self._barrier_buffer: Any = None
         self._outstanding: List[NcclWork] = []
+        self._recorder = FlightRecorder(rank, size, store, prefix, check_every(),
+                                        self.describe_rank)
         logger.info("nccl group '%s' ready (rank %d of %d; communicator at the first "
                     "collective)", name, rank, size)
 
@@ -436,6 +450,10 @@ class NcclProcessGroup(ProcessGroup):
         """Queue ``run``'s NCCL calls on the group's stream; wait when synchronous or staged."""
         with self._issue_lock:
             self._check_open(call.op)
+            fingerprint = self._recorder.add(call)
+            if fingerprint is not None:
+                self._guarded(call, lambda: self._recorder.check(fingerprint, call.timeout,
+                                                                 self.describe(call.op)))
             work = self._guarded(call, lambda: self._enqueue(call, run))
             self._outstanding = [w for w in self._outstanding
                                  if not self._poll(w, check_communicator=False)]
@@ -502,7 +520,7 @@ class NcclProcessGroup(ProcessGroup):
         while not self._poll(work):
             now = time.monotonic()
             if now >= work._deadline:
-                self._fail(work, RuntimeError(
+                self._fail(work, self._with_records(
                     f"{work._description}: timed out (group timeout {self.timeout:g} s) waiting "
                     "for the other ranks; the communicator was aborted. Check that every rank "
                     "issues the same collectives in the same order, or raise the timeout "
@@ -542,11 +560,21 @@ class NcclProcessGroup(ProcessGroup):
                 if self._comm is not None:
                     self._comm.check_async_error()
         except Exception as error:
-            self._fail(work, RuntimeError(
+            self._fail(work, self._with_records(
                 f"{work._description}: NCCL reported an asynchronous error ({error}); the "
                 "communicator was aborted and the group cannot be used again"))
             return True
         return False
+
+    def _with_records(self, message: str) -> RuntimeError:
+        """The error ``message``, followed, at the group's first failure, by what the ranks'
+        flight records show (read from the store with a bounded wait)."""
+        if self._failure is None and self._recorder.can_report:
+            try:
+                message += f". Flight records: {self._recorder.report()}"
+            except (OSError, RuntimeError) as error:  # the store is gone: keep the first error
+                message += f". Flight records unavailable: {error}"
+        return RuntimeError(message)
 
     def _fail(self, work: NcclWork, error: RuntimeError) -> None:
         """Record the group's first failure, abort the communicator and fail ``work``."""
@@ -576,7 +604,13 @@ class NcclProcessGroup(ProcessGroup):
                 break
 
     def _close(self) -> None:
-        """Destroy the communicator."""
+        """Publish the flight record (a failing peer may look for it), destroy the communicator."""
+        if self._recorder.can_report:
+            try:
+                self._recorder.publish()
+            except (OSError, RuntimeError) as error:  # the store closed first: only less to read
+                logger.warning("nccl group '%s' could not publish its flight record: %s",
+                               self.name, error)
         with self._issue_lock:
             comm, self._comm = self._comm, None
             if comm is not None:
