@@ -9,8 +9,7 @@ from typing import Any, Optional
 
 from .. import backend
 from ..autograd.tensor import Tensor
-from ._util import check_tensor, result, results, scatter_add_along, single_axis
-from ._util import as_int, tensor_operands
+from ._util import as_int, check_tensor, result, results, scatter_add_along, single_axis, tensor_operands
 from .reduction import sum
 from .shape import concat, getitem
 

@@ -10,8 +10,7 @@ from typing import Any, Sequence
 
 from .. import backend
 from ..autograd.tensor import Tensor
-from ._util import lift, normalize_axis, result, single_axis, unbroadcast, wrap
-from ._util import as_int, tensor_operands
+from ._util import as_int, lift, normalize_axis, result, single_axis, tensor_operands, unbroadcast, wrap
 from .math import where
 from .shape import getitem, squeeze, stack
 

@@ -9,9 +9,8 @@ from typing import Any
 from .. import backend
 from ..autograd.engine import is_grad_enabled
 from ..autograd.tensor import Tensor
-from ._util import (check_tensor, matmul_arrays, normalize_axis, not_a_tensor, result, single_axis,
-                    unbroadcast, wrap)
-from ._util import as_int, tensor_operands
+from ._util import (as_int, check_tensor, matmul_arrays, normalize_axis, not_a_tensor, result, single_axis,
+                    tensor_operands, unbroadcast, wrap)
 from .indexing import write_at
 from .math import add, clip, divide, multiply, scale, subtract, where
 from .unary import abs as absolute, sqrt

@@ -13,8 +13,7 @@ from typing import Any, Sequence
 
 from .. import backend
 from ..autograd.tensor import Tensor
-from ._util import normalize_axis, result, single_axis, wrap
-from ._util import as_int, tensor_operands
+from ._util import as_int, normalize_axis, result, single_axis, tensor_operands, wrap
 from .creation import meshgrid
 from .indexing import index_data, index_select
 from .shape import _as_shape, concat, expand, getitem, reshape, split, squeeze, stack, transpose

@@ -5,8 +5,7 @@ from typing import Any
 
 from .. import backend
 from ..autograd.tensor import Tensor
-from ._util import check_tensor, normalize_axis, not_a_tensor, result, single_axis, unbroadcast, wrap
-from ._util import tensor_operands
+from ._util import check_tensor, normalize_axis, not_a_tensor, result, single_axis, tensor_operands, unbroadcast, wrap
 
 
 def _reduced_axes(axis: Any, ndim: int) -> Any:

@@ -10,8 +10,7 @@ from typing import Any
 
 from .. import backend
 from ..autograd.tensor import Tensor
-from ._util import result, single_axis, unbroadcast, wrap
-from ._util import as_int, tensor_operands
+from ._util import as_int, result, single_axis, tensor_operands, unbroadcast, wrap
 from .indexing import take_along
 from .shape import squeeze
 

@@ -5,9 +5,8 @@ from typing import Any, Sequence
 
 from .. import backend
 from ..autograd.tensor import Tensor
-from ._util import (as_int, check_tensor, normalize_axis, not_a_tensor, result, results,
-                    single_axis, unbroadcast)
-from ._util import tensor_operands
+from ._util import (as_int, check_tensor, normalize_axis, not_a_tensor, result, results, single_axis, tensor_operands,
+                    unbroadcast)
 
 
 def _as_shape(shape: Any) -> tuple:

@@ -10,8 +10,7 @@ from typing import Any, Optional, Sequence, Union
 
 from .. import backend
 from ..autograd.tensor import Tensor
-from ._util import normalize_axis, result, results, scatter_add_along
-from ._util import tensor_operands
+from ._util import normalize_axis, result, results, scatter_add_along, tensor_operands
 from .reduction import mean, sum
 from .unary import sqrt
 
