@@ -37,9 +37,10 @@ def tensor_operands(*names: str) -> Callable:
 
     ``"x"`` is one Tensor (``None`` passes when the parameter defaults to ``None``), ``"x[]"`` a list or
     tuple of Tensors, ``"*x"`` the Tensors of a var-positional parameter. The check is a few
-    ``isinstance`` tests per call, done once at the boundary instead of an AttributeError from inside;
-    hot ops (the elementwise family, sum, reshape, matmul) catch the AttributeError of their first
-    ``._data`` access instead and do not use this.
+    ``isinstance`` tests per call (about 0.25 us with the extra frame), done once at the boundary
+    instead of an AttributeError from inside. Ops on the per-step path (the elementwise family, sum,
+    mean, softmax, reshape, split, expand, matmul, astype) catch the AttributeError of their first
+    ``._data`` access instead, which costs nothing when the operand is a Tensor.
     """
     def decorate(op: Callable) -> Callable:
         params = inspect.signature(op).parameters

@@ -120,10 +120,12 @@ def argmin(x: Tensor, axis: int = None, keepdim: bool = False, dtype: Any = "int
     return _arg_extreme(x, axis, keepdim, dtype, "argmin")
 
 
-@tensor_operands("x")
 def softmax(x: Tensor, axis: int = -1, dtype: Any = None, name: str = None) -> Tensor:
     """exp(x) normalised along ``axis``, shifted by the maximum so it cannot overflow."""
-    xd = x._data if dtype is None else x._data.astype(backend.convert_dtype(dtype))
+    try:
+        xd = x._data if dtype is None else x._data.astype(backend.convert_dtype(dtype))
+    except AttributeError:
+        raise not_a_tensor("softmax", "x", x) from None
     xp = backend.get_array_module(xd)
     e = xp.exp(xd - xd.max(axis=axis, keepdims=True))
     data = e / e.sum(axis=axis, keepdims=True)
@@ -135,10 +137,12 @@ def softmax(x: Tensor, axis: int = -1, dtype: Any = None, name: str = None) -> T
     return result(data, (x,), backward)
 
 
-@tensor_operands("x")
 def log_softmax(x: Tensor, axis: int = -1, dtype: Any = None, name: str = None) -> Tensor:
     """log(softmax(x)) computed as x - logsumexp(x), stable for large inputs."""
-    xd = x._data if dtype is None else x._data.astype(backend.convert_dtype(dtype))
+    try:
+        xd = x._data if dtype is None else x._data.astype(backend.convert_dtype(dtype))
+    except AttributeError:
+        raise not_a_tensor("log_softmax", "x", x) from None
     xp = backend.get_array_module(xd)
     shifted = xd - xd.max(axis=axis, keepdims=True)
     data = shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))

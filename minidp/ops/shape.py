@@ -160,10 +160,12 @@ def stack(x: Sequence[Tensor], axis: int = 0, name: str = None) -> Tensor:
     return result(data, tensors, lambda g: tuple(g.take(i, axis=axis) for i in range(len(arrays))))
 
 
-@tensor_operands("x")
 def split(x: Tensor, num_or_sections: Any, axis: int = 0, name: str = None) -> list:
     """Cut x along ``axis`` into equal parts (an int) or parts of the given sizes (-1 once allowed)."""
-    xd = x._data
+    try:
+        xd = x._data
+    except AttributeError:
+        raise not_a_tensor("split", "x", x) from None
     axis = single_axis(axis, xd.ndim)
     length = xd.shape[axis]
     if not isinstance(num_or_sections, (list, tuple)):
@@ -236,10 +238,12 @@ def getitem(x: Tensor, index: Any) -> Tensor:
     return result(data, (x,), backward)
 
 
-@tensor_operands("x")
 def expand(x: Tensor, shape: Any, name: str = None) -> Tensor:
     """Broadcast x to ``shape`` (-1 keeps an axis); the gradient sums back."""
-    xd = x._data
+    try:
+        xd = x._data
+    except AttributeError:
+        raise not_a_tensor("expand", "x", x) from None
     target = list(_as_shape(shape))
     lead = len(target) - xd.ndim
     for i, n in enumerate(xd.shape):
