@@ -146,6 +146,7 @@ def test_the_error_names_the_op_and_the_type_given():
     lambda v: ops.diag_embed(_T, v), lambda v: ops.matrix_power(_T, v), lambda v: ops.roll(_T, v),
     lambda v: ops.select_scatter(_T, _T[0], 0, v), lambda v: ops.gather(_T, _I[0], v),
     lambda v: ops.shard_index(_I, v, 2, 0), lambda v: ops.shard_index(_I, 4, v, 0),
+    lambda v: ops.tensordot(_T, _T, v),
 ])
 def test_integer_arguments_refuse_bools_floats_and_strings(call):
     for bad in (1.5, True, "2", 1.0):

@@ -817,7 +817,8 @@ def tensordot(x: Tensor, y: Tensor, axes: Any = 2, name: str = None) -> Tensor:
     nx, ny = x._data.ndim, y._data.ndim
     if isinstance(axes, Tensor):
         axes = axes.tolist()
-    if isinstance(axes, int):
+    if not isinstance(axes, (list, tuple)):
+        axes = as_int(axes, "tensordot: axes")
         pairs = (list(range(nx - axes, nx)), list(range(axes)))
     elif axes and all(isinstance(a, int) for a in axes):
         pairs = (list(axes), list(axes))
