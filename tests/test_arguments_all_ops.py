@@ -130,6 +130,7 @@ def test_the_error_names_the_op_and_the_type_given():
         (lambda: ops.quantile((1.0, 2.0), 0.5), "quantile: x must be a Tensor, got tuple"),
         (lambda: ops.isnan([1.0]), "isnan: x must be a Tensor, got list"),
         (lambda: ops.astype([1.0], "float32"), "astype: x must be a Tensor, got list"),
+        (lambda: ops.flip(_T, None), "flip: axis must be an int or a list of ints, got None"),
     ]:
         with pytest.raises(TypeError, match=message):
             call()

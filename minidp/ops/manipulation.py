@@ -61,6 +61,8 @@ def repeat_interleave(x: Tensor, repeats: Any, axis: int = None, name: str = Non
 @tensor_operands("x")
 def flip(x: Tensor, axis: Any, name: str = None) -> Tensor:
     """x with the order of elements reversed along each axis in ``axis``."""
+    if axis is None:
+        raise TypeError("flip: axis must be an int or a list of ints, got None")
     xd = x._data
     axes = normalize_axis(axis, xd.ndim)
     xp = backend.get_array_module(xd)
