@@ -153,3 +153,16 @@ def test_integer_arguments_refuse_bools_floats_and_strings(call):
     for bad in (1.5, True, "2", 1.0):
         with pytest.raises(TypeError, match="must be an int"):
             call(bad)
+
+
+# ``x == None`` must answer, not raise (Python calls it, e.g. for ``x in [None]``), so these take None.
+COMPARE_WITH_ANYTHING = {"eq", "equal", "ne", "not_equal"}
+
+
+@pytest.mark.parametrize("name", sorted(name for name, reason in TAKES_PYTHON_DATA.items()
+                                        if reason == _LIFTS and name not in COMPARE_WITH_ANYTHING))
+def test_lifting_ops_still_refuse_none_and_strings(name):
+    fn = getattr(ops, name)
+    for bad in (None, "abc"):
+        for args in ([([_T, bad],)] if name == "add_n" else [(bad, _T), (_T, bad)]):
+            _raises_type_or_value_error(f"{name} with {bad!r}", lambda: fn(*args))

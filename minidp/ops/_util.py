@@ -114,6 +114,8 @@ def lift(value: Any, like: Any = None) -> Tensor:
         return value
     if isinstance(value, (int, float, bool)):
         return wrap(value)
+    if value is None or isinstance(value, (str, bytes)):
+        raise TypeError(f"an operand must be a Tensor, a number or an array, got {type(value).__name__}")
     xp = backend.get_array_module(like) if like is not None else backend.default_array_module()
     return wrap(xp.asarray(value))
 

@@ -32,6 +32,10 @@ def _logical(which: str) -> Callable:
     """``logical_and``/``or``/``xor``: any dtype, non-zero counts as True (Paddle's rule)."""
 
     def op(x: Any, y: Any, out: Optional[Tensor] = None, name: str = None) -> Tensor:
+        for operand in (x, y):
+            if operand is None or isinstance(operand, (str, bytes)):
+                raise TypeError(f"{which}: operands must be Tensors, numbers or arrays, "
+                                f"got {type(operand).__name__}")
         xd = x._data if isinstance(x, Tensor) else x
         yd = y._data if isinstance(y, Tensor) else y
         xp = backend.get_array_module(xd if not isinstance(xd, (int, float, bool)) else yd)
