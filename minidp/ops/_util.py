@@ -6,7 +6,9 @@ place.
 """
 from __future__ import annotations
 
-from typing import Any
+import functools
+import inspect
+from typing import Any, Callable
 
 import numpy as _np
 
@@ -15,7 +17,7 @@ from ..autograd.function import result, results, wrap
 from ..autograd.tensor import Tensor
 
 __all__ = ["result", "results", "wrap", "lift", "unbroadcast", "normalize_axis", "scatter_add_along",
-           "not_a_tensor", "check_tensor", "as_int", "check_size", "single_axis"]
+           "not_a_tensor", "check_tensor", "as_int", "check_size", "single_axis", "tensor_operands"]
 
 
 def not_a_tensor(op: str, arg: str, value: Any) -> TypeError:
@@ -28,6 +30,53 @@ def check_tensor(op: str, arg: str, value: Any) -> None:
     """Raise TypeError unless ``value`` is a Tensor."""
     if not isinstance(value, Tensor):
         raise not_a_tensor(op, arg, value)
+
+
+def tensor_operands(*names: str) -> Callable:
+    """Decorator for an op whose named parameters must be Tensors: anything else raises ``not_a_tensor``.
+
+    ``"x"`` is one Tensor (``None`` passes when the parameter defaults to ``None``), ``"x[]"`` a list or
+    tuple of Tensors, ``"*x"`` the Tensors of a var-positional parameter. The check is a few
+    ``isinstance`` tests per call (about 0.25 us with the extra frame), done once at the boundary
+    instead of an AttributeError from inside. Ops on the per-step path (the elementwise family, sum,
+    mean, softmax, reshape, split, expand, matmul, astype) catch the AttributeError of their first
+    ``._data`` access instead, which costs nothing when the operand is a Tensor.
+    """
+    def decorate(op: Callable) -> Callable:
+        params = inspect.signature(op).parameters
+        positions = list(params)
+        checks = []
+        for spec in names:
+            kind = "many" if spec.endswith("[]") else "star" if spec.startswith("*") else "one"
+            name = spec.strip("*[]")
+            param = params[name]
+            checks.append((name, positions.index(name), kind, param.default is None))
+
+        def check(args: tuple, kwargs: dict) -> None:
+            for name, position, kind, optional in checks:
+                if kind == "star":
+                    for i, value in enumerate(args[position:]):
+                        if not isinstance(value, Tensor):
+                            raise not_a_tensor(op.__name__, f"{name}[{i}]", value)
+                    continue
+                value = args[position] if position < len(args) else kwargs.get(name)
+                if kind == "one":
+                    if not isinstance(value, Tensor) and not (optional and value is None):
+                        raise not_a_tensor(op.__name__, name, value)
+                elif not isinstance(value, (list, tuple)):
+                    raise TypeError(f"{op.__name__}: {name} must be a list or tuple of Tensors, "
+                                    f"got {type(value).__name__}")
+                else:
+                    for i, item in enumerate(value):
+                        if not isinstance(item, Tensor):
+                            raise not_a_tensor(op.__name__, f"{name}[{i}]", item)
+
+        @functools.wraps(op)
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            check(args, kwargs)
+            return op(*args, **kwargs)
+        return checked
+    return decorate
 
 
 def as_int(value: Any, what: str) -> int:
@@ -65,6 +114,8 @@ def lift(value: Any, like: Any = None) -> Tensor:
         return value
     if isinstance(value, (int, float, bool)):
         return wrap(value)
+    if value is None or isinstance(value, (str, bytes)):
+        raise TypeError(f"an operand must be a Tensor, a number or an array, got {type(value).__name__}")
     xp = backend.get_array_module(like) if like is not None else backend.default_array_module()
     return wrap(xp.asarray(value))
 

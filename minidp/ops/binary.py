@@ -12,7 +12,7 @@ from typing import Any, Callable, Optional
 
 from .. import backend
 from ..autograd.tensor import Tensor
-from ._util import wrap
+from ._util import tensor_operands, wrap
 from .elementwise import FLOAT, KEEP, ZERO, binary_op
 from .math import _operands, add, multiply, subtract
 
@@ -60,6 +60,7 @@ ldexp = binary_op("ldexp", "x * 2 ** y.", FLOAT, lambda xp, x, y: x * xp.exp2(y)
 mod = floor_mod = remainder
 
 
+@tensor_operands("x")
 def frexp(x: Tensor, name: Optional[str] = None) -> tuple:
     """Mantissa in [0.5, 1) and exponent with x = mantissa * 2 ** exponent (both in x's dtype)."""
     xd = x._data
@@ -100,6 +101,7 @@ lcm = _without_gradient("lcm", "Least common multiple of integer tensors (non-ne
 nextafter = _without_gradient("nextafter", "The next floating-point value after x in the direction of y.")
 
 
+@tensor_operands("x")
 def bitwise_not(x: Tensor, out: Optional[Tensor] = None, name: Optional[str] = None) -> Tensor:
     """Bitwise not of an integer or bool tensor."""
     return wrap(backend.get_array_module(x._data).invert(x._data))

@@ -6,7 +6,7 @@ from typing import Any, Callable, Optional
 
 from .. import backend
 from ..autograd.tensor import Tensor
-from ._util import wrap
+from ._util import not_a_tensor, tensor_operands, wrap
 
 
 def _compare(fn: Callable) -> Callable:
@@ -32,6 +32,10 @@ def _logical(which: str) -> Callable:
     """``logical_and``/``or``/``xor``: any dtype, non-zero counts as True (Paddle's rule)."""
 
     def op(x: Any, y: Any, out: Optional[Tensor] = None, name: str = None) -> Tensor:
+        for operand in (x, y):
+            if operand is None or isinstance(operand, (str, bytes)):
+                raise TypeError(f"{which}: operands must be Tensors, numbers or arrays, "
+                                f"got {type(operand).__name__}")
         xd = x._data if isinstance(x, Tensor) else x
         yd = y._data if isinstance(y, Tensor) else y
         xp = backend.get_array_module(xd if not isinstance(xd, (int, float, bool)) else yd)
@@ -55,6 +59,7 @@ logical_or = _logical("logical_or")
 logical_xor = _logical("logical_xor")
 
 
+@tensor_operands("x")
 def logical_not(x: Tensor, out: Optional[Tensor] = None, name: str = None) -> Tensor:
     """Elementwise not, as a bool tensor; non-zero values count as True."""
     return wrap(backend.get_array_module(x._data).logical_not(x._data))
@@ -64,7 +69,10 @@ def _real_test(test: str, doc: str):
     """A bool-valued test of each element (no gradient); integers are finite and never NaN."""
 
     def op(x: Tensor, name: Optional[str] = None) -> Tensor:
-        xd = x._data
+        try:
+            xd = x._data
+        except AttributeError:
+            raise not_a_tensor(test, "x", x) from None
         xp = backend.get_array_module(xd)
         if xd.dtype.kind not in "fc":
             return wrap(xp.full(xd.shape, test == "isfinite"))
@@ -84,6 +92,7 @@ isneginf = _real_test("isneginf", "Where x is -inf.")
 
 
 
+@tensor_operands("x")
 def isreal(x: Tensor, name: Optional[str] = None) -> Tensor:
     """Where x has no imaginary part (everywhere, for real dtypes)."""
     xd = x._data
@@ -91,6 +100,7 @@ def isreal(x: Tensor, name: Optional[str] = None) -> Tensor:
     return wrap(xp.isreal(xd) if xd.dtype.kind == "c" else xp.ones(xd.shape, bool))
 
 
+@tensor_operands("x", "y")
 def allclose(x: Tensor, y: Tensor, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False,
              name: str = None) -> Tensor:
     """Whether all values are close, as a 0-d bool tensor."""
@@ -98,6 +108,7 @@ def allclose(x: Tensor, y: Tensor, rtol: float = 1e-5, atol: float = 1e-8, equal
     return wrap(xp.asarray(xp.allclose(x._data, y._data, rtol=rtol, atol=atol, equal_nan=equal_nan)))
 
 
+@tensor_operands("x", "y")
 def isclose(x: Tensor, y: Tensor, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False,
             name: str = None) -> Tensor:
     """Where |x - y| <= atol + rtol * |y|, as a bool tensor."""
@@ -105,27 +116,32 @@ def isclose(x: Tensor, y: Tensor, rtol: float = 1e-5, atol: float = 1e-8, equal_
     return wrap(xp.isclose(x._data, y._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
+@tensor_operands("x", "y")
 def equal_all(x: Tensor, y: Tensor, name: str = None) -> Tensor:
     """Whether x and y have the same shape and the same values, as a 0-d bool tensor."""
     xp = backend.get_array_module(x._data)
     return wrap(xp.asarray(x._data.shape == y._data.shape and bool((x._data == y._data).all())))
 
 
+@tensor_operands("x")
 def signbit(x: Tensor, name: str = None) -> Tensor:
     """Where the sign bit is set (negative numbers and -0.0), as a bool tensor."""
     return wrap(backend.get_array_module(x._data).signbit(x._data))
 
 
+@tensor_operands("x")
 def is_floating_point(x: Tensor) -> bool:
     """Whether x holds floating-point numbers (bfloat16 included)."""
     return backend.is_floating(x._data.dtype)
 
 
+@tensor_operands("x")
 def is_integer(x: Tensor) -> bool:
     """Whether x holds integers (bool is not an integer dtype here, as in Paddle)."""
     return x._data.dtype.kind in "iu"
 
 
+@tensor_operands("x")
 def is_complex(x: Tensor) -> bool:
     """Whether x holds complex numbers."""
     return x._data.dtype.kind == "c"

@@ -14,7 +14,7 @@ from .. import backend
 from ..autograd.tensor import Tensor
 from ..framework import place_name
 from ..random import host_generator, seed  # noqa: F401  (seed is exported from here as an op)
-from ._util import result, wrap
+from ._util import check_tensor, result, tensor_operands, wrap
 from .linalg import diag_embed, diagonal
 from .math import add
 from .shape import _as_shape, expand, reshape
@@ -75,16 +75,19 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, name: str = None) -> Te
     return _make(lambda xp, s, d: xp.full(s, fill_value, d), shape, dtype)
 
 
+@tensor_operands("x")
 def zeros_like(x: Tensor, dtype: Any = None, name: str = None) -> Tensor:
     """Zeros with x's shape (and dtype unless given)."""
     return zeros(x.shape, x.dtype if dtype is None else dtype)
 
 
+@tensor_operands("x")
 def ones_like(x: Tensor, dtype: Any = None, name: str = None) -> Tensor:
     """Ones with x's shape (and dtype unless given)."""
     return ones(x.shape, x.dtype if dtype is None else dtype)
 
 
+@tensor_operands("x")
 def full_like(x: Tensor, fill_value: Any, dtype: Any = None, name: str = None) -> Tensor:
     """``fill_value`` everywhere, with x's shape (and dtype unless given)."""
     return full(x.shape, fill_value, x.dtype if dtype is None else dtype)
@@ -154,6 +157,7 @@ def empty(shape: Any, dtype: Any = None, name: str = None) -> Tensor:
     return _make(lambda xp, s, d: xp.empty(s, d), shape, dtype)
 
 
+@tensor_operands("x")
 def empty_like(x: Tensor, dtype: Any = None, name: str = None) -> Tensor:
     """An uninitialised tensor with x's shape (and dtype unless given)."""
     return empty(x.shape, x.dtype if dtype is None else dtype)
@@ -177,6 +181,7 @@ def logspace(start: Any, stop: Any, num: Any, base: Any = 10.0, dtype: Any = Non
     return wrap(values.astype(backend.convert_dtype(dtype)))
 
 
+@tensor_operands("x")
 def diag(x: Tensor, offset: int = 0, padding_value: Any = 0, name: str = None) -> Tensor:
     """A 1-D x as the ``offset`` diagonal of a square matrix (``padding_value`` elsewhere), or the
     ``offset`` diagonal of a 2-D x."""
@@ -201,6 +206,8 @@ def diagflat(x: Tensor, offset: int = 0, name: str = None) -> Tensor:
 def meshgrid(*args: Any, **kwargs: Any) -> list:
     """Coordinate grids ('ij' indexing) from 1-D tensors, given separately or as one list."""
     tensors = list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else list(args)
+    for i, t in enumerate(tensors):
+        check_tensor("meshgrid", f"args[{i}]", t)
     if any(t._data.ndim > 1 for t in tensors):
         raise ValueError(f"meshgrid: expects 1-D tensors, got shapes {[t.shape for t in tensors]}")
     if len({t._data.dtype for t in tensors}) > 1:
@@ -211,6 +218,7 @@ def meshgrid(*args: Any, **kwargs: Any) -> list:
     return [expand(reshape(t, [1] * i + [-1] + [1] * (n - i - 1)), shape) for i, t in enumerate(tensors)]
 
 
+@tensor_operands("x")
 def clone(x: Tensor, name: str = None) -> Tensor:
     """A copy of x that stays in the graph (the gradient passes through unchanged)."""
     return result(x._data.copy(), (x,), lambda g: (g,))
@@ -247,6 +255,7 @@ def triu_indices(row: int, col: Optional[int] = None, offset: int = 0, dtype: An
     return _index_pairs(*backend.default_array_module().triu_indices(row, offset, row if col is None else col), dtype)
 
 
+@tensor_operands("x")
 def numel(x: Tensor, name: str = None) -> Tensor:
     """The number of elements of x, as an int64 0-D tensor."""
     return wrap(backend.get_array_module(x._data).asarray(x._data.size, dtype="int64"))
@@ -257,6 +266,7 @@ def shape(input: Tensor) -> Tensor:
     return wrap(backend.get_array_module(input._data).asarray(input._data.shape, dtype="int64"))
 
 
+@tensor_operands("input")
 def rank(input: Tensor) -> Tensor:
     """The number of axes of ``input`` as an int32 0-D tensor."""
     return wrap(backend.get_array_module(input._data).asarray(input._data.ndim, dtype="int32"))
@@ -289,11 +299,13 @@ def is_tensor(x: Any) -> bool:
     return isinstance(x, Tensor)
 
 
+@tensor_operands("x")
 def is_empty(x: Tensor, name: str = None) -> Tensor:
     """A bool 0-D tensor: whether x has no elements."""
     return wrap(backend.get_array_module(x._data).asarray(x._data.size == 0))
 
 
+@tensor_operands("x")
 def tolist(x: Tensor) -> list:
     """x's values as (nested) Python lists."""
     return x.tolist()

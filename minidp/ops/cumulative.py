@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 from .. import backend
 from ..autograd.tensor import Tensor
-from ._util import check_tensor, result, results, scatter_add_along, single_axis
+from ._util import as_int, check_tensor, result, results, scatter_add_along, single_axis, tensor_operands
 from .reduction import sum
 from .shape import concat, getitem
 
@@ -47,6 +47,7 @@ def cumsum(x: Tensor, axis: Optional[int] = None, dtype: Any = None, name: Optio
     return result(data, (x,), backward)
 
 
+@tensor_operands("x")
 def cumprod(x: Tensor, dim: Optional[int] = None, dtype: Any = None, name: Optional[str] = None) -> Tensor:
     """Running product along ``dim``; the gradient is exact where inputs are zero."""
     xd, ax = _along("cumprod", x, dim, dtype)
@@ -102,16 +103,19 @@ def _running_extreme(x: Tensor, axis: Optional[int], dtype: Any, op: str) -> tup
     return results((values, indices), (x,), backward, differentiable=(True, False))
 
 
+@tensor_operands("x")
 def cummax(x: Tensor, axis: Optional[int] = None, dtype: Any = "int64", name: Optional[str] = None) -> tuple:
     """Running maximum along ``axis`` and the index of each (the latest among ties)."""
     return _running_extreme(x, axis, dtype, "cummax")
 
 
+@tensor_operands("x")
 def cummin(x: Tensor, axis: Optional[int] = None, dtype: Any = "int64", name: Optional[str] = None) -> tuple:
     """Running minimum along ``axis`` and the index of each (the latest among ties)."""
     return _running_extreme(x, axis, dtype, "cummin")
 
 
+@tensor_operands("x")
 def logcumsumexp(x: Tensor, axis: Optional[int] = None, dtype: Any = None, name: Optional[str] = None) -> Tensor:
     """log(cumsum(exp(x))) along ``axis``, shifted by the maximum so it cannot overflow."""
     xd, ax = _along("logcumsumexp", x, axis, dtype)
@@ -127,9 +131,11 @@ def logcumsumexp(x: Tensor, axis: Optional[int] = None, dtype: Any = None, name:
     return result(data, (x,), backward)
 
 
+@tensor_operands("x", "prepend", "append")
 def diff(x: Tensor, n: int = 1, axis: int = -1, prepend: Optional[Tensor] = None, append: Optional[Tensor] = None,
          name: Optional[str] = None) -> Tensor:
     """The n-th forward difference along ``axis`` (after joining ``prepend`` and ``append``)."""
+    n = as_int(n, "diff: n")
     if n < 0:
         raise ValueError(f"diff: n must be non-negative, got {n}")
     axis = single_axis(axis, x.ndim)
@@ -156,6 +162,7 @@ def _trapezoids(y: Tensor, x: Optional[Tensor], dx: Optional[float], axis: int, 
     return heights * widths, axis
 
 
+@tensor_operands("y", "x")
 def trapezoid(y: Tensor, x: Optional[Tensor] = None, dx: Optional[float] = None, axis: int = -1,
               name: Optional[str] = None) -> Tensor:
     """The integral of y along ``axis`` by the trapezoidal rule (spacing ``dx``, default 1, or
@@ -164,6 +171,7 @@ def trapezoid(y: Tensor, x: Optional[Tensor] = None, dx: Optional[float] = None,
     return sum(areas, axis=axis)
 
 
+@tensor_operands("y", "x")
 def cumulative_trapezoid(y: Tensor, x: Optional[Tensor] = None, dx: Optional[float] = None, axis: int = -1,
                          name: Optional[str] = None) -> Tensor:
     """The running integral of y along ``axis`` by the trapezoidal rule."""

@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 from .. import backend
 from ..autograd.tensor import Tensor
-from ._util import lift, normalize_axis, result, single_axis, unbroadcast, wrap
+from ._util import as_int, lift, normalize_axis, result, single_axis, tensor_operands, unbroadcast, wrap
 from .math import where
 from .shape import getitem, squeeze, stack
 
@@ -61,6 +61,7 @@ def _take(x: Tensor, idx: Any, axis: int, op: str) -> Tensor:
     return result(data, (x,), backward)
 
 
+@tensor_operands("x")
 def gather(x: Tensor, index: Any, axis: Any = None, name: str = None) -> Tensor:
     """The slices of x at positions ``index`` (1-D, [N, 1] or 0-D) along ``axis`` (default 0)."""
     idx = index_data(index, "gather")
@@ -68,10 +69,10 @@ def gather(x: Tensor, index: Any, axis: Any = None, name: str = None) -> Tensor:
         idx = idx.reshape(-1)
     elif idx.ndim > 1:
         raise ValueError(f"gather: the index must be 1-D (or [N, 1]), got shape {list(idx.shape)}")
-    axis = 0 if axis is None else int(axis.item() if isinstance(axis, Tensor) else axis)
-    return _take(x, idx, single_axis(axis, x._data.ndim), "gather")
+    return _take(x, idx, single_axis(0 if axis is None else axis, x._data.ndim), "gather")
 
 
+@tensor_operands("x")
 def index_select(x: Tensor, index: Any, axis: int = 0, name: str = None) -> Tensor:
     """The slices of x at the positions in the 1-D ``index`` along ``axis``."""
     idx = index_data(index, "index_select")
@@ -89,6 +90,7 @@ def _nd_index(index: Any, op: str, ndim: int) -> tuple:
     return tuple(idx[..., i] for i in range(idx.shape[-1]))
 
 
+@tensor_operands("x")
 def gather_nd(x: Tensor, index: Any, name: str = None) -> Tensor:
     """``x[index[..., 0], index[..., 1], ...]``: the last axis of ``index`` addresses leading axes of x."""
     xd = x._data
@@ -107,6 +109,7 @@ def gather_nd(x: Tensor, index: Any, name: str = None) -> Tensor:
     return result(data, (x,), backward)
 
 
+@tensor_operands("x", "updates")
 def scatter_nd_add(x: Tensor, index: Any, updates: Tensor, name: str = None) -> Tensor:
     """x with ``updates`` added at the positions ``index`` addresses (as in :func:`gather_nd`)."""
     xd, ud = x._data, updates._data
@@ -124,6 +127,7 @@ def scatter_nd_add(x: Tensor, index: Any, updates: Tensor, name: str = None) -> 
     return result(data, (x, updates), lambda g: (g, g[positions]))
 
 
+@tensor_operands("updates")
 def scatter_nd(index: Any, updates: Tensor, shape: Any, name: str = None) -> Tensor:
     """A tensor of zeros of ``shape`` with ``updates`` added at the positions ``index`` addresses."""
     xp = backend.get_array_module(updates._data)
@@ -131,6 +135,7 @@ def scatter_nd(index: Any, updates: Tensor, shape: Any, name: str = None) -> Ten
     return scatter_nd_add(zeros, index, updates)
 
 
+@tensor_operands("x", "updates")
 def scatter(x: Tensor, index: Any, updates: Tensor, overwrite: bool = True, name: str = None) -> Tensor:
     """x with rows ``index`` (1-D) replaced by the rows of ``updates``.
 
@@ -161,6 +166,7 @@ def scatter(x: Tensor, index: Any, updates: Tensor, overwrite: bool = True, name
     return result(data, (x, updates), backward)
 
 
+@tensor_operands("x", "value")
 def index_add(x: Tensor, index: Any, axis: int, value: Tensor, alpha: float = 1, name: str = None) -> Tensor:
     """x with ``alpha * value`` added to the slices at positions ``index`` (1-D) along ``axis``."""
     xd, vd = x._data, value._data
@@ -183,6 +189,7 @@ def index_add(x: Tensor, index: Any, axis: int, value: Tensor, alpha: float = 1,
     return result(data, (x, value), backward)
 
 
+@tensor_operands("x", "indices[]")
 def index_put(x: Tensor, indices: Sequence[Tensor], value: Any, accumulate: bool = False,
               name: str = None) -> Tensor:
     """x with ``value`` written (or added, with ``accumulate``) at ``x[indices]``.
@@ -219,6 +226,7 @@ def index_put(x: Tensor, indices: Sequence[Tensor], value: Any, accumulate: bool
     return result(data, (x, value), backward)
 
 
+@tensor_operands("x")
 def index_fill(x: Tensor, index: Any, axis: int, value: Any, name: str = None) -> Tensor:
     """x with the slices at positions ``index`` along ``axis`` set to the scalar ``value``."""
     xd = x._data
@@ -257,6 +265,7 @@ def _along_axis_index(op: str, xd: Any, indices: Any, axis: int, broadcast: bool
     return axis, idx
 
 
+@tensor_operands("x")
 def take_along(x: Tensor, idx: Any, axis: int) -> Tensor:
     """Values of x at the valid index array ``idx`` (x's rank, non-negative ``axis``) along ``axis``.
 
@@ -273,6 +282,7 @@ def take_along(x: Tensor, idx: Any, axis: int) -> Tensor:
     return result(xp.take_along_axis(xd, idx, axis), (x,), backward)
 
 
+@tensor_operands("arr")
 def take_along_axis(arr: Tensor, indices: Any, axis: int, broadcast: bool = True) -> Tensor:
     """Values of arr at ``indices`` along ``axis`` (as NumPy's ``take_along_axis``)."""
     axis, idx = _along_axis_index("take_along_axis", arr._data, indices, axis, broadcast)
@@ -290,6 +300,7 @@ def _multiply_at(target: Any, positions: tuple, values: Any, axis: int) -> None:
         target[tuple(p[step] if p.shape[axis] > 1 else p for p in positions)] *= values[step]
 
 
+@tensor_operands("arr")
 def put_along_axis(arr: Tensor, indices: Any, values: Any, axis: int, reduce: str = "assign",
                    include_self: bool = True, broadcast: bool = True) -> Tensor:
     """arr with ``values`` combined into the positions ``indices`` selects along ``axis``.
@@ -365,6 +376,7 @@ def put_along_axis(arr: Tensor, indices: Any, values: Any, axis: int, reduce: st
     return result(data, (arr, values), backward)
 
 
+@tensor_operands("x", "mask")
 def masked_fill(x: Tensor, mask: Tensor, value: Any, name: str = None) -> Tensor:
     """x with ``value`` wherever the boolean ``mask`` (broadcast against x) is True."""
     if mask._data.dtype.kind != "b":
@@ -374,6 +386,7 @@ def masked_fill(x: Tensor, mask: Tensor, value: Any, name: str = None) -> Tensor
     return where(mask, value, x)
 
 
+@tensor_operands("x", "mask", "value")
 def masked_scatter(x: Tensor, mask: Tensor, value: Tensor, name: str = None) -> Tensor:
     """x with the positions where ``mask`` is True filled, in order, from the leading elements of value."""
     xd, md, vd = x._data, mask._data, value._data
@@ -400,6 +413,7 @@ def masked_scatter(x: Tensor, mask: Tensor, value: Tensor, name: str = None) -> 
     return result(data, (x, value), backward)
 
 
+@tensor_operands("x")
 def take(x: Tensor, index: Any, mode: str = "raise", name: str = None) -> Tensor:
     """Elements of the flattened x at ``index`` (any shape); 'wrap' and 'clip' modes as in NumPy."""
     xd = x._data
@@ -424,6 +438,7 @@ def take(x: Tensor, index: Any, mode: str = "raise", name: str = None) -> Tensor
     return result(flat[idx], (x,), backward)
 
 
+@tensor_operands("x")
 def index_sample(x: Tensor, index: Any) -> Tensor:
     """Row i of the result is ``x[i, index[i]]`` (x is [N, D], index [N, K])."""
     if x._data.ndim != 2:
@@ -431,6 +446,7 @@ def index_sample(x: Tensor, index: Any) -> Tensor:
     return take_along_axis(x, index, 1, broadcast=False)
 
 
+@tensor_operands("arr")
 def take_along_dim(arr: Tensor, indices: Any, axis: int, broadcast: bool = True) -> Tensor:
     """The same as :func:`take_along_axis` (Paddle's PyTorch-style name)."""
     return take_along_axis(arr, indices, axis, broadcast)
@@ -439,6 +455,7 @@ def take_along_dim(arr: Tensor, indices: Any, axis: int, broadcast: bool = True)
 _SCATTER_REDUCE_MODES = {"sum": "add", "prod": "mul", "mean": "mean", "amin": "amin", "amax": "amax"}
 
 
+@tensor_operands("input", "src")
 def scatter_reduce(input: Tensor, dim: int, index: Any, src: Tensor, reduce: str, *,
                    include_self: bool = True) -> Tensor:
     """input with ``src[i][j]...`` combined into position ``index[i][j]...`` along ``dim`` by ``reduce``
@@ -453,11 +470,13 @@ def scatter_reduce(input: Tensor, dim: int, index: Any, src: Tensor, reduce: str
     return put_along_axis(input, index, block, dim, _SCATTER_REDUCE_MODES[reduce], include_self, broadcast=False)
 
 
+@tensor_operands("input", "src")
 def scatter_add(input: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
     """input with ``src`` added at positions ``index`` along ``dim`` (:func:`scatter_reduce` with 'sum')."""
     return scatter_reduce(input, dim, index, src, "sum")
 
 
+@tensor_operands("x")
 def write_at(op: str, x: Tensor, value: Any, index: tuple) -> Tensor:
     """x with ``value`` (broadcast) written at ``x[index]``; the overwritten positions get no gradient."""
     xd = x._data
@@ -478,15 +497,18 @@ def write_at(op: str, x: Tensor, value: Any, index: tuple) -> Tensor:
     return result(data, (x, value), backward)
 
 
+@tensor_operands("x")
 def select_scatter(x: Tensor, values: Any, axis: int, index: int, name: str = None) -> Tensor:
     """x with the slice at position ``index`` of ``axis`` replaced by ``values``."""
     axis = single_axis(axis, x._data.ndim)
+    index = as_int(index, "select_scatter: index")
     length = x._data.shape[axis]
     if not -length <= index < length:
         raise ValueError(f"select_scatter: index {index} is out of range for axis {axis} of length {length}")
     return write_at("select_scatter", x, values, _along(axis, index))
 
 
+@tensor_operands("x")
 def slice_scatter(x: Tensor, value: Any, axes: Sequence[int], starts: Sequence[int], ends: Sequence[int],
                   strides: Sequence[int], name: str = None) -> Tensor:
     """x with the strided block ``starts:ends:strides`` on ``axes`` replaced by ``value``."""
@@ -499,6 +521,7 @@ def slice_scatter(x: Tensor, value: Any, axes: Sequence[int], starts: Sequence[i
     return write_at("slice_scatter", x, value, tuple(index))
 
 
+@tensor_operands("inputs[]")
 def multiplex(inputs: Sequence[Tensor], index: Any, name: str = None) -> Tensor:
     """Row i of the result is row i of ``inputs[index[i]]`` (index is [N, 1])."""
     idx = index_data(index, "multiplex").reshape(-1)
@@ -514,12 +537,16 @@ def multiplex(inputs: Sequence[Tensor], index: Any, name: str = None) -> Tensor:
     return squeeze(picked, 0)
 
 
+@tensor_operands("input")
 def shard_index(input: Tensor, index_num: int, nshards: int, shard_id: int, ignore_value: int = -1) -> Tensor:
     """Indices local to shard ``shard_id``: the indices [0, index_num) are cut into ``nshards``
     shards of ceil(index_num / nshards); an index in this shard becomes its offset in the shard,
     any other becomes ``ignore_value``."""
     if input._data.dtype.kind not in "iu":
         raise TypeError(f"shard_index: input must hold integer indices, got {input.dtype}")
+    index_num, nshards = as_int(index_num, "shard_index: index_num"), as_int(nshards, "shard_index: nshards")
+    shard_id = as_int(shard_id, "shard_index: shard_id")
+    ignore_value = as_int(ignore_value, "shard_index: ignore_value")
     if nshards <= 0 or not 0 <= shard_id < nshards:
         raise ValueError(f"shard_index: need nshards > 0 and 0 <= shard_id < nshards, got {nshards}, {shard_id}")
     shard_size = -(-index_num // nshards)

@@ -34,6 +34,7 @@ from .creation import normal, uniform
 from .linalg import filled_diagonal
 from .math import add, astype, where
 from .manipulation import broadcast_to
+from ._util import tensor_operands
 
 INPLACE_OPS = (
     "abs", "acos", "acosh", "add", "addmm", "asin", "asinh", "atan", "atanh", "bitwise_and",
@@ -215,6 +216,7 @@ def copy_(x: Tensor, src: Tensor, blocking: bool = True) -> Tensor:
 _where_into_x = inplace_form(lambda x, condition, y: where(condition, x, y), "where")
 
 
+@tensor_operands("condition")
 def where_(condition: Tensor, x: Tensor = None, y: Any = None, name: Optional[str] = None) -> Tensor:
     """In-place ``where``: x takes y's values where ``condition`` is False; returns x."""
     return _where_into_x(x, condition, y)

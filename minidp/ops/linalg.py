@@ -9,8 +9,8 @@ from typing import Any
 from .. import backend
 from ..autograd.engine import is_grad_enabled
 from ..autograd.tensor import Tensor
-from ._util import (check_tensor, matmul_arrays, normalize_axis, not_a_tensor, result, single_axis,
-                    unbroadcast, wrap)
+from ._util import (as_int, check_tensor, matmul_arrays, normalize_axis, not_a_tensor, result, single_axis,
+                    tensor_operands, unbroadcast, wrap)
 from .indexing import write_at
 from .math import add, clip, divide, multiply, scale, subtract, where
 from .unary import abs as absolute, sqrt
@@ -74,6 +74,7 @@ def _batched_check(op: str, x: Tensor, ndim: int) -> None:
         raise ValueError(f"{op}: expects {ndim}-D tensors, got shape {x.shape}")
 
 
+@tensor_operands("x", "y")
 def bmm(x: Tensor, y: Tensor, name: str = None) -> Tensor:
     """Batched matrix product of two 3-D tensors [B, N, K] @ [B, K, M]."""
     _batched_check("bmm", x, 3)
@@ -83,6 +84,7 @@ def bmm(x: Tensor, y: Tensor, name: str = None) -> Tensor:
     return matmul(x, y)
 
 
+@tensor_operands("x", "vec")
 def mv(x: Tensor, vec: Tensor, name: str = None) -> Tensor:
     """Matrix-vector product of a 2-D x and a 1-D vec."""
     _batched_check("mv", x, 2)
@@ -90,6 +92,7 @@ def mv(x: Tensor, vec: Tensor, name: str = None) -> Tensor:
     return matmul(x, vec)
 
 
+@tensor_operands("x", "y")
 def dot(x: Tensor, y: Tensor, name: str = None) -> Tensor:
     """Inner product of two 1-D tensors, or row by row of two 2-D tensors."""
     if x._data.shape != y._data.shape or x._data.ndim not in (1, 2):
@@ -97,11 +100,13 @@ def dot(x: Tensor, y: Tensor, name: str = None) -> Tensor:
     return reduce_sum(multiply(x, y), axis=-1)
 
 
+@tensor_operands("x", "y")
 def outer(x: Tensor, y: Tensor, name: str = None) -> Tensor:
     """The outer product of x and y (both flattened)."""
     return multiply(reshape(x, [-1, 1]), reshape(y, [1, -1]))
 
 
+@tensor_operands("x", "y")
 def inner(x: Tensor, y: Tensor, name: str = None) -> Tensor:
     """Sums of products over the last axes: shape x.shape[:-1] + y.shape[:-1] (a scalar operand scales)."""
     if x._data.ndim == 0 or y._data.ndim == 0:
@@ -113,6 +118,7 @@ def inner(x: Tensor, y: Tensor, name: str = None) -> Tensor:
     return reshape(product, x.shape[:-1] + y.shape[:-1])
 
 
+@tensor_operands("input")
 def t(input: Tensor, name: str = None) -> Tensor:
     """The transpose of a matrix; tensors with fewer than 2 axes are returned as they are."""
     if input._data.ndim > 2:
@@ -124,20 +130,24 @@ def _triangle(x: Tensor, diagonal: int, pick: str) -> Tensor:
     xd = x._data
     if xd.ndim < 2:
         raise ValueError(f"{pick}: expects a tensor with at least 2 axes, got shape {x.shape}")
+    diagonal = as_int(diagonal, f"{pick}: diagonal")
     fn = getattr(backend.get_array_module(xd), pick)
     return result(fn(xd, diagonal), (x,), lambda g: (fn(g, diagonal),))
 
 
+@tensor_operands("x")
 def tril(x: Tensor, diagonal: int = 0, name: str = None) -> Tensor:
     """The lower triangle of the last two axes (entries above ``diagonal`` zeroed)."""
     return _triangle(x, diagonal, "tril")
 
 
+@tensor_operands("x")
 def triu(x: Tensor, diagonal: int = 0, name: str = None) -> Tensor:
     """The upper triangle of the last two axes (entries below ``diagonal`` zeroed)."""
     return _triangle(x, diagonal, "triu")
 
 
+@tensor_operands("x", "y")
 def cross(x: Tensor, y: Tensor, axis: int = 9, name: str = None) -> Tensor:
     """Cross product of 3-vectors along ``axis`` (default: the first axis of length 3)."""
     xd, yd = x._data, y._data
@@ -155,6 +165,7 @@ def cross(x: Tensor, y: Tensor, axis: int = 9, name: str = None) -> Tensor:
     return result(data, (x, y), lambda g: (xp.cross(yd, g, axis=axis), xp.cross(g, xd, axis=axis)))
 
 
+@tensor_operands("x", "y")
 def kron(x: Tensor, y: Tensor, name: str = None) -> Tensor:
     """The Kronecker product: blocks of y scaled by each element of x."""
     xd, yd = x._data, y._data
@@ -192,12 +203,14 @@ def _diagonal_index(xp: Any, shape: tuple, offset: int, axis1: int, axis2: int) 
     return tuple(index)
 
 
+@tensor_operands("x")
 def diagonal(x: Tensor, offset: int = 0, axis1: int = 0, axis2: int = 1, name: str = None) -> Tensor:
     """The diagonal of the plane ``axis1``/``axis2`` (above it for offset > 0), as the last axis."""
     xd = x._data
     a1, a2 = normalize_axis([axis1, axis2], xd.ndim)
     if a1 == a2:
         raise ValueError(f"diagonal: axis1 and axis2 must differ, both are {a1}")
+    offset = as_int(offset, "diagonal: offset")
     xp = backend.get_array_module(xd)
     index = _diagonal_index(xp, xd.shape, offset, a1, a2)
 
@@ -209,11 +222,13 @@ def diagonal(x: Tensor, offset: int = 0, axis1: int = 0, axis2: int = 1, name: s
     return result(xd[index], (x,), backward)
 
 
+@tensor_operands("x")
 def trace(x: Tensor, offset: int = 0, axis1: int = 0, axis2: int = 1, name: str = None) -> Tensor:
     """The sum of the diagonal of the plane ``axis1``/``axis2``."""
     return reduce_sum(diagonal(x, offset, axis1, axis2), axis=-1)
 
 
+@tensor_operands("input")
 def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     """Matrices (in the plane ``dim1``/``dim2`` of the result) whose diagonals hold the last axis of input."""
     xd = input._data
@@ -221,6 +236,7 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     d1, d2 = normalize_axis([dim1, dim2], nd)
     if d1 == d2:
         raise ValueError(f"diag_embed: dim1 and dim2 must differ, both are {d1}")
+    offset = as_int(offset, "diag_embed: offset")
     size = xd.shape[-1] + abs(offset)
     shape = list(xd.shape[:-1])
     for d in sorted((d1, d2)):
@@ -232,6 +248,7 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     return result(data, (input,), lambda g: (g[index],))
 
 
+@tensor_operands("x", "y")
 def diagonal_scatter(x: Tensor, y: Tensor, offset: int = 0, axis1: int = 0, axis2: int = 1,
                      name: str = None) -> Tensor:
     """x with the diagonal of the plane ``axis1``/``axis2`` replaced by y (shaped as ``diagonal`` returns it)."""
@@ -300,6 +317,7 @@ def _singular_value_norm(x: Tensor, p: Any, axes: tuple, keepdim: bool) -> Tenso
     return unsqueeze(unsqueeze(reduced, min(axes)), max(axes)) if keepdim else reduced
 
 
+@tensor_operands("x")
 def norm(x: Tensor, p: Any = None, axis: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
     """Vector or matrix norm, as Paddle's: ``axis`` None or an int gives a vector norm (2 by default,
     all elements when None); two axes give a matrix norm ('fro' by default, 'nuc', 1, -1, 2, -2,
@@ -318,11 +336,13 @@ def norm(x: Tensor, p: Any = None, axis: Any = None, keepdim: bool = False, name
     return _vector_norm(x, 2.0 if p in (None, "fro") else float(p), axes, keepdim)
 
 
+@tensor_operands("x")
 def vector_norm(x: Tensor, p: float = 2.0, axis: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
     """The p-norm of the elements over ``axis`` (all of them when None), any number of axes."""
     return _vector_norm(x, float(p), normalize_axis(axis, x._data.ndim), keepdim)
 
 
+@tensor_operands("x")
 def matrix_norm(x: Tensor, p: Any = "fro", axis: Any = (-2, -1), keepdim: bool = False, name: str = None) -> Tensor:
     """The matrix norm ('fro', 1, -1, inf, -inf) over the two axes ``axis``."""
     axes = normalize_axis(axis, x._data.ndim)
@@ -331,11 +351,13 @@ def matrix_norm(x: Tensor, p: Any = "fro", axis: Any = (-2, -1), keepdim: bool =
     return _matrix_norm(x, p, axes, keepdim)
 
 
+@tensor_operands("x", "y")
 def dist(x: Tensor, y: Tensor, p: float = 2, name: str = None) -> Tensor:
     """The p-norm of x - y (broadcast), over all elements."""
     return _vector_norm(subtract(x, y), float(p), None, False)
 
 
+@tensor_operands("x", "y")
 def cdist(x: Tensor, y: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary",
           name: str = None) -> Tensor:
     """Pairwise p-norm distances between the rows of x [..., P, M] and y [..., R, M]: [..., P, R].
@@ -349,6 +371,7 @@ def cdist(x: Tensor, y: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_
     return _vector_norm(diff, float(p), (diff._data.ndim - 1,), False)
 
 
+@tensor_operands("input", "x", "y")
 def addmm(input: Tensor, x: Tensor, y: Tensor, beta: float = 1.0, alpha: float = 1.0, name: str = None) -> Tensor:
     """beta * input + alpha * (x @ y) for 2-D x and y."""
     _batched_check("addmm", x, 2)
@@ -356,6 +379,7 @@ def addmm(input: Tensor, x: Tensor, y: Tensor, beta: float = 1.0, alpha: float =
     return add(scale(input, beta), scale(matmul(x, y), alpha))
 
 
+@tensor_operands("input", "x", "y")
 def baddbmm(input: Tensor, x: Tensor, y: Tensor, beta: float = 1.0, alpha: float = 1.0,
             name: str = None) -> Tensor:
     """beta * input + alpha * bmm(x, y)."""
@@ -416,8 +440,12 @@ def _einsum_grad(xp: Any, g: Any, out: str, spelled: list, arrays: list, i: int)
 
 def einsum(equation: str, *operands: Tensor) -> Tensor:
     """Sums of products over the indices an Einstein-summation ``equation`` names (as NumPy's)."""
+    if not isinstance(equation, str):
+        raise TypeError(f"einsum: equation must be a str, got {type(equation).__name__}")
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
+    for i, operand in enumerate(operands):
+        check_tensor("einsum", f"operands[{i}]", operand)
     arrays = [t._data for t in operands]
     spelled, out = _einsum_explicit(equation, tuple(a.shape for a in arrays))
     xp = backend.get_array_module(arrays[0])
@@ -445,6 +473,7 @@ def _mT(a: Any) -> Any:
     return a.swapaxes(-1, -2)
 
 
+@tensor_operands("x")
 def inv(x: Tensor, name: str = None) -> Tensor:
     """The inverse of each square matrix in the last two axes."""
     _square_check("inv", x)
@@ -453,6 +482,7 @@ def inv(x: Tensor, name: str = None) -> Tensor:
     return result(data, (x,), lambda g: (-(_mT(data) @ g @ _mT(data)),))
 
 
+@tensor_operands("x")
 def det(x: Tensor, name: str = None) -> Tensor:
     """The determinant of each square matrix (its gradient needs the matrix to be invertible)."""
     _square_check("det", x)
@@ -462,6 +492,7 @@ def det(x: Tensor, name: str = None) -> Tensor:
     return result(data, (x,), lambda g: ((g * data)[..., None, None] * _mT(xp.linalg.inv(xd)),))
 
 
+@tensor_operands("x")
 def slogdet(x: Tensor, name: str = None) -> Tensor:
     """Sign and log of the absolute determinant, stacked in one tensor of shape [2, ...]."""
     _square_check("slogdet", x)
@@ -472,6 +503,7 @@ def slogdet(x: Tensor, name: str = None) -> Tensor:
     return result(data, (x,), lambda g: (g[1][..., None, None] * _mT(xp.linalg.inv(xd)),))
 
 
+@tensor_operands("x", "y")
 def solve(x: Tensor, y: Tensor, left: bool = True, name: str = None) -> Tensor:
     """The solution of x @ out = y (or out @ x = y with ``left=False``) for square x."""
     _square_check("solve", x)
@@ -499,6 +531,7 @@ def _swap_last(x: Tensor) -> Tensor:
     return transpose(x, list(range(nd - 2)) + [nd - 1, nd - 2])
 
 
+@tensor_operands("x")
 def cholesky(x: Tensor, upper: bool = False, name: str = None) -> Tensor:
     """The Cholesky factor of each symmetric positive-definite matrix: lower L with x = L @ L^T
     (or upper U = L^T). Only the lower triangle of x is read; the gradient is symmetrised."""
@@ -542,6 +575,7 @@ def _no_gradient_form(op: str, x: Tensor, form: str) -> None:
         raise ValueError(f"{op}: {form} has no gradient here; use the reduced form, or detach() x")
 
 
+@tensor_operands("x")
 def svdvals(x: Tensor, name: str = None) -> Tensor:
     """The singular values of each matrix, in descending order (their gradient is U diag(g) V^T)."""
     xp = backend.get_array_module(x._data)
@@ -549,6 +583,7 @@ def svdvals(x: Tensor, name: str = None) -> Tensor:
     return result(s, (x,), lambda g: ((u * g[..., None, :]) @ vh,))
 
 
+@tensor_operands("x")
 def svd(x: Tensor, full_matrices: bool = False, name: str = None) -> tuple:
     """U, S, Vh with x = U @ diag(S) @ Vh (reduced unless ``full_matrices``); Vh is V transposed.
 
@@ -585,6 +620,7 @@ def _symmetric_check(op: str, x: Tensor, uplo: str) -> None:
         raise ValueError(f"{op}: UPLO must be 'L' or 'U', got {uplo!r}")
 
 
+@tensor_operands("x")
 def eigvalsh(x: Tensor, UPLO: str = "L", name: str = None) -> Tensor:
     """The eigenvalues of each symmetric matrix (read from the ``UPLO`` triangle), ascending."""
     _symmetric_check("eigvalsh", x, UPLO)
@@ -593,6 +629,7 @@ def eigvalsh(x: Tensor, UPLO: str = "L", name: str = None) -> Tensor:
     return result(w, (x,), lambda g: ((v * g[..., None, :]) @ _mT(v),))
 
 
+@tensor_operands("x")
 def eigh(x: Tensor, UPLO: str = "L", name: str = None) -> tuple:
     """Eigenvalues (ascending) and eigenvectors (columns) of each symmetric matrix.
 
@@ -611,6 +648,7 @@ def eigh(x: Tensor, UPLO: str = "L", name: str = None) -> tuple:
     return _outputs_by_linearity((w, v), (x,), contribution)
 
 
+@tensor_operands("x")
 def qr(x: Tensor, mode: str = "reduced", name: str = None) -> Any:
     """Q (orthonormal columns) and R (upper triangular) with x = Q @ R; mode 'r' returns R alone.
 
@@ -637,6 +675,7 @@ def qr(x: Tensor, mode: str = "reduced", name: str = None) -> Any:
     return outputs[1] if mode == "r" else outputs
 
 
+@tensor_operands("x")
 def matrix_transpose(x: Tensor, name: str = None) -> Tensor:
     """x with its last two axes swapped."""
     if x._data.ndim < 2:
@@ -644,6 +683,7 @@ def matrix_transpose(x: Tensor, name: str = None) -> Tensor:
     return _swap_last(x)
 
 
+@tensor_operands("x", "y")
 def vecdot(x: Tensor, y: Tensor, axis: int = -1, name: str = None) -> Tensor:
     """Dot products of x and y (broadcast) along ``axis``."""
     return reduce_sum(multiply(x, y), axis=axis)
@@ -660,9 +700,11 @@ def multi_dot(x: Any, name: str = None) -> Tensor:
     return out
 
 
+@tensor_operands("x")
 def matrix_power(x: Tensor, n: int, name: str = None) -> Tensor:
     """x multiplied by itself ``n`` times (the inverse's power for negative n, identity for 0)."""
     _square_check("matrix_power", x)
+    n = as_int(n, "matrix_power: n")
     if n == 0:
         xp = backend.get_array_module(x._data)
         return wrap(xp.broadcast_to(xp.eye(x._data.shape[-1], dtype=x._data.dtype), x._data.shape).copy())
@@ -678,6 +720,7 @@ def matrix_power(x: Tensor, n: int, name: str = None) -> Tensor:
     return out
 
 
+@tensor_operands("x")
 def cond(x: Tensor, p: Any = None, name: str = None) -> Tensor:
     """The condition number: largest over smallest singular value (p None, 2), its inverse (-2),
     or norm(x, p) * norm(inv(x), p) for the other matrix norms."""
@@ -689,6 +732,7 @@ def cond(x: Tensor, p: Any = None, name: str = None) -> Tensor:
     return multiply(_matrix_norm(x, p, axes, False), _matrix_norm(inv(x), p, axes, False))
 
 
+@tensor_operands("x")
 def matrix_rank(x: Tensor, tol: Any = None, hermitian: bool = False, atol: Any = None, rtol: Any = None,
                 name: str = None) -> Tensor:
     """The number of singular values above the tolerance, as int64 (``tol`` absolute; else the larger of
@@ -710,6 +754,7 @@ def _plain(value: Any) -> Any:
     return value._data if isinstance(value, Tensor) else value
 
 
+@tensor_operands("x")
 def pinv(x: Tensor, rcond: Any = 1e-15, hermitian: bool = False, name: str = None) -> Tensor:
     """The Moore-Penrose pseudo-inverse, from the SVD: singular values at most ``rcond`` times the
     largest are treated as zero (the gradient needs distinct singular values)."""
@@ -719,6 +764,7 @@ def pinv(x: Tensor, rcond: Any = 1e-15, hermitian: bool = False, name: str = Non
     return matmul(multiply(_swap_last(vh), unsqueeze(inverse, -2)), _swap_last(u))
 
 
+@tensor_operands("x", "fweights", "aweights")
 def cov(x: Tensor, rowvar: bool = True, ddof: bool = True, fweights: Tensor = None, aweights: Tensor = None,
         name: str = None) -> Tensor:
     """The covariance matrix of the variables (rows, or columns with ``rowvar=False``) of x, with
@@ -745,6 +791,7 @@ def cov(x: Tensor, rowvar: bool = True, ddof: bool = True, fweights: Tensor = No
     return squeeze(divide(product, float(factor))) if x._data.ndim < 2 else divide(product, float(factor))
 
 
+@tensor_operands("x")
 def corrcoef(x: Tensor, rowvar: bool = True, name: str = None) -> Tensor:
     """Pearson correlation coefficients of the variables of x (rows, or columns with ``rowvar=False``)."""
     c = cov(x, rowvar)
@@ -757,18 +804,21 @@ def corrcoef(x: Tensor, rowvar: bool = True, name: str = None) -> Tensor:
 ger = outer
 
 
+@tensor_operands("input", "mat2")
 def mm(input: Tensor, mat2: Tensor, name: str = None) -> Tensor:
     """The matrix product of input and mat2 (as :func:`matmul`)."""
     return matmul(input, mat2)
 
 
+@tensor_operands("x", "y")
 def tensordot(x: Tensor, y: Tensor, axes: Any = 2, name: str = None) -> Tensor:
     """Sums of products over paired axes: the last ``axes`` of x with the first of y (an int), the
     same axes of both (a list), or x's ``axes[0]`` with y's ``axes[1]`` (two lists)."""
     nx, ny = x._data.ndim, y._data.ndim
     if isinstance(axes, Tensor):
         axes = axes.tolist()
-    if isinstance(axes, int):
+    if not isinstance(axes, (list, tuple)):
+        axes = as_int(axes, "tensordot: axes")
         pairs = (list(range(nx - axes, nx)), list(range(axes)))
     elif axes and all(isinstance(a, int) for a in axes):
         pairs = (list(axes), list(axes))
@@ -789,6 +839,7 @@ def tensordot(x: Tensor, y: Tensor, axes: Any = 2, name: str = None) -> Tensor:
     return einsum("".join(x_sub) + "," + "".join(y_sub) + "->" + "".join(out), x, y)
 
 
+@tensor_operands("x")
 def pdist(x: Tensor, p: float = 2.0, name: str = None) -> Tensor:
     """The p-norm distances between every pair of rows i < j of the 2-D x, in row-major order."""
     if x._data.ndim != 2:
@@ -799,6 +850,7 @@ def pdist(x: Tensor, p: float = 2.0, name: str = None) -> Tensor:
     return _vector_norm(diff, float(p), (1,), False)
 
 
+@tensor_operands("x")
 def renorm(x: Tensor, p: float, axis: int, max_norm: float) -> Tensor:
     """x with every slice along ``axis`` whose p-norm exceeds ``max_norm`` scaled down to that norm."""
     axis = single_axis(axis, x._data.ndim)
@@ -810,11 +862,12 @@ def renorm(x: Tensor, p: float, axis: int, max_norm: float) -> Tensor:
     return multiply(x, factor)
 
 
+@tensor_operands("x")
 def vander(x: Tensor, n: int = None, increasing: bool = False, name: str = None) -> Tensor:
     """The Vandermonde matrix of the 1-D x: column j holds x ** j (reversed unless ``increasing``)."""
     if x._data.ndim != 1:
         raise ValueError(f"vander: x must be 1-D, got shape {x.shape}")
-    n = x._data.shape[0] if n is None else n
+    n = x._data.shape[0] if n is None else as_int(n, "vander: n")
     xp = backend.get_array_module(x._data)
     columns = [wrap(xp.ones_like(x._data))] if n else []
     for _ in range(1, n):
@@ -833,6 +886,7 @@ def _triangle_of(x: Tensor, upper: bool, unitriangular: bool) -> Tensor:
     return add(strict, wrap(xp.eye(x._data.shape[-1], dtype=x._data.dtype)))
 
 
+@tensor_operands("x", "y")
 def triangular_solve(x: Tensor, y: Tensor, upper: bool = True, transpose: bool = False,
                      unitriangular: bool = False, name: str = None) -> Tensor:
     """The solution of A @ out = y, A the upper (or lower) triangle of the square x (transposed with
@@ -847,18 +901,21 @@ def _from_factor(factor: Tensor, upper: bool) -> Tensor:
     return matmul(factor, factor, transpose_x=upper, transpose_y=not upper)
 
 
+@tensor_operands("x", "y")
 def cholesky_solve(x: Tensor, y: Tensor, upper: bool = False, name: str = None) -> Tensor:
     """The solution of A @ out = x, where y is A's Cholesky factor (lower, or upper with ``upper``)."""
     _square_check("cholesky_solve", y)
     return solve(_from_factor(y, upper), x)
 
 
+@tensor_operands("x")
 def cholesky_inverse(x: Tensor, upper: bool = False, name: str = None) -> Tensor:
     """The inverse of A, where x is A's Cholesky factor (lower, or upper with ``upper``)."""
     _square_check("cholesky_inverse", x)
     return inv(_from_factor(x, upper))
 
 
+@tensor_operands("x", "y")
 def fill_diagonal_tensor(x: Tensor, y: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1,
                          name: str = None) -> Tensor:
     """``Tensor.fill_diagonal_tensor``: the same as :func:`diagonal_scatter`."""
@@ -882,6 +939,7 @@ def _diagonal_positions(shape: tuple, offset: int, wrap_rows: bool) -> Any:
     return first + xp.arange(count) * step
 
 
+@tensor_operands("x")
 def filled_diagonal(x: Tensor, value: float, offset: int = 0, wrap: bool = False, name: str = None) -> Tensor:
     """x with ``value`` written on its diagonal (the out-of-place op behind ``Tensor.fill_diagonal_``);
     the diagonal gets no gradient."""
@@ -904,6 +962,7 @@ def filled_diagonal(x: Tensor, value: float, offset: int = 0, wrap: bool = False
 _LSTSQ_DRIVERS = (None, "gels", "gelsy", "gelsd", "gelss")
 
 
+@tensor_operands("x", "y")
 def lstsq(x: Tensor, y: Tensor, rcond: float = None, driver: str = None, name: str = None) -> tuple:
     """The least-squares solution of x @ solution = y (x is [..., M, N], y [..., M, K]), as Paddle's
     ``(solution, residuals, rank, singular_values)``.

@@ -10,7 +10,7 @@ from typing import Any
 
 from .. import backend
 from ..autograd.tensor import Tensor
-from ._util import lift, result, unbroadcast, wrap
+from ._util import lift, not_a_tensor, result, unbroadcast, wrap
 
 _BFLOAT16 = backend.BFLOAT16
 
@@ -188,7 +188,10 @@ def gelu(x: Tensor, approximate: Any = False, name: str = None) -> Tensor:
     ``'none'``) or the tanh approximation (True or ``'tanh'``)."""
     if approximate not in (False, True, "none", "tanh"):
         raise ValueError(f"gelu: approximate must be a bool, 'none' or 'tanh', got {approximate!r}")
-    xd = x._data
+    try:
+        xd = x._data
+    except AttributeError:
+        raise not_a_tensor("gelu", "x", x) from None
     xp = backend.get_array_module(xd)
     if approximate is True or approximate == "tanh":
         k = math.sqrt(2.0 / math.pi)
@@ -212,7 +215,10 @@ def gelu(x: Tensor, approximate: Any = False, name: str = None) -> Tensor:
 
 def clip(x: Tensor, min: float = None, max: float = None, name: str = None) -> Tensor:
     """Limit values to [min, max]; the gradient flows only where x was inside the range."""
-    xd = x._data
+    try:
+        xd = x._data
+    except AttributeError:
+        raise not_a_tensor("clip", "x", x) from None
     xp = backend.get_array_module(xd)
     lo = -math.inf if min is None else float(min)
     hi = math.inf if max is None else float(max)
@@ -225,15 +231,21 @@ def clip(x: Tensor, min: float = None, max: float = None, name: str = None) -> T
 def scale(x: Tensor, scale: float = 1.0, bias: float = 0.0, bias_after_scale: bool = True,
           name: str = None) -> Tensor:
     """scale * x + bias (or scale * (x + bias)), Paddle's ``scale`` op."""
-    xd = x._data
+    try:
+        xd = x._data
+    except AttributeError:
+        raise not_a_tensor("scale", "x", x) from None
     data = xd * scale + bias if bias_after_scale else (xd + bias) * scale
     return result(data.astype(xd.dtype, copy=False), (x,), lambda g: (g * scale,))
 
 
 def astype(x: Tensor, dtype: Any) -> Tensor:
     """The values converted to ``dtype``; the gradient is converted back."""
+    try:
+        xd = x._data
+    except AttributeError:
+        raise not_a_tensor("astype", "x", x) from None
     target = backend.convert_dtype(dtype)
-    xd = x._data
     if xd.dtype == target:
         return result(xd, (x,), lambda g: (g,))
     data = xd.astype(target)

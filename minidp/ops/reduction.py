@@ -5,7 +5,7 @@ from typing import Any
 
 from .. import backend
 from ..autograd.tensor import Tensor
-from ._util import check_tensor, normalize_axis, not_a_tensor, result, single_axis, unbroadcast, wrap
+from ._util import check_tensor, normalize_axis, not_a_tensor, result, single_axis, tensor_operands, unbroadcast, wrap
 
 
 def _reduced_axes(axis: Any, ndim: int) -> Any:
@@ -80,11 +80,13 @@ def _extreme(x: Tensor, axis: Any, keepdim: bool, pick: str) -> Tensor:
     return result(data, (x,), backward)
 
 
+@tensor_operands("x")
 def max(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
     """Largest value over ``axis``; tied maxima share the gradient equally."""
     return _extreme(x, axis, keepdim, "max")
 
 
+@tensor_operands("x")
 def min(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
     """Smallest value over ``axis``; tied minima share the gradient equally."""
     return _extreme(x, axis, keepdim, "min")
@@ -106,11 +108,13 @@ def _arg_extreme(x: Tensor, axis: Any, keepdim: bool, dtype: Any, which: str) ->
     return wrap(xp.asarray(data).astype(backend.convert_dtype(dtype)))
 
 
+@tensor_operands("x")
 def argmax(x: Tensor, axis: int = None, keepdim: bool = False, dtype: Any = "int64", name: str = None) -> Tensor:
     """Index of the largest value (over the flattened tensor when ``axis`` is None)."""
     return _arg_extreme(x, axis, keepdim, dtype, "argmax")
 
 
+@tensor_operands("x")
 def argmin(x: Tensor, axis: int = None, keepdim: bool = False, dtype: Any = "int64", name: str = None) -> Tensor:
     """Index of the smallest value (over the flattened tensor when ``axis`` is None)."""
     return _arg_extreme(x, axis, keepdim, dtype, "argmin")
@@ -118,7 +122,10 @@ def argmin(x: Tensor, axis: int = None, keepdim: bool = False, dtype: Any = "int
 
 def softmax(x: Tensor, axis: int = -1, dtype: Any = None, name: str = None) -> Tensor:
     """exp(x) normalised along ``axis``, shifted by the maximum so it cannot overflow."""
-    xd = x._data if dtype is None else x._data.astype(backend.convert_dtype(dtype))
+    try:
+        xd = x._data if dtype is None else x._data.astype(backend.convert_dtype(dtype))
+    except AttributeError:
+        raise not_a_tensor("softmax", "x", x) from None
     xp = backend.get_array_module(xd)
     e = xp.exp(xd - xd.max(axis=axis, keepdims=True))
     data = e / e.sum(axis=axis, keepdims=True)
@@ -132,7 +139,10 @@ def softmax(x: Tensor, axis: int = -1, dtype: Any = None, name: str = None) -> T
 
 def log_softmax(x: Tensor, axis: int = -1, dtype: Any = None, name: str = None) -> Tensor:
     """log(softmax(x)) computed as x - logsumexp(x), stable for large inputs."""
-    xd = x._data if dtype is None else x._data.astype(backend.convert_dtype(dtype))
+    try:
+        xd = x._data if dtype is None else x._data.astype(backend.convert_dtype(dtype))
+    except AttributeError:
+        raise not_a_tensor("log_softmax", "x", x) from None
     xp = backend.get_array_module(xd)
     shifted = xd - xd.max(axis=axis, keepdims=True)
     data = shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
@@ -144,6 +154,7 @@ def log_softmax(x: Tensor, axis: int = -1, dtype: Any = None, name: str = None) 
     return result(data, (x,), backward)
 
 
+@tensor_operands("x")
 def logsumexp(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
     """log(sum(exp(x))) over ``axis``, stable for large inputs."""
     xd = x._data
@@ -168,16 +179,19 @@ def _truth(x: Tensor, axis: Any, keepdim: bool, which: str) -> Tensor:
         getattr(xd.astype(bool, copy=False), which)(axis=_reduced_axes(axis, xd.ndim), keepdims=keepdim)))
 
 
+@tensor_operands("x")
 def all(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
     """Whether every element over ``axis`` is non-zero, as a bool tensor."""
     return _truth(x, axis, keepdim, "all")
 
 
+@tensor_operands("x")
 def any(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
     """Whether some element over ``axis`` is non-zero, as a bool tensor."""
     return _truth(x, axis, keepdim, "any")
 
 
+@tensor_operands("x")
 def count_nonzero(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
     """How many elements over ``axis`` are non-zero, as int64."""
     xd = x._data
@@ -196,6 +210,7 @@ def _products_of_the_others(v: Any, xp: Any) -> Any:
     return before * after
 
 
+@tensor_operands("x")
 def prod(x: Tensor, axis: Any = None, keepdim: bool = False, dtype: Any = None, name: str = None) -> Tensor:
     """Product over ``axis``; the gradient is exact where inputs are zero."""
     if dtype is not None:
@@ -220,6 +235,7 @@ def prod(x: Tensor, axis: Any = None, keepdim: bool = False, dtype: Any = None, 
     return result(data, (x,), backward)
 
 
+@tensor_operands("x")
 def nansum(x: Tensor, axis: Any = None, dtype: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
     """Sum over ``axis`` treating NaN as 0 (NaN elements get no gradient)."""
     xd = x._data
@@ -227,6 +243,7 @@ def nansum(x: Tensor, axis: Any = None, dtype: Any = None, keepdim: bool = False
     return sum(_nan_to_zero(x, xp), axis=axis, dtype=dtype, keepdim=keepdim)
 
 
+@tensor_operands("x")
 def nanmean(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
     """Mean over ``axis`` of the elements that are not NaN."""
     xd = x._data
@@ -242,6 +259,7 @@ def _nan_to_zero(x: Tensor, xp: Any) -> Tensor:
     return result(xp.where(keep, xd, 0).astype(xd.dtype, copy=False), (x,), lambda g: (g * keep,))
 
 
+@tensor_operands("x", "target")
 def reduce_as(x: Tensor, target: Tensor, name: str = None) -> Tensor:
     """Sum x over the axes that broadcasting target's shape to x's shape would add or stretch, so
     the result has target's shape (the gradient of a broadcast)."""

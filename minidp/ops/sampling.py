@@ -13,7 +13,7 @@ from .. import backend
 from ..autograd.tensor import Tensor
 from ..framework import place_name
 from ..random import host_generator
-from ._util import wrap
+from ._util import tensor_operands, wrap
 from .creation import _random, randn
 
 __all__ = ["bernoulli", "binomial", "multinomial", "poisson", "log_normal", "standard_normal", "rand_like",
@@ -35,6 +35,7 @@ def _probabilities(name: str, values: Any) -> None:
         raise ValueError(f"{name}: probabilities must lie in [0, 1]")
 
 
+@tensor_operands("x")
 def bernoulli(x: Tensor, p: Optional[float] = None, name: Optional[str] = None) -> Tensor:
     """1 with probability x (elementwise), else 0, in x's dtype; with ``p`` every element uses p."""
     probs = _host_values(x) if p is None else backend.numpy.full(x._data.shape, float(p))
@@ -42,6 +43,7 @@ def bernoulli(x: Tensor, p: Optional[float] = None, name: Optional[str] = None) 
     return _like(x, host_generator().random(probs.shape) < probs, x.dtype)
 
 
+@tensor_operands("count", "prob")
 def binomial(count: Tensor, prob: Tensor, name: Optional[str] = None) -> Tensor:
     """The number of successes in ``count`` trials of probability ``prob`` (int64, elementwise)."""
     probs = _host_values(prob)
@@ -49,6 +51,7 @@ def binomial(count: Tensor, prob: Tensor, name: Optional[str] = None) -> Tensor:
     return _like(count, host_generator().binomial(_host_values(count), probs), "int64")
 
 
+@tensor_operands("x")
 def multinomial(x: Tensor, num_samples: int = 1, replacement: bool = False, name: Optional[str] = None) -> Tensor:
     """Category indices (int64) drawn with the unnormalised weights in x's last axis (x is 1-D or 2-D).
 
@@ -70,6 +73,7 @@ def multinomial(x: Tensor, num_samples: int = 1, replacement: bool = False, name
     return _like(x, drawn.reshape(weights.shape[:-1] + (num_samples,)), "int64")
 
 
+@tensor_operands("x")
 def poisson(x: Tensor, name: Optional[str] = None) -> Tensor:
     """Counts drawn from Poisson distributions with the rates in x, in x's dtype."""
     rates = _host_values(x)
@@ -90,12 +94,14 @@ def log_normal(mean: Any = 1.0, std: Any = 2.0, shape: Any = None, name: Optiona
 standard_normal = randn
 
 
+@tensor_operands("input")
 def rand_like(input: Tensor, name: Optional[str] = None, *, dtype: Any = None, device: Any = None,
               requires_grad: bool = False) -> Tensor:
     """Uniform values in [0, 1) with input's shape, in its dtype unless ``dtype`` is given."""
     return _drawn_like(input, lambda g, s: g.random(s), dtype, device, requires_grad)
 
 
+@tensor_operands("x")
 def randn_like(x: Tensor, dtype: Any = None, name: Optional[str] = None, *, device: Any = None,
                requires_grad: bool = False) -> Tensor:
     """Standard normal values with x's shape, in its dtype unless ``dtype`` is given."""

@@ -10,7 +10,7 @@ from typing import Any
 
 from .. import backend
 from ..autograd.tensor import Tensor
-from ._util import result, single_axis, unbroadcast, wrap
+from ._util import as_int, result, single_axis, tensor_operands, unbroadcast, wrap
 from .indexing import take_along
 from .shape import squeeze
 
@@ -29,6 +29,7 @@ def _axis(x: Tensor, axis: Any) -> int:
     return single_axis(axis, x._data.ndim)
 
 
+@tensor_operands("x")
 def argsort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = False,
             name: str = None) -> Tensor:
     """The int64 indices that sort x along ``axis``; the sort is always stable (equal values keep
@@ -36,6 +37,7 @@ def argsort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = 
     return wrap(_order(x._data, _axis(x, axis), descending))
 
 
+@tensor_operands("x")
 def sort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = False,
          name: str = None) -> Tensor:
     """x sorted along ``axis``; the gradient returns to each value's original position."""
@@ -43,12 +45,13 @@ def sort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = Fal
     return take_along(x, _order(x._data, axis, descending), axis)
 
 
+@tensor_operands("x")
 def topk(x: Tensor, k: Any, axis: int = None, largest: bool = True, sorted: bool = True,
          name: str = None) -> tuple:
     """The ``k`` largest (or smallest) values along ``axis`` (default last) and their int64 indices,
     always in sorted order (which ``sorted=False`` permits)."""
     axis = _axis(x, -1 if axis is None else axis)
-    k = int(k.item() if isinstance(k, Tensor) else k)
+    k = as_int(k, "topk: k")
     length = x._data.shape[axis] if x._data.ndim else 1
     if not 0 < k <= length:
         raise ValueError(f"topk: k must be in [1, {length}] for axis {axis}, got {k}")
@@ -57,10 +60,12 @@ def topk(x: Tensor, k: Any, axis: int = None, largest: bool = True, sorted: bool
     return take_along(x, indices, axis), wrap(indices)
 
 
+@tensor_operands("x")
 def kthvalue(x: Tensor, k: int, axis: int = None, keepdim: bool = False, name: str = None) -> tuple:
     """The k-th smallest value along ``axis`` (default last, k counts from 1) and its int64 index
     (among equal values, the k-th in a stable sort; Paddle leaves that choice unspecified)."""
     axis = _axis(x, -1 if axis is None else axis)
+    k = as_int(k, "kthvalue: k")
     length = x._data.shape[axis]
     if not 1 <= k <= length:
         raise ValueError(f"kthvalue: k must be in [1, {length}] for axis {axis}, got {k}")
@@ -71,6 +76,7 @@ def kthvalue(x: Tensor, k: int, axis: int = None, keepdim: bool = False, name: s
     return squeeze(values, axis), wrap(index.squeeze(axis))
 
 
+@tensor_operands("x")
 def mode(x: Tensor, axis: int = -1, keepdim: bool = False, name: str = None) -> tuple:
     """The most frequent value along ``axis`` and the int64 index of its last occurrence.
 
@@ -93,6 +99,7 @@ def mode(x: Tensor, axis: int = -1, keepdim: bool = False, name: str = None) -> 
     return squeeze(values, axis), wrap(last)
 
 
+@tensor_operands("x")
 def nonzero(x: Tensor, as_tuple: bool = False) -> Any:
     """Positions of the non-zero elements: an int64 [N, ndim] tensor, or one [N] tensor per axis."""
     xp = backend.get_array_module(x._data)
@@ -102,6 +109,7 @@ def nonzero(x: Tensor, as_tuple: bool = False) -> Any:
     return wrap(xp.stack(positions, axis=1).astype("int64"))
 
 
+@tensor_operands("x", "mask")
 def masked_select(x: Tensor, mask: Tensor, name: str = None) -> Tensor:
     """The elements of x where the boolean ``mask`` (broadcast against x) is True, as a 1-D tensor."""
     xd, md = x._data, mask._data
@@ -123,6 +131,7 @@ def masked_select(x: Tensor, mask: Tensor, name: str = None) -> Tensor:
     return result(xp.broadcast_to(xd, shape)[md], (x,), backward)
 
 
+@tensor_operands("sorted_sequence", "values")
 def searchsorted(sorted_sequence: Tensor, values: Tensor, out_int32: bool = False, right: bool = False,
                  name: str = None) -> Tensor:
     """Where each of ``values`` would be inserted to keep ``sorted_sequence`` sorted (last axis).
@@ -145,6 +154,7 @@ def searchsorted(sorted_sequence: Tensor, values: Tensor, out_int32: bool = Fals
     return wrap(xp.asarray(data).astype("int32" if out_int32 else "int64"))
 
 
+@tensor_operands("x", "sorted_sequence")
 def bucketize(x: Tensor, sorted_sequence: Tensor, out_int32: bool = False, right: bool = False,
               name: str = None) -> Tensor:
     """The bucket of each element of x among the boundaries of the 1-D ``sorted_sequence``."""
@@ -161,6 +171,7 @@ def _outputs(values: Any, extras: list, dtype: Any) -> Any:
     return (wrap(values),) + tuple(wrap(e.astype(target)) for e in extras)
 
 
+@tensor_operands("x")
 def unique(x: Tensor, return_index: bool = False, return_inverse: bool = False, return_counts: bool = False,
            axis: int = None, dtype: Any = "int64", sorted: bool = True, name: str = None) -> Any:
     """The sorted distinct values (or distinct slices along ``axis``), optionally with the index of
@@ -181,6 +192,7 @@ def unique(x: Tensor, return_index: bool = False, return_inverse: bool = False, 
     return _outputs(values, extras, dtype)
 
 
+@tensor_operands("x")
 def unique_consecutive(x: Tensor, return_inverse: bool = False, return_counts: bool = False,
                        axis: int = None, dtype: Any = "int64", name: str = None) -> Any:
     """x with each run of equal consecutive elements (or slices along ``axis``) collapsed to one."""
@@ -205,22 +217,26 @@ def unique_consecutive(x: Tensor, return_inverse: bool = False, return_counts: b
     return _outputs(values, extras, dtype)
 
 
+@tensor_operands("input")
 def argwhere(input: Tensor) -> Tensor:
     """The int64 [N, ndim] positions of the non-zero elements (as :func:`nonzero`)."""
     return nonzero(input)
 
 
+@tensor_operands("input")
 def msort(input: Tensor) -> Tensor:
     """input sorted along its first axis."""
     return sort(input, axis=0)
 
 
+@tensor_operands("x", "test_x")
 def isin(x: Tensor, test_x: Tensor, assume_unique: bool = False, invert: bool = False, name: str = None) -> Tensor:
     """A bool tensor: whether each element of x occurs in ``test_x`` (the opposite with ``invert``)."""
     xp = backend.get_array_module(x._data)
     return wrap(xp.isin(x._data, test_x._data, assume_unique=assume_unique, invert=invert))
 
 
+@tensor_operands("x", "weights")
 def bincount(x: Tensor, weights: Tensor = None, minlength: int = 0, name: str = None) -> Tensor:
     """How often each value 0..max(x) occurs in the 1-D non-negative integer x (or the sum of the
     ``weights`` at its occurrences); at least ``minlength`` bins."""
@@ -245,10 +261,12 @@ def _histogram_range(xd: Any, min: float, max: float) -> tuple:
     return (min - 0.5, max + 0.5) if min == max else (min, max)
 
 
+@tensor_operands("input", "weight")
 def histogram(input: Tensor, bins: int = 100, min: float = 0.0, max: float = 0.0, weight: Tensor = None,
               density: bool = False, name: str = None) -> Tensor:
     """Counts of the elements in ``bins`` equal-width bins over [min, max] (the data's range when both
     are 0): int64 counts, or float32 sums of ``weight`` / a density when those are asked for."""
+    bins = as_int(bins, "histogram: bins")
     xd = input._data
     xp = backend.get_array_module(xd)
     low, high = _histogram_range(xd, min, max)
@@ -259,9 +277,11 @@ def histogram(input: Tensor, bins: int = 100, min: float = 0.0, max: float = 0.0
     return wrap(counts.astype(backend.DEFAULT_FLOAT))
 
 
+@tensor_operands("input")
 def histogram_bin_edges(input: Tensor, bins: int = 100, min: float = 0.0, max: float = 0.0,
                         name: str = None) -> Tensor:
     """The ``bins + 1`` edges :func:`histogram` uses (float32, as Paddle's)."""
+    bins = as_int(bins, "histogram_bin_edges: bins")
     xd = input._data
     xp = backend.get_array_module(xd)
     low, high = _histogram_range(xd, min, max)

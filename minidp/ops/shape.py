@@ -5,8 +5,8 @@ from typing import Any, Sequence
 
 from .. import backend
 from ..autograd.tensor import Tensor
-from ._util import (as_int, check_tensor, normalize_axis, not_a_tensor, result, results,
-                    single_axis, unbroadcast)
+from ._util import (as_int, check_tensor, normalize_axis, not_a_tensor, result, results, single_axis, tensor_operands,
+                    unbroadcast)
 
 
 def _as_shape(shape: Any) -> tuple:
@@ -115,6 +115,7 @@ def unsqueeze(x: Tensor, axis: Any, name: str = None) -> Tensor:
     return _reshape_to(x, x._data, tuple(shape))
 
 
+@tensor_operands("x[]")
 def concat(x: Sequence[Tensor], axis: int = 0, name: str = None) -> Tensor:
     """Join tensors along an existing axis."""
     tensors = tuple(x)
@@ -140,6 +141,7 @@ def concat(x: Sequence[Tensor], axis: int = 0, name: str = None) -> Tensor:
     return result(data, tensors, lambda g: tuple(xp.split(g, bounds, axis=axis)))
 
 
+@tensor_operands("x[]")
 def stack(x: Sequence[Tensor], axis: int = 0, name: str = None) -> Tensor:
     """Join tensors of one shape along a new axis."""
     tensors = tuple(x)
@@ -160,17 +162,21 @@ def stack(x: Sequence[Tensor], axis: int = 0, name: str = None) -> Tensor:
 
 def split(x: Tensor, num_or_sections: Any, axis: int = 0, name: str = None) -> list:
     """Cut x along ``axis`` into equal parts (an int) or parts of the given sizes (-1 once allowed)."""
-    xd = x._data
+    try:
+        xd = x._data
+    except AttributeError:
+        raise not_a_tensor("split", "x", x) from None
     axis = single_axis(axis, xd.ndim)
     length = xd.shape[axis]
-    if isinstance(num_or_sections, int):
+    if not isinstance(num_or_sections, (list, tuple)):
+        num_or_sections = as_int(num_or_sections, "split: num_or_sections")
         if num_or_sections <= 0 or length % num_or_sections:
             raise ValueError(
                 f"split: axis {axis} has length {length}, which {num_or_sections} parts cannot divide evenly"
             )
         sizes = [length // num_or_sections] * num_or_sections
     else:
-        sizes = list(num_or_sections)
+        sizes = [as_int(size, "split: each section size") for size in num_or_sections]
         if sizes.count(-1) > 1:
             raise ValueError("split: at most one section size may be -1")
         if -1 in sizes:
@@ -209,6 +215,7 @@ def _is_basic(index: Any) -> bool:
     return all(isinstance(i, (int, slice)) or i is None or i is Ellipsis for i in parts)
 
 
+@tensor_operands("x")
 def getitem(x: Tensor, index: Any) -> Tensor:
     """x[index] with slices, integer arrays or boolean masks; repeated indices add up in backward."""
     xd = x._data
@@ -233,7 +240,10 @@ def getitem(x: Tensor, index: Any) -> Tensor:
 
 def expand(x: Tensor, shape: Any, name: str = None) -> Tensor:
     """Broadcast x to ``shape`` (-1 keeps an axis); the gradient sums back."""
-    xd = x._data
+    try:
+        xd = x._data
+    except AttributeError:
+        raise not_a_tensor("expand", "x", x) from None
     target = list(_as_shape(shape))
     lead = len(target) - xd.ndim
     for i, n in enumerate(xd.shape):

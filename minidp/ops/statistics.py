@@ -10,13 +10,14 @@ from typing import Any, Optional, Sequence, Union
 
 from .. import backend
 from ..autograd.tensor import Tensor
-from ._util import normalize_axis, result, results, scatter_add_along
+from ._util import normalize_axis, result, results, scatter_add_along, tensor_operands
 from .reduction import mean, sum
 from .unary import sqrt
 
 _INTERPOLATIONS = ("linear", "lower", "higher", "nearest", "midpoint")
 
 
+@tensor_operands("x")
 def var(x: Tensor, axis: Any = None, unbiased: Optional[bool] = None, keepdim: bool = False,
         name: Optional[str] = None, *, correction: float = 1) -> Tensor:
     """Variance over ``axis``, dividing by n - correction (``unbiased=False`` means correction 0)."""
@@ -28,6 +29,7 @@ def var(x: Tensor, axis: Any = None, unbiased: Optional[bool] = None, keepdim: b
     return sum(centered * centered, axis=axis, keepdim=keepdim) * (1.0 / divisor if divisor > 0 else math.nan)
 
 
+@tensor_operands("x")
 def std(x: Tensor, axis: Any = None, unbiased: bool = True, keepdim: bool = False,
         name: Optional[str] = None) -> Tensor:
     """Standard deviation over ``axis`` (divides by n - 1 unless ``unbiased=False``)."""
@@ -107,6 +109,7 @@ def _median(x: Tensor, axis: Any, keepdim: bool, mode: str, ignore_nan: bool, op
     return result(gathered.out(picked[..., 0]), (x,), backward)
 
 
+@tensor_operands("x")
 def median(x: Tensor, axis: Any = None, keepdim: bool = False, mode: str = "avg", name: Optional[str] = None) -> Any:
     """The middle value over ``axis``: the mean of the two middle ones (``mode='avg'``) or the
     lower one (``'min'``, which with an axis also returns its index). NaN anywhere gives NaN.
@@ -117,6 +120,7 @@ def median(x: Tensor, axis: Any = None, keepdim: bool = False, mode: str = "avg"
     return _median(x, axis, keepdim, mode, False, "median")
 
 
+@tensor_operands("x")
 def nanmedian(x: Tensor, axis: Any = None, keepdim: bool = False, mode: str = "avg",
               name: Optional[str] = None) -> Any:
     """:func:`median` of the elements that are not NaN (NaN where a slice has none)."""
@@ -165,6 +169,7 @@ def _quantile(x: Tensor, q: Any, axis: Any, keepdim: bool, interpolation: str, i
     return result(data, (x,), backward)
 
 
+@tensor_operands("x")
 def quantile(x: Tensor, q: Union[float, Sequence[float], Tensor], axis: Any = None, keepdim: bool = False,
              interpolation: str = "linear", name: Optional[str] = None) -> Tensor:
     """The q-th quantiles over ``axis`` (NaN where a slice holds NaN); a list of q adds a leading
@@ -172,6 +177,7 @@ def quantile(x: Tensor, q: Union[float, Sequence[float], Tensor], axis: Any = No
     return _quantile(x, q, axis, keepdim, interpolation, False, "quantile")
 
 
+@tensor_operands("x")
 def nanquantile(x: Tensor, q: Union[float, Sequence[float], Tensor], axis: Any = None, keepdim: bool = False,
                 interpolation: str = "linear", name: Optional[str] = None) -> Tensor:
     """:func:`quantile` of the elements that are not NaN (NaN where a slice has none)."""
