@@ -20,8 +20,12 @@ SCRIPTS = Path(__file__).resolve().parent
 REPO = SCRIPTS.parent.parent
 RANK_TASKS = SCRIPTS / "rank_tasks.py"
 TOKEN_VARIABLE = "MINIDP_TEST_JOB"
+# Variables a test job must not inherit from the test process: those of an enclosing job, and
+# OMP_NUM_THREADS, which the launcher sets itself unless given (and the benchmark modules that
+# some tests import set in the test process).
 _JOB_VARIABLE_PREFIXES = ("PADDLE_", "MASTER_", "FLAGS_selected", "OMPI_", "PMI_", "PMIX_",
-                          "MPI_LOCALRANKID", "SLURM_", "HYDRA_", "MINIDP_JOB_SECRET")
+                          "MPI_LOCALRANKID", "SLURM_", "HYDRA_", "MINIDP_JOB_SECRET",
+                          "OMP_NUM_THREADS")
 
 
 def job_environment(token: str, **extra: str) -> Dict[str, str]:
