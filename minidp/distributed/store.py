@@ -34,6 +34,7 @@ RECEIVE_STEP_BYTES = 1 << 20
 FRAME_COMPLETION_SECONDS = 60.0
 IDLE_POLL_SECONDS = 0.5
 STOP_JOIN_SECONDS = 2.0
+STOP_REPLY_GRACE_SECONDS = 0.2
 MAX_CLIENTS = 4096
 MAX_INFLIGHT_BYTES = 256 << 20
 MAX_STORED_BYTES = 1 << 30
@@ -275,8 +276,8 @@ class _StoreServer:
                     raise MalformedFrame(f"frame length {length} outside 1..{MAX_FRAME_BYTES}")
                 request = decode_request(self._receive_body(conn, length))
                 status, payload = self._execute(request)
-                if self._stopping:
-                    return
+                if self._stopping and status == TIMED_OUT:
+                    return  # a wait cut short by stop(): the client learns the store is gone
                 # a large value may take a busy client longer than the polling interval to take
                 conn.settimeout(FRAME_COMPLETION_SECONDS)
                 conn.sendall(_LEN.pack(len(payload) + 1) + bytes([status]) + payload)
@@ -366,11 +367,18 @@ class _StoreServer:
         except OSError:
             pass
         self._listener.close()
-        for conn in clients:
-            try:
-                conn.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        # Replies already computed (a wait that was satisfied just before the stop) still go out:
+        # the client threads get a moment to send them and leave before their sockets are cut.
+        grace = time.monotonic() + STOP_REPLY_GRACE_SECONDS
+        for thread in clients.values():
+            if thread is not threading.current_thread():
+                thread.join(max(0.0, grace - time.monotonic()))
+        for conn, thread in clients.items():
+            if thread.is_alive():
+                try:
+                    conn.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
         deadline = time.monotonic() + STOP_JOIN_SECONDS
         for thread in [self._thread, *clients.values()]:
             if thread is not threading.current_thread():
