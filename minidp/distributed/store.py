@@ -17,12 +17,14 @@ number out of range closes that one connection; the server and its other clients
 """
 from __future__ import annotations
 
+import atexit
 import errno
 import logging
 import socket
 import struct
 import threading
 import time
+import weakref
 from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple, Union
 
 from . import auth
@@ -35,6 +37,9 @@ FRAME_COMPLETION_SECONDS = 60.0
 IDLE_POLL_SECONDS = 0.5
 STOP_JOIN_SECONDS = 2.0
 STOP_REPLY_GRACE_SECONDS = 0.2
+EXIT_DRAIN_SECONDS = 5.0
+"""At interpreter exit a hosting process waits this long, at most, for the other processes to
+disconnect, so that its exit does not cut off a rank still finishing a request."""
 MAX_CLIENTS = 4096
 MAX_INFLIGHT_BYTES = 256 << 20
 MAX_STORED_BYTES = 1 << 30
@@ -291,7 +296,13 @@ class _StoreServer:
         finally:
             with self._changed:
                 self._clients.pop(conn, None)
+                self._changed.notify_all()  # wakes wait_for_clients
             conn.close()
+
+    def wait_for_clients(self, remaining: int, timeout: float) -> None:
+        """Wait (at most ``timeout`` s) until no more than ``remaining`` connections are open."""
+        with self._changed:
+            self._changed.wait_for(lambda: len(self._clients) <= remaining, timeout)
 
     def _receive_body(self, conn: socket.socket, length: int) -> bytes:
         """A frame body, within the server-wide budget of bytes being received at once."""
@@ -416,6 +427,8 @@ class TCPStore:
             if self._server is not None:
                 self._server.stop()
             raise
+        if self._server is not None:
+            atexit.register(_drain_at_exit, weakref.ref(self))
 
     def _connect(self) -> socket.socket:
         def give_up(error: OSError) -> RuntimeError:
@@ -551,6 +564,18 @@ class TCPStore:
             self._server.stop()
             self._server = None
 
+    def _drain(self) -> None:
+        """Wait (bounded) for the other processes to leave, then stop the server."""
+        if self._server is not None:
+            self._server.wait_for_clients(1 if self._sock is not None else 0, EXIT_DRAIN_SECONDS)
+        self.close()
+
     def __repr__(self) -> str:
         role = "master" if self._server else "client"
         return f"<TCPStore {role} {self.host}:{self.port}>"
+
+
+def _drain_at_exit(reference: "weakref.ref[TCPStore]") -> None:
+    store = reference()
+    if store is not None:
+        store._drain()

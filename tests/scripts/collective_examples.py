@@ -370,6 +370,7 @@ def examples_worker() -> Dict[str, Any]:
         section(report)
     report["seconds"] = time.monotonic() - started
     group = dist.new_group([0, 1])
+    dist.barrier()  # rank 0 hosts the store: nobody may still be setting a group up when it exits
     dist.destroy_process_group(group)
     report["destroy"] = [dist.is_initialized()]
     dist.destroy_process_group()
