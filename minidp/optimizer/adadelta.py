@@ -31,12 +31,17 @@ class Adadelta(Optimizer):
                          {"rho": check_unit_interval("Adadelta", "rho", rho, closed_high=True),
                           "epsilon": check_non_negative("Adadelta", "epsilon", epsilon)})
 
+    def _init_state(self, slot: _Slot) -> dict:
+        data = slot.param._data
+        xp = backend.get_array_module(data)
+        state = {}
+        state["_avg_squared_grad"] = xp.zeros_like(data)
+        state["_avg_squared_update"] = xp.zeros_like(data)
+        return state
+
     def _update(self, slot: _Slot, grad: Any, lr: float) -> None:
         data, state, hyper = slot.param._data, slot.state, slot.hyper
         xp = backend.get_array_module(data)
-        if not state:
-            state["_avg_squared_grad"] = xp.zeros_like(data)
-            state["_avg_squared_update"] = xp.zeros_like(data)
         rho, epsilon = hyper["rho"], hyper["epsilon"]
         squared_grad, squared_update = state["_avg_squared_grad"], state["_avg_squared_update"]
         squared_grad *= rho

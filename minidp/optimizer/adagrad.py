@@ -23,11 +23,16 @@ class Adagrad(Optimizer):
         super().__init__(learning_rate, parameters, weight_decay, grad_clip,
                          {"epsilon": check_non_negative("Adagrad", "epsilon", epsilon)})
 
+    def _init_state(self, slot: _Slot) -> dict:
+        data = slot.param._data
+        xp = backend.get_array_module(data)
+        state = {}
+        state["moment"] = xp.full_like(data, self._initial_accumulator_value)
+        return state
+
     def _update(self, slot: _Slot, grad: Any, lr: float) -> None:
         data, state = slot.param._data, slot.state
         xp = backend.get_array_module(data)
-        if not state:
-            state["moment"] = xp.full_like(data, self._initial_accumulator_value)
         moment = state["moment"]
         moment += grad * grad
         data -= lr * grad / (xp.sqrt(moment) + slot.hyper["epsilon"])

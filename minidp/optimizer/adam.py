@@ -67,8 +67,6 @@ class Adam(Optimizer):
         state["beta2_pow_acc"] = float(t(state["beta2_pow_acc"]) * t(slot.hyper["beta2"]))
 
     def _update(self, slot: _Slot, grad: Any, lr: float) -> None:
-        if not slot.ready:
-            self._prepare(slot)
         data, state, hyper = slot.param._data, slot.state, slot.hyper
         p = precision.working_param(data, slot.master)
         t = p.dtype.type

@@ -30,14 +30,20 @@ class Adamax(Optimizer):
                           "beta2": check_unit_interval("Adamax", "beta2", beta2),
                           "epsilon": check_non_negative("Adamax", "epsilon", epsilon)})
 
+    def _init_state(self, slot: _Slot) -> dict:
+        data = slot.param._data
+        xp = backend.get_array_module(data)
+        beta1 = slot.hyper["beta1"]
+        state = {}
+        state["moment"] = xp.zeros_like(data)
+        state["inf_norm"] = xp.zeros_like(data)
+        state["beta1_pow_acc"] = beta1
+        return state
+
     def _update(self, slot: _Slot, grad: Any, lr: float) -> None:
         data, state, hyper = slot.param._data, slot.state, slot.hyper
         xp = backend.get_array_module(data)
         beta1 = hyper["beta1"]
-        if not state:
-            state["moment"] = xp.zeros_like(data)
-            state["inf_norm"] = xp.zeros_like(data)
-            state["beta1_pow_acc"] = beta1
         moment, inf_norm = state["moment"], state["inf_norm"]
         moment *= beta1
         moment += (1 - beta1) * grad

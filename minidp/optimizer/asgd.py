@@ -33,13 +33,17 @@ class ASGD(Optimizer):
         shape = tuple(param._data.shape)
         return (self._batch_num,) + shape if key == "y" else shape
 
+    def _init_state(self, slot: _Slot) -> dict:
+        data = slot.param._data
+        xp = backend.get_array_module(data)
+        state = {}
+        state["d"] = xp.zeros_like(data)
+        state["y"] = xp.zeros((self._batch_num,) + data.shape, dtype=data.dtype)
+        state["m"] = 0
+        return state
+
     def _update(self, slot: _Slot, grad: Any, lr: float) -> None:
         data, state = slot.param._data, slot.state
-        xp = backend.get_array_module(data)
-        if not state:
-            state["d"] = xp.zeros_like(data)
-            state["y"] = xp.zeros((self._batch_num,) + data.shape, dtype=data.dtype)
-            state["m"] = 0
         step = int(state["m"])
         index = step % self._batch_num
         total, history = state["d"], state["y"]

@@ -45,15 +45,21 @@ class Lamb(Optimizer):
         excluded = self._exclude_from_weight_decay_fn is not None and self._exclude_from_weight_decay_fn(param)
         return _Slot(param, lr_ratio, weight_decay, dict(hyper, lamb_weight_decay=0.0) if excluded else hyper)
 
+    def _init_state(self, slot: _Slot) -> dict:
+        data = slot.param._data
+        xp = backend.get_array_module(data)
+        beta1, beta2 = slot.hyper["beta1"], slot.hyper["beta2"]
+        state = {}
+        state["moment1"] = xp.zeros_like(data)
+        state["moment2"] = xp.zeros_like(data)
+        state["beta1_pow_acc"] = beta1
+        state["beta2_pow_acc"] = beta2
+        return state
+
     def _update(self, slot: _Slot, grad: Any, lr: float) -> None:
         data, state, hyper = slot.param._data, slot.state, slot.hyper
         xp = backend.get_array_module(data)
         beta1, beta2, decay = hyper["beta1"], hyper["beta2"], hyper["lamb_weight_decay"]
-        if not state:
-            state["moment1"] = xp.zeros_like(data)
-            state["moment2"] = xp.zeros_like(data)
-            state["beta1_pow_acc"] = beta1
-            state["beta2_pow_acc"] = beta2
         m, v = state["moment1"], state["moment2"]
         m *= beta1
         m += (1 - beta1) * grad

@@ -40,8 +40,6 @@ class Momentum(Optimizer):
         return {"velocity": backend.get_array_module(data).zeros(data.shape, dtype)}
 
     def _update(self, slot: _Slot, grad: Any, lr: float) -> None:
-        if not slot.ready:
-            self._prepare(slot)
         data, stored = slot.param._data, slot.state["velocity"]
         p = precision.working_param(data, slot.master)
         g = grad.astype(p.dtype, copy=False)

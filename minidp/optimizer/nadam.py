@@ -38,14 +38,19 @@ class NAdam(Optimizer):
                           "epsilon": check_non_negative("NAdam", "epsilon", epsilon),
                           "momentum_decay": check_non_negative("NAdam", "momentum_decay", momentum_decay)})
 
+    def _init_state(self, slot: _Slot) -> dict:
+        data = slot.param._data
+        xp = backend.get_array_module(data)
+        state = {}
+        for key in ("momentum_decay_pow", "beta2_pow", "mu_product"):
+            state[key] = xp.ones_like(data)
+        state["moment1"] = xp.zeros_like(data)
+        state["moment2"] = xp.zeros_like(data)
+        return state
+
     def _update(self, slot: _Slot, grad: Any, lr: float) -> None:
         data, state, hyper = slot.param._data, slot.state, slot.hyper
         xp = backend.get_array_module(data)
-        if not state:
-            for key in ("momentum_decay_pow", "beta2_pow", "mu_product"):
-                state[key] = xp.ones_like(data)
-            state["moment1"] = xp.zeros_like(data)
-            state["moment2"] = xp.zeros_like(data)
         beta1, beta2, psi = hyper["beta1"], hyper["beta2"], hyper["momentum_decay"]
         decay_pow, beta2_pow, mu_product = state["momentum_decay_pow"], state["beta2_pow"], state["mu_product"]
         m, v = state["moment1"], state["moment2"]

@@ -260,6 +260,8 @@ class Optimizer:
         """
         l2 = not self._decoupled_decay
         for slot, grad in pending:
+            if not slot.ready:
+                self._prepare(slot)
             data = slot.param._data
             if grad.dtype is not data.dtype:
                 grad = grad.astype(data.dtype)

@@ -34,14 +34,19 @@ class RAdam(Optimizer):
                           "beta2": check_unit_interval("RAdam", "beta2", beta2),
                           "epsilon": check_non_negative("RAdam", "epsilon", epsilon)})
 
+    def _init_state(self, slot: _Slot) -> dict:
+        data = slot.param._data
+        xp = backend.get_array_module(data)
+        state = {}
+        for key in ("beta1_pow", "beta2_pow", "rho"):
+            state[key] = xp.ones_like(data)
+        state["moment1"] = xp.zeros_like(data)
+        state["moment2"] = xp.zeros_like(data)
+        return state
+
     def _update(self, slot: _Slot, grad: Any, lr: float) -> None:
         data, state, hyper = slot.param._data, slot.state, slot.hyper
         xp = backend.get_array_module(data)
-        if not state:
-            for key in ("beta1_pow", "beta2_pow", "rho"):
-                state[key] = xp.ones_like(data)
-            state["moment1"] = xp.zeros_like(data)
-            state["moment2"] = xp.zeros_like(data)
         beta1, beta2 = hyper["beta1"], hyper["beta2"]
         beta1_pow, beta2_pow, rho = state["beta1_pow"], state["beta2_pow"], state["rho"]
         m, v = state["moment1"], state["moment2"]

@@ -32,12 +32,17 @@ class RMSProp(Optimizer):
         self._centered = bool(centered)
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, hyper)
 
+    def _init_state(self, slot: _Slot) -> dict:
+        data = slot.param._data
+        xp = backend.get_array_module(data)
+        state = {}
+        for key in self._array_states:
+            state[key] = xp.zeros_like(data)
+        return state
+
     def _update(self, slot: _Slot, grad: Any, lr: float) -> None:
         data, state, hyper = slot.param._data, slot.state, slot.hyper
         xp = backend.get_array_module(data)
-        if not state:
-            for key in self._array_states:
-                state[key] = xp.zeros_like(data)
         rho = hyper["rho"]
         mean_square, mean_grad, velocity = state["mean_square"], state["mean_grad"], state["momentum"]
         mean_square *= rho

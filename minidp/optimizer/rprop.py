@@ -33,12 +33,18 @@ class Rprop(Optimizer):
         self._range, self._etas = (low, high), (shrink, grow)
         super().__init__(learning_rate, parameters, None, grad_clip, {})
 
+    def _init_state(self, slot: _Slot) -> dict:
+        data = slot.param._data
+        xp = backend.get_array_module(data)
+        lr = self.get_lr() * slot.lr_ratio
+        state = {}
+        state["prevs"] = xp.zeros_like(data)
+        state["learning_rates"] = xp.full_like(data, lr)
+        return state
+
     def _update(self, slot: _Slot, grad: Any, lr: float) -> None:
         data, state = slot.param._data, slot.state
         xp = backend.get_array_module(data)
-        if not state:
-            state["prevs"] = xp.zeros_like(data)
-            state["learning_rates"] = xp.full_like(data, lr)
         prevs, steps = state["prevs"], state["learning_rates"]
         product = grad * prevs
         shrink, grow = self._etas

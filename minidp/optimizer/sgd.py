@@ -24,8 +24,6 @@ class SGD(Optimizer):
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, {}, multi_precision)
 
     def _update(self, slot: _Slot, grad: Any, lr: float) -> None:
-        if not slot.ready:
-            self._prepare(slot)
         data = slot.param._data
         p = precision.working_param(data, slot.master)
         if p is data:  # updated in place, in its own dtype
