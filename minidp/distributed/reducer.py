@@ -339,16 +339,15 @@ class Reducer:
             work.wait()
 
     def _log_step(self, backward_ended: float, finished: List[float]) -> None:
-        """Per bucket: when its all-reduce started and was seen done, relative to backward's end."""
-        rank = self._group.rank
-        for b, (bucket, done) in enumerate(zip(self._buckets, finished)):
-            grad_bucket = bucket.grad_bucket
-            logger.debug("rank %d: bucket %d (%d bytes) all-reduce started %.3f ms before the "
-                         "end of backward, done %.3f ms after it", rank, b,
-                         grad_bucket.numel * grad_bucket.dtype.itemsize,
-                         (backward_ended - bucket.launched_at) * 1e3, (done - backward_ended) * 1e3)
-        logger.debug("rank %d: %d buckets reduced, %.3f ms waited after backward", rank,
-                     len(self._buckets), (finished[-1] - backward_ended) * 1e3)
+        """One line per step: the wait after backward, and for each bucket when its all-reduce
+        started and was seen done, relative to backward's end (the log format names the rank)."""
+        timings = "; ".join(
+            f"bucket {b} ({bucket.grad_bucket.numel * bucket.grad_bucket.dtype.itemsize} bytes) "
+            f"all-reduce started {(backward_ended - bucket.launched_at) * 1e3:.3f} ms before the "
+            f"end of backward, done {(done - backward_ended) * 1e3:.3f} ms after it"
+            for b, (bucket, done) in enumerate(zip(self._buckets, finished)))
+        logger.debug("step: %d buckets reduced, %.3f ms waited after backward; %s",
+                     len(self._buckets), (finished[-1] - backward_ended) * 1e3, timings)
 
     def _usage_message(self, missing: List[str], unexpected: List[str], total: int) -> str:
         rank = self._group.rank
