@@ -11,7 +11,7 @@ Ranks are threads. :class:`StandinRuntime` offers the methods of the backend's r
   meets the other ranks' matching calls in a shared :class:`Clique`.
 
 Where it matters, the stand-in behaves as NCCL and CUDA do, so that CI proves what it claims:
-``send`` blocks until the peer posts ``recv`` (two ranks that both send first deadlock, and the
+a call that fails leaves its stream stuck until the communicator is aborted; ``send`` blocks until the peer posts ``recv`` (two ranks that both send first deadlock, and the
 backend's timeout must catch it); ``abort`` is local (the peers learn of it only through their own
 timeouts); bfloat16 is a datatype and ``ncclAvg`` an op; calls into one communicator from two
 threads at once are recorded as ``overlaps``; and ``inject_cuda_error`` makes event queries fail
@@ -129,6 +129,10 @@ class Stream:
             if work is None:
                 return
             work()
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped.is_set()
 
     def stop(self) -> None:
         self._stopped.set()
@@ -296,6 +300,8 @@ class Communicator:
     def _queue(self, name: str, stream: int, work: Callable[[], None], *details: Any) -> None:
         self._calls.append((name, _streams[stream].name, *details))
 
+        queue_on = _streams[stream]
+
         def run() -> None:
             if self.aborted:
                 return
@@ -303,8 +309,12 @@ class Communicator:
                 work()
             except Exception as error:  # aborted while waiting for peers, or a mismatch
                 self.async_error = self.async_error or error
+                # A failed NCCL kernel does not finish: the stream stays stuck (its later events
+                # never fire) until the communicator is aborted.
+                while not self.aborted and not queue_on.stopped:
+                    time.sleep(0.01)
 
-        _streams[stream].enqueue(run)
+        queue_on.enqueue(run)
 
     def _reduce(self, arrays: List[numpy.ndarray], op: int) -> numpy.ndarray:
         """Combine the ranks' arrays as NCCL does: ``ncclAvg`` premultiplies floating values by
