@@ -60,3 +60,7 @@ MaxUnPool1D = functional_layer("MaxUnPool1D", F.max_unpool1d, {**_WINDOW, "data_
 MaxUnPool2D = functional_layer("MaxUnPool2D", F.max_unpool2d, {**_WINDOW, "data_format": "NCHW", "output_size": None},
                                "The inverse of MaxPool2D(return_mask=True): ``forward(x, indices)``.",
                                shown=("output_size",), base=MaxUnPool1D)
+MaxUnPool3D = functional_layer("MaxUnPool3D", F.max_unpool3d,
+                               {**_WINDOW, "data_format": "NCDHW", "output_size": None},
+                               "The inverse of a 3-D max pooling: ``forward(x, indices)``.",
+                               shown=("output_size",), base=MaxUnPool1D)
