@@ -612,6 +612,8 @@ def test_table_layers_keep_their_options_and_show_them_like_paddle():
     layer.negative_slope = 0.5
     np.testing.assert_allclose(layer(x).numpy(), [-0.5, 2.0])
     assert repr(nn.ReLU()) == "ReLU()" and repr(nn.MSELoss()) == "MSELoss()"
+    label = minidp.to_tensor(np.array([0.0, 0.0]))
+    assert float(nn.MSELoss("sum")(input=x, label=label)) == 5.0 and nn.ReLU()(x=x).numpy().tolist() == [0.0, 2.0]
     assert repr(nn.MaxPool2D(2)) == "MaxPool2D(kernel_size=2, stride=None, padding=0)"
     assert repr(nn.Dropout()) == "Dropout(p=0.5, axis=None, mode=upscale_in_train, inplace=False)"
     assert repr(nn.ReflectionPad2D(1)) == ("ReflectionPad2D(padding=[1, 1, 1, 1], mode=reflect, value=0.0, "
