@@ -92,3 +92,6 @@ __all__ += ["CTCLoss"]
 __all__ += ["SpectralNorm"]
 __all__ += ["SiLU"]
 SiLU = Silu
+from .layers import MaxUnPool3D
+__all__ += ["MaxUnPool3D", "MaxUnpool3d"]
+MaxUnpool3d = MaxUnPool3D

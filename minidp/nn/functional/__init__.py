@@ -33,6 +33,7 @@ from .vision import channel_shuffle
 from .volume import adaptive_avg_pool3d, adaptive_max_pool3d, avg_pool3d, conv3d, max_pool3d
 from .pooling import lp_pool1d, lp_pool2d, max_unpool1d, max_unpool2d
 from .volume import conv3d_transpose
+from .volume import max_unpool3d
 from .composite_loss import npair_loss
 from .vision import temporal_shift
 from .ctc import ctc_loss
@@ -65,6 +66,7 @@ __all__ += ["dropout1d", "label_smooth", "multi_label_margin_loss", "pdist", "fo
 __all__ += ["adaptive_avg_pool3d", "adaptive_max_pool3d", "avg_pool3d", "conv3d", "max_pool3d"]
 __all__ += ["lp_pool1d", "lp_pool2d", "max_unpool1d", "max_unpool2d"]
 __all__ += ["conv3d_transpose"]
+__all__ += ["max_unpool3d"]
 __all__ += ["npair_loss", "temporal_shift"]
 __all__ += ["ctc_loss"]
 __all__ += ["affine_grid", "grid_sample"]

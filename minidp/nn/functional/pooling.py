@@ -2,6 +2,7 @@
 over kernel offsets only; the 1-D forms run them on [N, C, 1, L] views)."""
 from __future__ import annotations
 
+import math
 from typing import Any, Optional
 
 from ... import backend, ops
@@ -264,35 +265,47 @@ def lp_pool1d(x: Tensor, norm_type: float, kernel_size: Any, stride: Any = None,
     return ops.transpose(out, [0, 2, 1]) if data_format == "NLC" else out
 
 
-def max_unpool2d(x: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
-                 data_format: str = "NCHW", output_size: Any = None, name: Optional[str] = None) -> Tensor:
-    """The inverse of max_pool2d with ``return_mask``: each value goes back to the flat position
-    (h * W + w) its index names, every other position is zero."""
-    check_tensor("max_unpool2d", "x", x)
-    check_tensor("max_unpool2d", "indices", indices)
-    check_nchw("max_unpool2d", x, data_format)
+def unpool_scatter(op: str, x: Tensor, indices: Tensor, out_spatial: tuple) -> Tensor:
+    """The core of max-unpooling: each value of x [N, C, ...] goes to the flat position over
+    ``out_spatial`` that its index names (row-major), every other position is zero; the gradient
+    gathers from the same positions."""
+    check_tensor(op, "indices", indices)
     if indices.shape != x.shape:
-        raise ValueError(f"max_unpool2d: indices must have the input's shape {x.shape}, got {indices.shape}")
-    kernel = pair(kernel_size, "max_unpool2d", "kernel_size")
-    stride = kernel if stride is None else pair(stride, "max_unpool2d", "stride")
-    pads = resolve_padding(padding, tuple(x.shape[2:]), kernel, stride, (1, 1), "max_unpool2d")
-    if output_size is None:
-        out_hw = tuple((n - 1) * s - before - after + k
-                       for n, s, k, before, after in zip(x.shape[2:], stride, kernel, pads[::2], pads[1::2]))
-    else:
-        out_hw = tuple(int(v) for v in list(output_size)[-2:])
+        raise ValueError(f"{op}: indices must have the input's shape {x.shape}, got {indices.shape}")
     xd, where = x._data, indices._data.astype("int64")
     n, c = xd.shape[:2]
-    area = out_hw[0] * out_hw[1]
+    area = math.prod(out_spatial)
     if where.size and (int(where.min()) < 0 or int(where.max()) >= area):
-        raise ValueError(f"max_unpool2d: indices must lie in [0, {area}) for an output of size {list(out_hw)}")
+        raise ValueError(f"{op}: indices must lie in [0, {area}) for an output of size {list(out_spatial)}")
     xp = backend.get_array_module(xd)
     flat_where = where.reshape(n * c, -1)
     rows = xp.arange(n * c)[:, None]
     out = xp.zeros((n * c, area), dtype=xd.dtype)
     out[rows, flat_where] = xd.reshape(n * c, -1)
-    return result(out.reshape((n, c) + out_hw), (x,),
+    return result(out.reshape((n, c) + tuple(out_spatial)), (x,),
                   lambda g: (g.reshape(n * c, area)[rows, flat_where].reshape(xd.shape),))
+
+
+def unpooled_size(sizes: Any, kernel: tuple, stride: tuple, pads: tuple, output_size: Any) -> tuple:
+    """The spatial size max-unpooling restores: ``output_size``'s trailing values when given, else
+    (n - 1) * stride - padding + kernel per axis (``pads`` holds (before, after) per axis, flat)."""
+    if output_size is not None:
+        return tuple(int(v) for v in list(output_size)[-len(kernel):])
+    return tuple((n - 1) * s - before - after + k
+                 for n, s, k, before, after in zip(sizes, stride, kernel, pads[::2], pads[1::2]))
+
+
+def max_unpool2d(x: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 data_format: str = "NCHW", output_size: Any = None, name: Optional[str] = None) -> Tensor:
+    """The inverse of max_pool2d with ``return_mask``: each value goes back to the flat position
+    (h * W + w) its index names, every other position is zero."""
+    check_tensor("max_unpool2d", "x", x)
+    check_nchw("max_unpool2d", x, data_format)
+    kernel = pair(kernel_size, "max_unpool2d", "kernel_size")
+    stride = kernel if stride is None else pair(stride, "max_unpool2d", "stride")
+    pads = resolve_padding(padding, tuple(x.shape[2:]), kernel, stride, (1, 1), "max_unpool2d")
+    out_hw = unpooled_size(x.shape[2:], kernel, stride, pads, output_size)
+    return unpool_scatter("max_unpool2d", x, indices, out_hw)
 
 
 def max_unpool1d(x: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,

@@ -1,4 +1,5 @@
-"""3-D convolution (plain and transposed) and pooling, built from the 2-D ops applied to depth slices.
+"""3-D convolution (plain and transposed) and pooling, built from the 2-D ops applied to depth slices,
+and 3-D max-unpooling.
 
 A 3-D window is a stack of ``kd`` 2-D windows at depths d * stride + i * dilation. Each kernel
 depth i takes the strided depth slice of the (depth-padded) input, folds its depths into the
@@ -13,11 +14,11 @@ from typing import Any, Callable, Optional
 from ... import backend, ops
 from ...autograd.tensor import Tensor
 from ...ops._util import wrap
-from ._util import check_tensor, output_size
+from ._util import check_tensor, output_size, resolve_padding
 from .conv import conv2d, conv2d_transpose
 from .padding import pad_axes
 from .pooling import (adaptive_avg_pool2d, adaptive_bounds, adaptive_max_pool2d, averaging_matrix, avg_pool2d,
-                      max_pool2d)
+                      max_pool2d, unpool_scatter, unpooled_size)
 
 
 def _triple(value: Any, op: str, arg: str) -> tuple:
@@ -233,3 +234,19 @@ def conv3d_transpose(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, s
     if bias is not None:
         out = out + ops.reshape(bias, [1, -1, 1, 1, 1])
     return _restore(out, data_format)
+
+
+def max_unpool3d(x: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 data_format: str = "NCDHW", output_size: Any = None, name: Optional[str] = None) -> Tensor:
+    """The inverse of a 3-D max pooling: each value of x [N, C, D, H, W] goes back to the flat
+    position (d * H * W + h * W + w) its index names, every other position is zero."""
+    check_tensor("max_unpool3d", "x", x)
+    if data_format != "NCDHW" or x.ndim != 5:
+        raise ValueError(f"max_unpool3d: expects a 5-D input and data_format 'NCDHW', got shape {x.shape} and "
+                         f"{data_format!r}")
+    kernel = _triple(kernel_size, "max_unpool3d", "kernel_size")
+    stride = kernel if stride is None else _triple(stride, "max_unpool3d", "stride")
+    depth_pads, plane_padding = _split_padding(padding, x.shape[2], kernel, stride, (1, 1, 1), "max_unpool3d")
+    plane_pads = resolve_padding(plane_padding, tuple(x.shape[3:]), kernel[1:], stride[1:], (1, 1), "max_unpool3d")
+    out_dhw = unpooled_size(x.shape[2:], kernel, stride, tuple(depth_pads) + tuple(plane_pads), output_size)
+    return unpool_scatter("max_unpool3d", x, indices, out_dhw)

@@ -34,6 +34,7 @@ from .loss import CTCLoss
 from .norm import SpectralNorm
 from .pooling import AdaptiveAvgPool3D, AdaptiveMaxPool3D, AvgPool3D, MaxPool3D
 from .pooling import LPPool1D, LPPool2D, MaxUnPool1D, MaxUnPool2D
+from .pooling import MaxUnPool3D
 from .transformer import (MultiHeadAttention, Transformer, TransformerDecoder, TransformerDecoderLayer,
                           TransformerEncoder, TransformerEncoderLayer)
 from .vision import (CosineSimilarity, Pad1D, Pad2D, Pad3D, PairwiseDistance, PixelShuffle, PixelUnshuffle, Upsample,
@@ -70,3 +71,4 @@ __all__ += ["LPPool1D", "LPPool2D", "MaxUnPool1D", "MaxUnPool2D"]
 __all__ += ["Conv3DTranspose"]
 __all__ += ["CTCLoss"]
 __all__ += ["SpectralNorm"]
+__all__ += ["MaxUnPool3D"]

@@ -1,4 +1,5 @@
-"""Activation layers: thin wrappers around the activation ops."""
+"""Activation layers: one table row per activation op; PReLU (a learned slope) and Softmax2D
+(an input check) are written out."""
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -7,277 +8,44 @@ from ...autograd.tensor import Tensor
 from .. import functional as F
 from ..initializer import Constant
 from ..layer import Layer
-
-
-class ReLU(Layer):
-    """max(x, 0)."""
-
-    def __init__(self, name: Optional[str] = None) -> None:
-        super().__init__()
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.relu(x)
-
-
-class GELU(Layer):
-    """Gaussian error linear unit (exact erf form, or the tanh approximation)."""
-
-    def __init__(self, approximate: bool = False, name: Optional[str] = None) -> None:
-        super().__init__()
-        self.approximate = approximate
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.gelu(x, self.approximate)
-
-
-class Tanh(Layer):
-    """Hyperbolic tangent."""
-
-    def __init__(self, name: Optional[str] = None) -> None:
-        super().__init__()
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.tanh(x)
-
-
-class Sigmoid(Layer):
-    """Logistic sigmoid."""
-
-    def __init__(self, name: Optional[str] = None) -> None:
-        super().__init__()
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.sigmoid(x)
-
-
-class Softmax(Layer):
-    """Softmax along ``axis``."""
-
-    def __init__(self, axis: int = -1, name: Optional[str] = None) -> None:
-        super().__init__()
-        self.axis = axis
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.softmax(x, self.axis)
-
-
-class LogSoftmax(Layer):
-    """Log-softmax along ``axis``."""
-
-    def __init__(self, axis: int = -1, name: Optional[str] = None) -> None:
-        super().__init__()
-        self.axis = axis
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.log_softmax(x, self.axis)
-
-
-class _Activation(Layer):
-    """A layer that applies one activation function with the arguments it was built with."""
-
-    function = None
-
-    def __init__(self, **arguments: Any) -> None:
-        super().__init__()
-        self._arguments = arguments
-
-    def forward(self, x: Tensor) -> Tensor:
-        return type(self).function(x, **self._arguments)
-
-    def extra_repr(self) -> str:
-        return ", ".join(f"{k}={v}" for k, v in self._arguments.items())
-
-
-class ReLU6(_Activation):
-    """min(max(x, 0), 6)."""
-
-    function = staticmethod(F.relu6)
-
-    def __init__(self, name: Optional[str] = None) -> None:
-        super().__init__()
-
-
-class LeakyReLU(_Activation):
-    """x where x > 0, else negative_slope * x."""
-
-    function = staticmethod(F.leaky_relu)
-
-    def __init__(self, negative_slope: float = 0.01, name: Optional[str] = None) -> None:
-        super().__init__(negative_slope=negative_slope)
-
-
-class ELU(_Activation):
-    """x where x > 0, else alpha * (e ** x - 1)."""
-
-    function = staticmethod(F.elu)
-
-    def __init__(self, alpha: float = 1.0, name: Optional[str] = None) -> None:
-        super().__init__(alpha=alpha)
-
-
-class SELU(_Activation):
-    """Scaled ELU with the self-normalising constants."""
-
-    function = staticmethod(F.selu)
-
-    def __init__(self, scale: float = 1.0507009873554805, alpha: float = 1.6732632423543772,
-                 name: Optional[str] = None) -> None:
-        super().__init__(scale=scale, alpha=alpha)
-
-
-class CELU(_Activation):
-    """max(0, x) + min(0, alpha * (e ** (x / alpha) - 1))."""
-
-    function = staticmethod(F.celu)
-
-    def __init__(self, alpha: float = 1.0, name: Optional[str] = None) -> None:
-        super().__init__(alpha=alpha)
-
-
-class Silu(_Activation):
-    """x * sigmoid(x)."""
-
-    function = staticmethod(F.silu)
-
-    def __init__(self, inplace: bool = False, name: Optional[str] = None) -> None:
-        super().__init__(inplace=inplace)
-
-
-class Swish(_Activation):
-    """x * sigmoid(x)."""
-
-    function = staticmethod(F.swish)
-
-    def __init__(self, name: Optional[str] = None) -> None:
-        super().__init__()
-
-
-class Mish(_Activation):
-    """x * tanh(softplus(x))."""
-
-    function = staticmethod(F.mish)
-
-    def __init__(self, name: Optional[str] = None) -> None:
-        super().__init__()
-
-
-class Softplus(_Activation):
-    """log(1 + e ** (beta * x)) / beta, linear above ``threshold``."""
-
-    function = staticmethod(F.softplus)
-
-    def __init__(self, beta: float = 1, threshold: float = 20, name: Optional[str] = None) -> None:
-        super().__init__(beta=beta, threshold=threshold)
-
-
-class Softsign(_Activation):
-    """x / (1 + |x|)."""
-
-    function = staticmethod(F.softsign)
-
-    def __init__(self, name: Optional[str] = None) -> None:
-        super().__init__()
-
-
-class Softshrink(_Activation):
-    """Shrink x toward 0 by ``threshold``; 0 inside [-threshold, threshold]."""
-
-    function = staticmethod(F.softshrink)
-
-    def __init__(self, threshold: float = 0.5, name: Optional[str] = None) -> None:
-        super().__init__(threshold=threshold)
-
-
-class Hardshrink(_Activation):
-    """x where |x| > threshold, else 0."""
-
-    function = staticmethod(F.hardshrink)
-
-    def __init__(self, threshold: float = 0.5, name: Optional[str] = None) -> None:
-        super().__init__(threshold=threshold)
-
-
-class Tanhshrink(_Activation):
-    """x - tanh(x)."""
-
-    function = staticmethod(F.tanhshrink)
-
-    def __init__(self, name: Optional[str] = None) -> None:
-        super().__init__()
-
-
-class Hardsigmoid(_Activation):
-    """clip(x / 6 + 0.5, 0, 1)."""
-
-    function = staticmethod(F.hardsigmoid)
-
-    def __init__(self, name: Optional[str] = None) -> None:
-        super().__init__()
-
-
-class Hardswish(_Activation):
-    """x * clip(x + 3, 0, 6) / 6."""
-
-    function = staticmethod(F.hardswish)
-
-    def __init__(self, name: Optional[str] = None) -> None:
-        super().__init__()
-
-
-class Hardtanh(_Activation):
-    """clip(x, min, max)."""
-
-    function = staticmethod(F.hardtanh)
-
-    def __init__(self, min: float = -1.0, max: float = 1.0, name: Optional[str] = None) -> None:
-        super().__init__(min=min, max=max)
-
-
-class LogSigmoid(_Activation):
-    """log(sigmoid(x))."""
-
-    function = staticmethod(F.log_sigmoid)
-
-    def __init__(self, name: Optional[str] = None) -> None:
-        super().__init__()
-
-
-class ThresholdedReLU(_Activation):
-    """x where x > threshold, else ``value``."""
-
-    function = staticmethod(F.thresholded_relu)
-
-    def __init__(self, threshold: float = 1.0, value: float = 0.0, name: Optional[str] = None) -> None:
-        super().__init__(threshold=threshold, value=value)
-
-
-class GLU(_Activation):
-    """a * sigmoid(b) for the two halves a, b of x along ``axis``."""
-
-    function = staticmethod(F.glu)
-
-    def __init__(self, axis: int = -1, name: Optional[str] = None) -> None:
-        super().__init__(axis=axis)
-
-
-class Maxout(_Activation):
-    """The maximum over each run of ``groups`` channels along ``axis``."""
-
-    function = staticmethod(F.maxout)
-
-    def __init__(self, groups: int, axis: int = 1, name: Optional[str] = None) -> None:
-        super().__init__(groups=groups, axis=axis)
-
-
-class RReLU(Layer):
-    """Leaky ReLU with a random slope in [lower, upper] while training, their mean in eval mode."""
-
-    def __init__(self, lower: float = 1.0 / 8.0, upper: float = 1.0 / 3.0, name: Optional[str] = None) -> None:
-        super().__init__()
-        self.lower, self.upper = lower, upper
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.rrelu(x, self.lower, self.upper, training=self.training)
+from .factory import REQUIRED, functional_layer
+
+ReLU = functional_layer("ReLU", F.relu, {}, "max(x, 0).")
+GELU = functional_layer("GELU", F.gelu, {"approximate": False},
+                        "Gaussian error linear unit (exact erf form, or the tanh approximation).")
+Tanh = functional_layer("Tanh", F.tanh, {}, "Hyperbolic tangent.")
+Sigmoid = functional_layer("Sigmoid", F.sigmoid, {}, "Logistic sigmoid.")
+Softmax = functional_layer("Softmax", F.softmax, {"axis": -1}, "Softmax along ``axis``.")
+LogSoftmax = functional_layer("LogSoftmax", F.log_softmax, {"axis": -1}, "Log-softmax along ``axis``.")
+ReLU6 = functional_layer("ReLU6", F.relu6, {}, "min(max(x, 0), 6).")
+LeakyReLU = functional_layer("LeakyReLU", F.leaky_relu, {"negative_slope": 0.01},
+                             "x where x > 0, else negative_slope * x.")
+ELU = functional_layer("ELU", F.elu, {"alpha": 1.0}, "x where x > 0, else alpha * (e ** x - 1).")
+SELU = functional_layer("SELU", F.selu, {"scale": 1.0507009873554805, "alpha": 1.6732632423543772},
+                        "Scaled ELU with the self-normalising constants.")
+CELU = functional_layer("CELU", F.celu, {"alpha": 1.0}, "max(0, x) + min(0, alpha * (e ** (x / alpha) - 1)).")
+Silu = functional_layer("Silu", F.silu, {"inplace": False}, "x * sigmoid(x).")
+Swish = functional_layer("Swish", F.swish, {}, "x * sigmoid(x).")
+Mish = functional_layer("Mish", F.mish, {}, "x * tanh(softplus(x)).")
+Softplus = functional_layer("Softplus", F.softplus, {"beta": 1, "threshold": 20},
+                            "log(1 + e ** (beta * x)) / beta, linear above ``threshold``.")
+Softsign = functional_layer("Softsign", F.softsign, {}, "x / (1 + |x|).")
+Softshrink = functional_layer("Softshrink", F.softshrink, {"threshold": 0.5},
+                              "Shrink x toward 0 by ``threshold``; 0 inside [-threshold, threshold].")
+Hardshrink = functional_layer("Hardshrink", F.hardshrink, {"threshold": 0.5}, "x where |x| > threshold, else 0.")
+Tanhshrink = functional_layer("Tanhshrink", F.tanhshrink, {}, "x - tanh(x).")
+Hardsigmoid = functional_layer("Hardsigmoid", F.hardsigmoid, {}, "clip(x / 6 + 0.5, 0, 1).")
+Hardswish = functional_layer("Hardswish", F.hardswish, {}, "x * clip(x + 3, 0, 6) / 6.")
+Hardtanh = functional_layer("Hardtanh", F.hardtanh, {"min": -1.0, "max": 1.0}, "clip(x, min, max).")
+LogSigmoid = functional_layer("LogSigmoid", F.log_sigmoid, {}, "log(sigmoid(x)).")
+ThresholdedReLU = functional_layer("ThresholdedReLU", F.thresholded_relu, {"threshold": 1.0, "value": 0.0},
+                                   "x where x > threshold, else ``value``.")
+GLU = functional_layer("GLU", F.glu, {"axis": -1}, "a * sigmoid(b) for the two halves a, b of x along ``axis``.")
+Maxout = functional_layer("Maxout", F.maxout, {"groups": REQUIRED, "axis": 1},
+                          "The maximum over each run of ``groups`` channels along ``axis``.")
+RReLU = functional_layer("RReLU", F.rrelu, {"lower": 1.0 / 8.0, "upper": 1.0 / 3.0},
+                         "Leaky ReLU with a random slope in [lower, upper] while training, their mean in eval mode.",
+                         training=True)
 
 
 class PReLU(Layer):

@@ -1,4 +1,5 @@
-"""Linear, Bilinear, Flatten, Unflatten, Identity and the dropout layers."""
+"""Linear, Bilinear, Unflatten and Identity, written out; Flatten and the dropout layers, one
+table row each."""
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -6,8 +7,34 @@ from typing import Any, Optional
 from ...autograd.tensor import Tensor
 from ...ops import flatten, reshape
 from ...ops._util import check_size
+from ...ops.inplace import inplace_form
 from .. import functional as F
 from ..layer import Layer
+from .factory import functional_layer
+
+_dropout_in_place = inplace_form(F.dropout)
+
+
+def _dropout(x: Tensor, p: float, inplace: bool, axis: Any, training: bool, mode: str) -> Tensor:
+    """F.dropout with Paddle's ``inplace`` option (x itself is updated)."""
+    return (_dropout_in_place if inplace else F.dropout)(x, p, axis, training, mode)
+
+
+Flatten = functional_layer("Flatten", flatten, {"start_axis": 1, "stop_axis": -1},
+                           "Merge axes ``start_axis``..``stop_axis`` into one (by default all but the batch axis).",
+                           shown=(), takes_name=False)
+Dropout = functional_layer("Dropout", _dropout,
+                           {"p": 0.5, "inplace": False, "axis": None, "mode": "upscale_in_train"},
+                           "Randomly zero elements in training mode (see :func:`minidp.nn.functional.dropout`).",
+                           shown=("p", "axis", "mode", "inplace"), training=True)
+Dropout2D = functional_layer("Dropout2D", F.dropout2d, {"p": 0.5, "data_format": "NCHW"},
+                             "Zero whole channels of [N, C, H, W] inputs in training mode.", training=True)
+Dropout3D = functional_layer("Dropout3D", F.dropout3d, {"p": 0.5, "data_format": "NCDHW"},
+                             "Zero whole channels of [N, C, D, H, W] inputs in training mode.", training=True)
+AlphaDropout = functional_layer("AlphaDropout", F.alpha_dropout, {"p": 0.5},
+                                "Dropout that keeps the mean and variance of SELU activations.", training=True)
+FeatureAlphaDropout = functional_layer("FeatureAlphaDropout", F.feature_alpha_dropout, {"p": 0.5},
+                                       "Alpha dropout of whole channels.", training=True, base=AlphaDropout)
 
 
 class Linear(Layer):
@@ -33,32 +60,6 @@ class Linear(Layer):
         return f"in_features={self.in_features}, out_features={self.out_features}, dtype={self._dtype}"
 
 
-class Flatten(Layer):
-    """Merge axes ``start_axis``..``stop_axis`` into one (by default all but the batch axis)."""
-
-    def __init__(self, start_axis: int = 1, stop_axis: int = -1) -> None:
-        super().__init__()
-        self.start_axis, self.stop_axis = start_axis, stop_axis
-
-    def forward(self, x: Tensor) -> Tensor:
-        return flatten(x, self.start_axis, self.stop_axis)
-
-
-class Dropout(Layer):
-    """Randomly zero elements in training mode (see :func:`minidp.nn.functional.dropout`)."""
-
-    def __init__(self, p: float = 0.5, axis: Any = None, mode: str = "upscale_in_train",
-                 name: Optional[str] = None) -> None:
-        super().__init__()
-        self.p, self.axis, self.mode = p, axis, mode
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.dropout(x, self.p, self.axis, self.training, self.mode)
-
-    def extra_repr(self) -> str:
-        return f"p={self.p}, axis={self.axis}, mode={self.mode}"
-
-
 class Identity(Layer):
     """Returns its input unchanged (a placeholder in a Sequential); arguments are ignored."""
 
@@ -67,55 +68,6 @@ class Identity(Layer):
 
     def forward(self, x: Any) -> Any:
         return x
-
-
-class Dropout2D(Layer):
-    """Zero whole channels of [N, C, H, W] inputs in training mode."""
-
-    def __init__(self, p: float = 0.5, data_format: str = "NCHW", name: Optional[str] = None) -> None:
-        super().__init__()
-        self.p, self.data_format = p, data_format
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.dropout2d(x, self.p, self.training, self.data_format)
-
-    def extra_repr(self) -> str:
-        return f"p={self.p}, data_format={self.data_format}"
-
-
-class Dropout3D(Layer):
-    """Zero whole channels of [N, C, D, H, W] inputs in training mode."""
-
-    def __init__(self, p: float = 0.5, data_format: str = "NCDHW", name: Optional[str] = None) -> None:
-        super().__init__()
-        self.p, self.data_format = p, data_format
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.dropout3d(x, self.p, self.training, self.data_format)
-
-    def extra_repr(self) -> str:
-        return f"p={self.p}, data_format={self.data_format}"
-
-
-class AlphaDropout(Layer):
-    """Dropout that keeps the mean and variance of SELU activations."""
-
-    def __init__(self, p: float = 0.5, name: Optional[str] = None) -> None:
-        super().__init__()
-        self.p = p
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.alpha_dropout(x, self.p, self.training)
-
-    def extra_repr(self) -> str:
-        return f"p={self.p}"
-
-
-class FeatureAlphaDropout(AlphaDropout):
-    """Alpha dropout of whole channels."""
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.feature_alpha_dropout(x, self.p, self.training)
 
 
 class Unflatten(Layer):

@@ -1,254 +1,66 @@
-"""Max, average and adaptive pooling layers (1-D, 2-D and 3-D)."""
+"""Max, average, adaptive, L^p pooling and max-unpooling layers (1-D, 2-D and 3-D), one table row
+each (see :mod:`minidp.nn.functional.pooling`)."""
 from __future__ import annotations
 
-from typing import Any, Optional
-
-from ...autograd.tensor import Tensor
 from .. import functional as F
-from ..layer import Layer
-
-
-class MaxPool2D(Layer):
-    """Largest value of each window (see :func:`minidp.nn.functional.max_pool2d`)."""
-
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, return_mask: bool = False,
-                 ceil_mode: bool = False, data_format: str = "NCHW", name: Optional[str] = None) -> None:
-        super().__init__()
-        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
-        self.return_mask, self.ceil_mode, self.data_format = return_mask, ceil_mode, data_format
-
-    def forward(self, x: Tensor) -> Any:
-        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.return_mask, self.ceil_mode,
-                            self.data_format)
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
-
-class AvgPool2D(Layer):
-    """Mean of each window (see :func:`minidp.nn.functional.avg_pool2d`)."""
-
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
-                 exclusive: bool = True, divisor_override: Optional[int] = None, data_format: str = "NCHW",
-                 name: Optional[str] = None) -> None:
-        super().__init__()
-        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
-        self.ceil_mode, self.exclusive, self.divisor_override = ceil_mode, exclusive, divisor_override
-        self.data_format = data_format
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.exclusive,
-                            self.divisor_override, self.data_format)
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
-
-class MaxPool1D(Layer):
-    """Largest value of each window of [N, C, L] inputs."""
-
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, return_mask: bool = False,
-                 ceil_mode: bool = False, name: Optional[str] = None) -> None:
-        super().__init__()
-        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
-        self.return_mask, self.ceil_mode = return_mask, ceil_mode
-
-    def forward(self, x: Tensor) -> Any:
-        return F.max_pool1d(x, self.kernel_size, self.stride, self.padding, self.return_mask, self.ceil_mode)
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
-
-class AvgPool1D(Layer):
-    """Mean of each window of [N, C, L] inputs."""
-
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, exclusive: bool = True,
-                 ceil_mode: bool = False, name: Optional[str] = None) -> None:
-        super().__init__()
-        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
-        self.exclusive, self.ceil_mode = exclusive, ceil_mode
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.avg_pool1d(x, self.kernel_size, self.stride, self.padding, self.exclusive, self.ceil_mode)
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
-
-class AdaptiveAvgPool1D(Layer):
-    """Mean over ``output_size`` adaptive windows of [N, C, L] inputs."""
-
-    def __init__(self, output_size: int, name: Optional[str] = None) -> None:
-        super().__init__()
-        self.output_size = output_size
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.adaptive_avg_pool1d(x, self.output_size)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
-
-
-class AdaptiveAvgPool2D(Layer):
-    """Mean over adaptive windows of [N, C, H, W] inputs (``output_size`` 1 is global pooling)."""
-
-    def __init__(self, output_size: Any, data_format: str = "NCHW", name: Optional[str] = None) -> None:
-        super().__init__()
-        self.output_size, self.data_format = output_size, data_format
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.adaptive_avg_pool2d(x, self.output_size, self.data_format)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
-
-
-class AdaptiveMaxPool1D(Layer):
-    """Largest value of each adaptive window of [N, C, L] inputs."""
-
-    def __init__(self, output_size: int, return_mask: bool = False, name: Optional[str] = None) -> None:
-        super().__init__()
-        self.output_size, self.return_mask = output_size, return_mask
-
-    def forward(self, x: Tensor) -> Any:
-        return F.adaptive_max_pool1d(x, self.output_size, self.return_mask)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}, return_mask={self.return_mask}"
-
-
-class AdaptiveMaxPool2D(Layer):
-    """Largest value of each adaptive window of [N, C, H, W] inputs."""
-
-    def __init__(self, output_size: Any, return_mask: bool = False, name: Optional[str] = None) -> None:
-        super().__init__()
-        self.output_size, self.return_mask = output_size, return_mask
-
-    def forward(self, x: Tensor) -> Any:
-        return F.adaptive_max_pool2d(x, self.output_size, self.return_mask)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}, return_mask={self.return_mask}"
-
-
-class MaxPool3D(Layer):
-    """Largest value of each window of [N, C, D, H, W] inputs."""
-
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, return_mask: bool = False,
-                 ceil_mode: bool = False, data_format: str = "NCDHW", name: Optional[str] = None) -> None:
-        super().__init__()
-        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
-        self.return_mask, self.ceil_mode, self.data_format = return_mask, ceil_mode, data_format
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.max_pool3d(x, self.kernel_size, self.stride, self.padding, self.return_mask, self.ceil_mode,
-                            self.data_format)
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
-
-class AvgPool3D(Layer):
-    """Mean of each window of [N, C, D, H, W] inputs."""
-
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
-                 exclusive: bool = True, divisor_override: Optional[float] = None, data_format: str = "NCDHW",
-                 name: Optional[str] = None) -> None:
-        super().__init__()
-        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
-        self.ceil_mode, self.exclusive, self.divisor_override = ceil_mode, exclusive, divisor_override
-        self.data_format = data_format
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.avg_pool3d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.exclusive,
-                            self.divisor_override, self.data_format)
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
-
-class AdaptiveAvgPool3D(Layer):
-    """Mean over adaptive windows of [N, C, D, H, W] inputs."""
-
-    def __init__(self, output_size: Any, data_format: str = "NCDHW", name: Optional[str] = None) -> None:
-        super().__init__()
-        self.output_size, self.data_format = output_size, data_format
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.adaptive_avg_pool3d(x, self.output_size, self.data_format)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
-
-
-class AdaptiveMaxPool3D(Layer):
-    """Largest value of each adaptive window of [N, C, D, H, W] inputs."""
-
-    def __init__(self, output_size: Any, return_mask: bool = False, name: Optional[str] = None) -> None:
-        super().__init__()
-        self.output_size, self.return_mask = output_size, return_mask
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.adaptive_max_pool3d(x, self.output_size, self.return_mask)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
-
-
-class LPPool1D(Layer):
-    """L^p pooling of [N, C, L] inputs."""
-
-    def __init__(self, norm_type: float, kernel_size: Any, stride: Any = None, padding: Any = 0,
-                 ceil_mode: bool = False, data_format: str = "NCL", name: Optional[str] = None) -> None:
-        super().__init__()
-        self.norm_type, self.kernel_size, self.stride, self.padding = norm_type, kernel_size, stride, padding
-        self.ceil_mode, self.data_format = ceil_mode, data_format
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.lp_pool1d(x, self.norm_type, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                           self.data_format)
-
-    def extra_repr(self) -> str:
-        return f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}"
-
-
-class LPPool2D(LPPool1D):
-    """L^p pooling of [N, C, H, W] inputs."""
-
-    def __init__(self, norm_type: float, kernel_size: Any, stride: Any = None, padding: Any = 0,
-                 ceil_mode: bool = False, data_format: str = "NCHW", name: Optional[str] = None) -> None:
-        super().__init__(norm_type, kernel_size, stride, padding, ceil_mode, data_format)
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.lp_pool2d(x, self.norm_type, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                           self.data_format)
-
-
-class MaxUnPool1D(Layer):
-    """The inverse of MaxPool1D(return_mask=True): ``forward(x, indices)``."""
-
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, data_format: str = "NCL",
-                 output_size: Any = None, name: Optional[str] = None) -> None:
-        super().__init__()
-        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
-        self.data_format, self.output_size = data_format, output_size
-
-    def forward(self, x: Tensor, indices: Tensor) -> Tensor:
-        return F.max_unpool1d(x, indices, self.kernel_size, self.stride, self.padding, self.data_format,
-                              self.output_size)
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
-
-class MaxUnPool2D(MaxUnPool1D):
-    """The inverse of MaxPool2D(return_mask=True): ``forward(x, indices)``."""
-
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, data_format: str = "NCHW",
-                 output_size: Any = None, name: Optional[str] = None) -> None:
-        super().__init__(kernel_size, stride, padding, data_format, output_size)
-
-    def forward(self, x: Tensor, indices: Tensor) -> Tensor:
-        return F.max_unpool2d(x, indices, self.kernel_size, self.stride, self.padding, self.data_format,
-                              self.output_size)
+from .factory import REQUIRED, functional_layer
+
+_WINDOW = {"kernel_size": REQUIRED, "stride": None, "padding": 0}
+_SHOWN = ("kernel_size", "stride", "padding")
+
+MaxPool1D = functional_layer("MaxPool1D", F.max_pool1d, {**_WINDOW, "return_mask": False, "ceil_mode": False},
+                             "Largest value of each window of [N, C, L] inputs.", shown=_SHOWN)
+MaxPool2D = functional_layer("MaxPool2D", F.max_pool2d,
+                             {**_WINDOW, "return_mask": False, "ceil_mode": False, "data_format": "NCHW"},
+                             "Largest value of each window (see :func:`minidp.nn.functional.max_pool2d`).",
+                             shown=_SHOWN)
+MaxPool3D = functional_layer("MaxPool3D", F.max_pool3d,
+                             {**_WINDOW, "return_mask": False, "ceil_mode": False, "data_format": "NCDHW"},
+                             "Largest value of each window of [N, C, D, H, W] inputs.", shown=_SHOWN)
+AvgPool1D = functional_layer("AvgPool1D", F.avg_pool1d, {**_WINDOW, "exclusive": True, "ceil_mode": False},
+                             "Mean of each window of [N, C, L] inputs.", shown=_SHOWN)
+AvgPool2D = functional_layer("AvgPool2D", F.avg_pool2d,
+                             {**_WINDOW, "ceil_mode": False, "exclusive": True, "divisor_override": None,
+                              "data_format": "NCHW"},
+                             "Mean of each window (see :func:`minidp.nn.functional.avg_pool2d`).", shown=_SHOWN)
+AvgPool3D = functional_layer("AvgPool3D", F.avg_pool3d,
+                             {**_WINDOW, "ceil_mode": False, "exclusive": True, "divisor_override": None,
+                              "data_format": "NCDHW"},
+                             "Mean of each window of [N, C, D, H, W] inputs.", shown=_SHOWN)
+
+AdaptiveAvgPool1D = functional_layer("AdaptiveAvgPool1D", F.adaptive_avg_pool1d, {"output_size": REQUIRED},
+                                     "Mean over ``output_size`` adaptive windows of [N, C, L] inputs.")
+AdaptiveAvgPool2D = functional_layer(
+    "AdaptiveAvgPool2D", F.adaptive_avg_pool2d, {"output_size": REQUIRED, "data_format": "NCHW"},
+    "Mean over adaptive windows of [N, C, H, W] inputs (``output_size`` 1 is global pooling).",
+    shown=("output_size",))
+AdaptiveAvgPool3D = functional_layer(
+    "AdaptiveAvgPool3D", F.adaptive_avg_pool3d, {"output_size": REQUIRED, "data_format": "NCDHW"},
+    "Mean over adaptive windows of [N, C, D, H, W] inputs.", shown=("output_size",))
+AdaptiveMaxPool1D = functional_layer("AdaptiveMaxPool1D", F.adaptive_max_pool1d,
+                                     {"output_size": REQUIRED, "return_mask": False},
+                                     "Largest value of each adaptive window of [N, C, L] inputs.")
+AdaptiveMaxPool2D = functional_layer("AdaptiveMaxPool2D", F.adaptive_max_pool2d,
+                                     {"output_size": REQUIRED, "return_mask": False},
+                                     "Largest value of each adaptive window of [N, C, H, W] inputs.")
+AdaptiveMaxPool3D = functional_layer("AdaptiveMaxPool3D", F.adaptive_max_pool3d,
+                                     {"output_size": REQUIRED, "return_mask": False},
+                                     "Largest value of each adaptive window of [N, C, D, H, W] inputs.")
+
+_LP_WINDOW = {"norm_type": REQUIRED, **_WINDOW, "ceil_mode": False}
+_LP_SHOWN = ("norm_type",) + _SHOWN
+LPPool1D = functional_layer("LPPool1D", F.lp_pool1d, {**_LP_WINDOW, "data_format": "NCL"},
+                            "L^p pooling of [N, C, L] inputs.", shown=_LP_SHOWN)
+LPPool2D = functional_layer("LPPool2D", F.lp_pool2d, {**_LP_WINDOW, "data_format": "NCHW"},
+                            "L^p pooling of [N, C, H, W] inputs.", shown=_LP_SHOWN, base=LPPool1D)
+
+MaxUnPool1D = functional_layer("MaxUnPool1D", F.max_unpool1d, {**_WINDOW, "data_format": "NCL", "output_size": None},
+                               "The inverse of MaxPool1D(return_mask=True): ``forward(x, indices)``.",
+                               shown=("output_size",))
+MaxUnPool2D = functional_layer("MaxUnPool2D", F.max_unpool2d, {**_WINDOW, "data_format": "NCHW", "output_size": None},
+                               "The inverse of MaxPool2D(return_mask=True): ``forward(x, indices)``.",
+                               shown=("output_size",), base=MaxUnPool1D)
+MaxUnPool3D = functional_layer("MaxUnPool3D", F.max_unpool3d,
+                               {**_WINDOW, "data_format": "NCDHW", "output_size": None},
+                               "The inverse of a 3-D max pooling: ``forward(x, indices)``.",
+                               shown=("output_size",), base=MaxUnPool1D)

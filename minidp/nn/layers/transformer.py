@@ -114,19 +114,42 @@ class MultiHeadAttention(Layer):
 
 
 class _FeedForwardBlock(Layer):
-    """What encoder and decoder layers share: the options and the position-wise feed-forward net."""
+    """What encoder and decoder layers share: Paddle's constructor, which builds the attention
+    sublayers named in ``_attentions`` and the position-wise feed-forward net, each followed by
+    a LayerNorm and a dropout (state-dict keys and order as in Paddle)."""
 
-    def _setup(self, d_model: int, nhead: int, dim_feedforward: int, dropout: float, activation: str,
-               attn_dropout: Optional[float], act_dropout: Optional[float], normalize_before: bool,
-               layer_norm_eps: float) -> None:
+    _attentions: tuple = ()
+
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int, dropout: float = 0.1,
+                 activation: str = "relu", attn_dropout: Optional[float] = None, act_dropout: Optional[float] = None,
+                 normalize_before: bool = False, weight_attr: Any = None, bias_attr: Any = None,
+                 layer_norm_eps: float = 1e-05) -> None:
+        super().__init__()
+        layer = type(self).__name__
         if not hasattr(F, activation):
-            raise ValueError(f"{type(self).__name__}: unknown activation {activation!r}; use e.g. 'relu' or 'gelu'")
+            raise ValueError(f"{layer}: unknown activation {activation!r}; use e.g. 'relu' or 'gelu'")
         if d_model <= 0 or nhead <= 0 or dim_feedforward <= 0:
-            raise ValueError(f"{type(self).__name__}: d_model, nhead and dim_feedforward must be positive")
+            raise ValueError(f"{layer}: d_model, nhead and dim_feedforward must be positive")
+        self._config = dict(d_model=d_model, nhead=nhead, dim_feedforward=dim_feedforward, dropout=dropout,
+                            activation=activation, attn_dropout=attn_dropout, act_dropout=act_dropout,
+                            normalize_before=normalize_before, weight_attr=weight_attr, bias_attr=bias_attr,
+                            layer_norm_eps=layer_norm_eps)
         self.normalize_before = normalize_before
         self._attn_dropout = dropout if attn_dropout is None else attn_dropout
         self._act_dropout = dropout if act_dropout is None else act_dropout
         self._activation = getattr(F, activation)
+        parts = len(self._attentions) + 1
+        weights, biases = _attrs(weight_attr, parts, layer), _attrs(bias_attr, parts, layer)
+        for name, weight, bias in zip(self._attentions, weights, biases):
+            setattr(self, name, MultiHeadAttention(d_model, nhead, self._attn_dropout, weight_attr=weight,
+                                                   bias_attr=bias))
+        self.linear1 = Linear(d_model, dim_feedforward, weights[-1], biases[-1])
+        self.dropout = Dropout(self._act_dropout, mode="upscale_in_train")
+        self.linear2 = Linear(dim_feedforward, d_model, weights[-1], biases[-1])
+        for index in range(1, parts + 1):
+            setattr(self, f"norm{index}", LayerNorm(d_model, layer_norm_eps))
+        for index in range(1, parts + 1):
+            setattr(self, f"dropout{index}", Dropout(dropout, mode="upscale_in_train"))
 
     def _feed_forward(self, x: Tensor) -> Tensor:
         return self.linear2(self.dropout(self._activation(self.linear1(x))))
@@ -155,28 +178,7 @@ class TransformerEncoderLayer(_FeedForwardBlock):
     """Self-attention and a feed-forward net, each with a residual connection and LayerNorm
     (after the sum by default, before the block with ``normalize_before``)."""
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int, dropout: float = 0.1,
-                 activation: str = "relu", attn_dropout: Optional[float] = None, act_dropout: Optional[float] = None,
-                 normalize_before: bool = False, weight_attr: Any = None, bias_attr: Any = None,
-                 layer_norm_eps: float = 1e-05) -> None:
-        super().__init__()
-        self._config = dict(d_model=d_model, nhead=nhead, dim_feedforward=dim_feedforward, dropout=dropout,
-                            activation=activation, attn_dropout=attn_dropout, act_dropout=act_dropout,
-                            normalize_before=normalize_before, weight_attr=weight_attr, bias_attr=bias_attr,
-                            layer_norm_eps=layer_norm_eps)
-        self._setup(d_model, nhead, dim_feedforward, dropout, activation, attn_dropout, act_dropout,
-                    normalize_before, layer_norm_eps)
-        weights, biases = _attrs(weight_attr, 2, "TransformerEncoderLayer"), _attrs(bias_attr, 2,
-                                                                                   "TransformerEncoderLayer")
-        self.self_attn = MultiHeadAttention(d_model, nhead, self._attn_dropout, weight_attr=weights[0],
-                                            bias_attr=biases[0])
-        self.linear1 = Linear(d_model, dim_feedforward, weights[1], biases[1])
-        self.dropout = Dropout(self._act_dropout, mode="upscale_in_train")
-        self.linear2 = Linear(dim_feedforward, d_model, weights[1], biases[1])
-        self.norm1 = LayerNorm(d_model, layer_norm_eps)
-        self.norm2 = LayerNorm(d_model, layer_norm_eps)
-        self.dropout1 = Dropout(dropout, mode="upscale_in_train")
-        self.dropout2 = Dropout(dropout, mode="upscale_in_train")
+    _attentions = ("self_attn",)
 
     def forward(self, src: Tensor, src_mask: Optional[Tensor] = None, cache: Any = None) -> Any:
         """The layer's output; with a ``cache`` (from :meth:`gen_cache`), also the updated cache."""
@@ -226,32 +228,7 @@ class TransformerDecoderLayer(_FeedForwardBlock):
     """Masked self-attention, attention over the encoder's output, and a feed-forward net, each
     with a residual connection and LayerNorm."""
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int, dropout: float = 0.1,
-                 activation: str = "relu", attn_dropout: Optional[float] = None, act_dropout: Optional[float] = None,
-                 normalize_before: bool = False, weight_attr: Any = None, bias_attr: Any = None,
-                 layer_norm_eps: float = 1e-05) -> None:
-        super().__init__()
-        self._config = dict(d_model=d_model, nhead=nhead, dim_feedforward=dim_feedforward, dropout=dropout,
-                            activation=activation, attn_dropout=attn_dropout, act_dropout=act_dropout,
-                            normalize_before=normalize_before, weight_attr=weight_attr, bias_attr=bias_attr,
-                            layer_norm_eps=layer_norm_eps)
-        self._setup(d_model, nhead, dim_feedforward, dropout, activation, attn_dropout, act_dropout,
-                    normalize_before, layer_norm_eps)
-        weights, biases = _attrs(weight_attr, 3, "TransformerDecoderLayer"), _attrs(bias_attr, 3,
-                                                                                   "TransformerDecoderLayer")
-        self.self_attn = MultiHeadAttention(d_model, nhead, self._attn_dropout, weight_attr=weights[0],
-                                            bias_attr=biases[0])
-        self.cross_attn = MultiHeadAttention(d_model, nhead, self._attn_dropout, weight_attr=weights[1],
-                                             bias_attr=biases[1])
-        self.linear1 = Linear(d_model, dim_feedforward, weights[2], biases[2])
-        self.dropout = Dropout(self._act_dropout, mode="upscale_in_train")
-        self.linear2 = Linear(dim_feedforward, d_model, weights[2], biases[2])
-        self.norm1 = LayerNorm(d_model, layer_norm_eps)
-        self.norm2 = LayerNorm(d_model, layer_norm_eps)
-        self.norm3 = LayerNorm(d_model, layer_norm_eps)
-        self.dropout1 = Dropout(dropout, mode="upscale_in_train")
-        self.dropout2 = Dropout(dropout, mode="upscale_in_train")
-        self.dropout3 = Dropout(dropout, mode="upscale_in_train")
+    _attentions = ("self_attn", "cross_attn")
 
     def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Optional[Tensor] = None,
                 memory_mask: Optional[Tensor] = None, cache: Any = None) -> Any:
