@@ -154,6 +154,8 @@ def test_nvrtc_gets_the_options_cupy_rawmodule_gives_it(monkeypatch):
             raise _StopBeforeCompiling
 
     class NoCache:
+        """Stands in for CuPy's kernel cache: never hits, so CuPy always compiles."""
+
         def load(self, name: str) -> None:
             return None
 
