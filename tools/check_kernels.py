@@ -1,36 +1,37 @@
 """Compile gate for minidp's CUDA kernels: every source, sm_80 and sm_90, NVRTC and nvcc.
 
-No GPU is needed. Each ``minidp/kernels/*.cu`` translation unit (headers inlined, exactly the
-text ``cupy.RawModule`` receives) is compiled
+No GPU and no CuPy are needed. Each ``minidp/kernels/*.cu`` translation unit (headers inlined,
+exactly the text ``cupy.RawModule`` receives) is compiled
 
-* by NVRTC through CuPy's own path (``cupy._core.core.compile_with_cache``, the function
-  ``RawModule`` calls), with the loader's options and name expressions. CuPy asks the
-  current device for its architecture; the gate replaces that query by the target arch, and
-  captures the cubin in memory instead of CuPy's on-disk cache. CuPy finds NVRTC through
-  ``cuda.pathfinder`` (the pip wheel ``nvidia-cuda-nvrtc-cu12``; CUDA headers such as
-  ``cuda_fp16.h`` come from ``nvidia-cuda-runtime-cu12``). After compiling, CuPy loads the
-  cubin, which needs a driver: without one that step raises, and the gate accepts that only
-  once the cubin has been captured;
-* by ``nvcc -ptx -Werror all-warnings`` with the same options, plus a table that takes the
-  address of every name expression so that each template instantiation is compiled.
+* by NVRTC, the compiler the GPU path runs: ``libnvrtc`` of the pip wheel
+  ``nvidia-cuda-nvrtc-cu12`` (the library CuPy loads) called through ctypes, with the options
+  and name expressions ``cupy.RawModule`` gives it (see :func:`nvrtc_options`) and the CUDA
+  headers (``cuda_fp16.h``, ``cuda_bf16.h``) of the wheel ``nvidia-cuda-runtime-cu12``, the
+  folder CuPy passes too. Every name expression must lower to a kernel of the cubin;
+* by ``nvcc -ptx -Werror all-warnings`` (found on PATH first) with the same options, plus a
+  table that takes the address of every name expression so that each template instantiation
+  is compiled.
 
 Any error or warning fails; a probe with a deliberate warning checks that each compiler's
-warnings are seen. Exit status: 0 when everything that ran passed, 1 on a failure,
-3 when neither compiler is installed (nothing was checked). One line per file and target.
+warnings are seen. A compiler that is not installed is skipped with the reason, except under
+CI (``CI=true``), where it fails the gate: CI has nvcc and installs NVRTC with the test extra,
+so a missing one means the check silently stopped running. Exit status: 0 when everything
+that ran passed, 1 on a failure, 3 when neither compiler is installed outside CI (nothing was
+checked). One line per file and target.
 """
 from __future__ import annotations
 
 import argparse
-import contextlib
+import ctypes
 import functools
-import io
+import importlib.util
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Callable, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -43,100 +44,139 @@ NOTHING_CHECKED = 3
 WARNING_PROBE = 'extern "C" __global__ void minidp_probe(float* x) { int unused = 0; x[0] = 1.0f; }'
 # CuPy appends -ftz=true to every NVRTC compile; nvcc gets it too so both see the same code.
 NVCC_EXTRA_OPTIONS = ("-ftz=true", "-Werror", "all-warnings")
+NVCC_LOCATIONS = ("/usr/local/cuda/bin/nvcc", "/usr/local/bin/nvcc")
+# The pip wheels (namespace packages under ``nvidia``) and the files the gate takes from them.
+NVRTC_WHEEL = ("nvidia.cuda_nvrtc", "nvidia-cuda-nvrtc-cu12", "lib/libnvrtc.so.12")
+HEADERS_WHEEL = ("nvidia.cuda_runtime", "nvidia-cuda-runtime-cu12", "include/cuda_fp16.h")
+NVRTC_SUCCESS = 0
+NVRTC_ERROR_COMPILATION = 6
+
+Runner = Callable[[str, Sequence[str], str], str]
 
 
 class CompileFailure(Exception):
     """A kernel source did not compile cleanly; the message holds the compiler's log."""
 
 
-class _CapturingCache:
-    """Stand-in for CuPy's kernel cache: never hits, keeps what CuPy would write to disk."""
-
-    def __init__(self) -> None:
-        self.saved: dict[str, bytes] = {}
-
-    def load(self, name: str) -> None:
-        return None
-
-    def save(self, name: str, payload: bytes, source: str) -> None:
-        self.saved[name] = payload
+class CompilerMissing(Exception):
+    """A compiler the gate runs is not installed here; the message says how to get it."""
 
 
-def nvrtc_unavailable_reason() -> str | None:
-    """Why NVRTC through CuPy cannot run here, or None when it can."""
+def running_in_ci() -> bool:
+    """Whether the environment says this is a CI run (``CI=true``, as CI services set it)."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def wheel_file(wheel: tuple[str, str, str]) -> Path:
+    """The file ``wheel[2]`` of the installed pip wheel ``wheel``; CompilerMissing without it."""
+    package, distribution, relative = wheel
     try:
-        import cupy
-        from cupy.cuda import nvrtc
-    except Exception as error:  # a broken CUDA install raises more than ImportError
-        return f"cupy does not import ({error}); pip install 'minidp[kernels]'"
-    try:
-        nvrtc.getVersion()
-    except Exception as error:
-        return (f"cupy {cupy.__version__} finds no NVRTC ({error}); "
-                "pip install nvidia-cuda-nvrtc-cu12")
-    return None
+        spec = importlib.util.find_spec(package)
+    except ModuleNotFoundError:
+        spec = None
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        if (Path(folder) / relative).is_file():
+            return Path(folder) / relative
+    raise CompilerMissing(f"no {relative} from {distribution}; pip install -e '.[kernels]' "
+                          f"(or '.[test]')")
 
 
-def nvrtc_version() -> str:
-    """CuPy and NVRTC versions, for the report line."""
-    import cupy
-    from cupy.cuda import nvrtc
-
-    major, minor = nvrtc.getVersion()
-    return f"cupy {cupy.__version__}, NVRTC {major}.{minor}"
-
-
-@contextlib.contextmanager
-def _cupy_compiling_for(arch: str) -> Iterator[_CapturingCache]:
-    """Make CuPy compile for ``arch`` without querying a device, into an in-memory cache."""
-    from cupy.cuda import compiler
-
-    saved_arch_query = compiler._get_arch_for_options_for_nvrtc
-    saved_cache = compiler._kernel_cache_backend
-    cache = _CapturingCache()
-    compiler._get_arch_for_options_for_nvrtc = lambda arch=None: (f"-arch=sm_{arch}", "cubin")
-    compiler._set_kernel_cache_backend(cache)
-    try:
-        yield cache
-    finally:
-        compiler._get_arch_for_options_for_nvrtc = saved_arch_query
-        compiler._set_kernel_cache_backend(saved_cache)
+def nvrtc_options(include: Path, arch: str) -> list[str]:
+    """What ``cupy.RawModule`` passes NVRTC for the loader's options, in CuPy's order (CuPy 14):
+    the loader's options, its compile cache's ``--std=c++17``, the CUDA headers' folder (CuPy
+    adds its own headers' folders too, which the kernels do not include), ``-ftz=true``, the
+    target, and the execution space its NVRTC path sets."""
+    return [*COMPILE_OPTIONS, "--std=c++17", f"-I{include}", "-ftz=true", f"-arch=sm_{arch}",
+            "--device-as-default-execution-space"]
 
 
-def compile_with_nvrtc(code: str, names: Sequence[str], arch: str) -> str:
-    """Compile ``code`` for ``sm_<arch>`` along CuPy's RawModule path; return a summary."""
-    import cupy
-    from cupy._core import core
-    from cupy.cuda import compiler
+class Nvrtc:
+    """The NVRTC library, called through ctypes: version and compile-to-cubin."""
 
-    names = list(names)
-    log = io.StringIO()
-    with _cupy_compiling_for(arch) as cache:
+    def __init__(self, library: Path, include: Path) -> None:
+        self.library = library
+        self.include = include
+        self._lib = ctypes.CDLL(str(library))
+        self._lib.nvrtcGetErrorString.restype = ctypes.c_char_p
+        self._lib.nvrtcGetErrorString.argtypes = [ctypes.c_int]
+
+    def _call(self, function: str, *args: object, accepted: tuple[int, ...] = (NVRTC_SUCCESS,)
+              ) -> int:
+        """Call ``function``; raise RuntimeError when its result is not in ``accepted``."""
+        result = getattr(self._lib, function)(*args)
+        if result not in accepted:
+            message = self._lib.nvrtcGetErrorString(result).decode()
+            raise RuntimeError(f"{function} failed: {message} ({self.library})")
+        return result
+
+    def version(self) -> str:
+        major, minor = ctypes.c_int(), ctypes.c_int()
+        self._call("nvrtcVersion", ctypes.byref(major), ctypes.byref(minor))
+        return f"{major.value}.{minor.value}"
+
+    def _bytes(self, program: ctypes.c_void_p, what: str) -> bytes:
+        """The program's log (``what="ProgramLog"``) or cubin (``"CUBIN"``)."""
+        size = ctypes.c_size_t()
+        self._call(f"nvrtcGet{what}Size", program, ctypes.byref(size))
+        buffer = ctypes.create_string_buffer(size.value)
+        self._call(f"nvrtcGet{what}", program, buffer)
+        return buffer.raw
+
+    def compile(self, code: str, names: Sequence[str], options: Sequence[str]
+                ) -> tuple[bytes, dict[str, str]]:
+        """Compile ``code`` with ``names`` as name expressions; return the cubin and each
+        expression's lowered (mangled) name. CompileFailure on an error or any warning."""
+        program = ctypes.c_void_p()
+        self._call("nvrtcCreateProgram", ctypes.byref(program), code.encode(), b"kernels.cu",
+                   0, None, None)
         try:
-            core.compile_with_cache(code, COMPILE_OPTIONS, arch=arch,
-                                    prepend_cupy_headers=False, backend="nvrtc",
-                                    name_expressions=names, log_stream=log)
-        except compiler.CompileException as error:
-            raise CompileFailure(str(error)) from None
-        except (cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError):
-            if not cache.saved:
-                raise
-    if log.getvalue().strip():
-        raise CompileFailure(log.getvalue())
-    if len(cache.saved) != 1:
-        raise CompileFailure(f"expected one compiled module, CuPy produced {len(cache.saved)}")
-    decoded = compiler._decode_cache_payload(next(iter(cache.saved.values())), len(names))
-    if decoded is None or not decoded[1]:
-        raise CompileFailure("CuPy's compiled module does not list every name expression")
-    return f"{len(names)} kernels, {len(decoded[1])} bytes of cubin"
+            for name in names:
+                self._call("nvrtcAddNameExpression", program, name.encode())
+            encoded = [option.encode() for option in options]
+            result = self._call("nvrtcCompileProgram", program, len(encoded),
+                                (ctypes.c_char_p * len(encoded))(*encoded),
+                                accepted=(NVRTC_SUCCESS, NVRTC_ERROR_COMPILATION))
+            log = self._bytes(program, "ProgramLog").rstrip(b"\0").decode().strip()
+            if result != NVRTC_SUCCESS or log:
+                raise CompileFailure(log or "NVRTC reported a compile error with an empty log")
+            lowered = {}
+            for name in names:
+                mangled = ctypes.c_char_p()
+                self._call("nvrtcGetLoweredName", program, name.encode(), ctypes.byref(mangled))
+                lowered[name] = mangled.value.decode()
+            return self._bytes(program, "CUBIN"), lowered
+        finally:
+            self._call("nvrtcDestroyProgram", ctypes.byref(program))
 
 
-def find_nvcc() -> str | None:
-    """nvcc on PATH, else in the usual CUDA install locations."""
-    for candidate in (shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc", "/usr/local/bin/nvcc"):
+def load_nvrtc() -> Nvrtc:
+    """NVRTC from its pip wheel, with the CUDA headers' wheel; CompilerMissing otherwise."""
+    return Nvrtc(wheel_file(NVRTC_WHEEL), wheel_file(HEADERS_WHEEL).parent)
+
+
+def compile_with_nvrtc(nvrtc: Nvrtc, code: str, names: Sequence[str], arch: str) -> str:
+    """Compile ``code`` for ``sm_<arch>`` as ``cupy.RawModule`` would; return a summary."""
+    cubin, lowered = nvrtc.compile(code, names, nvrtc_options(nvrtc.include, arch))
+    absent = [name for name, mangled in lowered.items() if mangled.encode() not in cubin]
+    if absent:
+        raise CompileFailure(f"the cubin has no kernel for {absent}")
+    return f"{len(lowered)} kernels, {len(cubin)} bytes of cubin"
+
+
+def setup_nvrtc() -> tuple[str, Runner]:
+    """The NVRTC runner and the line that describes it; CompilerMissing when not installed."""
+    nvrtc = load_nvrtc()
+    options = " ".join(nvrtc_options(nvrtc.include, "ARCH"))
+    return (f"NVRTC {nvrtc.version()} ({nvrtc.library}): {options}",
+            functools.partial(compile_with_nvrtc, nvrtc))
+
+
+def find_nvcc() -> str:
+    """nvcc on PATH, else in the usual CUDA install locations; CompilerMissing otherwise."""
+    for candidate in (shutil.which("nvcc"), *NVCC_LOCATIONS):
         if candidate and os.access(candidate, os.X_OK):
             return candidate
-    return None
+    raise CompilerMissing(f"no nvcc on PATH or at {', '.join(NVCC_LOCATIONS)}")
 
 
 def nvcc_version(nvcc: str) -> str:
@@ -176,37 +216,42 @@ def compile_with_nvcc(nvcc: str, code: str, names: Sequence[str], arch: str) -> 
     return f"{entries} kernels"
 
 
+def setup_nvcc() -> tuple[str, Runner]:
+    """The nvcc runner and the line that describes it; CompilerMissing when not installed."""
+    nvcc = find_nvcc()
+    command = " ".join(nvcc_command(nvcc, "SOURCE.cu", "ARCH", "OUT.ptx"))
+    return f"{nvcc_version(nvcc)}: {command}", functools.partial(compile_with_nvcc, nvcc)
+
+
+SETUPS = {"nvrtc": setup_nvrtc, "nvcc": setup_nvcc}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--arch", action="append", choices=ARCHS,
                         help="compute capability to target (repeatable; default: all)")
-    parser.add_argument("--compiler", action="append", choices=("nvrtc", "nvcc"),
+    parser.add_argument("--compiler", action="append", choices=tuple(SETUPS),
                         help="compiler to run (repeatable; default: both)")
     args = parser.parse_args(argv)
     archs = args.arch or list(ARCHS)
-    compilers = args.compiler or ["nvrtc", "nvcc"]
-
-    runners = {}
-    if "nvrtc" in compilers:
-        reason = nvrtc_unavailable_reason()
-        if reason:
-            print(f"SKIP nvrtc: {reason}")
-        else:
-            print(f"nvrtc: {nvrtc_version()}, options {' '.join(COMPILE_OPTIONS)} (+ CuPy's)")
-            runners["nvrtc"] = compile_with_nvrtc
-    if "nvcc" in compilers:
-        nvcc = find_nvcc()
-        if nvcc is None:
-            print("SKIP nvcc: not installed (no nvcc on PATH or in /usr/local/cuda/bin)")
-        else:
-            command = " ".join(nvcc_command(nvcc, "SOURCE.cu", "ARCH", "OUT.ptx"))
-            print(f"nvcc: {nvcc_version(nvcc)}: {command}")
-            runners["nvcc"] = functools.partial(compile_with_nvcc, nvcc)
-    if not runners:
-        print("nothing checked: neither NVRTC nor nvcc is installed")
-        return NOTHING_CHECKED
 
     failures = 0
+    runners = {}
+    for compiler_name in args.compiler or list(SETUPS):
+        try:
+            description, runners[compiler_name] = SETUPS[compiler_name]()
+        except CompilerMissing as missing:
+            if running_in_ci():
+                failures += 1
+                print(f"FAIL {compiler_name}: {missing} (CI=true: a missing compiler fails)")
+            else:
+                print(f"SKIP {compiler_name}: {missing}")
+        else:
+            print(f"{compiler_name}: {description}")
+    if not runners:
+        print("nothing checked: no kernel compiler is installed")
+        return 1 if failures else NOTHING_CHECKED
+
     for compiler_name, run in runners.items():
         try:
             run(WARNING_PROBE, ["minidp_probe"], archs[0])

@@ -9,7 +9,8 @@ kernel, and every undefined operation, aborts the run.
 First a self-check launches a pack into a buffer that is too small and expects ASan to stop
 it, which proves the instrumentation is live; then pytest runs tests/test_kernels.py
 (a few seconds once the builds are cached). Exit status 0 only when both succeed; 3 when
-the compiler has no sanitizer runtimes (nothing was checked).
+the compiler has no sanitizer runtimes (nothing was checked), except under CI (``CI=true``),
+where that is a failure (1), as a missing compiler is for tools/check_kernels.py.
 """
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+from check_kernels import running_in_ci
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTHING_CHECKED = 3
@@ -77,6 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     _, pytest_args = parser.parse_known_args(argv)
     runtimes = sanitizer_runtimes(os.environ.get("CXX", "g++"))
     if not runtimes:
+        if running_in_ci():
+            print("FAIL: the C++ compiler has no libasan/libubsan (CI=true: nothing checked fails)")
+            return 1
         print("SKIP: the C++ compiler has no libasan/libubsan")
         return NOTHING_CHECKED
     env = sanitizer_environment(runtimes)
