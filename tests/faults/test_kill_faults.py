@@ -12,7 +12,8 @@ that waited for the timeout instead of being stopped fails the case. Then:
 - the failure summary names rank 1 (its pid, as the rank announced it) and the signal: spawn and
   the launcher say "rank 1 (pid P) was killed by signal SIGKILL"; MPICH names the process by
   its pid ("PID P RUNNING AT") and the signal as "Killed (signal 9)";
-- no process of the job is left: none carries the job's token, none is a child of the test;
+- no process of the job is left: none carries the job's token, and the test process has no
+  child it did not have before;
 - rank 1's checkpoint of the step before loads intact and holds what one process training on
   the whole batch for those steps holds; a save killed midway left its temporary file, and the
   next save into each rank's target (a restarted job's) leaves no temporary file behind;
@@ -79,7 +80,8 @@ def expected_ending(front_end, pid):
 
 def rank_pids(output):
     """Rank -> pid, from the ``started rank R pid P`` lines (prefixed by the launcher or not)."""
-    return {int(rank): int(pid) for rank, pid in re.findall(r"started rank (\d+) pid (\d+)", output)}
+    found = re.findall(r"started rank (\d+) pid (\d+)", output)
+    return {int(rank): int(pid) for rank, pid in found}
 
 
 def lingering_shm(before):
@@ -94,12 +96,12 @@ def lingering_shm(before):
 
 
 def live_children():
-    """The test process's descendants that still run (zombies excluded)."""
-    alive = []
+    """The pids of the test process's descendants that still run (zombies excluded)."""
+    alive = set()
     for child in psutil.Process().children(recursive=True):
         try:
             if child.status() != psutil.STATUS_ZOMBIE:
-                alive.append(child)
+                alive.add(child.pid)
         except psutil.NoSuchProcess:
             continue
     return alive
@@ -118,6 +120,7 @@ def remove_mpich_segments(output):
 def test_sigkill_of_rank_1_ends_the_job_and_leaves_nothing_behind(job_token, tmp_path, front_end,
                                                                   phase):
     before_shm = set(shm_files(""))
+    before_children = live_children()  # e.g. multiprocessing's resource tracker of earlier tests
     job = jobs.start(command(front_end, phase, tmp_path), job_token,
                      PADDLE_PG_TIMEOUT=str(PG_TIMEOUT_MS))
     try:
@@ -138,7 +141,7 @@ def test_sigkill_of_rank_1_ends_the_job_and_leaves_nothing_behind(job_token, tmp
         assert words in output, output
 
     assert jobs.wait_until_gone(job_token) == []
-    assert live_children() == []
+    assert live_children() - before_children == set()
 
     targets = [kill_tasks.checkpoint_path(str(tmp_path), rank) for rank in (0, 1)]
     stale = temporaries(tmp_path)

@@ -1,16 +1,17 @@
 """A two-rank data-parallel training job in which rank 1 SIGKILLs itself at one phase of one step
 (tests/faults/test_kill_faults.py runs it under spawn, the launcher and mpirun).
 
-Every rank trains :class:`dp_tasks.Net` on its shard of :func:`dp_tasks.global_batch` with Momentum,
-as :func:`dp_tasks.train_reference` does in one process, and after each step saves
+Every rank trains :class:`dp_tasks.Net` on its shard of :func:`dp_tasks.global_batch` with
+Momentum, as :func:`dp_tasks.train_reference` does in one process, and after each step saves
 ``{"step", "model", "opt"}`` to ``DIRECTORY/rank<R>.ckpt``. At step ``KILL_STEP`` rank 1 kills
 itself with SIGKILL, where ``PHASE`` says:
 
 - ``forward``: inside the model's forward (a pre-hook of its second layer);
 - ``all_reduce``: in the comm hook, once the bucket's asynchronous all-reduce is issued and
   before backward waits for it;
-- ``save``: inside ``minidp.save`` of that step's checkpoint, once the first array is written
-  to the temporary file (the checkpoint of the step before stays in place).
+- ``save``: inside ``minidp.save`` of that step's checkpoint, once the temporary file exists
+  and the first array has been written into its archive (the checkpoint of the step before
+  stays in place).
 
 Each rank first prints ``started rank R pid P``, then ``shared file PATH`` for each file of
 /dev/shm it maps that still has a name. Usage (one rank per process, as the launcher and
@@ -76,7 +77,8 @@ def all_reduce_then_strike(doom: Doom, bucket: comm_hooks.GradBucket) -> comm_ho
 
 
 def save_striking_mid_write(doom: Doom, obj: dict, path: str) -> None:
-    """``minidp.save``; an armed rank dies once the first array is in the temporary file."""
+    """``minidp.save``; an armed rank dies once the first array is written into the temporary
+    file's archive."""
     if not doom.armed:
         minidp.save(obj, path)
         return
