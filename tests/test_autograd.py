@@ -1,4 +1,5 @@
-"""The tape's behaviour: accumulation, hooks, the gradient-ready hook, no_grad, graph freeing."""
+"""The tape's behaviour: accumulation, hooks, the gradient-ready hook, no_grad and enable_grad,
+graph freeing."""
 import os
 import subprocess
 import sys
@@ -148,6 +149,23 @@ def test_no_grad_as_context_and_decorator():
         return t * 2
 
     assert f(x).stop_gradient
+    assert minidp.is_grad_enabled()
+
+
+def test_enable_grad_inside_no_grad():
+    x = minidp.to_tensor([1.0], stop_gradient=False)
+    with minidp.no_grad():
+        assert (x * 2).stop_gradient
+        with minidp.enable_grad():
+            assert not (x * 2).stop_gradient
+        assert not minidp.is_grad_enabled()
+
+    @minidp.enable_grad()
+    def doubled(t):
+        return t * 2
+
+    with minidp.no_grad():
+        assert not doubled(x).stop_gradient
     assert minidp.is_grad_enabled()
 
 
