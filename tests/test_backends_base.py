@@ -1,4 +1,5 @@
-"""AVG: exact division for floating types (bfloat16 too), truncation toward zero for integers.
+"""The process-group base (``minidp/distributed/backends/base.py``): AVG, exact division for
+floating types (bfloat16 too), truncation toward zero for integers.
 
 Paddle's AVG is NCCL's ``ncclAvg``, which for integer types sums and then divides with C
 semantics (the quotient is truncated toward zero: -7 / 2 == -3, where floor division gives -4).
@@ -9,7 +10,6 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from minidp.backend import is_floating
 from minidp.distributed.backends.base import divide_by_size
 
 
@@ -26,10 +26,3 @@ def test_floating_average_divides_exactly(dtype):
     divide_by_size(sums, 2)
     assert sums.dtype == np.dtype(dtype)
     assert sums.astype(np.float64).tolist() == [1.75, -3.5, 2.5, -0.5]
-
-
-def test_floating_types_are_told_apart_from_integers_and_other_void_types():
-    assert all(is_floating(np.dtype(t)) for t in ["float16", "float32", "float64",
-                                                  ml_dtypes.bfloat16])
-    assert not any(is_floating(np.dtype(t)) for t in ["int8", "uint8", "int64", "bool", "V2",
-                                                      "complex64", ml_dtypes.int4])
