@@ -217,6 +217,12 @@ def test_backward_on_tensor_without_gradient_does_nothing_as_in_paddle():
     assert x.grad is None and loss.grad is None
 
 
+def test_backward_without_gradient_is_a_no_op():
+    x = minidp.ones([2])
+    assert (x * 2).sum().backward() is None
+    assert x.grad is None
+
+
 def test_grad_tensor_shape_is_checked():
     x = leaf([1.0, 2.0])
     with pytest.raises(ValueError, match="same shape"):
