@@ -1,5 +1,6 @@
-"""DataLoader(num_workers > 0): worker processes load batches in order, run worker_init_fn, see
-get_worker_info, re-raise their errors naming the worker, time out, and leave no process behind."""
+"""DataLoader(num_workers > 0) (``minidp/io/worker.py``): worker processes load batches in order,
+run worker_init_fn, see get_worker_info, re-raise their errors naming the worker, time out, and
+leave no process behind."""
 import os
 import time
 
