@@ -11,6 +11,12 @@ Then: the examples of Paddle's DataParallel documentation, errors raised on ever
 gradients, mismatched models), ``group=``, world size 1 and the deprecated methods on real
 multi-rank jobs, and single-process unit tests of the bucket layout and launch order (driven
 through a stand-in process group, :class:`MirrorGroup`, so no network is needed).
+
+Last, ``DataParallel.join`` on uneven inputs across ranks: with ``join()``, ranks that train
+different numbers of batches (2 and 3 ranks) must end with the parameters one process reaches
+training, each step, on the union of the batches of the ranks still training
+(``divide_by_initial_world_size=False``), or on that union with the step's gradient scaled by
+contributors / world size (the default, PyTorch's).
 """
 import gc
 import json
@@ -34,6 +40,7 @@ from minidp.distributed.collective import Group
 from minidp.distributed.reducer import assign_buckets
 
 import dp_tasks
+import join_tasks
 from dp_tasks import LinearNet
 
 GLOO = {"PADDLE_DISTRI_BACKEND": "gloo", "PADDLE_PG_TIMEOUT": "30000"}
@@ -955,3 +962,56 @@ def test_debug_log_shows_the_bucket_layout_once_and_bucket_timings_every_step(ca
         assert [f"bucket {b} (" in line for b in range(buckets)] == [True] * buckets
         assert line.count("all-reduce started") == buckets
         assert line.count("before the end of backward") == buckets
+
+
+# ----------------------------------------------------------------------------------------------
+# DataParallel.join: uneven inputs across ranks
+# ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("counts", [join_tasks.UNEVEN, (2, 4, 1), (0, 2)],
+                         ids=lambda counts: "batches" + "-".join(map(str, counts)))
+@pytest.mark.parametrize("divide_by_initial_world_size", [False, True])
+def test_join_matches_training_on_the_union_of_batches(counts, divide_by_initial_world_size):
+    results = run_workers(join_tasks.join_worker, len(counts),
+                          args=(list(counts), divide_by_initial_world_size), env=GLOO)
+    expected = join_tasks.train_reference(counts, divide_by_initial_world_size)
+    other = join_tasks.train_reference(counts, not divide_by_initial_world_size)
+    for rank, result in enumerate(results):
+        assert result.keys() == expected.keys()
+        for name, value in expected.items():
+            np.testing.assert_allclose(result[name], value, rtol=1e-5, atol=1e-6,
+                                       err_msg=f"rank {rank}, {name}")
+    assert any(not np.allclose(expected[n], other[n], atol=1e-4) for n in expected), \
+        "the two divisions should end apart, or the test cannot tell them apart"
+
+
+def test_join_with_no_sync_accumulation():
+    counts = (1, 3, 2)
+    results = run_workers(join_tasks.join_no_sync_worker, len(counts), args=(list(counts), 2),
+                          env=GLOO)
+    expected = join_tasks.train_reference(counts, False, accumulate=2)
+    for rank, result in enumerate(results):
+        for name, value in expected.items():
+            np.testing.assert_allclose(result[name], value, rtol=1e-5, atol=1e-6,
+                                       err_msg=f"rank {rank}, {name}")
+
+
+def test_join_throw_on_early_termination_raises_on_every_rank():
+    messages = run_workers(join_tasks.throw_worker, 2, env=GLOO)
+    for message in messages:
+        assert "1 of 2 ranks ran out of data" in message
+        assert "throw_on_early_termination" in message
+
+
+def test_join_on_one_process_is_a_plain_block():
+    with pytest.warns(UserWarning, match="not initialised"):
+        model = minidp.DataParallel(join_tasks.build_model())
+    optimizer = minidp.optimizer.SGD(learning_rate=0.1, parameters=model.parameters())
+    with model.join():
+        x, y = join_tasks.batch(0, 0)
+        loss = ((model(minidp.to_tensor(x)) - minidp.to_tensor(y)) ** 2).mean()
+        loss.backward()
+        optimizer.step()
+    reference = join_tasks.train_reference([1], divide_by_initial_world_size=False)
+    for name, value in join_tasks.state(model._layers).items():
+        np.testing.assert_allclose(value, reference[name], rtol=1e-6, atol=1e-7)

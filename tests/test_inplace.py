@@ -1,9 +1,11 @@
-"""In-place `_` forms: Paddle's rules for leaves, buffers shared with views, and graphs."""
+"""In-place `_` forms (``minidp/ops/inplace.py``): Paddle's rules for leaves, buffers shared with views,
+and graphs; the forms of the index, scatter and diagonal ops, their gradients, and ``copy_``."""
 import numpy as np
 import pytest
 
 import minidp
 import minidp.nn.functional as F
+from gradcheck import check_grad
 from minidp.ops.inplace import INPLACE_ALIASES, INPLACE_OPS
 
 
@@ -145,3 +147,108 @@ def test_a_graph_result_updated_under_no_grad_keeps_its_node_and_saved_arrays():
     assert not h.stop_gradient and not h.is_leaf
     y.sum().backward()
     np.testing.assert_allclose(w.grad.numpy(), 8 * np.array([1.0, 2.0]))
+
+
+def _arange(*shape):
+    return np.arange(np.prod(shape), dtype="float64").reshape(shape)
+
+
+INPLACE_CASES = [
+    ("tril_", lambda x: x.tril_(), lambda a: np.tril(a)),
+    ("triu_", lambda x: x.triu_(1), lambda a: np.triu(a, 1)),
+    ("t_", lambda x: x.t_(), lambda a: a.T),
+    ("masked_fill_", lambda x: x.masked_fill_(minidp.to_tensor([[True, False, True]] * 2), -1.0),
+     lambda a: np.where([[True, False, True]] * 2, -1.0, a)),
+    ("index_fill_", lambda x: x.index_fill_(minidp.to_tensor([0]), 0, -1.0),
+     lambda a: np.concatenate([np.full((1, 3), -1.0), a[1:]])),
+    ("index_add_", lambda x: x.index_add_(minidp.to_tensor([1]), 0, minidp.ones([1, 3], "float64")),
+     lambda a: a + np.array([[0.0], [1.0]])),
+    ("index_put_", lambda x: x.index_put_((minidp.to_tensor([0]), minidp.to_tensor([2])), minidp.to_tensor(9.0)),
+     lambda a: np.where(np.arange(6).reshape(2, 3) == 2, 9.0, a)),
+    ("scatter_", lambda x: x.scatter_(minidp.to_tensor([1]), minidp.to_tensor([[7.0, 8.0, 9.0]], dtype="float64")),
+     lambda a: np.array([a[0], [7.0, 8.0, 9.0]])),
+    ("scatter_add_", lambda x: x.scatter_add_(0, minidp.to_tensor([[0, 1, 0]]), minidp.ones([1, 3], "float64")),
+     lambda a: a + np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]])),
+    ("put_along_axis_", lambda x: x.put_along_axis_(minidp.to_tensor([[2], [0]]), 5.0, 1),
+     lambda a: np.array([[a[0, 0], a[0, 1], 5.0], [5.0, a[1, 1], a[1, 2]]])),
+    ("masked_scatter_", lambda x: x.masked_scatter_(minidp.to_tensor([[True, False, False]] * 2),
+                                                    minidp.to_tensor([10.0, 20.0], dtype="float64")),
+     lambda a: np.array([[10.0, a[0, 1], a[0, 2]], [20.0, a[1, 1], a[1, 2]]])),
+    ("renorm_", lambda x: x.renorm_(2.0, 0, 1.0), lambda a: a / np.maximum(np.linalg.norm(a, axis=1,
+                                                                                          keepdims=True), 1.0)),
+    ("fill_diagonal_tensor_", lambda x: x.fill_diagonal_tensor_(minidp.to_tensor([7.0, 8.0], dtype="float64")),
+     lambda a: np.where(np.eye(2, 3, dtype=bool), np.array([[7.0], [8.0]]), a)),
+]
+
+
+@pytest.mark.parametrize("name, update, expected", INPLACE_CASES, ids=[c[0] for c in INPLACE_CASES])
+def test_inplace_forms_update_the_tensor(name, update, expected):
+    values = _arange(2, 3) + 1.0
+    x = minidp.to_tensor(values)
+    out = update(x)
+    assert out is x
+    np.testing.assert_allclose(x.numpy(), expected(values), rtol=1e-6)  # renorm divides by norm + 1e-7
+
+
+def test_inplace_forms_are_top_level_functions_too():
+    for name in ("baddbmm_", "index_add_", "index_fill_", "index_put_", "masked_fill_", "masked_scatter_",
+                 "renorm_", "scatter_", "scatter_add_", "t_", "tril_", "triu_", "where_"):
+        assert getattr(minidp, name) is getattr(minidp.Tensor, name), name
+    x = minidp.to_tensor(_arange(2, 2))
+    assert minidp.tril_(x) is x
+    np.testing.assert_array_equal(x.numpy(), [[0.0, 0.0], [2.0, 3.0]])
+
+
+@pytest.mark.parametrize("name, update, expected", INPLACE_CASES, ids=[c[0] for c in INPLACE_CASES])
+def test_inplace_forms_pass_gradients(name, update, expected):
+    check_grad(lambda x: update(x * 1.0), _arange(2, 3) + 1.0)
+
+
+def test_baddbmm_in_place():
+    rng = np.random.default_rng(0)
+    inp, a, b = rng.normal(size=(2, 2, 2)), rng.normal(size=(2, 2, 3)), rng.normal(size=(2, 3, 2))
+    x = minidp.to_tensor(inp)
+    assert minidp.baddbmm_(x, minidp.to_tensor(a), minidp.to_tensor(b), beta=0.5, alpha=2.0) is x
+    np.testing.assert_allclose(x.numpy(), 0.5 * inp + 2.0 * a @ b, rtol=1e-12)
+    check_grad(lambda i, p, q: minidp.baddbmm_(i * 1.0, p, q, 0.5, 2.0), inp, a, b)
+
+
+def test_where_in_place_writes_into_x():
+    cond = minidp.to_tensor([True, False, True])
+    x, y = minidp.to_tensor([1.0, 2.0, 3.0]), minidp.to_tensor([9.0, 9.0, 9.0])
+    assert minidp.where_(cond, x, y) is x
+    np.testing.assert_allclose(x.numpy(), [1.0, 9.0, 3.0])
+    assert minidp.Tensor.where_(cond, x, 0.0) is x
+    check_grad(lambda a, b: minidp.where_(cond, a * 1.0, b), np.array([1.0, 2.0, 3.0]), np.array([4.0, 5.0, 6.0]))
+
+
+def test_fill_diagonal_in_place_matches_paddle():
+    x = minidp.zeros([3, 3])
+    assert x.fill_diagonal_(5, offset=1) is x
+    np.testing.assert_array_equal(x.numpy(), [[0, 5, 0], [0, 0, 5], [0, 0, 0]])
+    np.testing.assert_array_equal(minidp.zeros([5, 2]).fill_diagonal_(5, wrap=True).numpy(),
+                                  [[5, 0], [0, 5], [0, 0], [5, 0], [0, 5]])
+    np.testing.assert_array_equal(minidp.zeros([3, 4]).fill_diagonal_(3, offset=-1).numpy(),
+                                  [[0, 0, 0, 0], [3, 0, 0, 0], [0, 3, 0, 0]])
+    np.testing.assert_array_equal(minidp.zeros([2, 2, 2]).fill_diagonal_(3).numpy(),
+                                  [[[3, 0], [0, 0]], [[0, 0], [0, 3]]])
+    with pytest.raises(ValueError, match="equal sides"):
+        minidp.zeros([2, 3, 2]).fill_diagonal_(1)
+    check_grad(lambda a: (a * 1.0).fill_diagonal_(2.0, offset=1), _arange(3, 4))
+
+
+def test_copy_in_place_broadcasts_casts_and_passes_gradient():
+    x = minidp.zeros([2, 2])
+    assert x.copy_(minidp.to_tensor([5, 6])) is x
+    np.testing.assert_array_equal(x.numpy(), [[5.0, 6.0], [5.0, 6.0]])
+    assert x.dtype == np.float32
+    check_grad(lambda dst, src: (dst * 1.0).copy_(src) * dst, _arange(2, 2), np.array([1.0, 2.0]))
+    with pytest.raises(TypeError, match="src must be a Tensor"):
+        x.copy_([1.0, 2.0])
+
+
+def test_inplace_form_refuses_a_leaf_that_needs_a_gradient():
+    x = minidp.ones([2, 2])
+    x.stop_gradient = False
+    with pytest.raises(ValueError, match="leaf tensor"):
+        x.tril_()

@@ -1,4 +1,5 @@
-"""python -m minidp.distributed.launch: rank environments, logs, failures, signals, nodes."""
+"""python -m minidp.distributed.launch: rank environments, logs, failures, signals, nodes;
+blaming the rank that failed first, and a failure on one node stopping every node."""
 import logging
 import os
 import pty
@@ -260,3 +261,79 @@ def test_progress_updates_stay_out_of_the_log_file(job_token, tmp_path):
     assert (tmp_path / "default.workerlog.0").read_text() == "step 2/2\ndone 0\n"
     assert (tmp_path / "default.workerlog.1").read_text() == (
         "line 1 of rank 1\nline 2 of rank 1\ndone 1\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# Blaming the rank that failed first; a failure on one node stops every node
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.timeout(60)
+def test_the_rank_that_failed_first_is_blamed_even_when_it_exits_last(job_token, tmp_path):
+    # Rank 1 raises, closes its connections, and exits 1.5 s later: ranks 0 and 2 lose their
+    # connections to it and exit first. The launcher must still name rank 1.
+    started = time.monotonic()
+    result = jobs.finish(jobs.start([*LAUNCH, "--nproc_per_node", "3", "--log_dir", str(tmp_path),
+                                     str(jobs.RANK_TASKS), "--fail-rank", "1", "--linger", "1.5"],
+                                    job_token), timeout=45)
+    assert result.returncode == 1, result.stderr
+    assert "rank 1 (pid" in result.stderr and "exited with code 1" in result.stderr
+    assert "last lines of rank 1" in result.stderr
+    assert "ValueError: rank 1 fails on purpose" in result.stderr
+    assert "failed after it, most likely because they lost their connections to it" in \
+        result.stderr
+    assert time.monotonic() - started < 30
+    assert jobs.wait_until_gone(job_token) == []
+
+
+def two_nodes(token, node0_args, node1_args, master_port):
+    master = f"127.0.0.1:{master_port}"
+    return [jobs.start([*LAUNCH, "--nnodes", "2", "--node_rank", str(node), "--master", master,
+                        "--nproc_per_node", "1", str(jobs.RANK_TASKS), *node_args], token,
+                       MINIDP_JOB_SECRET=token)
+            for node, node_args in ((1, node1_args), (0, node0_args))]
+
+
+@pytest.mark.timeout(60)
+def test_a_failing_node_stops_the_other_nodes(job_token):
+    with PortReservation("127.0.0.1", 1) as master:
+        node1, node0 = two_nodes(job_token, ["--exit-code", "3"], ["--sleep", "120"],
+                                 master.ports[0])
+        started = time.monotonic()
+        result0, result1 = jobs.finish(node0, timeout=30), jobs.finish(node1, timeout=30)
+    assert result0.returncode == 3, result0.stderr
+    assert result1.returncode == 1, result1.stderr
+    assert "the job failed on node 0: rank 0" in result1.stderr
+    assert "exited with code 3" in result1.stderr
+    assert time.monotonic() - started < 20
+    assert jobs.wait_until_gone(job_token) == []
+
+
+@pytest.mark.timeout(60)
+def test_a_vanished_node0_launcher_stops_the_other_nodes(job_token):
+    with PortReservation("127.0.0.1", 1) as master:
+        node1, node0 = two_nodes(job_token, ["--sleep", "120"], ["--sleep", "120"],
+                                 master.ports[0])
+        try:
+            ready = [node.stdout.readline() for node in (node0, node1)]
+            assert all("ready" in line for line in ready), ready
+            node0.send_signal(signal.SIGKILL)
+            result1 = jobs.finish(node1, timeout=30)
+        finally:
+            node0.kill()
+            node0.communicate()
+    assert result1.returncode == 1, result1.stderr
+    assert "lost contact with node 0's launcher" in result1.stderr
+    assert jobs.wait_until_gone(job_token) == []
+
+
+@pytest.mark.timeout(60)
+def test_the_rank_blamed_by_the_records_is_blamed_whatever_the_error_text(job_token):
+    # Ranks 0 and 2 fail first, with an MPI-style message no regex of the old launcher knew,
+    # but their failure records blame rank 1, which fails 0.5 s later.
+    result = jobs.finish(jobs.start([*LAUNCH, "--nproc_per_node", "3", str(jobs.RANK_TASKS),
+                                     "--blame", "1"], job_token), timeout=45)
+    assert result.returncode == 1, result.stderr
+    assert "rank 1 (pid" in result.stderr and "exited with code 1" in result.stderr
+    assert "last lines of rank 1" in result.stderr
+    assert "rank(s) 0, 2 failed after it" in result.stderr
+    assert jobs.wait_until_gone(job_token) == []

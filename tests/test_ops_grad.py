@@ -1,6 +1,13 @@
-"""Every differentiable op against finite differences, in float64, over assorted shapes."""
+"""Every differentiable op against finite differences, in float64, over assorted shapes.
+
+The fixed cases name the shapes someone thought of; the last tests let hypothesis draw others
+(broadcasting pairs, size-1 axes, reduction axes; kept small, so finite differences stay cheap).
+"""
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 import minidp
 from gradcheck import check_grad
@@ -159,3 +166,38 @@ def test_pylayer_single_and_multi_output():
     check_grad(lambda x: Tanh.apply(x) * 2, r(3, 2))
     check_grad(lambda x: CubeAndSquare.apply(x)[0] + CubeAndSquare.apply(x)[1] * 2, r(4))
     check_grad(lambda x: CubeAndSquare.apply(x)[1], r(4))
+
+
+# --- randomly drawn shapes ---------------------------------------------------------------------
+
+SETTINGS = settings(max_examples=25, deadline=None, derandomize=True)
+BINARY_OPS = [minidp.add, minidp.subtract, minidp.multiply, minidp.divide, minidp.maximum, minidp.minimum,
+              minidp.logaddexp, minidp.hypot, minidp.fmax, minidp.fmin, minidp.atan2]
+NEEDS_NONZERO_Y = (minidp.divide, minidp.atan2)
+
+
+def values(shape, seed, avoid_zero=False):
+    v = np.random.default_rng(seed).uniform(-2.0, 2.0, shape)
+    if avoid_zero:
+        v = np.where(np.abs(v) < 0.3, 0.3 + np.abs(v), v)
+    return v
+
+
+@SETTINGS
+@given(shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=3),
+       op=st.sampled_from(BINARY_OPS), seed=st.integers(0, 2**16))
+def test_broadcasting_binary_ops(shapes, op, seed):
+    x_shape, y_shape = shapes.input_shapes
+    check_grad(op, values(x_shape, seed), values(y_shape, seed + 1, avoid_zero=op in NEEDS_NONZERO_Y))
+
+
+@SETTINGS
+@given(shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=3), data=st.data(),
+       op=st.sampled_from([minidp.sum, minidp.mean, minidp.max, minidp.logsumexp, minidp.prod, minidp.amin,
+                           minidp.nansum]),
+       keepdim=st.booleans(), seed=st.integers(0, 2**16))
+def test_reductions_over_drawn_axes(shape, data, op, keepdim, seed):
+    axes = data.draw(st.lists(st.integers(-len(shape), len(shape) - 1), min_size=1, max_size=len(shape),
+                              unique_by=lambda a: a % len(shape)))
+    axis = axes[0] if len(axes) == 1 else axes
+    check_grad(lambda x: op(x, axis=axis, keepdim=keepdim), values(shape, seed))

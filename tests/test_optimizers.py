@@ -770,3 +770,64 @@ def test_lbfgs_needs_a_closure_and_checks_its_options():
         optim.LBFGS(line_search_fn="backtracking", parameters=[p])
     with pytest.raises(ValueError, match="history_size must be a positive int"):
         optim.LBFGS(history_size=0, parameters=[p])
+
+
+# ---------------------------------------------------------------------------------------------
+# Paddle's call forms: minimize, backward and apply_gradients, zero_grad
+# ---------------------------------------------------------------------------------------------
+
+def model_and_optimizer():
+    minidp.seed(0)
+    layer = minidp.nn.Linear(2, 1)
+    return layer, minidp.optimizer.SGD(0.1, parameters=layer.parameters())
+
+
+def test_minimize_applies_the_gradients_backward_left_and_returns_paddles_pair():
+    layer, opt = model_and_optimizer()
+    loss = layer(minidp.ones([1, 2])).sum()
+    assert opt.minimize(loss) == ([], [])  # no backward yet: nothing to apply, as in Paddle
+    before = [p.numpy().copy() for p in layer.parameters()]
+    loss.backward()
+    ops, params_grads = opt.minimize(loss)
+    assert ops == []
+    assert [p is q for (p, _), q in zip(params_grads, layer.parameters())] == [True, True]
+    np.testing.assert_allclose(params_grads[0][1].numpy(), [[1.0], [1.0]])
+    for param, start in zip(layer.parameters(), before):
+        np.testing.assert_allclose(param.numpy(), start - 0.1, rtol=1e-6)
+
+
+def test_minimize_updates_only_the_given_parameters():
+    layer, opt = model_and_optimizer()
+    layer(minidp.ones([1, 2])).sum().backward()
+    bias = layer.bias.numpy().copy()
+    _, params_grads = opt.minimize(layer.weight, parameters=[layer.weight])
+    assert [p is layer.weight for p, _ in params_grads] == [True]
+    np.testing.assert_array_equal(layer.bias.numpy(), bias)
+    with pytest.raises(TypeError, match="parameters must be Tensors"):
+        opt.minimize(layer.weight, parameters=[layer.weight.name])
+    with pytest.raises(TypeError, match="loss must be a Tensor"):
+        opt.minimize(1.0)
+
+
+def test_backward_and_apply_gradients_split_minimize_as_in_paddle():
+    layer, opt = model_and_optimizer()
+    layer(minidp.ones([1, 2])).sum().backward()
+    params_grads = opt.backward(layer.weight)
+    assert [p is q for (p, _), q in zip(params_grads, layer.parameters())] == [True, True]
+    weight = layer.weight.numpy().copy()
+    halved = [(param, grad * 0.5) for param, grad in params_grads]
+    assert opt.apply_gradients(halved) == []
+    np_weight = layer.weight.numpy()
+    np.testing.assert_allclose(np_weight, weight - 0.1 * 0.5, rtol=1e-6)
+    stranger = minidp.nn.Linear(1, 1).weight
+    with pytest.raises(ValueError, match="not one of this optimizer's parameters"):
+        opt.apply_gradients([(stranger, stranger)])
+
+
+@pytest.mark.parametrize("set_to_none, expected", [(True, None), (False, [[0.0], [0.0]])])
+def test_zero_grad_is_clear_grad_with_pytorchs_flag(set_to_none, expected):
+    layer, opt = model_and_optimizer()
+    layer(minidp.ones([1, 2])).sum().backward()
+    opt.zero_grad(set_to_none=set_to_none)
+    grad = layer.weight.grad
+    assert (grad is None) if expected is None else grad.numpy().tolist() == expected

@@ -1,8 +1,11 @@
-"""minidp.distributed.spawn: option checks, rank environments, results, failures, clean-up."""
+"""minidp.distributed.spawn: option checks, rank environments, results, failures, clean-up;
+ranks never joined do not hang the parent's exit, unnamed signals are named, and the rank that
+the failure records blame is the one reported."""
 import os
 import signal
 import subprocess
 import sys
+import time
 
 import numpy
 import psutil
@@ -221,3 +224,49 @@ def test_spawn_inside_a_launched_job_runs_as_that_rank(monkeypatch, caplog):
     assert "already is rank 1 of a job of 2" in caplog.text
     with pytest.raises(ValueError, match="does not support the option"):
         spawn(divmod, args=(7, 2), nprocs=2, unknown=1)
+
+NEVER_JOINED = f"""
+import sys
+sys.path.insert(0, {str(jobs.SCRIPTS)!r})
+import rank_tasks
+from minidp.distributed.spawn import spawn
+if __name__ == "__main__":
+    context = spawn(rank_tasks.large_array, args=(20,), nprocs=2, join=False)
+    print("exiting without join", flush=True)
+"""
+
+
+@pytest.mark.timeout(60)
+def test_exiting_without_join_drains_large_results_instead_of_hanging(job_token, tmp_path):
+    script = tmp_path / "never_joined.py"
+    script.write_text(NEVER_JOINED)
+    started = time.monotonic()
+    parent = jobs.start([sys.executable, str(script)], job_token)
+    try:
+        out, err = parent.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        parent.kill()
+        parent.communicate()
+        pytest.fail("the parent hung at exit: its ranks were blocked sending their results")
+    assert parent.returncode == 0, err
+    assert "exiting without join" in out
+    assert time.monotonic() - started < 30
+    assert jobs.wait_until_gone(job_token) == []
+
+
+@pytest.mark.timeout(30)
+def test_a_rank_killed_by_a_signal_without_a_name_is_reported():
+    signum = signal.SIGRTMIN + 3  # no name in signal.Signals; its default action terminates
+    context = spawn(rank_tasks.kill_rank, args=(1, signum), nprocs=2, join=False)
+    with pytest.raises(RankFailedError, match=f"rank 1 .* was killed by signal {signum} "):
+        context.join()
+    assert context.processes[1].exitcode == -signum
+
+
+@pytest.mark.timeout(60)
+def test_spawn_blames_the_rank_the_records_blame():
+    context = spawn(rank_tasks.blame, args=(0, 0.5), nprocs=2, join=False)
+    with pytest.raises(RankFailedError, match="ValueError: rank 0 fails on purpose") as caught:
+        context.join()
+    assert caught.value.rank == 0
+    assert "Ranks 1 failed too" in str(caught.value)

@@ -1,4 +1,5 @@
-"""What each rank runs in tests/test_join.py: training on uneven inputs with and without join.
+"""What each rank runs in the join tests of tests/test_data_parallel.py and the stall-warning test
+of tests/test_backends_base.py: training on uneven inputs with and without join.
 
 Rank ``r`` trains on ``counts[r]`` batches; batch ``s`` of rank ``r`` is drawn from a generator
 seeded with ``(s, r)``, so the single-process reference can rebuild the union of the batches of

@@ -1,11 +1,12 @@
-"""``minidp.grad`` (Paddle's ``paddle.grad``) and ``enable_grad``: gradients returned, not accumulated."""
+"""``minidp.grad`` (Paddle's ``paddle.grad``, ``minidp/autograd/gradients.py``): gradients returned,
+not accumulated."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 import minidp
-from tests.gradcheck import numeric_grad
+from gradcheck import numeric_grad
 
 
 def test_grad_returns_gradients_and_leaves_dot_grad_alone():
@@ -93,20 +94,3 @@ def test_create_graph_is_refused_with_a_clear_message():
         minidp.grad(x * x, x, create_graph=True)
     with pytest.raises(TypeError, match="Tensors"):
         minidp.grad(x * x, [1.0])
-
-
-def test_enable_grad_inside_no_grad():
-    x = minidp.to_tensor([1.0], stop_gradient=False)
-    with minidp.no_grad():
-        assert (x * 2).stop_gradient
-        with minidp.enable_grad():
-            assert not (x * 2).stop_gradient
-        assert not minidp.is_grad_enabled()
-
-    @minidp.enable_grad()
-    def doubled(t):
-        return t * 2
-
-    with minidp.no_grad():
-        assert not doubled(x).stop_gradient
-    assert minidp.is_grad_enabled()
