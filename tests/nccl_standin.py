@@ -11,8 +11,9 @@ Ranks are threads. :class:`StandinRuntime` offers the methods of the backend's r
   meets the other ranks' matching calls in a shared :class:`Clique`.
 
 Where it matters, the stand-in behaves as NCCL and CUDA do, so that CI proves what it claims:
-a call that fails leaves its stream stuck until the communicator is aborted; ``send`` blocks until the peer posts ``recv`` (two ranks that both send first deadlock, and the
-backend's timeout must catch it); ``abort`` is local (the peers learn of it only through their own
+a call that fails leaves its stream stuck until the communicator is aborted; ``send`` blocks
+until the peer posts ``recv`` (two ranks that both send first deadlock, and the backend's
+timeout must catch it); ``abort`` is local (the peers learn of it only through their own
 timeouts); bfloat16 is a datatype and ``ncclAvg`` an op; calls into one communicator from two
 threads at once are recorded as ``overlaps``; and ``inject_cuda_error`` makes event queries fail
 as a sticky CUDA error (an illegal address in a kernel) does.
