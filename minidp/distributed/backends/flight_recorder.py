@@ -19,7 +19,9 @@ watchdog thread waits on that key in the store and publishes the record when it 
 whatever the peer's main thread is doing -- computing, blocked on I/O, or sleeping -- so even a
 rank stuck outside every collective can be named. The recorder is therefore used from two
 threads: the issuing one adds collectives, the watchdog reads the record (under a lock). Each
-thread talks to the store through its own client, which ``publish`` and ``report`` take.
+thread talks to the store through its own client, which ``publish`` and ``report`` take. A
+peer's record, as read, is the latest it published: on request, at its own failure, or at
+shutdown.
 
 Collectives are numbered in issue order, from 1. Sends and receives involve two ranks only and
 are not recorded.
