@@ -895,6 +895,24 @@ def test_work_nobody_waits_on_is_failed_by_the_watchdog_at_the_group_timeout(job
         groups[0].all_reduce(device_array([1.0]))
 
 
+def test_a_group_without_a_store_fails_work_nobody_waits_on_too():
+    world = World()
+    runtimes = [StandinRuntime(world) for _ in range(2)]
+    groups = [nccl.NcclProcessGroup(bytes(128), rank, 2, runtime=runtimes[rank], name="storeless",
+                                    timeout=0.5) for rank in range(2)]
+    try:
+        connect(groups)
+        work = groups[0].all_reduce(device_array([1.0]), sync_op=False)  # rank 1 never joins
+        assert work._done.wait(30), "the watchdog, sleeping on its stop flag, fails the work"
+        with pytest.raises(RuntimeError, match="group 'storeless' at rank 0: timed out"):
+            work.wait()
+        in_threads(groups, lambda g: g.shutdown())
+        assert not any(group._watchdog._thread.is_alive() for group in groups)
+    finally:
+        for runtime in runtimes:
+            runtime.stop()
+
+
 def test_shutdown_stops_the_watchdogs_and_closes_their_store_connections(job_of):
     before = set(threading.enumerate())
     job = job_of(2)
