@@ -44,15 +44,21 @@ class Job:
         self.master = TCPStore("127.0.0.1", 0, is_master=True, timeout=10)
         self.stores = [TCPStore("127.0.0.1", self.master.port, timeout=10) for _ in range(size)]
         self.runtimes = [StandinRuntime(self.world, tuple_ids) for _ in range(size)]
+        self.built = []
 
     def groups(self, ranks=None, timeout: float = 10.0, name: str = "default"):
         members = tuple(range(self.size)) if ranks is None else tuple(ranks)
-        return [nccl.create_process_group(
+        groups = [nccl.create_process_group(
             GroupSpec(name=name, global_ranks=members, global_rank=rank, timeout=timeout,
                       store=self.stores[rank]), runtime=self.runtimes[rank])
             for rank in range(self.size)]
+        self.built += [group for group in groups if group is not None]
+        return groups
 
     def close(self) -> None:
+        for group in self.built:  # the watchdogs of groups a test left running
+            if group._watchdog is not None:
+                group._watchdog.stop()
         for runtime in self.runtimes:
             runtime.stop()
         for store in self.stores:
@@ -196,6 +202,10 @@ def test_id_travels_over_mpi_bcast_when_there_is_no_store(members):
         total = sum(range(1, len(members) + 1))
         assert in_threads(member_groups, _all_reduce_rank) == [float(total)] * len(members)
         assert len({runtimes[r].communicators[0].unique_id for r in members}) == 1
+        watchdogs = [group._watchdog for group in member_groups]
+        assert all(watchdog.store is None for watchdog in watchdogs), "no store to watch"
+        in_threads(member_groups, lambda g: g.shutdown())
+        assert not any(watchdog._thread.is_alive() for watchdog in watchdogs)
     finally:
         for runtime in runtimes:
             runtime.stop()
@@ -459,18 +469,17 @@ def test_operations_are_issued_on_the_group_device_whatever_device_is_current(jo
 
 def test_timeout_aborts_the_communicator_and_names_rank_and_operation(job_of):
     job = job_of(2)
-    groups = job.groups(timeout=0.5)
+    groups = job.groups(timeout=30)
     connect(groups)
-    started = time.monotonic()
     earlier = groups[0].all_reduce(device_array([2.0]), sync_op=False)  # rank 1 never joins
     with pytest.raises(RuntimeError) as caught:
-        groups[0].broadcast(device_array([1.0]), 0)
-    assert time.monotonic() - started < 5
+        groups[0].barrier(timeout=0.5)  # times out long before ``earlier``
     message = str(caught.value)
-    assert "nccl broadcast on group 'default' at rank 0" in message
+    assert "nccl barrier on group 'default' at rank 0" in message
     assert "timed out" in message and "aborted" in message
-    assert "rank 0's last collective: broadcast float64[1] from rank 0 (#3)" in message
-    assert "rank 1 published no record within 2 s" in message
+    # rank 1 issued nothing more, but its watchdog published its record
+    assert "rank 1 is behind (its last: all_reduce SUM float32[1] (#1))" in message
+    assert "rank 0 at #3, rank 1 at #1" in message
     assert job.runtimes[0].communicators[0].aborted
     assert ("abort",) in job.runtimes[0].calls
     with pytest.raises(RuntimeError, match="all_reduce .* unusable after an earlier failure"):
@@ -824,3 +833,99 @@ def test_a_timeout_keeps_its_message_when_the_store_is_gone(job_of):
     with pytest.raises(RuntimeError, match="timed out .* Flight records unavailable"):
         groups[0].all_reduce(device_array([1.0]))  # rank 1 never joins
     groups[0].shutdown()  # publishing fails too, and is only logged
+
+
+# --- the watchdog: records on request, and the timeout of work nobody waits on -------------------
+
+def test_a_rank_stuck_outside_every_collective_is_named_through_its_watchdog(job_of):
+    job = job_of(2)
+    groups = job.groups(timeout=0.5)
+    connect(groups)  # collective #1
+    released = threading.Event()
+
+    def body(group):
+        if group.rank == 0:
+            released.wait(30)  # the main thread is busy elsewhere: it never issues #2
+            return None
+        try:
+            group.all_reduce(device_array([1.0]))  # #2
+        except RuntimeError as error:
+            return str(error)
+        finally:
+            released.set()
+        return "no error"
+
+    message = in_threads(groups, body)[1]
+    assert "nccl all_reduce on group 'default' at rank 1: timed out" in message
+    assert "rank 0 is behind (its last: all_reduce SUM float32[1] (#1))" in message
+    assert "rank 0 at #1, rank 1 at #2" in message
+    assert "published no record" not in message
+
+
+def test_a_peer_whose_watchdog_is_gone_is_reported_as_silent(job_of):
+    job = job_of(2)
+    groups = job.groups(timeout=0.5)
+    connect(groups)
+    groups[1]._watchdog.stop()  # as if rank 1's process had died: nothing answers for it
+    with pytest.raises(RuntimeError) as caught:
+        groups[0].broadcast(device_array([1.0]), 0)
+    message = str(caught.value)
+    assert "nccl broadcast on group 'default' at rank 0: timed out" in message
+    assert "rank 0's last collective: broadcast float64[1] from rank 0 (#2)" in message
+    assert "rank 1 published no record within 2 s (no watchdog answered" in message
+
+
+def test_work_nobody_waits_on_is_failed_by_the_watchdog_at_the_group_timeout(job_of, caplog):
+    job = job_of(2)
+    groups = job.groups(timeout=0.5, name="unwaited")
+    connect(groups)
+    work = groups[0].all_reduce(device_array([1.0]), sync_op=False)  # rank 1 never joins
+    assert work._done.wait(30), "the watchdog fails the work though nobody waits on it"
+    assert job.runtimes[0].communicators[0].aborted
+    errors = [record for record in caplog.records if record.levelname == "ERROR"
+              and "group 'unwaited'" in record.getMessage()]
+    assert [record.threadName for record in errors] == ["minidp-nccl-watchdog-unwaited-0"]
+    logged = errors[0].getMessage()
+    assert logged.startswith("nccl all_reduce on group 'unwaited' at rank 0: timed out")
+    assert "rank 1 is behind (its last: all_reduce SUM float32[1] (#1))" in logged
+    with pytest.raises(RuntimeError) as caught:
+        work.wait()
+    assert str(caught.value) == logged
+    with pytest.raises(RuntimeError, match="unusable after an earlier failure"):
+        groups[0].all_reduce(device_array([1.0]))
+
+
+def test_a_group_without_a_store_fails_work_nobody_waits_on_too():
+    world = World()
+    runtimes = [StandinRuntime(world) for _ in range(2)]
+    groups = [nccl.NcclProcessGroup(bytes(128), rank, 2, runtime=runtimes[rank], name="storeless",
+                                    timeout=0.5) for rank in range(2)]
+    try:
+        connect(groups)
+        work = groups[0].all_reduce(device_array([1.0]), sync_op=False)  # rank 1 never joins
+        assert work._done.wait(30), "the watchdog, sleeping on its stop flag, fails the work"
+        with pytest.raises(RuntimeError, match="group 'storeless' at rank 0: timed out"):
+            work.wait()
+        in_threads(groups, lambda g: g.shutdown())
+        assert not any(group._watchdog._thread.is_alive() for group in groups)
+    finally:
+        for runtime in runtimes:
+            runtime.stop()
+
+
+def test_shutdown_stops_the_watchdogs_and_closes_their_store_connections(job_of):
+    before = set(threading.enumerate())
+    job = job_of(2)
+    groups = job.groups()
+    clients = 1 + job.size  # the master's own connection and one per rank
+    connect(groups)
+    watchdogs = [thread for thread in set(threading.enumerate()) - before
+                 if thread.name.startswith("minidp-nccl-watchdog")]
+    assert sorted(thread.name for thread in watchdogs) == [
+        "minidp-nccl-watchdog-default-0", "minidp-nccl-watchdog-default-1"]
+    in_threads(groups, lambda g: g.shutdown())
+    assert not any(thread.is_alive() for thread in watchdogs)
+    assert not [thread for thread in set(threading.enumerate()) - before
+                if thread.name.startswith("minidp-nccl-watchdog")]
+    job.master._server.wait_for_clients(clients, 30)
+    assert len(job.master._server._clients) == clients

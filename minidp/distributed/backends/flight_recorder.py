@@ -9,9 +9,19 @@ through the job's store only rarely:
 
 - every ``MINIDP_NCCL_CHECK_EVERY`` collectives (:func:`check_every`, default 1000, 0 = never),
   before issuing, the ranks compare that collective's fingerprint (:meth:`FlightRecorder.check`);
-- when an operation times out or NCCL reports an error, the rank publishes its record and reads
-  its peers' (a bounded wait), so the error names the first collective on which two ranks
-  differ or, when the records agree, the rank that is behind (:meth:`FlightRecorder.report`).
+- when an operation times out or NCCL reports an error, the rank publishes its record, asks
+  its peers for theirs and reads them (a bounded wait), so the error names the first collective
+  on which two ranks differ or, when the records agree, the rank that is behind
+  (:meth:`FlightRecorder.report`).
+
+A peer is asked through its request key (:meth:`FlightRecorder.request_key`): the nccl group's
+watchdog thread waits on that key in the store and publishes the record when it appears,
+whatever the peer's main thread is doing -- computing, blocked on I/O, or sleeping -- so even a
+rank stuck outside every collective can be named. The recorder is therefore used from two
+threads: the issuing one adds collectives, the watchdog reads the record (under a lock). Each
+thread talks to the store through its own client, which ``publish`` and ``report`` take. A
+peer's record, as read, is the latest it published: on request, at its own failure, or at
+shutdown.
 
 Collectives are numbered in issue order, from 1. Sends and receives involve two ranks only and
 are not recorded.
@@ -20,6 +30,7 @@ from __future__ import annotations
 
 import collections
 import os
+import threading
 import time
 from typing import Any, Callable, Deque, Dict, List, Optional, Sequence, Tuple
 
@@ -67,6 +78,7 @@ class FlightRecorder:
         self._describe_rank = describe_rank
         # (number, collective): fingerprints are made only when compared, off the hot path
         self._calls: Deque[Tuple[int, Collective]] = collections.deque(maxlen=RECORD_LENGTH)
+        self._lock = threading.Lock()  # the watchdog thread reads what the issuing thread adds
         self.issued = 0
 
     def add(self, call: Collective) -> Optional[Fingerprint]:
@@ -74,16 +86,20 @@ class FlightRecorder:
         collective (every ``every``-th), else None. Sends and receives are not recorded."""
         if call.op in ("send", "recv"):
             return None
-        self.issued += 1
-        self._calls.append((self.issued, call))
-        if self.every > 0 and self.issued % self.every == 0:
-            return Fingerprint.of(call, self.issued)
+        with self._lock:
+            self.issued += 1
+            seq = self.issued
+            self._calls.append((seq, call))
+        if self.every > 0 and seq % self.every == 0:
+            return Fingerprint.of(call, seq)
         return None
 
     @property
     def record(self) -> List[Fingerprint]:
         """The fingerprints of the last :data:`RECORD_LENGTH` collectives, oldest first."""
-        return [Fingerprint.of(call, seq) for seq, call in self._calls]
+        with self._lock:
+            calls = list(self._calls)
+        return [Fingerprint.of(call, seq) for seq, call in calls]
 
     @property
     def can_report(self) -> bool:
@@ -112,29 +128,41 @@ class FlightRecorder:
                 raise RuntimeError(f"{who}: " + different_operations(
                     {self.rank: fingerprint, rank: theirs}, self._describe_rank))
 
-    def publish(self) -> None:
-        """Put this rank's record in the store, for a failing peer to read."""
-        self._store.set(f"{self._prefix}/flight/{self.rank}",
-                        b"".join(fingerprint.encode() for fingerprint in self.record))
+    def request_key(self, rank: int) -> str:
+        """The key a failing peer sets to ask ``rank``'s watchdog for its record."""
+        return f"{self._prefix}/dump/{rank}"
 
-    def report(self, wait: float = REPORT_WAIT) -> str:
-        """Publish this rank's record, read the peers' (waiting up to ``wait`` seconds) and say
-        what they show: the first collective on which two ranks differ, or who is behind."""
-        self.publish()
+    def publish(self, store: Any = None) -> None:
+        """Put this rank's record in the store, for a failing peer to read; ``store`` is the
+        calling thread's client (default: the group's)."""
+        (self._store if store is None else store).set(
+            f"{self._prefix}/flight/{self.rank}",
+            b"".join(fingerprint.encode() for fingerprint in self.record))
+
+    def report(self, store: Any = None, wait: float = REPORT_WAIT) -> str:
+        """Publish this rank's record, ask the peers' watchdogs for theirs, read them (waiting
+        up to ``wait`` seconds) and say what they show: the first collective on which two ranks
+        differ, or who is behind. ``store`` is the calling thread's client (default: the
+        group's)."""
+        store = self._store if store is None else store
+        self.publish(store)
+        for rank in range(self.size):
+            if rank != self.rank:
+                store.set(self.request_key(rank), b"")
         deadline = time.monotonic() + wait
         records: Dict[int, List[Fingerprint]] = {}
         silent = []
         for rank in range(self.size):
             try:
-                records[rank] = decode_record(self._store.get(
+                records[rank] = decode_record(store.get(
                     f"{self._prefix}/flight/{rank}",
                     timeout=max(deadline - time.monotonic(), SHORTEST_STORE_WAIT)))
             except RuntimeError:  # the store timed out: this peer has published nothing
                 silent.append(self._describe_rank(rank))
         text = compare_records(records, self._describe_rank)
         if silent:
-            text += (f"; {', '.join(silent)} published no record within {wait:g} s (stuck "
-                     "outside this group's collectives, or not failed yet)")
+            text += (f"; {', '.join(silent)} published no record within {wait:g} s (no "
+                     "watchdog answered: its process may have exited or be frozen)")
         return text
 
 

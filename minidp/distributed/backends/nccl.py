@@ -64,6 +64,26 @@ what the ranks' published records show: the first collective on which two ranks 
 rank that is behind. A rank publishes its record at shutdown too, so a peer that timed out
 waiting for it can say where it stopped.
 
+Watchdog
+--------
+A connected group runs a :class:`Watchdog`: a daemon thread (as in PyTorch's NCCL process
+group) with two jobs that the main thread may be too busy to do -- it may be computing,
+blocked on I/O, sleeping, or never waiting on its work:
+
+- it answers the peers' requests for this rank's flight record: a failing rank sets this rank's
+  request key in the store, and the watchdog, blocked on a bounded store wait for that key,
+  publishes the record at once, so the failing rank can name a peer stuck outside every
+  collective ("rank 0 is behind (its last: ...)");
+- it fails operations that nobody waits on once they pass their deadline, as a waiting thread
+  would: abort, the error with the flight records, an ERROR in the log naming rank and
+  operation. An asynchronous collective that is never waited on cannot hang silently.
+
+Between these it sleeps until the next deadline (at most ``WATCHDOG_PAUSE``), so it costs one
+store round trip per pause and nothing per collective. It talks to the store through its own
+connection, because a store client serves one request at a time and the group's may be held by
+a long wait of the main thread. It stops at shutdown (woken through its request key) and at
+interpreter exit.
+
 Testing without a GPU
 ---------------------
 Every CUDA and NCCL call goes through a runtime object: :class:`CupyRuntime` is the real one;
@@ -73,9 +93,12 @@ over NumPy buffers, so everything in this module but :class:`CupyRuntime` runs i
 """
 from __future__ import annotations
 
+import atexit
 import logging
+import threading
 import time
 import warnings
+import weakref
 from typing import (Any, Callable, ContextManager, List, Optional, Protocol, Sequence, Tuple,
                     Union)
 
@@ -83,6 +106,7 @@ import numpy
 
 from ... import backend as array_backend
 from ..env import mpi_launch
+from ..store import TCPStore
 from .base import Collective, GroupSpec, ProcessGroup, ReduceOp, Work
 from .flight_recorder import FlightRecorder, check_every
 
@@ -111,6 +135,9 @@ CUDA_ERROR_NOT_READY = 600
 # Polling of a pending operation: first pause, longest pause (seconds).
 FIRST_POLL_PAUSE = 20e-6
 LONGEST_POLL_PAUSE = 1e-3
+# The watchdog's longest sleep, and how long shutdown waits for it to end (seconds).
+WATCHDOG_PAUSE = 1.0
+WATCHDOG_STOP_WAIT = 5.0
 
 UniqueId = Union[bytes, bytearray, memoryview, Sequence[int]]
 
@@ -352,10 +379,11 @@ class NcclWork(Work):
     """Handle of one NCCL operation: complete once ``event``, recorded after it, has fired.
 
     Holds the operation's closure (``keepalive``) and ``staging`` until then, so that their
-    memory cannot be reused under NCCL.
+    memory cannot be reused under NCCL. ``_waited`` is True while a thread waits on it: the
+    watchdog then leaves its timeout to that thread.
     """
 
-    __slots__ = ("_group", "_deadline", "_event", "_keepalive", "_staging")
+    __slots__ = ("_group", "_deadline", "_event", "_keepalive", "_staging", "_waited")
 
     def __init__(self, group: "NcclProcessGroup", call: Collective, event: Any,
                  keepalive: Callable[[], Any], staging: Staging) -> None:
@@ -365,6 +393,7 @@ class NcclWork(Work):
         self._event = event
         self._keepalive: Any = keepalive
         self._staging: Optional[Staging] = staging
+        self._waited = False
 
     def is_completed(self) -> bool:
         """True once the operation has finished, successfully or not."""
@@ -383,11 +412,12 @@ class NcclWork(Work):
         return True
 
     def _complete(self) -> None:
-        """The event has fired: deliver staged results and release what was kept alive."""
-        if self._staging is not None:
-            self._staging.copy_back()
+        """The event has fired: deliver staged results and release what was kept alive (once,
+        though a waiter and the watchdog may both see the event fire)."""
+        staging, self._staging = self._staging, None
+        if staging is not None:
+            staging.copy_back()
         self._keepalive = None
-        self._staging = None
         self._finish()
 
 
@@ -415,6 +445,8 @@ class NcclProcessGroup(ProcessGroup):
         self._outstanding: List[NcclWork] = []
         self._recorder = FlightRecorder(rank, size, store, prefix, check_every(),
                                         self.describe_rank)
+        self._watchdog: Optional[Watchdog] = None
+        self._expiry_lock = threading.Lock()  # one thread times an operation out
         logger.info("nccl group '%s' ready (rank %d of %d; communicator at the first "
                     "collective)", name, rank, size)
 
@@ -493,6 +525,7 @@ class NcclProcessGroup(ProcessGroup):
         self._comm = runtime.communicator(self.size, self._unique_id, self.rank)
         self._stream = runtime.new_stream()
         self._barrier_buffer = runtime.empty((1,), numpy.dtype(numpy.uint8))
+        self._watchdog = Watchdog(self)
         logger.info("nccl group '%s' connected on gpu:%d in %.3f s", self.name, self._device,
                     time.monotonic() - started)
 
@@ -517,21 +550,46 @@ class NcclProcessGroup(ProcessGroup):
         only ends this wait."""
         limit = None if timeout is None else time.monotonic() + float(timeout)
         pause = FIRST_POLL_PAUSE
-        while not self._poll(work):
-            now = time.monotonic()
-            if now >= work._deadline:
+        work._waited = True
+        try:
+            while not self._poll(work):
+                now = time.monotonic()
+                if now >= work._deadline:
+                    self._time_out(work)
+                    return
+                if limit is not None and now >= limit:
+                    raise RuntimeError(f"{work._description} did not complete within {timeout} "
+                                       "s; wait longer or check that every rank issued the same "
+                                       "collectives")
+                time.sleep(pause)
+                pause = min(2 * pause, LONGEST_POLL_PAUSE)
+        finally:
+            work._waited = False
+
+    def _time_out(self, work: NcclWork) -> None:
+        """Fail ``work``, past its deadline, and the group with it, unless it finished meanwhile.
+        Its waiter calls this, or the watchdog when nobody waits; the lock makes it happen once."""
+        with self._expiry_lock:
+            if not self._poll(work):
                 self._fail(work, self._with_records(
                     f"{work._description}: timed out (group timeout {self.timeout:g} s) waiting "
                     "for the other ranks; the communicator was aborted. Check that every rank "
                     "issues the same collectives in the same order, or raise the timeout "
                     "(PADDLE_PG_TIMEOUT in ms)"))
-                return
-            if limit is not None and now >= limit:
-                raise RuntimeError(f"{work._description} did not complete within {timeout} s; "
-                                   "wait longer or check that every rank issued the same "
-                                   "collectives")
-            time.sleep(pause)
-            pause = min(2 * pause, LONGEST_POLL_PAUSE)
+
+    def _watch(self, asked: bool, store: Any) -> float:
+        """The watchdog's round: publish the flight record when a peer ``asked`` for it, and
+        time out the operations past their deadline that nobody waits on. Returns the seconds
+        until the next deadline (at most ``WATCHDOG_PAUSE``)."""
+        if asked:
+            self._publish_record(store)
+        for work in list(self._outstanding):
+            if not (work._done.is_set() or work._waited) and time.monotonic() >= work._deadline:
+                self._time_out(work)
+        now = time.monotonic()
+        upcoming = [work._deadline - now for work in list(self._outstanding)
+                    if not work._done.is_set() and work._deadline > now]
+        return min([WATCHDOG_PAUSE, *upcoming])
 
     def _poll(self, work: NcclWork, check_communicator: bool = True) -> bool:
         """True once ``work`` has finished, successfully or not: its event has fired (results
@@ -570,8 +628,10 @@ class NcclProcessGroup(ProcessGroup):
         """The error ``message``, followed, at the group's first failure, by what the ranks'
         flight records show (read from the store with a bounded wait)."""
         if self._failure is None and self._recorder.can_report:
+            watchdog = self._watchdog  # each thread talks to the store on its own connection
+            store = watchdog.store if watchdog is not None and watchdog.is_current() else None
             try:
-                message += f". Flight records: {self._recorder.report()}"
+                message += f". Flight records: {self._recorder.report(store)}"
             except (OSError, RuntimeError) as error:  # the store is gone: keep the first error
                 message += f". Flight records unavailable: {error}"
         return RuntimeError(message)
@@ -603,14 +663,21 @@ class NcclProcessGroup(ProcessGroup):
                 logger.warning("shutting down after a failed operation: %s", error)
                 break
 
+    def _publish_record(self, store: Any = None) -> None:
+        """Publish the flight record through ``store`` (default: the group's client)."""
+        try:
+            self._recorder.publish(store)
+        except (OSError, RuntimeError) as error:  # the store closed first: only less to read
+            logger.warning("nccl group '%s' could not publish its flight record: %s",
+                           self.name, error)
+
     def _close(self) -> None:
-        """Publish the flight record (a failing peer may look for it), destroy the communicator."""
+        """Stop the watchdog, publish the flight record (a failing peer may look for it),
+        destroy the communicator."""
+        if self._watchdog is not None:
+            self._watchdog.stop()
         if self._recorder.can_report:
-            try:
-                self._recorder.publish()
-            except (OSError, RuntimeError) as error:  # the store closed first: only less to read
-                logger.warning("nccl group '%s' could not publish its flight record: %s",
-                               self.name, error)
+            self._publish_record()
         with self._issue_lock:
             comm, self._comm = self._comm, None
             if comm is not None:
@@ -676,6 +743,84 @@ class NcclProcessGroup(ProcessGroup):
             self._comm.recv(self._runtime.pointer(buffer), buffer.size, _datatype(buffer), src,
                             self._stream.ptr)
         return staging
+
+
+class Watchdog:
+    """The background thread of one connected nccl group: see "Watchdog" in the module docstring.
+
+    It runs until the group shuts down or the interpreter exits. ``store`` is its own connection
+    to the group's store (None for a group without a store): a store client holds its lock
+    through a blocking wait, so the watchdog's waits on the group's client would stall the main
+    thread's requests. The connection proves the job secret, as every connection to the store
+    does.
+    """
+
+    def __init__(self, group: NcclProcessGroup) -> None:
+        self._group = group
+        self._stopping = threading.Event()
+        self._group_store = group._store  # wakes the thread at stop
+        self._request_key = ""
+        self.store: Optional[TCPStore] = None
+        if group._store is not None:
+            self._request_key = group._recorder.request_key(group.rank)
+            self.store = TCPStore(group._store.host, group._store.port,
+                                  timeout=group._store.timeout)
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name=f"minidp-nccl-watchdog-{group.name}-{group.rank}")
+        self._thread.start()
+        atexit.register(_stop_at_exit, weakref.ref(self))
+
+    def is_current(self) -> bool:
+        """True on the watchdog's own thread."""
+        return threading.current_thread() is self._thread
+
+    def stop(self) -> None:
+        """End the thread: raise the stop flag, wake it through its request key, and wait for
+        it (bounded)."""
+        if not self._thread.is_alive():
+            return
+        self._stopping.set()
+        if self._group_store is not None:
+            try:
+                self._group_store.set(self._request_key, b"")
+            except RuntimeError:  # that client is closed: the thread sees the flag after its pause
+                pass
+        self._thread.join(WATCHDOG_STOP_WAIT)
+        if self._thread.is_alive():
+            logger.warning("%s did not stop within %g s; it ends with the process",
+                           self._thread.name, WATCHDOG_STOP_WAIT)
+
+    def _run(self) -> None:
+        asked = False
+        try:
+            while not self._stopping.is_set():
+                asked = self._sleep(self._group._watch(asked, self.store))
+        finally:
+            if self.store is not None:
+                self.store.close()
+
+    def _sleep(self, seconds: float) -> bool:
+        """Sleep up to ``seconds``; True when woken (early) by this rank's request key, which is
+        then removed. Without a store, or once it is gone, the thread sleeps on its stop flag."""
+        started = time.monotonic()
+        if self.store is not None:
+            try:
+                self.store.wait([self._request_key], timeout=seconds)
+                self.store.delete_key(self._request_key)
+                return True
+            except RuntimeError:  # timed out, or the store is gone: sleep out the rest
+                pass
+        self._stopping.wait(max(0.0, started + seconds - time.monotonic()))
+        return False
+
+
+def _stop_at_exit(reference: "weakref.ref[Watchdog]") -> None:
+    """At interpreter exit, stop a watchdog whose group was never shut down: its connection
+    closes before the process hosting the store waits for its clients to leave. (Held weakly:
+    the registry of exit functions keeps no stopped watchdog alive.)"""
+    watchdog = reference()
+    if watchdog is not None:
+        watchdog.stop()
 
 
 def _mpi_world(spec: GroupSpec) -> Any:
