@@ -145,3 +145,117 @@ def test_a_graph_result_updated_under_no_grad_keeps_its_node_and_saved_arrays():
     assert not h.stop_gradient and not h.is_leaf
     y.sum().backward()
     np.testing.assert_allclose(w.grad.numpy(), 8 * np.array([1.0, 2.0]))
+
+
+# --- inplace_version: ops recorded before an update read the old value ------------------------
+
+def test_every_update_autograd_sees_counts_in_inplace_version():
+    x = data([1.0, 2.0])
+    assert x.inplace_version == 0
+    x.add_(1.0)
+    x.scale_(2.0)
+    x.zero_()
+    assert x.inplace_version == 3
+    assert minidp.exp(x).inplace_version == 0
+
+
+def test_ops_that_read_a_graph_result_before_its_update_get_the_exact_gradient():
+    # Paddle 3.3.1 gives these gradients too (add and scale keep nothing of x for backward)
+    a = leaf([1.0, 2.0, 3.0])
+    x = a * 2
+    y = x + 1
+    z = x * 3
+    x.exp_()
+    (y.sum() + z.sum() + x.sum()).backward()
+    np.testing.assert_allclose(a.grad.numpy(), 2 + 6 + 2 * np.exp(2 * a.numpy()))
+
+
+def test_an_op_that_saved_the_old_value_uses_it_where_paddle_would_refuse():
+    # Paddle raises here (multiply saved x); minidp's update rebinds x, so the saved array is intact
+    a = leaf([1.0, 2.0, 3.0])
+    x = a * 2
+    y = x * x
+    x.exp_()
+    (y.sum() + x.sum()).backward()
+    np.testing.assert_allclose(a.grad.numpy(), 8 * a.numpy() + 2 * np.exp(2 * a.numpy()))
+
+
+def test_each_reader_gets_the_version_it_read_across_several_updates():
+    a = leaf([1.0, 2.0])
+    x = a * 2
+    y0 = x + 0
+    x.scale_(3.0)
+    y1 = x + 0
+    x.scale_(5.0)
+    assert x.inplace_version == 2
+    (y0.sum() + 10 * y1.sum() + 100 * x.sum()).backward()
+    np.testing.assert_allclose(a.grad.numpy(), [2 + 60 + 3000] * 2)
+
+
+def test_an_update_before_any_use_needs_no_history():
+    a = leaf([1.0, 2.0])
+    x = a * 2
+    x.exp_()
+    (x * x).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), 4 * np.exp(4 * a.numpy()))
+
+
+def test_a_data_tensor_that_joins_the_graph_sends_nothing_back_through_its_earlier_readers():
+    w = leaf([1.0, 2.0, 3.0])
+    x = data([1.0, 1.0, 1.0])
+    y = x * 3 + w
+    x.multiply_(w)
+    (y.sum() + x.sum()).backward()
+    np.testing.assert_allclose(w.grad.numpy(), [2.0, 2.0, 2.0])
+
+
+@pytest.mark.parametrize("update", [lambda x: x.add_(1.0), lambda x: x.zero_(), lambda x: x.uniform_(),
+                                    lambda x: x.copy_(data([5.0, 5.0]))])
+def test_overwriting_a_tensor_a_recorded_op_saved_raises_at_backward(update):
+    w = leaf([1.0, 2.0])
+    x = data([1.0, 1.0])
+    y = minidp.matmul(x, w)
+    z = w * x
+    update(x)
+    with pytest.raises(RuntimeError, match=r"multiply read .* inplace_version 0, .*now version 1.*out-of-place"):
+        z.sum().backward()
+    assert w.grad is None
+    with pytest.raises(RuntimeError, match="matmul read"):
+        y.backward()
+
+
+def test_a_parameter_updated_under_no_grad_after_use_raises_at_backward():
+    w = minidp.nn.Parameter(np.array([1.0, 2.0]))
+    x = leaf([1.0, 1.0])
+    y = w * x
+    with minidp.no_grad():
+        w.add_(minidp.ones([2], "float64"))
+    with pytest.raises(RuntimeError, match="multiply read"):
+        y.sum().backward()
+    z = w * x  # recorded after the update: reads version 1
+    z.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 3.0])
+
+
+def test_fill_cuts_the_gradient_and_earlier_readers_keep_theirs():
+    a = leaf([1.0, 2.0, 3.0])
+    y = a.exp()
+    z = y * 2
+    y.fill_(3.0)
+    assert not y.stop_gradient
+    (y * a).sum().backward(retain_graph=True)  # z's backward runs through exp again
+    np.testing.assert_array_equal(a.grad.numpy(), [3.0, 3.0, 3.0])
+    a.clear_grad()
+    z.sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), 2 * np.exp(a.numpy()))
+
+
+def test_assign_into_an_output_keeps_earlier_readers_on_the_old_value():
+    a = leaf([1.0, 2.0, 3.0])
+    b = leaf([5.0, 5.0, 5.0])
+    x = a * 2
+    y = x * 3
+    minidp.assign(b * 1, output=x)
+    (y.sum() + (x * a).sum()).backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [11.0, 11.0, 11.0])
+    np.testing.assert_array_equal(b.grad.numpy(), [1.0, 2.0, 3.0])
