@@ -13,6 +13,8 @@ import itertools
 from typing import Any, Callable, Optional
 
 from .. import backend
+from ..framework import VarType
+from ..size import Size
 from . import engine
 
 _names = itertools.count()
@@ -59,8 +61,14 @@ class Tensor:
 
     # --- description -------------------------------------------------------------------
     @property
-    def shape(self) -> list:
-        return list(self._data.shape)
+    def shape(self) -> Size:
+        """The sizes of the axes: a :class:`minidp.Size`, a list that also equals a tuple."""
+        return Size(self._data.shape)
+
+    @property
+    def type(self) -> VarType:
+        """Paddle's kind of tensor storage: always ``VarType.DENSE_TENSOR`` in minidp."""
+        return VarType.DENSE_TENSOR
 
     @property
     def dtype(self):
