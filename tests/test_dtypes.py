@@ -2,7 +2,8 @@
 
 Checked against Paddle: after ``set_default_dtype('float64')`` layers built afterwards create
 their parameters and buffers in float64 unless given a dtype, and creation functions without a
-dtype create float64; integer creations and NumPy arrays keep their own dtype.
+dtype create float64; integer creations and NumPy arrays keep their own dtype. Integers that
+meet a Python float, or divide, compute in float32 under either default.
 """
 import numpy as np
 import pytest
@@ -62,3 +63,23 @@ def test_creation_without_a_dtype_follows_the_default(default_float64):
         "int": "int64", "arange": "int64", "randint": "int64", "randperm": "int64", "float32 array": "float32",
         "full_like int": "int64"}
     assert minidp.get_default_dtype() == "float64"
+
+
+@pytest.mark.parametrize("default", ["float32", "float64"])
+def test_integers_meeting_floats_compute_in_float32_whatever_the_default(default):
+    # Paddle 3.3.1 gives float32 for all of these under either default dtype
+    minidp.set_default_dtype(default)
+    try:
+        i, b = minidp.to_tensor([1, 2]), minidp.to_tensor([True, False])
+        results = {"i * 1.5": i * 1.5, "int32 * 1.5": i.astype("int32") * 1.5, "b + 1.5": b + 1.5, "i / 2": i / 2,
+                   "i / i": i / i, "i ** 0.5": i ** 0.5, "1.5 - i": 1.5 - i, "1.5 / i": 1.5 / i, "i // 1.5": i // 1.5,
+                   "i % 1.5": i % 1.5, "exp(i)": minidp.exp(i), "sqrt(i)": minidp.sqrt(i),
+                   "median(i)": minidp.median(i)}
+        assert {k: str(t.dtype) for k, t in results.items()} == {k: "float32" for k in results}
+        kept = {"i * 2": i * 2, "b * 2": b * 2, "f64 * 1.5": minidp.to_tensor(np.ones(2)) * 1.5,
+                "f16 * 1.5": minidp.ones([2], "float16") * 1.5}
+        assert {k: str(t.dtype) for k, t in kept.items()} == {"i * 2": "int64", "b * 2": "int64",
+                                                              "f64 * 1.5": "float64", "f16 * 1.5": "float16"}
+        np.testing.assert_allclose((i / 2).numpy(), [0.5, 1.0])
+    finally:
+        minidp.set_default_dtype("float32")
