@@ -4,6 +4,7 @@ import pytest
 
 import minidp
 import minidp.nn.functional as F
+from gradcheck import check_grad
 from minidp.ops.inplace import INPLACE_ALIASES, INPLACE_OPS
 
 
@@ -259,3 +260,68 @@ def test_assign_into_an_output_keeps_earlier_readers_on_the_old_value():
     (y.sum() + (x * a).sum()).backward()
     np.testing.assert_array_equal(a.grad.numpy(), [11.0, 11.0, 11.0])
     np.testing.assert_array_equal(b.grad.numpy(), [1.0, 2.0, 3.0])
+
+
+# --- x[index] = value ---------------------------------------------------------------------------
+
+def test_setitem_on_a_data_tensor_writes_its_buffer_casting_and_broadcasting_the_value():
+    x = data(np.zeros((2, 3)))
+    row = x[0]
+    x[:, 1] = minidp.to_tensor([4.0, 5.0], dtype="float64")
+    x[x > 4] = -1
+    x[minidp.to_tensor([0])] = 9
+    np.testing.assert_array_equal(x.numpy(), [[9, 9, 9], [0, -1, 0]])
+    np.testing.assert_array_equal(row.numpy(), [9, 9, 9])
+    assert x.inplace_version == 3
+    ints = minidp.to_tensor([1, 2, 3])
+    ints[0] = 2.7
+    ints[1:] = np.array([7, 8])
+    assert ints.tolist() == [2, 7, 8] and ints.dtype == np.int64
+
+
+def test_setitem_in_a_graph_sends_the_gradient_around_the_index_and_into_the_value():
+    # Paddle 3.3.1: a.grad [2, 0, 2], v.grad 3
+    a, v = leaf([1.0, 2.0, 3.0]), leaf(10.0)
+    x = a * 2
+    x[1] = v * 3
+    x.sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [2.0, 0.0, 2.0])
+    assert v.grad.item() == 3.0
+
+    def written(base, values):
+        out = base * 1
+        out[1:, ::2] = values
+        return out
+
+    check_grad(written, np.arange(12.0).reshape(3, 4), np.array([0.5, -1.5]))
+
+
+def test_setitem_after_an_op_read_the_tensor():
+    # Paddle 3.3.1 gives [2, 18, 26]: add kept nothing of x
+    a = leaf([1.0, 2.0, 3.0])
+    x = a * 2
+    y = x + 1
+    x[0] = 7.0
+    (y.sum() + (x * x).sum()).backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [2.0, 18.0, 26.0])
+    w, d = leaf([1.0, 2.0, 3.0]), data([1.0, 1.0, 1.0])
+    z = w * d
+    d[0] = 7.0
+    with pytest.raises(RuntimeError, match="multiply read"):
+        z.sum().backward()
+
+
+def test_setitem_refuses_leaves_that_need_a_gradient_and_bad_values():
+    p = minidp.nn.Parameter(np.ones(3))
+    with pytest.raises(ValueError, match="no_grad"):
+        p[0] = 5.0
+    with minidp.no_grad():
+        p[1] = 7.0
+    np.testing.assert_array_equal(p.numpy(), [1.0, 7.0, 1.0])
+    x = data(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match=r"value of shape \[4\] cannot fill the \[3\] elements"):
+        x[0] = minidp.ones([4], "float64")
+    with pytest.raises(IndexError, match=r"shape \[2, 3\]"):
+        x[5] = 1.0
+    with pytest.raises(ValueError, match="cannot fill"):
+        (x + leaf(np.zeros(3)))[0] = np.ones(4)

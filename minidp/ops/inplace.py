@@ -20,8 +20,8 @@ backward that reaches one of those ops raises, naming it (Paddle raises there to
 saved the tensor; minidp raises even when the op needed only its shape, as ``add`` does).
 
 Fill-style updates (``zero_``, ``fill_``, ``uniform_``, ``normal_``, the other random refills)
-live here too, and the updates whose target is not the first argument (``where_``) or that
-take another tensor's values (``copy_``).
+live here too, and the updates whose target is not the first argument (``where_``), that
+take another tensor's values (``copy_``) or that write at an index (``x[index] = value``).
 """
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ from .creation import normal, uniform
 from .linalg import filled_diagonal
 from .math import add, astype, where
 from .manipulation import broadcast_to
+from .shape import index_arrays, setitem, write_at
 from ._util import result, tensor_operands
 
 INPLACE_OPS = (
@@ -222,6 +223,24 @@ def copy_(x: Tensor, src: Tensor, blocking: bool = True) -> Tensor:
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_: src must be a Tensor, got {type(src).__name__}")
     return _copy_into(x, src)
+
+
+_setitem_into_x = inplace_form(setitem, "setitem")
+
+
+def tensor_setitem(x: Tensor, index: Any, value: Any) -> None:
+    """``x[index] = value`` (Paddle's ``Tensor.__setitem__``): value is cast to x's dtype and
+    broadcast. A tensor outside the graph, given a value outside it too, has just the selected
+    elements written in its buffer; otherwise this is ``setitem`` in place."""
+    writes_buffer = x._node is None and x.stop_gradient and not (
+        engine._grad_enabled and isinstance(value, Tensor) and not value.stop_gradient)
+    if writes_buffer and getattr(x._data.flags, "writeable", True):
+        values = value._data if isinstance(value, Tensor) else value
+        xp = backend.get_array_module(x._data)
+        write_at(x._data, index_arrays(index), xp.asarray(values).astype(x._data.dtype, copy=False), x.shape)
+        x._mark_updated(None)
+        return
+    _setitem_into_x(x, index, value)
 
 
 _where_into_x = inplace_form(lambda x, condition, y: where(condition, x, y), "where")
