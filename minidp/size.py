@@ -20,6 +20,13 @@ class Size(list):
             raise TypeError(f"Size takes an iterable of ints, got {type(sizes).__name__}")
         super().__init__(_as_size(item, i) for i, item in enumerate(sizes))
 
+    @classmethod
+    def of_array(cls, array: Any) -> "Size":
+        """The shape of an array (its sizes are ints already: no checks, as ``Tensor.shape`` is hot)."""
+        size = list.__new__(cls)
+        list.__init__(size, array.shape)
+        return size
+
     def numel(self) -> int:
         """The number of elements a tensor of this shape holds."""
         return math.prod(self)

@@ -63,7 +63,7 @@ class Tensor:
     @property
     def shape(self) -> Size:
         """The sizes of the axes: a :class:`minidp.Size`, a list that also equals a tuple."""
-        return Size(self._data.shape)
+        return Size.of_array(self._data)
 
     @property
     def type(self) -> VarType:
