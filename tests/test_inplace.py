@@ -1,4 +1,6 @@
 """In-place `_` forms: Paddle's rules for leaves, buffers shared with views, and graphs."""
+import weakref
+
 import numpy as np
 import pytest
 
@@ -325,3 +327,15 @@ def test_setitem_refuses_leaves_that_need_a_gradient_and_bad_values():
         x[5] = 1.0
     with pytest.raises(ValueError, match="cannot fill"):
         (x + leaf(np.zeros(3)))[0] = np.ones(4)
+
+
+def test_an_update_outside_the_graph_keeps_no_reference_to_the_old_array():
+    x = data([1.0, 2.0])
+    old = weakref.ref(x._data)
+    x.cast_("float32")  # a new dtype: x is rebound to a new array
+    assert old() is None and x.inplace_version == 1
+    w, z = leaf([1.0, 2.0]), data([1.0, 2.0])
+    y = w + z
+    z.cast_("float32")
+    y.sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [1.0, 1.0])

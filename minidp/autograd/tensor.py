@@ -221,6 +221,8 @@ class Tensor:
         it. None means that value was overwritten in its buffer, so their saved arrays are stale
         and backward refuses to run through them."""
         if earlier is not None:
+            if earlier._node is None and earlier.stop_gradient:
+                earlier = _OUTSIDE_THE_GRAPH  # backward skips it: no need to keep the old array alive
             if self._earlier is None:
                 self._earlier = {}
             self._earlier[self._version] = earlier
@@ -272,6 +274,9 @@ class Tensor:
                 f"{list(array.shape)}"
             )
         self._data[...] = array.astype(self._data.dtype, copy=False)
+
+
+_OUTSIDE_THE_GRAPH = Tensor._wrap(None)  # what an earlier value that needed no gradient becomes
 
 
 class Parameter(Tensor):
