@@ -321,11 +321,11 @@ def test_setitem_refuses_leaves_that_need_a_gradient_and_bad_values():
         p[1] = 7.0
     np.testing.assert_array_equal(p.numpy(), [1.0, 7.0, 1.0])
     x = data(np.zeros((2, 3)))
-    with pytest.raises(ValueError, match=r"value of shape \[4\] cannot fill the \[3\] elements"):
+    with pytest.raises(ValueError, match=r"value of shape \[4\] does not fit the selected block of shape \[3\]"):
         x[0] = minidp.ones([4], "float64")
-    with pytest.raises(IndexError, match=r"shape \[2, 3\]"):
+    with pytest.raises(IndexError, match="out of bounds"):
         x[5] = 1.0
-    with pytest.raises(ValueError, match="cannot fill"):
+    with pytest.raises(ValueError, match="does not fit"):
         (x + leaf(np.zeros(3)))[0] = np.ones(4)
 
 

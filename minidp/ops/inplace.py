@@ -37,7 +37,8 @@ from .creation import normal, uniform
 from .linalg import filled_diagonal
 from .math import add, astype, where
 from .manipulation import broadcast_to
-from .shape import index_arrays, setitem, write_at
+from .indexing import assign_at, write_at
+from .shape import index_arrays
 from ._util import result, tensor_operands
 
 INPLACE_OPS = (
@@ -225,19 +226,23 @@ def copy_(x: Tensor, src: Tensor, blocking: bool = True) -> Tensor:
     return _copy_into(x, src)
 
 
-_setitem_into_x = inplace_form(setitem, "setitem")
+def _written_at(x: Tensor, index: Any, value: Any) -> Tensor:
+    return write_at("x[index] = value", x, value, index_arrays(index))
+
+
+_setitem_into_x = inplace_form(_written_at, "setitem")
 
 
 def tensor_setitem(x: Tensor, index: Any, value: Any) -> None:
     """``x[index] = value`` (Paddle's ``Tensor.__setitem__``): value is cast to x's dtype and
-    broadcast. A tensor outside the graph, given a value outside it too, has just the selected
-    elements written in its buffer; otherwise this is ``setitem`` in place."""
+    broadcast; the gradient reaches x around the index and the value from it. A tensor outside
+    the graph, given a value outside it too, has just the selected elements written in its
+    buffer; otherwise x is rebound to the written copy, as other in-place updates are."""
     writes_buffer = x._node is None and x.stop_gradient and not (
         engine._grad_enabled and isinstance(value, Tensor) and not value.stop_gradient)
     if writes_buffer and getattr(x._data.flags, "writeable", True):
         values = value._data if isinstance(value, Tensor) else value
-        xp = backend.get_array_module(x._data)
-        write_at(x._data, index_arrays(index), xp.asarray(values).astype(x._data.dtype, copy=False), x.shape)
+        assign_at("x[index] = value", x._data, index_arrays(index), values)
         x._mark_updated(None)
         return
     _setitem_into_x(x, index, value)

@@ -238,42 +238,6 @@ def getitem(x: Tensor, index: Any) -> Tensor:
     return result(data, (x,), backward)
 
 
-def write_at(target: Any, index: Any, values: Any, shape: list) -> None:
-    """``target[index] = values`` for arrays, with index errors and shape mismatches as
-    IndexError/ValueError naming the shapes (``shape`` is the tensor's, for the message)."""
-    try:
-        target[index] = values
-    except IndexError as error:
-        raise IndexError(f"index {index!r} is invalid for a tensor of shape {shape}: {error}") from None
-    except ValueError:
-        raise ValueError(f"x[index] = value: a value of shape {list(getattr(values, 'shape', ()))} cannot fill "
-                         f"the {list(target[index].shape)} elements selected from a tensor of shape {shape}; "
-                         f"reshape the value to match or to broadcast") from None
-
-
-def setitem(x: Tensor, index: Any, value: Any) -> Tensor:
-    """x with ``value`` (cast to x's dtype, broadcast) written at ``index``, as a new tensor: the
-    out-of-place form of ``x[index] = value``. The gradient reaches x except at ``index`` and
-    reaches ``value`` from there."""
-    check_tensor("setitem", "x", x)
-    xd = x._data
-    index = index_arrays(index)
-    value = value if isinstance(value, Tensor) else Tensor(backend.get_array_module(xd).asarray(value))
-    vd = value._data
-    data = xd.copy()
-    write_at(data, index, vd.astype(xd.dtype, copy=False), list(xd.shape))
-
-    def backward(g):
-        gx = None
-        if not x.stop_gradient:
-            gx = g.copy()
-            gx[index] = 0
-        gv = None if value.stop_gradient else unbroadcast(g[index], vd.shape).astype(vd.dtype, copy=False)
-        return gx, gv
-
-    return result(data, (x, value), backward)
-
-
 def expand(x: Tensor, shape: Any, name: str = None) -> Tensor:
     """Broadcast x to ``shape`` (-1 keeps an axis); the gradient sums back."""
     try:
