@@ -36,6 +36,7 @@ from .nn.functional import adaptive_avg_pool1d, conv1d, conv2d, conv3d, group_no
 from .ops.sampling import range  # noqa: A004  (Paddle exposes paddle.range)
 from .printing import set_printoptions
 from .random import Generator
+from .size import Size
 
 manual_seed = seed
 int8 = backend.DTYPES["int8"]

@@ -7,9 +7,16 @@ those work unchanged. ``enable_static()`` cannot be honoured and says so. ``CPUP
 """
 from __future__ import annotations
 
+import enum
 from typing import Any, Optional
 
-__all__ = ["in_dynamic_mode", "disable_static", "enable_static", "CPUPlace", "CUDAPlace", "place_name"]
+__all__ = ["in_dynamic_mode", "disable_static", "enable_static", "CPUPlace", "CUDAPlace", "place_name", "VarType"]
+
+
+class VarType(enum.Enum):
+    """What ``Tensor.type`` reports, under Paddle's name and number: minidp's tensors are all dense."""
+
+    DENSE_TENSOR = 7
 
 
 def in_dynamic_mode() -> bool:

@@ -34,6 +34,7 @@ from .ops.linalg import (
     vector_norm,
 )
 from .ops.linalg import lstsq
+from .ops.linalg import matrix_exp
 
 __all__ = [
     "cholesky",
@@ -66,3 +67,4 @@ __all__ = [
     "vector_norm",
 ]
 __all__ += ["lstsq"]
+__all__ += ["matrix_exp"]

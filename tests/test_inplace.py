@@ -1,5 +1,8 @@
 """In-place `_` forms (``minidp/ops/inplace.py``): Paddle's rules for leaves, buffers shared with views,
-and graphs; the forms of the index, scatter and diagonal ops, their gradients, and ``copy_``."""
+and graphs; the forms of the index, scatter and diagonal ops, their gradients, and ``copy_``; and
+``inplace_version``, through which backward sees updates made after an op read its inputs."""
+import weakref
+
 import numpy as np
 import pytest
 
@@ -252,3 +255,194 @@ def test_inplace_form_refuses_a_leaf_that_needs_a_gradient():
     x.stop_gradient = False
     with pytest.raises(ValueError, match="leaf tensor"):
         x.tril_()
+
+
+# --- inplace_version: ops recorded before an update read the old value ------------------------
+
+def test_every_update_autograd_sees_counts_in_inplace_version():
+    x = data([1.0, 2.0])
+    assert x.inplace_version == 0
+    x.add_(1.0)
+    x.scale_(2.0)
+    x.zero_()
+    assert x.inplace_version == 3
+    assert minidp.exp(x).inplace_version == 0
+
+
+def test_ops_that_read_a_graph_result_before_its_update_get_the_exact_gradient():
+    # Paddle 3.3.1 gives these gradients too (add and scale keep nothing of x for backward)
+    a = leaf([1.0, 2.0, 3.0])
+    x = a * 2
+    y = x + 1
+    z = x * 3
+    x.exp_()
+    (y.sum() + z.sum() + x.sum()).backward()
+    np.testing.assert_allclose(a.grad.numpy(), 2 + 6 + 2 * np.exp(2 * a.numpy()))
+
+
+def test_an_op_that_saved_the_old_value_uses_it_where_paddle_would_refuse():
+    # Paddle raises here (multiply saved x); minidp's update rebinds x, so the saved array is intact
+    a = leaf([1.0, 2.0, 3.0])
+    x = a * 2
+    y = x * x
+    x.exp_()
+    (y.sum() + x.sum()).backward()
+    np.testing.assert_allclose(a.grad.numpy(), 8 * a.numpy() + 2 * np.exp(2 * a.numpy()))
+
+
+def test_each_reader_gets_the_version_it_read_across_several_updates():
+    a = leaf([1.0, 2.0])
+    x = a * 2
+    y0 = x + 0
+    x.scale_(3.0)
+    y1 = x + 0
+    x.scale_(5.0)
+    assert x.inplace_version == 2
+    (y0.sum() + 10 * y1.sum() + 100 * x.sum()).backward()
+    np.testing.assert_allclose(a.grad.numpy(), [2 + 60 + 3000] * 2)
+
+
+def test_an_update_before_any_use_needs_no_history():
+    a = leaf([1.0, 2.0])
+    x = a * 2
+    x.exp_()
+    (x * x).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), 4 * np.exp(4 * a.numpy()))
+
+
+def test_a_data_tensor_that_joins_the_graph_sends_nothing_back_through_its_earlier_readers():
+    w = leaf([1.0, 2.0, 3.0])
+    x = data([1.0, 1.0, 1.0])
+    y = x * 3 + w
+    x.multiply_(w)
+    (y.sum() + x.sum()).backward()
+    np.testing.assert_allclose(w.grad.numpy(), [2.0, 2.0, 2.0])
+
+
+@pytest.mark.parametrize("update", [lambda x: x.add_(1.0), lambda x: x.zero_(), lambda x: x.uniform_(),
+                                    lambda x: x.copy_(data([5.0, 5.0]))])
+def test_overwriting_a_tensor_a_recorded_op_saved_raises_at_backward(update):
+    w = leaf([1.0, 2.0])
+    x = data([1.0, 1.0])
+    y = minidp.matmul(x, w)
+    z = w * x
+    update(x)
+    with pytest.raises(RuntimeError, match=r"multiply read .* inplace_version 0, .*now version 1.*out-of-place"):
+        z.sum().backward()
+    assert w.grad is None
+    with pytest.raises(RuntimeError, match="matmul read"):
+        y.backward()
+
+
+def test_a_parameter_updated_under_no_grad_after_use_raises_at_backward():
+    w = minidp.nn.Parameter(np.array([1.0, 2.0]))
+    x = leaf([1.0, 1.0])
+    y = w * x
+    with minidp.no_grad():
+        w.add_(minidp.ones([2], "float64"))
+    with pytest.raises(RuntimeError, match="multiply read"):
+        y.sum().backward()
+    z = w * x  # recorded after the update: reads version 1
+    z.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 3.0])
+
+
+def test_fill_cuts_the_gradient_and_earlier_readers_keep_theirs():
+    a = leaf([1.0, 2.0, 3.0])
+    y = a.exp()
+    z = y * 2
+    y.fill_(3.0)
+    assert not y.stop_gradient
+    (y * a).sum().backward(retain_graph=True)  # z's backward runs through exp again
+    np.testing.assert_array_equal(a.grad.numpy(), [3.0, 3.0, 3.0])
+    a.clear_grad()
+    z.sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), 2 * np.exp(a.numpy()))
+
+
+def test_assign_into_an_output_keeps_earlier_readers_on_the_old_value():
+    a = leaf([1.0, 2.0, 3.0])
+    b = leaf([5.0, 5.0, 5.0])
+    x = a * 2
+    y = x * 3
+    minidp.assign(b * 1, output=x)
+    (y.sum() + (x * a).sum()).backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [11.0, 11.0, 11.0])
+    np.testing.assert_array_equal(b.grad.numpy(), [1.0, 2.0, 3.0])
+
+
+# --- x[index] = value ---------------------------------------------------------------------------
+
+def test_setitem_on_a_data_tensor_writes_its_buffer_casting_and_broadcasting_the_value():
+    x = data(np.zeros((2, 3)))
+    row = x[0]
+    x[:, 1] = minidp.to_tensor([4.0, 5.0], dtype="float64")
+    x[x > 4] = -1
+    x[minidp.to_tensor([0])] = 9
+    np.testing.assert_array_equal(x.numpy(), [[9, 9, 9], [0, -1, 0]])
+    np.testing.assert_array_equal(row.numpy(), [9, 9, 9])
+    assert x.inplace_version == 3
+    ints = minidp.to_tensor([1, 2, 3])
+    ints[0] = 2.7
+    ints[1:] = np.array([7, 8])
+    assert ints.tolist() == [2, 7, 8] and ints.dtype == np.int64
+
+
+def test_setitem_in_a_graph_sends_the_gradient_around_the_index_and_into_the_value():
+    # Paddle 3.3.1: a.grad [2, 0, 2], v.grad 3
+    a, v = leaf([1.0, 2.0, 3.0]), leaf(10.0)
+    x = a * 2
+    x[1] = v * 3
+    x.sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [2.0, 0.0, 2.0])
+    assert v.grad.item() == 3.0
+
+    def written(base, values):
+        out = base * 1
+        out[1:, ::2] = values
+        return out
+
+    check_grad(written, np.arange(12.0).reshape(3, 4), np.array([0.5, -1.5]))
+
+
+def test_setitem_after_an_op_read_the_tensor():
+    # Paddle 3.3.1 gives [2, 18, 26]: add kept nothing of x
+    a = leaf([1.0, 2.0, 3.0])
+    x = a * 2
+    y = x + 1
+    x[0] = 7.0
+    (y.sum() + (x * x).sum()).backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [2.0, 18.0, 26.0])
+    w, d = leaf([1.0, 2.0, 3.0]), data([1.0, 1.0, 1.0])
+    z = w * d
+    d[0] = 7.0
+    with pytest.raises(RuntimeError, match="multiply read"):
+        z.sum().backward()
+
+
+def test_setitem_refuses_leaves_that_need_a_gradient_and_bad_values():
+    p = minidp.nn.Parameter(np.ones(3))
+    with pytest.raises(ValueError, match="no_grad"):
+        p[0] = 5.0
+    with minidp.no_grad():
+        p[1] = 7.0
+    np.testing.assert_array_equal(p.numpy(), [1.0, 7.0, 1.0])
+    x = data(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match=r"value of shape \[4\] does not fit the selected block of shape \[3\]"):
+        x[0] = minidp.ones([4], "float64")
+    with pytest.raises(IndexError, match="out of bounds"):
+        x[5] = 1.0
+    with pytest.raises(ValueError, match="does not fit"):
+        (x + leaf(np.zeros(3)))[0] = np.ones(4)
+
+
+def test_an_update_outside_the_graph_keeps_no_reference_to_the_old_array():
+    x = data([1.0, 2.0])
+    old = weakref.ref(x._data)
+    x.cast_("float32")  # a new dtype: x is rebound to a new array
+    assert old() is None and x.inplace_version == 1
+    w, z = leaf([1.0, 2.0]), data([1.0, 2.0])
+    y = w + z
+    z.cast_("float32")
+    y.sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [1.0, 1.0])

@@ -1,4 +1,4 @@
-"""Group, instance and local-response normalisation, normalize, BatchNorm3D/BatchNorm/SyncBatchNorm
+"""Group, instance, local-response and RMS normalisation, normalize, BatchNorm3D/BatchNorm/SyncBatchNorm
 (on one process and across 2 and 3 ranks), SpectralNorm.
 
 Values in PADDLE were recorded by hand from PaddlePaddle 3.3.1 (CPU, float64).
@@ -220,3 +220,31 @@ def test_sync_batchnorm_across_ranks_equals_batchnorm_on_the_whole_batch(world_s
         # DataParallel averages the parameter gradients over the ranks; the reference sums over the batch
         np.testing.assert_allclose(result["norm_weight_grad"] * world_size, expected["norm_weight_grad"], rtol=1e-9)
         np.testing.assert_allclose(result["conv_weight_grad"] * world_size, expected["conv_weight_grad"], rtol=1e-9)
+
+
+def test_rms_norm_values_invvar_and_gradients():
+    # Paddle 3.3.1 registers rms_norm for GPUs only; the reference is its formula
+    rng = np.random.default_rng(3)
+    x, w = rng.normal(size=(2, 3, 4, 5)), rng.uniform(0.5, 1.5, (4, 5))
+    out, invvar = F.rms_norm(minidp.to_tensor(x), [4, 5], minidp.to_tensor(w), eps=1e-5)
+    rstd = 1 / np.sqrt((x * x).mean(axis=(2, 3), keepdims=True) + 1e-5)
+    np.testing.assert_allclose(out.numpy(), x * rstd * w, rtol=1e-12)
+    np.testing.assert_allclose(invvar.numpy(), rstd.reshape(6), rtol=1e-12)
+    assert invvar.dtype == np.float64 and invvar.stop_gradient
+    single, single_invvar = F.rms_norm(minidp.to_tensor(x.astype(np.float32)), 5)
+    np.testing.assert_allclose(single.numpy(), x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-5), rtol=1e-5)
+    assert single_invvar.shape == [24] and single_invvar.dtype == np.float32
+    check_grad(lambda a, c: F.rms_norm(a, [4, 5], c)[0], x, w)
+    check_grad(lambda a: F.rms_norm(a, 5, eps=1e-3)[0], x[0])
+
+
+def test_rms_norm_rejects_bad_arguments():
+    x = minidp.ones([2, 4])
+    with pytest.raises(ValueError, match="trailing axes"):
+        F.rms_norm(x, [3])
+    with pytest.raises(ValueError, match=r"weight has shape \[3\]; it needs \[4\] values"):
+        F.rms_norm(x, 4, minidp.ones([3]))
+    with pytest.raises(TypeError, match="floating"):
+        F.rms_norm(minidp.to_tensor([[1, 2]]), 2)
+    with pytest.raises(TypeError, match="Tensor"):
+        F.rms_norm(np.ones((2, 4)), 4)

@@ -69,6 +69,8 @@ GRAD_CASES = [
     ("det", lambda x: minidp.linalg.det(x), [well_conditioned(3, (2,))]),
     ("slogdet", lambda x: minidp.linalg.slogdet(x), [well_conditioned(3)]),
     ("solve", minidp.linalg.solve, [well_conditioned(3), r(3, 2)]),
+    ("matrix_exp", minidp.linalg.matrix_exp, [r(2, 3, 3)]),
+    ("matrix_exp_squared", minidp.linalg.matrix_exp, [r(4, 4) * 4]),
     ("solve_vector", minidp.linalg.solve, [well_conditioned(3), r(3)]),
     ("solve_right", lambda x, y: minidp.linalg.solve(x, y, left=False), [well_conditioned(3), r(2, 3)]),
     ("cholesky", lambda a: minidp.linalg.cholesky(spd(a)), [r(3, 3)]),
@@ -267,3 +269,23 @@ def test_inf_norm_gives_every_tied_extreme_the_full_gradient_as_paddle_does():
     x.stop_gradient = False
     minidp.norm(x, float("inf")).backward()
     np.testing.assert_array_equal(x.grad.numpy(), [1.0, 0.0, -1.0, 0.0])
+
+
+def test_matrix_exp_matches_paddle_and_its_series():
+    generator = T(np.array([[0.0, 1.0], [-1.0, 0.0]]), stop_gradient=False)
+    rotation = minidp.linalg.matrix_exp(generator)
+    np.testing.assert_allclose(rotation.numpy(), [[np.cos(1), np.sin(1)], [-np.sin(1), np.cos(1)]], rtol=1e-14)
+    rotation.sum().backward()
+    paddle_grad = [[5.40302306e-01, 2.77555756e-17], [1.68294197e+00, 5.40302306e-01]]  # Paddle 3.3.1
+    np.testing.assert_allclose(generator.grad.numpy(), paddle_grad, rtol=1e-8, atol=1e-15)
+    x = rng.uniform(-1.0, 1.0, (2, 3, 3)) * 6  # a norm that needs scaling and squaring
+    series = sum(np.linalg.matrix_power(x / 64, k) / np.prod(np.arange(1, k + 1)) for k in range(30))
+    for _ in range(6):
+        series = series @ series
+    np.testing.assert_allclose(minidp.linalg.matrix_exp(T(x)).numpy(), series, rtol=1e-10)
+    single = minidp.linalg.matrix_exp(T(x.astype(np.float32)))
+    assert single.dtype == np.float32 and single.shape == [2, 3, 3]
+    with pytest.raises(ValueError, match="square"):
+        minidp.linalg.matrix_exp(minidp.ones([2, 3]))
+    with pytest.raises(TypeError, match="floating"):
+        minidp.linalg.matrix_exp(T([[1, 2], [3, 4]]))

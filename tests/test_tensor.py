@@ -7,6 +7,7 @@ import pytest
 
 import minidp
 from gradcheck import check_grad
+from minidp.framework import VarType
 
 
 def test_numpy_accepts_paddles_positional_flag():
@@ -67,3 +68,12 @@ def test_shard_index_matches_paddle():
         minidp.shard_index(minidp.ones([2, 1]), 20, 2, 0)
     with pytest.raises(ValueError, match="shard_id"):
         minidp.shard_index(ids, 20, 2, 2)
+
+
+
+
+def test_type_is_paddles_dense_tensor_kind():
+    x = minidp.to_tensor([1.0, 2.0])
+    assert x.type is VarType.DENSE_TENSOR and str(x.type) == "VarType.DENSE_TENSOR"
+    assert x.type.value == 7  # Paddle's number for it
+    assert minidp.nn.Linear(2, 2).weight.type is VarType.DENSE_TENSOR

@@ -77,7 +77,7 @@ EXCLUDED: List[Tuple[str, Dict[str, List[str]]]] = [
                    "create_parameter"],
         "paddle.Tensor": ["block", "get_tensor", "set_tensor", "get_map_tensor", "value",
                           "set_string_list", "set_vocab", "create_parameter", "create_tensor",
-                          "inplace_version", "data_", "reconstruct_from_", "top_p_sampling",
+                          "data_", "reconstruct_from_", "top_p_sampling",
                           "grad_fn", "gradient"],
     }),
     ("Places, memory layout and interop beyond NumPy/CuPy (strides, pinned memory, DLPack, "

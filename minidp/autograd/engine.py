@@ -16,6 +16,12 @@ An op with several outputs (``split``, ``topk``, a PyLayer returning a tuple) re
 The node counts as one consumer of each of its inputs, and its backward runs once, when every
 output that the pass reaches has been processed; outputs that received no gradient pass None.
 :mod:`minidp.autograd.function` is how ops build either kind.
+
+In-place updates: a node also records each input's ``_version`` (its count of in-place updates)
+as the op read it. An input updated since then is a different value now, so before walking the
+graph :func:`inputs_as_read` routes the op's gradient to the tensor standing for the value it
+read (kept by the update, see ``Tensor._mark_updated``), or raises when that value was
+overwritten in its buffer and the op's saved arrays are stale.
 """
 from __future__ import annotations
 
@@ -31,23 +37,26 @@ _end_of_backward_callbacks: list = []
 
 
 class Node:
-    """What an op recorded: its input tensors and the closure mapping output grad to input grads."""
+    """What an op recorded: its input tensors, their in-place versions as it read them, and the
+    closure mapping output grad to input grads."""
 
-    __slots__ = ("parents", "backward")
+    __slots__ = ("parents", "backward", "versions")
 
     def __init__(self, parents: tuple, backward: Callable) -> None:
         self.parents = parents
         self.backward = backward
+        self.versions = [p._version for p in parents]
 
 
 class MultiNode:
     """An op with ``n_outputs`` outputs; ``backward`` maps a tuple of output grads to input grads."""
 
-    __slots__ = ("parents", "backward", "n_outputs")
+    __slots__ = ("parents", "backward", "versions", "n_outputs")
 
     def __init__(self, parents: tuple, backward: Callable, n_outputs: int) -> None:
         self.parents = parents
         self.backward = backward
+        self.versions = [p._version for p in parents]
         self.n_outputs = n_outputs
 
 
@@ -143,7 +152,7 @@ def _count_consumers(root) -> dict:
                 "backward through a graph whose buffers were already freed: a previous backward "
                 "released it. Pass retain_graph=True to the first backward() to run it twice."
             )
-        for p in node.parents:
+        for p in inputs_as_read(node):
             if p.stop_gradient:
                 continue
             key = id(p)
@@ -153,6 +162,30 @@ def _count_consumers(root) -> dict:
                 consumers[key] = 1
                 stack.append(p)
     return consumers
+
+
+def inputs_as_read(node) -> tuple:
+    """``node.parents`` as the op read them: an input updated in place since then is replaced,
+    once and in the node itself, by the tensor standing for the value the op read."""
+    if [p._version for p in node.parents] != node.versions:
+        node.parents = tuple(p if p._version == v else _earlier_value(p, v, node)
+                             for p, v in zip(node.parents, node.versions))
+        node.versions = [p._version for p in node.parents]
+    return node.parents
+
+
+def _earlier_value(tensor, version: int, node):
+    """The tensor standing for ``tensor`` at ``version``; an error if that value was overwritten."""
+    earlier = tensor._earlier.get(version) if tensor._earlier else None
+    if earlier is None:
+        op = getattr(node.backward, "__qualname__", "an op").split(".<locals>")[0]
+        raise RuntimeError(
+            f"backward: {op} read {tensor.name} at inplace_version {version}, but an in-place "
+            f"op has since overwritten it (now version {tensor._version}), so the values {op} "
+            f"kept for its gradient are stale. Update the tensor before {op} reads it, or use "
+            f"the out-of-place form (x = x.exp() instead of x.exp_())"
+        )
+    return earlier
 
 
 def _apply_grad_hooks(tensor, grad):
@@ -211,7 +244,7 @@ def run_backward(root, grad, retain_graph: bool = False, capture: dict = None) -
                 node, grad = _gather_output(node, grad, consumers, gathered)
                 if node is None:
                     continue
-            parents = node.parents
+            parents = node.parents  # as read: counting ran inputs_as_read on every node
             input_grads = node.backward(grad) if grad is not None else (None,) * len(parents)
             if not retain_graph:
                 node.backward = None
@@ -274,7 +307,7 @@ def reachable_leaves(outputs) -> dict:
             continue
         if node.__class__ is NodeOutput:
             node = node.node
-        stack.extend(p for p in node.parents if not p.stop_gradient)
+        stack.extend(p for p in inputs_as_read(node) if not p.stop_gradient)
     return leaves
 
 

@@ -2,7 +2,9 @@
 
 The array lives in ``_data`` (a NumPy or CuPy ndarray). A tensor with ``stop_gradient=False``
 takes part in autograd: a leaf accumulates its gradient in ``_grad``; a result of an op holds the
-``_node`` that produced it. Arithmetic operators and methods such as ``sum`` are attached by
+``_node`` that produced it. ``_version`` counts in-place updates (Paddle's ``inplace_version``);
+``_earlier`` maps an earlier version to the tensor that stands for it (see :meth:`_mark_updated`).
+Arithmetic operators and methods such as ``sum`` are attached by
 ``minidp.ops`` so that every op is defined once, next to its backward.
 """
 from __future__ import annotations
@@ -11,6 +13,8 @@ import itertools
 from typing import Any, Callable, Optional
 
 from .. import backend
+from ..framework import VarType
+from ..size import Size
 from . import engine
 
 _names = itertools.count()
@@ -20,7 +24,7 @@ class Tensor:
     """An n-dimensional array that records the ops applied to it for reverse-mode autograd."""
 
     __slots__ = ("_data", "stop_gradient", "_grad", "_node", "_grad_hooks", "_ready_hooks",
-                 "_name", "persistable", "_grad_reads_zero", "__weakref__")
+                 "_name", "persistable", "_grad_reads_zero", "_version", "_earlier", "__weakref__")
 
     def __init__(self, data: Any, stop_gradient: bool = True, name: Optional[str] = None) -> None:
         if isinstance(data, Tensor):
@@ -34,6 +38,8 @@ class Tensor:
         self._ready_hooks = None
         self.persistable = False
         self._grad_reads_zero = False
+        self._version = 0
+        self._earlier = None
         if name is not None:
             self._name = name
 
@@ -49,12 +55,20 @@ class Tensor:
         t._ready_hooks = None
         t.persistable = False
         t._grad_reads_zero = False
+        t._version = 0
+        t._earlier = None
         return t
 
     # --- description -------------------------------------------------------------------
     @property
-    def shape(self) -> list:
-        return list(self._data.shape)
+    def shape(self) -> Size:
+        """The sizes of the axes: a :class:`minidp.Size`, a list that also equals a tuple."""
+        return Size.of_array(self._data)
+
+    @property
+    def type(self) -> VarType:
+        """Paddle's kind of tensor storage: always ``VarType.DENSE_TENSOR`` in minidp."""
+        return VarType.DENSE_TENSOR
 
     @property
     def dtype(self):
@@ -83,6 +97,11 @@ class Tensor:
     @name.setter
     def name(self, value: str) -> None:
         self._name = value
+
+    @property
+    def inplace_version(self) -> int:
+        """How many in-place updates this tensor has had (ops that read it remember the count)."""
+        return self._version
 
     @property
     def is_leaf(self) -> bool:
@@ -189,6 +208,26 @@ class Tensor:
 
     clear_gradient = clear_grad
 
+    def _snapshot(self) -> "Tensor":
+        """A new tensor object holding this one's current array and place in the graph."""
+        snapshot = Tensor._wrap(self._data)
+        snapshot.stop_gradient = self.stop_gradient
+        snapshot._node = self._node
+        return snapshot
+
+    def _mark_updated(self, earlier: Optional["Tensor"]) -> None:
+        """Count one in-place update. ``earlier`` (a :meth:`_snapshot` taken before it) stands
+        for the value that ops recorded until now have read: backward routes their gradient to
+        it. None means that value was overwritten in its buffer, so their saved arrays are stale
+        and backward refuses to run through them."""
+        if earlier is not None:
+            if earlier._node is None and earlier.stop_gradient:
+                earlier = _OUTSIDE_THE_GRAPH  # backward skips it: no need to keep the old array alive
+            if self._earlier is None:
+                self._earlier = {}
+            self._earlier[self._version] = earlier
+        self._version += 1
+
     def detach(self) -> "Tensor":
         """A tensor sharing this one's values but cut from the graph."""
         return Tensor._wrap(self._data)
@@ -235,6 +274,9 @@ class Tensor:
                 f"{list(array.shape)}"
             )
         self._data[...] = array.astype(self._data.dtype, copy=False)
+
+
+_OUTSIDE_THE_GRAPH = Tensor._wrap(None)  # what an earlier value that needed no gradient becomes
 
 
 class Parameter(Tensor):

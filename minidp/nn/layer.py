@@ -32,7 +32,7 @@ def _snake_case(name: str) -> str:
 class Layer:
     """A model or a piece of one: subclasses define ``forward`` and create state in ``__init__``."""
 
-    def __init__(self, name_scope: Optional[str] = None, dtype: Any = "float32") -> None:
+    def __init__(self, name_scope: Optional[str] = None, dtype: Any = None) -> None:
         scope = name_scope or _snake_case(type(self).__name__)
         object.__setattr__(self, "_parameters", collections.OrderedDict())
         object.__setattr__(self, "_sub_layers", collections.OrderedDict())
@@ -43,7 +43,8 @@ class Layer:
         object.__setattr__(self, "_state_dict_hooks", collections.OrderedDict())
         object.__setattr__(self, "_param_counters", collections.defaultdict(itertools.count))
         self._full_name = f"{scope}_{next(_scope_counters[scope])}"
-        self._dtype = backend.convert_dtype(dtype)
+        # Paddle creates parameters in the default dtype of the moment (set_default_dtype)
+        self._dtype = backend.DEFAULT_FLOAT if dtype is None else backend.convert_dtype(dtype)
         self.training = True
 
     # --- calling ------------------------------------------------------------------------

@@ -52,6 +52,7 @@ from .search import (argsort, argwhere, bincount, bucketize, histogram, histogra
                      kthvalue, masked_select, mode, msort, nonzero, searchsorted, sort, topk,
                      unique, unique_consecutive)
 from .inplace import fill_, increment, inplace_forms, normal_, uniform_, zero_
+from .inplace import tensor_setitem
 # gaps: sampling, random refills, in-place forms with their own shape, conversion methods
 from .indexing import shard_index
 from .reduction import reduce_as
@@ -452,6 +453,7 @@ _METHODS.update({
     "random_": random_, "reduce_as": reduce_as, "shard_index": shard_index, "softmax": softmax, "stack": stack,
     "true_divide": true_divide, "where": where, "where_": where_,
 })
+_METHODS["__setitem__"] = tensor_setitem
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
 for _name, _property in TENSOR_PROPERTIES.items():

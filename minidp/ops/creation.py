@@ -234,6 +234,7 @@ def assign(x: Any, output: Optional[Tensor] = None) -> Tensor:
         return copy
     if list(output._data.shape) != copy.shape and output._data.size:
         raise ValueError(f"assign: output has shape {output.shape} but x has shape {copy.shape}")
+    output._mark_updated(output._snapshot())
     output._data = copy._data.astype(output._data.dtype, copy=False)
     output._node = copy._node
     output.stop_gradient = copy.stop_gradient

@@ -8,8 +8,8 @@ A unary op is ``unary_op(name, doc, rule, forward, derivative)``:
   incoming gradient by it, so it must be an array of x's dtype, a bool array or a Python number
   (never a float64 array for a float32 input). ``ZERO`` marks a piecewise-constant op (floor,
   sign): its gradient is 0;
-- ``rule`` is the dtype rule, as in Paddle: ``FLOAT`` ops compute integer inputs in the default
-  float dtype (``exp(int64)`` is float32), ``KEEP`` ops keep the input's dtype (``abs(int64)``
+- ``rule`` is the dtype rule, as in Paddle: ``FLOAT`` ops compute integer inputs in float32,
+  whatever the default dtype (``exp(int64)`` is float32), ``KEEP`` ops keep the input's dtype (``abs(int64)``
   is int64). Bool inputs are refused by both.
 
 A binary op is ``binary_op(name, doc, rule, forward, dx, dy)`` with ``forward(xp, x, y)`` and
@@ -27,7 +27,7 @@ from .. import backend
 from ..backend import get_array_module
 from ..autograd.tensor import Tensor
 from ._util import not_a_tensor, result, unbroadcast, wrap
-from .math import _operands, _shape_error
+from .math import _PYTHON_NUMBERS, INTEGER_TO_FLOAT, _operands, _shape_error, kind
 
 FLOAT = "float"
 KEEP = "keep"
@@ -54,7 +54,7 @@ def _other_dtype(op: str, x: Tensor, xd: Any, rule: str, forward: Any, derivativ
     if kind not in "iu":
         raise TypeError(f"{op} does not support dtype {xd.dtype}")
     if rule == FLOAT:
-        return wrap(xp.asarray(_call(forward, xp, xd.astype(backend.DEFAULT_FLOAT))))
+        return wrap(xp.asarray(_call(forward, xp, xd.astype(INTEGER_TO_FLOAT))))
     return wrap(xp.asarray(_call(forward, xp, xd)).astype(xd.dtype, copy=False))
 
 
@@ -103,18 +103,8 @@ def unary_op(op: str, doc: str, rule: str, forward: Any, derivative: Optional[Ca
     return unary
 
 
-_PYTHON_NUMBERS = (int, float, bool)
-
-
-def _kind(value: Any) -> str:
-    """The dtype kind of an array operand, or of the Python number standing for one."""
-    if isinstance(value, _PYTHON_NUMBERS):
-        return "b" if isinstance(value, bool) else "i" if isinstance(value, int) else "f"
-    return value.dtype.kind
-
-
-def _as_default_float(value: Any) -> Any:
-    return float(value) if isinstance(value, _PYTHON_NUMBERS) else value.astype(backend.DEFAULT_FLOAT)
+def _as_float(value: Any) -> Any:
+    return float(value) if isinstance(value, _PYTHON_NUMBERS) else value.astype(INTEGER_TO_FLOAT)
 
 
 def binary_elementwise(x: Any, y: Any, forward: Callable, dx: Optional[Callable], dy: Optional[Callable],
@@ -122,13 +112,13 @@ def binary_elementwise(x: Any, y: Any, forward: Callable, dx: Optional[Callable]
     """Apply a two-input broadcasting elementwise function with its partial derivatives."""
     x, y, xd, yd = _operands(op, x, y)
     xp = backend.get_array_module(yd if isinstance(xd, _PYTHON_NUMBERS) else xd)
-    kinds = (_kind(xd), _kind(yd))
+    kinds = (kind(xd), kind(yd))
     integral = "f" not in kinds and "c" not in kinds
     if integral:
         if "b" in kinds:
             raise TypeError(f"{op} does not accept bool tensors; convert with .astype('float32') first")
         if rule == FLOAT:
-            xd, yd = _as_default_float(xd), _as_default_float(yd)
+            xd, yd = _as_float(xd), _as_float(yd)
     try:
         out = forward(xp, xd, yd)
     except ValueError:

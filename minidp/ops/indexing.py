@@ -476,6 +476,15 @@ def scatter_add(input: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
     return scatter_reduce(input, dim, index, src, "sum")
 
 
+def assign_at(op: str, target: Any, index: Any, values: Any) -> None:
+    """``target[index] = values`` for arrays; a value that does not fit is a ValueError naming both shapes."""
+    try:
+        target[index] = values
+    except ValueError:
+        raise ValueError(f"{op}: a value of shape {list(backend.get_array_module(target).shape(values))} does "
+                         f"not fit the selected block of shape {list(target[index].shape)}") from None
+
+
 @tensor_operands("x")
 def write_at(op: str, x: Tensor, value: Any, index: tuple) -> Tensor:
     """x with ``value`` (broadcast) written at ``x[index]``; the overwritten positions get no gradient."""
@@ -483,11 +492,7 @@ def write_at(op: str, x: Tensor, value: Any, index: tuple) -> Tensor:
     value = lift(value, xd)
     xp = backend.get_array_module(xd)
     data = xd.copy()
-    try:
-        data[index] = value._data
-    except ValueError:
-        raise ValueError(f"{op}: a value of shape {list(xp.shape(value._data))} does not fit the selected "
-                         f"block of shape {list(xd[index].shape)}") from None
+    assign_at(op, data, index, value._data)
 
     def backward(g):
         gx = g.copy()

@@ -12,13 +12,16 @@ an op added elsewhere only needs its name listed here). The rules, as in Paddle:
   node, as if the update were not there for autograd;
 - a tensor whose result joins the graph is rebound to the result: it takes the new array and
   the new graph node, and backward closures that saved the old array keep seeing the old one.
-  Ops recorded before the in-place one that read the tensor are not told apart from later
-  ones: their gradient also flows through the in-place op. Use the out-of-place form when the
-  old value was already used by an op that needs a gradient.
+
+Each update that autograd sees bumps x's ``inplace_version``. Ops recorded before it read the
+old value: a rebinding update keeps a snapshot of x (its old array and node) and backward
+routes those ops' gradient to it, which is exact; a buffer write destroyed the old value, so a
+backward that reaches one of those ops raises, naming it (Paddle raises there too when the op
+saved the tensor; minidp raises even when the op needed only its shape, as ``add`` does).
 
 Fill-style updates (``zero_``, ``fill_``, ``uniform_``, ``normal_``, the other random refills)
-live here too, and the updates whose target is not the first argument (``where_``) or that
-take another tensor's values (``copy_``).
+live here too, and the updates whose target is not the first argument (``where_``), that
+take another tensor's values (``copy_``) or that write at an index (``x[index] = value``).
 """
 from __future__ import annotations
 
@@ -34,7 +37,9 @@ from .creation import normal, uniform
 from .linalg import filled_diagonal
 from .math import add, astype, where
 from .manipulation import broadcast_to
-from ._util import tensor_operands
+from .indexing import assign_at, write_at
+from .shape import index_arrays
+from ._util import result, tensor_operands
 
 INPLACE_OPS = (
     "abs", "acos", "acosh", "add", "addmm", "asin", "asinh", "atan", "atanh", "bitwise_and",
@@ -65,8 +70,9 @@ def _check_target(x: Any, op: str) -> None:
         )
 
 
-def _store(x: Tensor, out: Tensor) -> Tensor:
-    """Make x hold ``out``: in its own buffer when neither is in a graph, else by rebinding."""
+def _store(x: Tensor, before: Tensor, out: Tensor) -> Tensor:
+    """Make x hold ``out``, computed from ``before`` (x's snapshot): in its own buffer when
+    neither is in a graph, else by rebinding; count the update for the ops that read x."""
     if out._node is None and out.stop_gradient:
         data = out._data
         if x._node is not None:  # a graph result updated under no_grad: its saved arrays stay intact
@@ -75,9 +81,12 @@ def _store(x: Tensor, out: Tensor) -> Tensor:
         if data.shape == x._data.shape and data.dtype == x._data.dtype:
             try:
                 x._data[...] = data
-                return x
             except ValueError:  # a read-only view (a broadcast): rebind instead
                 pass
+            else:
+                x._mark_updated(None)
+                return x
+    x._mark_updated(before)
     x._data = out._data
     x._node = out._node
     x.stop_gradient = out.stop_gradient
@@ -98,22 +107,26 @@ def inplace_form(op: Callable, name: Optional[str] = None) -> Callable:
 
     def op_(x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         _check_target(x, inplace_name)
-        before = Tensor._wrap(x._data)
-        before.stop_gradient = x.stop_gradient
-        before._node = x._node
+        before = x._snapshot()
         args = tuple(before if a is x else a for a in args)
-        return _store(x, op(before, *args, **kwargs))
+        return _store(x, before, op(before, *args, **kwargs))
 
     op_.__name__ = op_.__qualname__ = inplace_name
     op_.__doc__ = f"In-place form of ``{name or op.__name__}``: updates x and returns it."
     return op_
 
 
-def _fill(x: Tensor, op: str, make: Callable) -> Tensor:
-    _check_target(x, op)
+def _filled(x: Tensor, make: Callable) -> Tensor:
+    """An array of x's shape and dtype set to ``make(xp, shape, dtype)``: a constant for
+    autograd (no gradient flows back to x)."""
     xp = backend.get_array_module(x._data)
-    x._data[...] = make(xp, x._data.shape, x._data.dtype)
-    return x
+    data = xp.empty_like(x._data)
+    data[...] = make(xp, x._data.shape, x._data.dtype)
+    return result(data, (x,), lambda g: (None,))
+
+
+def _fill(x: Tensor, op: str, make: Callable) -> Tensor:
+    return inplace_form(_filled, op[:-1])(x, make)
 
 
 def zero_(x: Tensor) -> Tensor:
@@ -211,6 +224,28 @@ def copy_(x: Tensor, src: Tensor, blocking: bool = True) -> Tensor:
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_: src must be a Tensor, got {type(src).__name__}")
     return _copy_into(x, src)
+
+
+def _written_at(x: Tensor, index: Any, value: Any) -> Tensor:
+    return write_at("x[index] = value", x, value, index_arrays(index))
+
+
+_setitem_into_x = inplace_form(_written_at, "setitem")
+
+
+def tensor_setitem(x: Tensor, index: Any, value: Any) -> None:
+    """``x[index] = value`` (Paddle's ``Tensor.__setitem__``): value is cast to x's dtype and
+    broadcast; the gradient reaches x around the index and the value from it. A tensor outside
+    the graph, given a value outside it too, has just the selected elements written in its
+    buffer; otherwise x is rebound to the written copy, as other in-place updates are."""
+    writes_buffer = x._node is None and x.stop_gradient and not (
+        engine._grad_enabled and isinstance(value, Tensor) and not value.stop_gradient)
+    if writes_buffer and getattr(x._data.flags, "writeable", True):
+        values = value._data if isinstance(value, Tensor) else value
+        assign_at("x[index] = value", x._data, index_arrays(index), values)
+        x._mark_updated(None)
+        return
+    _setitem_into_x(x, index, value)
 
 
 _where_into_x = inplace_form(lambda x, condition, y: where(condition, x, y), "where")

@@ -13,6 +13,19 @@ from ..autograd.tensor import Tensor
 from ._util import lift, not_a_tensor, result, unbroadcast, wrap
 
 _BFLOAT16 = backend.BFLOAT16
+# Paddle computes an integer or bool tensor met by a Python float, and a true division of
+# integers, in float32, whatever the default dtype
+INTEGER_TO_FLOAT = backend.DTYPES["float32"]
+
+
+_PYTHON_NUMBERS = (int, float, bool)
+
+
+def kind(value: Any) -> str:
+    """The dtype kind of an array operand, or of the Python number standing for one."""
+    if isinstance(value, _PYTHON_NUMBERS):
+        return "b" if isinstance(value, bool) else "i" if isinstance(value, int) else "f"
+    return value.dtype.kind
 
 
 def _check_dtypes(op: str, xd: Any, yd: Any) -> Any:
@@ -37,12 +50,18 @@ def _operands(op: str, x: Any, y: Any):
     # A Python float meets a bfloat16 array as a bfloat16 scalar: ml_dtypes would promote the
     # pair to float32, Paddle keeps bfloat16.
     if isinstance(xd, (int, float, bool)):
-        if xd.__class__ is float and yd.__class__ is not float and yd.dtype is _BFLOAT16:
-            xd = _BFLOAT16.type(xd)
+        if xd.__class__ is float and yd.__class__ is not float:
+            if yd.dtype is _BFLOAT16:
+                xd = _BFLOAT16.type(xd)
+            elif yd.dtype.kind in "iub":
+                yd = yd.astype(INTEGER_TO_FLOAT)
         return x, y, xd, yd
     if isinstance(yd, (int, float, bool)):
-        if yd.__class__ is float and xd.dtype is _BFLOAT16:
-            yd = _BFLOAT16.type(yd)
+        if yd.__class__ is float:
+            if xd.dtype is _BFLOAT16:
+                yd = _BFLOAT16.type(yd)
+            elif xd.dtype.kind in "iub":
+                xd = xd.astype(INTEGER_TO_FLOAT)
         return x, y, xd, yd
     if xd.dtype is not yd.dtype and xd.dtype != yd.dtype:
         xd, yd = _check_dtypes(op, xd, yd)
@@ -103,8 +122,11 @@ def multiply(x: Any, y: Any, name: str = None) -> Tensor:
 
 
 def divide(x: Any, y: Any, name: str = None) -> Tensor:
-    """x / y with broadcasting."""
+    """x / y with broadcasting; integers divide in float32, as in Paddle."""
     x, y, xd, yd = _operands("divide", x, y)
+    if kind(xd) in "iub" and kind(yd) in "iub":
+        xd = xd if isinstance(xd, _PYTHON_NUMBERS) else xd.astype(INTEGER_TO_FLOAT)
+        yd = yd if isinstance(yd, _PYTHON_NUMBERS) else yd.astype(INTEGER_TO_FLOAT)
     try:
         data = xd / yd
     except ValueError:

@@ -198,7 +198,7 @@ def split(x: Tensor, num_or_sections: Any, axis: int = 0, name: str = None) -> l
     return list(results(parts, (x,), backward))
 
 
-def _index_arrays(index: Any) -> Any:
+def index_arrays(index: Any) -> Any:
     """Replace tensors inside an index by their arrays."""
     if isinstance(index, Tensor):
         return index._data
@@ -219,7 +219,7 @@ def _is_basic(index: Any) -> bool:
 def getitem(x: Tensor, index: Any) -> Tensor:
     """x[index] with slices, integer arrays or boolean masks; repeated indices add up in backward."""
     xd = x._data
-    index = _index_arrays(index)
+    index = index_arrays(index)
     try:
         data = xd[index]
     except IndexError as error:

@@ -11,6 +11,7 @@ from typing import Any, Optional, Sequence, Union
 from .. import backend
 from ..autograd.tensor import Tensor
 from ._util import normalize_axis, result, results, scatter_add_along, tensor_operands
+from .math import INTEGER_TO_FLOAT
 from .reduction import mean, sum
 from .unary import sqrt
 
@@ -68,7 +69,7 @@ def _median(x: Tensor, axis: Any, keepdim: bool, mode: str, ignore_nan: bool, op
         raise ValueError(f"{op}: mode must be 'avg' or 'min', got {mode!r}")
     xd = x._data
     if xd.dtype.kind != "f":
-        xd = xd.astype(backend.DEFAULT_FLOAT)
+        xd = xd.astype(INTEGER_TO_FLOAT)
     xp = backend.get_array_module(xd)
     gathered = _Gathered(xd, axis, keepdim)
     v = gathered.values

@@ -43,6 +43,7 @@ from .pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_poo
                       max_pool1d)
 from .vision import interpolate, pixel_shuffle, pixel_unshuffle, upsample
 from .gated import swiglu
+from .norm import rms_norm
 
 __all__ = ["linear", "dropout", "conv2d", "max_pool2d", "avg_pool2d", "layer_norm", "batch_norm",
            "embedding", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
@@ -72,4 +73,5 @@ __all__ += ["ctc_loss"]
 __all__ += ["affine_grid", "grid_sample"]
 __all__ += ["gather_tree"]
 __all__ += ["logsigmoid", "swiglu"]
+__all__ += ["rms_norm"]
 logsigmoid = log_sigmoid

@@ -7,11 +7,12 @@ axes the statistics and the affine parameters run over, so they share :func:`_no
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Optional
 
 from ... import backend, ops
 from ...autograd.tensor import Tensor
-from ...ops._util import result, wrap
+from ...ops._util import result, results, wrap
 from ._util import check_tensor
 from .distance import p_norm
 from .padding import pad_axes
@@ -73,15 +74,62 @@ def layer_norm(x: Tensor, normalized_shape: Any, weight: Optional[Tensor] = None
     ``weight`` and ``bias`` hold prod(normalized_shape) values (Paddle keeps them flat).
     """
     check_tensor("layer_norm", "x", x)
-    shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
     xd = x._data
-    if list(xd.shape[xd.ndim - len(shape):]) != shape or len(shape) > xd.ndim:
-        raise ValueError(f"layer_norm: normalized_shape {shape} must match the trailing axes of the "
-                         f"input shape {x.shape}")
-    axes = tuple(range(xd.ndim - len(shape), xd.ndim))
+    axes, affine_shape = _trailing_axes("layer_norm", x, normalized_shape)
     mean, _, rstd = _moments(backend.get_array_module(xd), xd, axes, epsilon)
-    affine_shape = (1,) * (xd.ndim - len(shape)) + tuple(shape)
     return _normalize(x, mean, rstd, axes, True, weight, bias, affine_shape)
+
+
+def _trailing_axes(op: str, x: Tensor, normalized_shape: Any) -> tuple:
+    """The axes ``normalized_shape`` names (the trailing ones of x) and the shape a weight of
+    that many values broadcasts as."""
+    shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
+    ndim = x._data.ndim
+    if len(shape) > ndim or list(x._data.shape[ndim - len(shape):]) != shape:
+        raise ValueError(f"{op}: normalized_shape {shape} must match the trailing axes of the "
+                         f"input shape {x.shape}")
+    return tuple(range(ndim - len(shape), ndim)), (1,) * (ndim - len(shape)) + tuple(shape)
+
+
+def rms_norm(input: Tensor, normalized_shape: Any, weight: Optional[Tensor] = None, eps: float = 1e-05,
+             name: Optional[str] = None) -> tuple:
+    """Root-mean-square normalisation over the trailing ``normalized_shape`` axes:
+    ``x / sqrt(mean(x**2) + eps) * weight``.
+
+    Returns ``(out, invvar)`` as Paddle does: ``invvar`` holds 1 / sqrt(mean(x**2) + eps) for
+    each of the rows the leading axes form (shape [rows], float32 unless x is float64) and
+    carries no gradient.
+    """
+    check_tensor("rms_norm", "input", input)
+    xd = input._data
+    if not backend.is_floating(xd.dtype):
+        raise TypeError(f"rms_norm: input must be a floating tensor, got {xd.dtype}; cast it with "
+                        f".astype('float32')")
+    axes, affine_shape = _trailing_axes("rms_norm", input, normalized_shape)
+    if weight is not None:
+        check_tensor("rms_norm", "weight", weight)
+        if weight._data.size != math.prod(affine_shape):
+            raise ValueError(f"rms_norm: weight has shape {weight.shape}; it needs "
+                             f"{list(affine_shape[len(affine_shape) - len(axes):])} values")
+    xp = backend.get_array_module(xd)
+    rstd = 1.0 / xp.sqrt((xd * xd).mean(axis=axes, keepdims=True) + eps)
+    xhat = xd * rstd
+    w = None if weight is None else weight._data.reshape(affine_shape)
+    out = xhat if w is None else xhat * w
+    invvar = rstd.reshape(-1).astype(xd.dtype if xd.dtype == xp.float64 else xp.float32)
+    parents = (input,) if weight is None else (input, weight)
+    param_axes = tuple(i for i, n in enumerate(affine_shape) if n == 1)
+
+    def backward(grads):
+        g = grads[0]
+        gx = g if w is None else g * w
+        gx = None if input.stop_gradient else rstd * (gx - xhat * (gx * xhat).mean(axis=axes, keepdims=True))
+        if weight is None:
+            return (gx,)
+        gw = None if weight.stop_gradient else (g * xhat).sum(axis=param_axes).reshape(weight._data.shape)
+        return gx, gw
+
+    return results((out, invvar), parents, backward, differentiable=(True, False))
 
 
 def batch_norm(x: Tensor, running_mean: Tensor, running_var: Tensor, weight: Optional[Tensor] = None,
