@@ -36,27 +36,40 @@ _grad_enabled = True
 _end_of_backward_callbacks: list = []
 
 
-class Node:
-    """What an op recorded: its input tensors, their in-place versions as it read them, and the
-    closure mapping output grad to input grads."""
+_updates = 0
+"""In-place updates so far in this process: a node recorded after the last one read current
+values, so backward skips its version check (the common case, kept cheap)."""
 
-    __slots__ = ("parents", "backward", "versions")
+
+def count_update() -> None:
+    """Note one in-place update (called by ``Tensor._mark_updated``)."""
+    global _updates
+    _updates += 1
+
+
+class Node:
+    """What an op recorded: its input tensors, their in-place versions as it read them (and the
+    process's update count then), and the closure mapping output grad to input grads."""
+
+    __slots__ = ("parents", "backward", "versions", "updates")
 
     def __init__(self, parents: tuple, backward: Callable) -> None:
         self.parents = parents
         self.backward = backward
         self.versions = [p._version for p in parents]
+        self.updates = _updates
 
 
 class MultiNode:
     """An op with ``n_outputs`` outputs; ``backward`` maps a tuple of output grads to input grads."""
 
-    __slots__ = ("parents", "backward", "versions", "n_outputs")
+    __slots__ = ("parents", "backward", "versions", "updates", "n_outputs")
 
     def __init__(self, parents: tuple, backward: Callable, n_outputs: int) -> None:
         self.parents = parents
         self.backward = backward
         self.versions = [p._version for p in parents]
+        self.updates = _updates
         self.n_outputs = n_outputs
 
 
@@ -167,10 +180,12 @@ def _count_consumers(root) -> dict:
 def inputs_as_read(node) -> tuple:
     """``node.parents`` as the op read them: an input updated in place since then is replaced,
     once and in the node itself, by the tensor standing for the value the op read."""
-    if [p._version for p in node.parents] != node.versions:
-        node.parents = tuple(p if p._version == v else _earlier_value(p, v, node)
-                             for p, v in zip(node.parents, node.versions))
-        node.versions = [p._version for p in node.parents]
+    if node.updates != _updates:
+        if [p._version for p in node.parents] != node.versions:
+            node.parents = tuple(p if p._version == v else _earlier_value(p, v, node)
+                                 for p, v in zip(node.parents, node.versions))
+            node.versions = [p._version for p in node.parents]
+        node.updates = _updates
     return node.parents
 
 

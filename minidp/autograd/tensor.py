@@ -227,6 +227,7 @@ class Tensor:
                 self._earlier = {}
             self._earlier[self._version] = earlier
         self._version += 1
+        engine.count_update()
 
     def detach(self) -> "Tensor":
         """A tensor sharing this one's values but cut from the graph."""
