@@ -146,3 +146,13 @@ def test_nan_aware_quantile_and_trapezoid_arguments():
     assert np.isnan(minidp.quantile(x, 0.5, axis=1).numpy()).all()
     with pytest.raises(ValueError, match="not both"):
         minidp.trapezoid(minidp.ones([3]), x=minidp.ones([3]), dx=1.0)
+
+
+def test_reduce_as_sums_to_the_target_shape():
+    x = np.arange(24, dtype="float64").reshape(2, 3, 4)
+    out = minidp.reduce_as(minidp.to_tensor(x), minidp.ones([3, 1]))
+    np.testing.assert_allclose(out.numpy(), x.sum(axis=(0, 2)).reshape(3, 1))
+    np.testing.assert_allclose(minidp.ones([2, 3]).reduce_as(minidp.ones([3])).numpy(), [2.0, 2.0, 2.0])
+    check_grad(lambda a: minidp.reduce_as(a, minidp.ones([1, 4])), x)
+    with pytest.raises(ValueError, match="does not broadcast"):
+        minidp.reduce_as(minidp.ones([2, 3]), minidp.ones([2]))
