@@ -1,11 +1,26 @@
-"""Finite-difference gradient checking in float64, shared by the op, layer and loss tests."""
+"""Finite-difference gradient checking in float64, shared by the op, layer and loss tests, and
+the float64 tensors those tests feed it."""
 from __future__ import annotations
 
+import math
 from typing import Callable, Sequence
 
 import numpy as np
 
 import minidp
+
+
+def t(array: object) -> minidp.Tensor:
+    """A tensor of the array's own NumPy dtype: float64 for Python floats, where ``to_tensor`` of a
+    list would give Paddle's float32."""
+    return minidp.to_tensor(np.asarray(array))
+
+
+def distinct(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    """Values in [-2, 2) that are all different and well separated: no ties for max pooling, so
+    finite differences never cross a kink."""
+    n = math.prod(shape)
+    return (rng.permutation(n) / n * 4 - 2).reshape(shape)
 
 
 def numeric_grad(fn: Callable[[], minidp.Tensor], tensor: minidp.Tensor, eps: float = 1e-6) -> np.ndarray:
