@@ -1,5 +1,5 @@
 """Finite-difference gradient checking in float64, shared by the op, layer and loss tests, and
-the float64 tensors those tests feed it."""
+the test data those tests feed it."""
 from __future__ import annotations
 
 import math
@@ -8,6 +8,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 import minidp
+from minidp.backend import BFLOAT16
 
 
 def t(array: object) -> minidp.Tensor:
@@ -21,6 +22,12 @@ def distinct(rng: np.random.Generator, *shape: int) -> np.ndarray:
     finite differences never cross a kink."""
     n = math.prod(shape)
     return (rng.permutation(n) / n * 4 - 2).reshape(shape)
+
+
+def bf16_values(rng: np.random.Generator, shape: Sequence[int]) -> np.ndarray:
+    """Random float32 values that bfloat16 holds exactly, so a bfloat16 run and a float32 run
+    start from the same numbers."""
+    return rng.standard_normal(shape).astype(BFLOAT16).astype(np.float32)
 
 
 def numeric_grad(fn: Callable[[], minidp.Tensor], tensor: minidp.Tensor, eps: float = 1e-6) -> np.ndarray:
