@@ -1,6 +1,6 @@
 """Tensor (``minidp/autograd/tensor.py``) as Paddle scripts use it: read back with ``numpy()``,
 and the functions that minidp.ops also attaches as methods (``a.add_n``, ``cond.where``, ...).
-``to_tensor`` is specified in test_ops_creation.py, ``reduce_as`` in test_ops_reductions.py and
+``to_tensor`` is specified in test_ops_creation.py, ``reduce_as`` in test_ops_reduction.py and
 ``shard_index`` in test_ops_indexing.py, beside the ops they belong to."""
 import numpy as np
 

@@ -1,5 +1,7 @@
-"""Reductions, running reductions and statistics: values against NumPy and float64 gradients
-against finite differences, one line per case; then the tie, zero and NaN rules Paddle follows."""
+"""Reductions (``minidp/ops/reduction.py``), with the running reductions of ``cumulative.py`` and
+the statistics of ``statistics.py`` in the same case table: values against NumPy and float64
+gradients against finite differences, one line per case; then the tie, zero and NaN rules Paddle
+follows."""
 import numpy as np
 import pytest
 
