@@ -245,3 +245,14 @@ def test_add_n_and_increment():
     assert minidp.increment(counter, 2.0) is counter and counter.item() == 3.0
     with pytest.raises(ValueError, match="one element"):
         minidp.increment(minidp.ones([2]))
+
+
+@pytest.mark.parametrize("op", [minidp.maximum, minidp.minimum])
+def test_ties_split_the_gradient_as_paddle_does_and_nan_propagates(op):
+    x = minidp.to_tensor([1.0, 2.0, 3.0], stop_gradient=False)
+    y = minidp.to_tensor([1.0, 0.0, 5.0], stop_gradient=False)
+    op(x, y).sum().backward()
+    chosen_x = [0.5, 1.0, 0.0] if op is minidp.maximum else [0.5, 0.0, 1.0]
+    np.testing.assert_array_equal(x.grad.numpy(), chosen_x)
+    np.testing.assert_array_equal(y.grad.numpy(), 1.0 - np.array(chosen_x))
+    assert np.isnan(op(minidp.to_tensor([np.nan]), minidp.to_tensor([1.0])).item())

@@ -158,3 +158,16 @@ def test_reduce_as_sums_to_the_target_shape():
     check_grad(lambda a: minidp.reduce_as(a, minidp.ones([1, 4])), x)
     with pytest.raises(ValueError, match="does not broadcast"):
         minidp.reduce_as(minidp.ones([2, 3]), minidp.ones([2]))
+
+
+@pytest.mark.parametrize("op, reference", [(minidp.argmax, np.argmax), (minidp.argmin, np.argmin)])
+def test_arg_extremes_follow_numpy_with_axis_and_keepdim(op, reference):
+    data = np.random.default_rng(0).standard_normal((3, 4, 5))
+    x = minidp.to_tensor(data)
+    assert op(x).item() == reference(data)
+    assert op(x).dtype == np.int64
+    np.testing.assert_array_equal(op(x, axis=1).numpy(), reference(data, axis=1))
+    kept = op(x, axis=2, keepdim=True)
+    assert kept.shape == [3, 4, 1]
+    np.testing.assert_array_equal(kept.numpy()[..., 0], reference(data, axis=2))
+    assert op(x, axis=0, dtype="int32").dtype == np.int32
