@@ -1,5 +1,4 @@
-"""Normalisation (``nn/functional/norm.py`` and ``nn/layers/norm.py``): group, instance and
-local-response normalisation, normalize, BatchNorm3D/BatchNorm/SyncBatchNorm
+"""Group, instance and local-response normalisation, normalize, BatchNorm3D/BatchNorm/SyncBatchNorm
 (on one process and across 2 and 3 ranks), SpectralNorm.
 
 Values in PADDLE were recorded by hand from PaddlePaddle 3.3.1 (CPU, float64).

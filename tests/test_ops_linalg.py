@@ -264,13 +264,6 @@ def test_bad_inputs():
         minidp.diagonal(x, 0, 1, -1)
 
 
-def test_inf_norm_gives_every_tied_extreme_the_full_gradient_as_paddle_does():
-    x = T([3.0, -1.0, -3.0, 0.0])
-    x.stop_gradient = False
-    minidp.norm(x, float("inf")).backward()
-    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 0.0, -1.0, 0.0])
-
-
 def test_lstsq_matches_paddle_per_driver():
     x = minidp.to_tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 7.0]])
     y = minidp.to_tensor([[1.0], [2.0], [4.0]])
@@ -303,3 +296,10 @@ def test_lstsq_batches_and_validates():
         minidp.linalg.lstsq(minidp.to_tensor(a), minidp.to_tensor(b), driver="svd")
     with pytest.raises(ValueError, match="leading shape"):
         minidp.linalg.lstsq(minidp.to_tensor(a), minidp.to_tensor(b[:, :3]))
+
+
+def test_inf_norm_gives_every_tied_extreme_the_full_gradient_as_paddle_does():
+    x = T([3.0, -1.0, -3.0, 0.0])
+    x.stop_gradient = False
+    minidp.norm(x, float("inf")).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 0.0, -1.0, 0.0])
