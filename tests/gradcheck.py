@@ -1,11 +1,33 @@
-"""Finite-difference gradient checking in float64, shared by the op, layer and loss tests."""
+"""Finite-difference gradient checking in float64, shared by the op, layer and loss tests, and
+the test data those tests feed it."""
 from __future__ import annotations
 
+import math
 from typing import Callable, Sequence
 
 import numpy as np
 
 import minidp
+from minidp.backend import BFLOAT16
+
+
+def t(array: object) -> minidp.Tensor:
+    """A tensor of the array's own NumPy dtype: float64 for Python floats, where ``to_tensor`` of a
+    list would give Paddle's float32."""
+    return minidp.to_tensor(np.asarray(array))
+
+
+def distinct(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    """Values in [-2, 2) that are all different and well separated: no ties for max pooling, so
+    finite differences never cross a kink."""
+    n = math.prod(shape)
+    return (rng.permutation(n) / n * 4 - 2).reshape(shape)
+
+
+def bf16_values(rng: np.random.Generator, shape: Sequence[int]) -> np.ndarray:
+    """Random float32 values that bfloat16 holds exactly, so a bfloat16 run and a float32 run
+    start from the same numbers."""
+    return rng.standard_normal(shape).astype(BFLOAT16).astype(np.float32)
 
 
 def numeric_grad(fn: Callable[[], minidp.Tensor], tensor: minidp.Tensor, eps: float = 1e-6) -> np.ndarray:

@@ -229,32 +229,6 @@ def test_grad_tensor_shape_is_checked():
         (x * 2).backward(minidp.ones([3], "float64"))
 
 
-def test_creation_functions_follow_paddle_signatures():
-    minidp.seed(3)
-    a = minidp.randn([2, 3], "float32")
-    minidp.seed(3)
-    b = minidp.randn([2, 3], "float32")
-    np.testing.assert_array_equal(a.numpy(), b.numpy())
-    assert a.shape == [2, 3] and a.dtype == np.float32
-    assert minidp.zeros([2], "int64").dtype == np.int64
-    assert minidp.full([2], 7.0).numpy().tolist() == [7.0, 7.0]
-    assert minidp.arange(5).numpy().tolist() == [0, 1, 2, 3, 4]
-    assert minidp.ones_like(a).shape == [2, 3]
-    u = minidp.uniform([1000], min=2.0, max=3.0)
-    assert 2.0 <= u.numpy().min() and u.numpy().max() < 3.0
-    assert minidp.to_tensor([True, False]).dtype == np.bool_
-    assert minidp.to_tensor(np.ones(2, np.float64)).dtype == np.float64
-    with pytest.raises(TypeError, match="unsupported dtype"):
-        minidp.zeros([2], "float7")
-
-
-def test_comparisons_carry_no_gradient():
-    x = leaf([1.0, 3.0])
-    mask = x > 2.0
-    assert mask.stop_gradient and mask.numpy().tolist() == [False, True]
-    assert (x == x).numpy().all()
-
-
 def test_parameter_trainable_and_stop_gradient_are_one_flag():
     p = minidp.Parameter(np.zeros(3, np.float32))
     assert p.trainable and not p.stop_gradient

@@ -3,7 +3,7 @@
 Every test needs CUDA through CuPy and skips where CuPy sees no device (the condition of
 tests/test_kernels_gpu.py); the multi-process ones need two GPUs. A user with GPUs runs these
 first: ``python -m pytest -m gpu``. What CI checks without a GPU is in test_nccl_backend.py
-(the backend's logic on a stand-in) and test_reducer_kernel_path.py (the reducer's kernel path
+(the backend's logic on a stand-in) and test_comm_hooks.py (the reducer's kernel path
 on the host kernel runner).
 """
 from __future__ import annotations
@@ -21,9 +21,9 @@ from minidp.distributed.backends import GroupSpec, ReduceOp
 from minidp.distributed.backends import nccl
 from minidp.distributed.reducer import Reducer, assign_buckets
 from minidp.distributed.store import TCPStore
-from test_optimizer_kernel_path import LAUNCHES, OPTIMIZERS
-from test_optimizer_kernel_path import train as train_optimizer
-from test_reducer_kernel_path import HOOKS, MirrorGroup, loss_of, make_params
+from test_comm_hooks import HOOKS, MirrorGroup, loss_of, make_params
+from test_optimizer import LAUNCHES, OPTIMIZERS
+from test_optimizer import train as train_optimizer
 
 pytestmark = [
     pytest.mark.gpu,

@@ -7,19 +7,13 @@ import pytest
 import minidp
 import minidp.nn as nn
 import minidp.nn.functional as F
-from gradcheck import check_grad
+from gradcheck import check_grad, distinct
 
 rng = np.random.default_rng(0)
 
 
 def t(array, dtype=None):
     return minidp.to_tensor(np.asarray(array), dtype=dtype)
-
-
-def distinct(*shape):
-    """Values that are all different and well separated (no ties for max pooling)."""
-    n = math.prod(shape)
-    return (rng.permutation(n) / n * 4 - 2).reshape(shape)
 
 
 # --- linear -------------------------------------------------------------------------------------
@@ -153,7 +147,7 @@ POOL_CASES = [(2, 2, 0, False), (3, 2, 1, False), (3, 2, 0, True), (2, 1, 1, Fal
 
 @pytest.mark.parametrize("k,s,p,ceil_mode", POOL_CASES)
 def test_max_pool2d_matches_naive_and_gradients(k, s, p, ceil_mode):
-    x = distinct(2, 2, 7, 6)
+    x = distinct(rng, 2, 2, 7, 6)
     out = F.max_pool2d(t(x), k, s, p, ceil_mode=ceil_mode)
     np.testing.assert_allclose(out.numpy(), naive_pool(x, k, s, p, "max", ceil_mode))
     check_grad(lambda a: F.max_pool2d(a, k, s, p, ceil_mode=ceil_mode), x)
@@ -169,7 +163,7 @@ def test_avg_pool2d_matches_naive_and_gradients(k, s, p, ceil_mode, exclusive):
 
 
 def test_max_pool2d_mask_and_layers():
-    x = distinct(1, 2, 4, 6)
+    x = distinct(rng, 1, 2, 4, 6)
     out, mask = F.max_pool2d(t(x), 2, return_mask=True)
     flat = x.reshape(1, 2, -1)
     np.testing.assert_array_equal(np.take_along_axis(flat, mask.numpy().reshape(1, 2, -1), 2).reshape(out.shape),
@@ -300,33 +294,6 @@ def test_activation_layers_match_ops():
     assert nn.Identity()(x) is x
 
 
-# --- initializers -------------------------------------------------------------------------------
-def test_initializers_fill_in_place_with_paddle_scales():
-    init = nn.initializer
-    minidp.seed(0)
-    p = minidp.Parameter(np.zeros((200, 300), np.float32))
-    array = p._data
-    init.Constant(0.5)(p)
-    assert p._data is array and (p.numpy() == 0.5).all()
-    init.Normal(1.0, 2.0)(p)
-    assert abs(p.numpy().mean() - 1.0) < 0.05 and abs(p.numpy().std() - 2.0) < 0.05
-    init.Uniform(-0.1, 0.3)(p)
-    assert p.numpy().min() >= -0.1 and p.numpy().max() < 0.3
-    init.XavierNormal()(p)
-    assert abs(p.numpy().std() - math.sqrt(2 / 500)) < 0.003
-    init.KaimingNormal()(p)
-    assert abs(p.numpy().std() - math.sqrt(2 / 200)) < 0.003
-    init.KaimingUniform()(p)
-    assert np.abs(p.numpy()).max() <= math.sqrt(6 / 200)
-    init.TruncatedNormal(0.0, 1.0)(p)
-    assert np.abs(p.numpy()).max() <= 2.0
-    init.Assign(np.arange(6).reshape(2, 3))(q := minidp.Parameter(np.zeros((2, 3))))
-    assert q.numpy().tolist() == [[0, 1, 2], [3, 4, 5]]
-    assert init.compute_fans([16, 8, 3, 3]) == (72, 144)
-    with pytest.raises(ValueError, match="nonlinearity"):
-        init.KaimingNormal(nonlinearity="swish")
-
-
 def test_seeded_models_are_identical():
     minidp.seed(11)
     a = nn.Sequential(nn.Conv2D(1, 2, 3), nn.Linear(4, 3))
@@ -343,7 +310,7 @@ def test_layers_match_torch():
     ours = F.conv2d(t(x), t(w), t(b), stride=2, padding=1, dilation=1, groups=2)
     theirs = tf.conv2d(torch.tensor(x), torch.tensor(w), torch.tensor(b), stride=2, padding=1, groups=2)
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-10)
-    x = distinct(2, 3, 7, 7)
+    x = distinct(rng, 2, 3, 7, 7)
     np.testing.assert_allclose(F.max_pool2d(t(x), 3, 2, 1, ceil_mode=True).numpy(),
                                tf.max_pool2d(torch.tensor(x), 3, 2, 1, ceil_mode=True).numpy())
     np.testing.assert_allclose(F.avg_pool2d(t(x), 3, 2, 1, exclusive=True).numpy(),
@@ -542,3 +509,15 @@ def test_gather_tree_follows_parent_beams():
     assert F.gather_tree(ids, parents).numpy().tolist() == [[[2, 2], [1, 6]], [[3, 3], [6, 1]], [[0, 1], [9, 0]]]
     with pytest.raises(ValueError, match="max_time"):
         F.gather_tree(ids, t(np.zeros((3, 2), "int64")))
+
+
+def test_bilinear_function_and_layer():
+    x1, x2, w, b = rng.normal(size=(3, 4)), rng.normal(size=(3, 2)), rng.normal(size=(5, 4, 2)), rng.normal(size=(1, 5))
+    np.testing.assert_allclose(F.bilinear(t(x1), t(x2), t(w), t(b)).numpy(),
+                               np.einsum("ni,oij,nj->no", x1, w, x2) + b, rtol=1e-10)
+    check_grad(F.bilinear, x1, x2, w, b)
+    layer = nn.Bilinear(4, 2, 5)
+    assert layer.weight.shape == [5, 4, 2] and layer.bias.shape == [1, 5]
+    assert layer(t(x1).astype("float32"), t(x2).astype("float32")).shape == [3, 5]
+    with pytest.raises(ValueError, match="fit weight"):
+        F.bilinear(t(x2), t(x1), t(w))

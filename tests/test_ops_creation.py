@@ -108,3 +108,46 @@ def test_bad_inputs():
         minidp.meshgrid(T(np.ones((2, 2))), T(np.ones(2)))
     with pytest.raises(TypeError, match="need one dtype"):
         minidp.meshgrid(minidp.arange(2), minidp.arange(3).astype("float32"))
+
+
+@pytest.mark.parametrize("place", ["cpu", minidp.CPUPlace()], ids=["string", "CPUPlace"])
+def test_to_tensor_takes_place_strings_and_objects(place):
+    tensor = minidp.to_tensor([1.0, 2.0], place=place)
+    assert tensor.place == "cpu"
+    np.testing.assert_array_equal(tensor.numpy(), [1.0, 2.0])
+
+
+@pytest.mark.parametrize("data, dtype", [
+    (np.float64(1.5), "float64"), (np.int32(3), "int32"), (np.bool_(True), "bool"),
+    (1.5, "float32"), (3, "int64"), (True, "bool"), ([1, 2.5], "float32"),
+    ([minidp.to_tensor(1.0), minidp.to_tensor(2.0)], "float32"),
+], ids=["np-float64", "np-int32", "np-bool", "float", "int", "bool", "mixed-list", "list-of-tensors"])
+def test_to_tensor_dtype_rules_follow_paddle(data, dtype):
+    assert minidp.to_tensor(data).dtype == np.dtype(dtype)
+
+
+def test_to_tensor_stacks_a_list_of_tensors_and_takes_stop_gradient():
+    stacked = minidp.to_tensor([minidp.ones([2]), minidp.zeros([2])], stop_gradient=False)
+    assert stacked.shape == [2, 2] and not stacked.stop_gradient
+    np.testing.assert_array_equal(stacked.numpy(), [[1, 1], [0, 0]])
+    source = minidp.to_tensor([1.0], stop_gradient=False)
+    assert minidp.to_tensor(source).stop_gradient  # a copy, stop_gradient=True by default as in Paddle
+
+
+def test_creation_functions_follow_paddle_signatures():
+    minidp.seed(3)
+    a = minidp.randn([2, 3], "float32")
+    minidp.seed(3)
+    b = minidp.randn([2, 3], "float32")
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert a.shape == [2, 3] and a.dtype == np.float32
+    assert minidp.zeros([2], "int64").dtype == np.int64
+    assert minidp.full([2], 7.0).numpy().tolist() == [7.0, 7.0]
+    assert minidp.arange(5).numpy().tolist() == [0, 1, 2, 3, 4]
+    assert minidp.ones_like(a).shape == [2, 3]
+    u = minidp.uniform([1000], min=2.0, max=3.0)
+    assert 2.0 <= u.numpy().min() and u.numpy().max() < 3.0
+    assert minidp.to_tensor([True, False]).dtype == np.bool_
+    assert minidp.to_tensor(np.ones(2, np.float64)).dtype == np.float64
+    with pytest.raises(TypeError, match="unsupported dtype"):
+        minidp.zeros([2], "float7")

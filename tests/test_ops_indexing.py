@@ -176,3 +176,13 @@ def test_scatter_overwrite_gives_every_repeated_update_the_gradient_as_paddle_do
     out = minidp.scatter(T(np.ones((3, 2))), idx([1, 1]), updates)
     (out * T(np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]))).sum().backward()
     np.testing.assert_allclose(updates.grad.numpy(), [[3, 4], [3, 4]])
+
+
+def test_shard_index_matches_paddle():
+    ids = minidp.to_tensor([[1], [6], [12], [19]])
+    np.testing.assert_array_equal(minidp.shard_index(ids, 20, 2, 0).numpy(), [[1], [6], [-1], [-1]])
+    np.testing.assert_array_equal(ids.shard_index(20, 2, 1, ignore_value=-5).numpy(), [[-5], [-5], [2], [9]])
+    with pytest.raises(TypeError, match="integer"):
+        minidp.shard_index(minidp.ones([2, 1]), 20, 2, 0)
+    with pytest.raises(ValueError, match="shard_id"):
+        minidp.shard_index(ids, 20, 2, 2)

@@ -1,5 +1,6 @@
 """minidp.random: unseeded processes differ, seed() repeats a run, states round-trip, and every
-consumer (creation ops, dropout, initializers, samplers, DataLoader shuffle) draws from it."""
+consumer (creation ops, dropout, initializers, samplers, DataLoader shuffle) draws from it; and
+``minidp.Generator``, an independent host generator with Paddle's seed and state methods."""
 import os
 import subprocess
 import sys
@@ -238,3 +239,19 @@ def test_uniform_with_its_own_seed_repeats_and_leaves_the_process_generator_alon
     minidp.seed(1)
     minidp.uniform([2], seed=5)
     numpy.testing.assert_array_equal(minidp.uniform([2]).numpy(), expected)
+
+
+def test_generator_is_an_independent_host_generator():
+    g = minidp.Generator()
+    assert g.manual_seed(5) is g and g.initial_seed() == 5
+    first = [g.random() for _ in range(3)]
+    g.manual_seed(5)
+    assert [g.random() for _ in range(3)] == first
+    state = g.get_state()
+    after = g.random()
+    g.set_state(state)
+    assert g.random() == after
+    assert g.seed() == g.initial_seed()
+    assert minidp.Generator("cpu") is not minidp.Generator(minidp.CPUPlace())
+    with pytest.raises(ValueError, match="only host"):
+        minidp.Generator("gpu:0")

@@ -10,6 +10,7 @@ import minidp
 import minidp.nn as nn
 import minidp.nn.functional as F
 import minidp.optimizer as optim
+from minidp.backend import BFLOAT16 as BF16
 from minidp.serialization import load, save
 
 
@@ -173,3 +174,20 @@ def test_a_file_name_at_the_length_limit_can_be_saved(tmp_path):
     path = tmp_path / ("m" * 250)
     save({"a": 1}, path)
     assert load(path) == {"a": 1} and os.listdir(tmp_path) == ["m" * 250]
+
+
+def test_bfloat16_tensors_and_optimizer_state_survive_save_and_load(tmp_path):
+    layer = minidp.nn.Linear(3, 2)
+    layer.to(dtype="bfloat16")
+    opt = optim.Adam(0.01, parameters=layer.parameters(), multi_precision=True)
+    layer(minidp.ones([2, 3], "bfloat16")).sum().backward()
+    opt.step()
+    minidp.save({"model": layer.state_dict(), "opt": opt.state_dict(),
+                 "array": np.ones(2, BF16), "scalar": BF16.type(1.5)}, str(tmp_path / "ckpt"))
+    loaded = minidp.load(str(tmp_path / "ckpt"))
+    for name, value in layer.state_dict().items():
+        assert loaded["model"][name].dtype == BF16
+        assert loaded["model"][name].numpy().tobytes() == value.numpy().tobytes()
+    masters = loaded["opt"]["master_weights"]
+    assert {name: m.dtype for name, m in masters.items()} == {p.name: np.float32 for p in layer.parameters()}
+    assert loaded["array"].dtype == BF16 and loaded["scalar"] == 1.5 and loaded["scalar"].dtype == BF16

@@ -1,41 +1,17 @@
-"""Tensor (``minidp/autograd/tensor.py``) as Paddle scripts use it: made by ``to_tensor`` from
-Python data, places and other tensors with Paddle's dtype rules, read back with ``numpy()``, and
-the functions that minidp.ops also attaches as methods (``x.reduce_as``, ``ids.shard_index``,
-``cond.where``, ...). Expected values not computed with NumPy were recorded from Paddle 3.3.1."""
+"""Tensor (``minidp/autograd/tensor.py``) as Paddle scripts use it: read back with ``numpy()``,
+the functions that minidp.ops also attaches as methods (``a.add_n``, ``cond.where``, ...: the
+very same function objects), and Python's operators with Paddle's integer rules. ``to_tensor``
+is specified in test_ops_creation.py, ``reduce_as`` in test_ops_reduction.py and
+``shard_index`` in test_ops_indexing.py, beside the ops they belong to."""
 import numpy as np
 import pytest
 
 import minidp
-from gradcheck import check_grad
 from minidp.framework import VarType
 
 
 def test_numpy_accepts_paddles_positional_flag():
     np.testing.assert_array_equal(minidp.ones([2]).numpy(False), [1.0, 1.0])
-
-
-@pytest.mark.parametrize("place", ["cpu", minidp.CPUPlace()], ids=["string", "CPUPlace"])
-def test_to_tensor_takes_place_strings_and_objects(place):
-    tensor = minidp.to_tensor([1.0, 2.0], place=place)
-    assert tensor.place == "cpu"
-    np.testing.assert_array_equal(tensor.numpy(), [1.0, 2.0])
-
-
-@pytest.mark.parametrize("data, dtype", [
-    (np.float64(1.5), "float64"), (np.int32(3), "int32"), (np.bool_(True), "bool"),
-    (1.5, "float32"), (3, "int64"), (True, "bool"), ([1, 2.5], "float32"),
-    ([minidp.to_tensor(1.0), minidp.to_tensor(2.0)], "float32"),
-], ids=["np-float64", "np-int32", "np-bool", "float", "int", "bool", "mixed-list", "list-of-tensors"])
-def test_to_tensor_dtype_rules_follow_paddle(data, dtype):
-    assert minidp.to_tensor(data).dtype == np.dtype(dtype)
-
-
-def test_to_tensor_stacks_a_list_of_tensors_and_takes_stop_gradient():
-    stacked = minidp.to_tensor([minidp.ones([2]), minidp.zeros([2])], stop_gradient=False)
-    assert stacked.shape == [2, 2] and not stacked.stop_gradient
-    np.testing.assert_array_equal(stacked.numpy(), [[1, 1], [0, 0]])
-    source = minidp.to_tensor([1.0], stop_gradient=False)
-    assert minidp.to_tensor(source).stop_gradient  # a copy, stop_gradient=True by default as in Paddle
 
 
 def test_method_forms_of_functions():
@@ -50,26 +26,15 @@ def test_method_forms_of_functions():
     assert counter.increment(2.0) is counter and counter.item() == 3.0
 
 
-def test_reduce_as_sums_to_the_target_shape():
-    x = np.arange(24, dtype="float64").reshape(2, 3, 4)
-    out = minidp.reduce_as(minidp.to_tensor(x), minidp.ones([3, 1]))
-    np.testing.assert_allclose(out.numpy(), x.sum(axis=(0, 2)).reshape(3, 1))
-    np.testing.assert_allclose(minidp.ones([2, 3]).reduce_as(minidp.ones([3])).numpy(), [2.0, 2.0, 2.0])
-    check_grad(lambda a: minidp.reduce_as(a, minidp.ones([1, 4])), x)
-    with pytest.raises(ValueError, match="does not broadcast"):
-        minidp.reduce_as(minidp.ones([2, 3]), minidp.ones([2]))
-
-
-def test_shard_index_matches_paddle():
-    ids = minidp.to_tensor([[1], [6], [12], [19]])
-    np.testing.assert_array_equal(minidp.shard_index(ids, 20, 2, 0).numpy(), [[1], [6], [-1], [-1]])
-    np.testing.assert_array_equal(ids.shard_index(20, 2, 1, ignore_value=-5).numpy(), [[-5], [-5], [2], [9]])
-    with pytest.raises(TypeError, match="integer"):
-        minidp.shard_index(minidp.ones([2, 1]), 20, 2, 0)
-    with pytest.raises(ValueError, match="shard_id"):
-        minidp.shard_index(ids, 20, 2, 2)
-
-
+METHOD_NAMES = ["sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "expm1",
+                "log2", "log10", "log1p", "rsqrt", "reciprocal", "erf", "erfinv", "floor", "ceil", "round", "trunc",
+                "frac", "sign", "sgn", "logit", "deg2rad", "rad2deg", "stanh", "atan2", "floor_divide", "remainder",
+                "mod", "floor_mod", "fmax", "fmin", "hypot", "logaddexp", "copysign", "heaviside", "lerp", "addmm",
+                "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
+                "bitwise_right_shift", "logical_and", "logical_or", "logical_xor", "equal_all", "isclose", "isinf",
+                "isneginf", "isposinf", "isreal", "all", "any", "prod", "amax", "amin", "nansum", "nanmean",
+                "count_nonzero", "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "std", "var", "median",
+                "nanmedian", "quantile", "add_", "exp_", "clip_", "zero_", "fill_", "uniform_", "normal_"]
 
 
 def test_type_is_paddles_dense_tensor_kind():
@@ -77,3 +42,20 @@ def test_type_is_paddles_dense_tensor_kind():
     assert x.type is VarType.DENSE_TENSOR and str(x.type) == "VarType.DENSE_TENSOR"
     assert x.type.value == 7  # Paddle's number for it
     assert minidp.nn.Linear(2, 2).weight.type is VarType.DENSE_TENSOR
+
+
+@pytest.mark.parametrize("name", METHOD_NAMES)
+def test_tensor_methods_are_the_functions(name):
+    assert getattr(minidp.Tensor, name) is getattr(minidp, name)
+
+
+def test_operators_follow_paddle():
+    a = minidp.to_tensor([7, -7, 12])
+    b = minidp.to_tensor([2, 2, 10])
+    assert (a % b).numpy().tolist() == [1, 1, 2] and (a // b).numpy().tolist() == [3, -4, 1]
+    assert (7 % b).numpy().tolist() == [1, 1, 7] and (7 // b).numpy().tolist() == [3, 3, 0]
+    assert (a & b).numpy().tolist() == [2, 0, 8] and (a | b).numpy().tolist() == [7, -5, 14]
+    assert (a ^ b).numpy().tolist() == [5, -5, 6] and (~b).numpy().tolist() == [-3, -3, -11]
+    assert (b << 1).numpy().tolist() == [4, 4, 20] and (a >> 1).numpy().tolist() == [3, -4, 6]
+    flags = minidp.to_tensor([True, False])
+    assert (~flags).numpy().tolist() == [False, True]

@@ -190,3 +190,16 @@ def test_encoder_cache_and_static_attention_cache():
     assert isinstance(given, attention.Cache) and given.k is static.k
     with pytest.raises(ValueError, match="type"):
         attention.gen_cache(t(memory), type=dict)
+
+
+def test_transformer_layers_hold_paddles_state_dict_keys_in_paddles_order():
+    attention = [f"{part}.{kind}" for part in ("q_proj", "k_proj", "v_proj", "out_proj") for kind in ("weight", "bias")]
+    feed_forward = ["linear1.weight", "linear1.bias", "linear2.weight", "linear2.bias"]
+    norms = [f"norm{i}.{kind}" for i in (1, 2, 3) for kind in ("weight", "bias")]
+    encoder = list(nn.TransformerEncoderLayer(4, 2, 8).state_dict())
+    decoder = list(nn.TransformerDecoderLayer(4, 2, 8).state_dict())
+    assert encoder == [f"self_attn.{key}" for key in attention] + feed_forward + norms[:4]
+    assert decoder == ([f"self_attn.{key}" for key in attention] + [f"cross_attn.{key}" for key in attention]
+                       + feed_forward + norms)
+    with pytest.raises(ValueError, match="TransformerDecoderLayer: weight_attr/bias_attr lists must have 1 or 3"):
+        nn.TransformerDecoderLayer(4, 2, 8, weight_attr=[None, None])

@@ -1,4 +1,5 @@
-"""3-D convolution and pooling against NumPy loops, finite differences and Paddle 3.3.1 shapes."""
+"""3-D convolution and pooling (``minidp/nn/functional/volume.py``) against NumPy loops, finite
+differences and Paddle 3.3.1 shapes; max_unpool3d puts each maximum back."""
 import itertools
 
 import numpy as np
@@ -7,13 +8,9 @@ import pytest
 import minidp
 import minidp.nn as nn
 import minidp.nn.functional as F
-from gradcheck import check_grad
+from gradcheck import check_grad, distinct, t
 
 rng = np.random.default_rng(0)
-
-
-def t(array):
-    return minidp.to_tensor(np.asarray(array))
 
 
 def np_conv3d(x, w, stride, pads, dilation, groups):
@@ -157,3 +154,46 @@ def test_conv3d_transpose_sizes_and_layer():
     layer = nn.Conv3DTranspose(2, 4, 3, stride=2)
     assert layer.weight.shape == [2, 4, 3, 3, 3]
     assert layer(t(x).astype("float32")).shape == [1, 4, 7, 7, 5]
+
+
+def _max_pool3d_with_indices(x, k):
+    """Non-overlapping k x k x k max pooling in NumPy, with Paddle's flat indices d * H * W + h * W + w."""
+    n, c, d, h, w = x.shape
+    windows = x.reshape(n, c, d // k, k, h // k, k, w // k, k).transpose(0, 1, 2, 4, 6, 3, 5, 7)
+    windows = windows.reshape(n, c, d // k, h // k, w // k, k ** 3)
+    at = windows.argmax(-1)
+    dd, hh, ww = np.unravel_index(at, (k, k, k))
+    od, oh, ow = np.meshgrid(np.arange(d // k), np.arange(h // k), np.arange(w // k), indexing="ij")
+    flat = ((od * k + dd) * h + oh * k + hh) * w + ow * k + ww
+    return windows.max(-1), flat.astype(np.int32)
+
+
+def test_max_unpool3d_puts_each_maximum_back_where_it_came_from():
+    x = distinct(rng, 2, 3, 4, 6, 4) + 3  # no zeros, so the restored maxima are the non-zero entries
+    values, where = _max_pool3d_with_indices(x, 2)
+    restored = F.max_unpool3d(t(values), t(where), 2).numpy()
+    keep = restored != 0
+    np.testing.assert_array_equal(restored[keep], x[keep])
+    np.testing.assert_array_equal(keep.reshape(2, 3, 2, 2, 3, 2, 2, 2).sum(axis=(3, 5, 7)), 1)
+    np.testing.assert_array_equal(nn.MaxUnPool3D(2)(t(values), t(where)).numpy(), restored)
+    check_grad(lambda a: F.max_unpool3d(a, t(where), 2), values)
+    assert F.max_unpool3d(t(values), t(where), 2, output_size=[5, 7, 5]).shape == [2, 3, 5, 7, 5]
+    assert repr(nn.MaxUnPool3D(2, output_size=[4, 6, 4])) == "MaxUnPool3D(output_size=[4, 6, 4])"
+
+
+def test_max_unpool3d_of_one_deep_windows_is_max_unpool2d():
+    plane = distinct(rng, 1, 2, 4, 6)
+    pooled, mask = F.max_pool2d(t(plane), 2, 2, 1, return_mask=True)
+    flat = F.max_unpool2d(pooled, mask, 2, 2, 1).numpy()
+    deep = F.max_unpool3d(minidp.unsqueeze(pooled, 2), minidp.unsqueeze(mask, 2), (1, 2, 2), (1, 2, 2), (0, 1, 1))
+    np.testing.assert_array_equal(deep.numpy()[:, :, 0], flat)
+
+
+def test_max_unpool3d_rejects_bad_input():
+    values, where = _max_pool3d_with_indices(distinct(rng, 1, 2, 2, 2, 2), 2)
+    with pytest.raises(ValueError, match="max_unpool3d: indices must lie in"):
+        F.max_unpool3d(t(values), t(where * 100), 2)
+    with pytest.raises(ValueError, match="max_unpool3d: indices must have the input's shape"):
+        F.max_unpool3d(t(values), t(where[:, :1]), 2)
+    with pytest.raises(ValueError, match="max_unpool3d: expects a 5-D input and data_format 'NCDHW'"):
+        F.max_unpool3d(t(values), t(where), 2, data_format="NDHWC")

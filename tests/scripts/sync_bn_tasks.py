@@ -1,4 +1,4 @@
-"""What each rank runs in the SyncBatchNorm test of tests/test_norms.py, and its reference.
+"""What each rank runs in the SyncBatchNorm test of tests/test_norm.py, and its reference.
 
 Rank ``r`` of ``n`` gets rows ``r*B/n .. (r+1)*B/n`` of a seeded global batch and trains a small
 Conv2D -> SyncBatchNorm -> Conv2D model wrapped in DataParallel for one step; the reference

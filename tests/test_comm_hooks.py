@@ -1,4 +1,6 @@
-"""The reducer's GPU path -- pack and unpack by the CUDA kernels -- run on the CPU.
+"""Comm hooks (``minidp/distributed/comm_hooks.py``): how the reducer's buckets are packed,
+communicated and unpacked, on the CPU path and on the GPU path -- pack and unpack by the CUDA
+kernels -- run on the CPU.
 
 The kernel copy is chosen for NumPy buckets by patching ``comm_hooks.copy_for``, and
 ``minidp.kernels.launch`` runs each launch with the host kernel runner (the .cu sources compiled

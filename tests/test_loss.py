@@ -1,4 +1,7 @@
-"""Losses: values against hand computation, gradients against finite differences, Paddle's reductions."""
+"""Losses (``nn/functional/loss.py``, with the ones composed of other ops in ``composite_loss.py``
+and CTC in ``ctc.py``) and their layers (``nn/layers/loss.py``): values against hand
+computation, gradients against finite differences, Paddle's reductions. One file: the tables of
+Paddle's values and of gradient cases list every loss side by side."""
 import numpy as np
 import pytest
 

@@ -1,5 +1,6 @@
-"""Activations of nn.functional and their layers: values against NumPy formulas, float64
-gradients against finite differences, float32 gradients staying float32. One line per op."""
+"""Activations (``nn/functional/activation.py``) and their layers (``nn/layers/activation.py``):
+values against NumPy formulas, float64 gradients against finite differences, float32 gradients
+staying float32. One line per op."""
 import numpy as np
 import pytest
 

@@ -1,5 +1,7 @@
-"""Random sampling added for Paddle parity: bernoulli, binomial, multinomial, poisson, log_normal,
-standard_normal, the *_like creators, range, and the in-place random refills.
+"""Random sampling (``minidp/ops/sampling.py``): bernoulli, binomial, multinomial, poisson,
+log_normal, standard_normal, the *_like creators and range; and the in-place random refills of
+``minidp/ops/inplace.py`` (``bernoulli_``, ``exponential_``, ...), checked here by the same
+distribution bounds as the samplers they refill with.
 
 Distribution checks use many draws and loose bounds (several standard errors), and a fixed seed,
 so they are deterministic and not flaky.

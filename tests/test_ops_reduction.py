@@ -1,5 +1,7 @@
-"""Reductions, running reductions and statistics: values against NumPy and float64 gradients
-against finite differences, one line per case; then the tie, zero and NaN rules Paddle follows."""
+"""Reductions (``minidp/ops/reduction.py``), with the running reductions of ``cumulative.py`` and
+the statistics of ``statistics.py`` in the same case table: values against NumPy and float64
+gradients against finite differences, one line per case; then the tie, zero and NaN rules Paddle
+follows."""
 import numpy as np
 import pytest
 
@@ -146,3 +148,26 @@ def test_nan_aware_quantile_and_trapezoid_arguments():
     assert np.isnan(minidp.quantile(x, 0.5, axis=1).numpy()).all()
     with pytest.raises(ValueError, match="not both"):
         minidp.trapezoid(minidp.ones([3]), x=minidp.ones([3]), dx=1.0)
+
+
+def test_reduce_as_sums_to_the_target_shape():
+    x = np.arange(24, dtype="float64").reshape(2, 3, 4)
+    out = minidp.reduce_as(minidp.to_tensor(x), minidp.ones([3, 1]))
+    np.testing.assert_allclose(out.numpy(), x.sum(axis=(0, 2)).reshape(3, 1))
+    np.testing.assert_allclose(minidp.ones([2, 3]).reduce_as(minidp.ones([3])).numpy(), [2.0, 2.0, 2.0])
+    check_grad(lambda a: minidp.reduce_as(a, minidp.ones([1, 4])), x)
+    with pytest.raises(ValueError, match="does not broadcast"):
+        minidp.reduce_as(minidp.ones([2, 3]), minidp.ones([2]))
+
+
+@pytest.mark.parametrize("op, reference", [(minidp.argmax, np.argmax), (minidp.argmin, np.argmin)])
+def test_arg_extremes_follow_numpy_with_axis_and_keepdim(op, reference):
+    data = np.random.default_rng(0).standard_normal((3, 4, 5))
+    x = minidp.to_tensor(data)
+    assert op(x).item() == reference(data)
+    assert op(x).dtype == np.int64
+    np.testing.assert_array_equal(op(x, axis=1).numpy(), reference(data, axis=1))
+    kept = op(x, axis=2, keepdim=True)
+    assert kept.shape == [3, 4, 1]
+    np.testing.assert_array_equal(kept.numpy()[..., 0], reference(data, axis=2))
+    assert op(x, axis=0, dtype="int32").dtype == np.int32

@@ -1,0 +1,115 @@
+"""Convolutions (``minidp/nn/functional/conv.py``): Conv1D and the transposed convolutions against
+NumPy loops, finite differences and their layers. (Conv2D is specified in test_layers.py, the
+3-D forms in test_volume.py.)
+
+Literal values were recorded by hand from PaddlePaddle 3.3.1 (CPU, float64).
+"""
+import numpy as np
+import pytest
+
+import minidp
+import minidp.nn as nn
+import minidp.nn.functional as F
+from gradcheck import check_grad, t
+
+rng = np.random.default_rng(0)
+
+
+def np_conv1d(x, w, b, stride, pad, dilation=1, groups=1):
+    x = np.pad(x, [(0, 0), (0, 0), pad])
+    n, c, length = x.shape
+    o, cg, k = w.shape
+    span = (k - 1) * dilation + 1
+    out_len = (length - span) // stride + 1
+    out = np.zeros((n, o, out_len))
+    per_group = o // groups
+    for j in range(o):
+        g = j // per_group
+        for i in range(out_len):
+            window = x[:, g * cg:(g + 1) * cg, i * stride:i * stride + span:dilation]
+            out[:, j, i] = (window * w[j]).sum((1, 2))
+    return out + (0 if b is None else b[None, :, None])
+
+
+@pytest.mark.parametrize("stride, padding, dilation, groups", [(1, 0, 1, 1), (2, 1, 1, 1), (1, [2, 1], 2, 2)])
+def test_conv1d_matches_numpy_and_gradients(stride, padding, dilation, groups):
+    x, w, b = rng.normal(size=(2, 4, 9)), rng.normal(size=(6, 4 // groups, 3)), rng.normal(size=6)
+    pad = (padding, padding) if isinstance(padding, int) else tuple(padding)
+    out = F.conv1d(t(x), t(w), t(b), stride, padding, dilation, groups)
+    np.testing.assert_allclose(out.numpy(), np_conv1d(x, w, b, stride, pad, dilation, groups), rtol=1e-10)
+    check_grad(lambda a, c, d: F.conv1d(a, c, d, stride, padding, dilation, groups), x, w, b)
+
+
+def test_conv1d_layer_same_padding_and_channels_last():
+    minidp.seed(0)
+    layer = nn.Conv1D(4, 6, 3, padding="SAME", data_format="NLC")
+    assert layer.weight.shape == [6, 4, 3] and list(layer.state_dict()) == ["weight", "bias"]
+    x = rng.normal(size=(2, 9, 4)).astype("float32")
+    out = layer(t(x))
+    assert out.shape == [2, 9, 6]
+    expected = np_conv1d(x.transpose(0, 2, 1), layer.weight.numpy(), layer.bias.numpy(), 1, (1, 1)).transpose(0, 2, 1)
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-5, atol=1e-5)
+    assert abs(nn.Conv1D(50, 40, 5).weight.numpy().std() - np.sqrt(2 / 250)) < 0.01
+    with pytest.raises(ValueError, match="divisible"):
+        nn.Conv1D(4, 6, 3, groups=4)
+    with pytest.raises(ValueError, match="data_format"):
+        F.conv1d(t(x), layer.weight, data_format="NCHW")
+
+
+def np_conv2d_transpose(x, w, stride, pads, dilation, groups, extra=(0, 0)):
+    """Scatter every input pixel times the kernel into the output, then crop the padding."""
+    n, c, h, wd = x.shape
+    _, og, kh, kw = w.shape
+    (sh, sw), (dh, dw) = stride, dilation
+    full = np.zeros((n, og * groups, (h - 1) * sh + dh * (kh - 1) + 1 + extra[0],
+                     (wd - 1) * sw + dw * (kw - 1) + 1 + extra[1]))
+    per_group = c // groups
+    for ci in range(c):
+        g = ci // per_group
+        for i in range(h):
+            for j in range(wd):
+                for a in range(kh):
+                    for b in range(kw):
+                        contribution = x[:, ci, i, j, None] * w[ci, :, a, b]
+                        full[:, g * og:(g + 1) * og, i * sh + a * dh, j * sw + b * dw] += contribution
+    top, bottom, left, right = pads
+    return full[:, :, top:full.shape[2] - bottom, left:full.shape[3] - right]
+
+
+@pytest.mark.parametrize("stride, padding, output_padding, dilation, groups",
+                         [(1, 0, 0, 1, 1), (2, 1, 1, 1, 1), ((2, 1), (1, 0), 0, 2, 2), (2, (1, 0, 2, 1), 0, 1, 1)])
+def test_conv2d_transpose_matches_numpy_and_gradients(stride, padding, output_padding, dilation, groups):
+    x, w, b = rng.normal(size=(2, 4, 3, 3)), rng.normal(size=(4, 3, 3, 2)), rng.normal(size=3 * groups)
+    w = w[:, :3]
+    strides = (stride, stride) if isinstance(stride, int) else stride
+    pads = {0: (0, 0, 0, 0), 1: (1, 1, 1, 1)}.get(padding) if isinstance(padding, int) else (
+        (padding[0], padding[0], padding[1], padding[1]) if len(padding) == 2 else padding)
+    extra = (output_padding, output_padding)
+    expected = np_conv2d_transpose(x, w, strides, pads, (dilation, dilation), groups, extra) + b[None, :, None, None]
+    out = F.conv2d_transpose(t(x), t(w), t(b), stride, padding, output_padding, dilation, groups)
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-10)
+    check_grad(lambda a, c, d: F.conv2d_transpose(a, c, d, stride, padding, output_padding, dilation, groups), x, w, b)
+
+
+def test_conv_transpose_output_size_same_padding_and_layers():
+    x, w = rng.normal(size=(1, 2, 3, 3)), rng.normal(size=(2, 3, 3, 3))
+    assert F.conv2d_transpose(t(x), t(w), stride=2).shape == [1, 3, 7, 7]
+    assert F.conv2d_transpose(t(x), t(w), stride=2, output_size=[8, 8]).shape == [1, 3, 8, 8]
+    assert F.conv2d_transpose(t(x), t(w), stride=2, padding="SAME").shape == [1, 3, 5, 5]  # as Paddle 3.3.1
+    with pytest.raises(ValueError, match="out of reach"):
+        F.conv2d_transpose(t(x), t(w), stride=2, output_size=[10, 10])
+    with pytest.raises(ValueError, match="output_padding"):
+        F.conv2d_transpose(t(x), t(w), output_padding=1)
+    layer = nn.Conv2DTranspose(2, 6, 3, stride=2, groups=2)
+    assert layer.weight.shape == [2, 3, 3, 3] and list(layer.state_dict()) == ["weight", "bias"]
+    limit = np.sqrt(6 / (3 * 9 + 2 * 9))  # Xavier-uniform over Paddle's fans, as Paddle draws it
+    assert np.abs(layer.weight.numpy()).max() <= limit
+    assert layer(t(x).astype("float32"), output_size=[8, 8]).shape == [1, 6, 8, 8]
+    seq, kernel = rng.normal(size=(2, 4, 5)), rng.normal(size=(4, 3, 3))
+    out = F.conv1d_transpose(t(seq), t(kernel), stride=3, padding=1, output_padding=2)
+    expected = np_conv2d_transpose(seq[:, :, None], kernel[:, :, None], (1, 3), (0, 0, 1, 1), (1, 1), 1, (0, 2))
+    np.testing.assert_allclose(out.numpy(), expected[:, :, 0], rtol=1e-10)
+    check_grad(lambda a, c: F.conv1d_transpose(a, c, stride=2, data_format="NLC"),
+               np.ascontiguousarray(seq.transpose(0, 2, 1)), kernel)
+    layer1d = nn.Conv1DTranspose(4, 6, 3, stride=2)
+    assert layer1d.weight.shape == [4, 6, 3] and layer1d(t(seq).astype("float32")).shape == [2, 6, 11]

@@ -1,0 +1,105 @@
+"""Pooling (``minidp/nn/functional/pooling.py``): 1-D, adaptive and Lp pooling, max_unpool, and
+their layers. (max_pool2d and avg_pool2d are specified in test_layers.py, the 3-D forms in
+test_volume.py.)
+
+Literal values were recorded by hand from PaddlePaddle 3.3.1 (CPU, float64).
+"""
+import numpy as np
+import pytest
+
+import minidp.nn as nn
+import minidp.nn.functional as F
+from gradcheck import check_grad, distinct, t
+
+rng = np.random.default_rng(0)
+
+
+def bounds(n_in, n_out):
+    return [(i * n_in // n_out, -(-(i + 1) * n_in // n_out)) for i in range(n_out)]
+
+
+def np_adaptive(x, out_hw, reduce):
+    rows, cols = bounds(x.shape[2], out_hw[0]), bounds(x.shape[3], out_hw[1])
+    return np.array([[reduce(x[:, :, a:b, c:d], axis=(2, 3)) for c, d in cols] for a, b in rows]).transpose(2, 3, 0, 1)
+
+
+def test_adaptive_pooling_literals_from_paddle():
+    ramp = np.arange(35.0).reshape(1, 1, 5, 7)
+    np.testing.assert_array_equal(F.adaptive_avg_pool2d(t(ramp), [2, 3]).numpy(), [[[[8, 10, 12], [22, 24, 26]]]])
+    wave = np.cos(np.arange(35.0)).reshape(1, 1, 5, 7)
+    np.testing.assert_allclose(F.adaptive_max_pool2d(t(wave), [2, 3]).numpy(),
+                               [[[[1.0, 0.66031671, 0.98870462], [0.15425145, 0.99120281, 0.99120281]]]], rtol=1e-7)
+
+
+@pytest.mark.parametrize("out_hw", [(3, 2), (1, 1), (5, 4), (2, 5)])
+def test_adaptive_pools_match_numpy_and_gradients(out_hw):
+    x = distinct(rng, 2, 3, 5, 4)
+    np.testing.assert_allclose(F.adaptive_avg_pool2d(t(x), out_hw).numpy(), np_adaptive(x, out_hw, np.mean))
+    np.testing.assert_array_equal(F.adaptive_max_pool2d(t(x), out_hw).numpy(), np_adaptive(x, out_hw, np.max))
+    check_grad(lambda a: F.adaptive_avg_pool2d(a, out_hw), x)
+    check_grad(lambda a: F.adaptive_max_pool2d(a, out_hw), x)
+
+
+def test_adaptive_max_mask_channels_last_and_1d():
+    x = distinct(rng, 1, 2, 5, 4)
+    out, mask = F.adaptive_max_pool2d(t(x), 2, return_mask=True)
+    np.testing.assert_array_equal(np.take_along_axis(x.reshape(1, 2, -1), mask.numpy().reshape(1, 2, -1), 2),
+                                  out.numpy().reshape(1, 2, -1))
+    last = F.adaptive_avg_pool2d(t(x.transpose(0, 2, 3, 1)), [2, 3], data_format="NHWC").numpy()
+    np.testing.assert_allclose(last.transpose(0, 3, 1, 2), np_adaptive(x, (2, 3), np.mean))
+    seq = distinct(rng, 2, 3, 7)
+    np.testing.assert_allclose(F.adaptive_avg_pool1d(t(seq), 3).numpy(),
+                               np_adaptive(seq[:, :, None], (1, 3), np.mean)[:, :, 0])
+    np.testing.assert_array_equal(nn.AdaptiveMaxPool1D(4)(t(seq)).numpy(),
+                                  np_adaptive(seq[:, :, None], (1, 4), np.max)[:, :, 0])
+    assert nn.AdaptiveAvgPool2D(1)(t(x)).shape == [1, 2, 1, 1]
+    assert nn.AdaptiveAvgPool1D(2)(t(seq)).shape == [2, 3, 2]
+    assert nn.AdaptiveMaxPool2D([None, 2])(t(x)).shape == [1, 2, 5, 2]
+    check_grad(lambda a: F.adaptive_max_pool1d(a, 3), seq)
+    with pytest.raises(ValueError, match="output_size"):
+        F.adaptive_avg_pool2d(t(x), [1, 2, 3])
+
+
+def test_1d_pooling():
+    x = distinct(rng, 2, 3, 7)
+    out = F.max_pool1d(t(x), 3, 2, 1).numpy()
+    padded = np.pad(x, [(0, 0), (0, 0), (1, 1)], constant_values=-np.inf)
+    np.testing.assert_array_equal(out, np.stack([padded[:, :, i:i + 3].max(-1) for i in range(0, 7, 2)], -1))
+    check_grad(lambda a: F.max_pool1d(a, 3, 2, 1), x)
+    avg = F.avg_pool1d(t(x), 2).numpy()
+    np.testing.assert_allclose(avg, x[:, :, :6].reshape(2, 3, 3, 2).mean(-1))
+    check_grad(lambda a: F.avg_pool1d(a, 3, 2, 1, exclusive=False, ceil_mode=True), x)
+    values, mask = nn.MaxPool1D(2, return_mask=True)(t(x))
+    np.testing.assert_array_equal(np.take_along_axis(x, mask.numpy().astype(int), 2), values.numpy())
+    assert nn.AvgPool1D(3, 1, 1)(t(x)).shape == [2, 3, 7]
+    with pytest.raises(ValueError, match="3-D"):
+        F.max_pool1d(t(x[0]), 2)
+
+
+def test_lp_pooling():
+    x = rng.uniform(0.1, 1.0, size=(1, 2, 4, 6))
+    windows = x.reshape(1, 2, 2, 2, 3, 2).transpose(0, 1, 2, 4, 3, 5).reshape(1, 2, 2, 3, 4)
+    np.testing.assert_allclose(F.lp_pool2d(t(x), 3.0, 2).numpy(), (windows ** 3).sum(-1) ** (1 / 3))
+    check_grad(lambda a: F.lp_pool2d(a, 2.0, 3, 2, 1, ceil_mode=True), x)
+    seq = rng.uniform(0.1, 1.0, size=(1, 2, 6))
+    np.testing.assert_allclose(nn.LPPool1D(2.0, 2)(t(seq)).numpy(), np.sqrt((seq.reshape(1, 2, 3, 2) ** 2).sum(-1)))
+    assert nn.LPPool2D(2, 2, data_format="NHWC")(t(x.transpose(0, 2, 3, 1))).shape == [1, 2, 3, 2]
+    with pytest.raises(ValueError, match="norm_type"):
+        F.lp_pool2d(t(x), 0, 2)
+
+
+def test_max_unpool_inverts_max_pool():
+    x = distinct(rng, 1, 2, 4, 6) + 3  # no zeros, so the restored maxima are the non-zero entries
+    pooled, mask = F.max_pool2d(t(x), 2, return_mask=True)
+    restored = F.max_unpool2d(pooled, mask, 2).numpy()
+    keep = restored != 0
+    np.testing.assert_array_equal(restored[keep], x[keep])
+    np.testing.assert_array_equal(keep.reshape(1, 2, 2, 2, 3, 2).sum(axis=(3, 5)), 1)
+    check_grad(lambda a: F.max_unpool2d(a, mask, 2), pooled.numpy())
+    out, idx = F.max_pool2d(t(x[..., :5]), 3, 2, 1, return_mask=True)
+    assert nn.MaxUnPool2D(3, 2, 1, output_size=[4, 5])(out, idx).shape == [1, 2, 4, 5]
+    seq = distinct(rng, 1, 2, 6)
+    values, where = F.max_pool1d(t(seq), 2, return_mask=True)
+    np.testing.assert_array_equal(nn.MaxUnPool1D(2)(values, where).numpy().max(-1), seq.max(-1))
+    with pytest.raises(ValueError, match="indices must"):
+        F.max_unpool2d(pooled, mask * 100, 2)
