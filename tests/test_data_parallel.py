@@ -69,7 +69,7 @@ for _scenario in SCENARIOS:
     _scenario.setdefault("steps", 4)
 BY_NAME = {s["name"]: s for s in SCENARIOS}
 # How far half-precision gradients may move the final parameters: each step's average is within
-# one half-precision epsilon (relative) of the float32 one (see test_reducer_kernel_path.py), and
+# one half-precision epsilon (relative) of the float32 one (see test_comm_hooks.py), and
 # the steps move the parameters by sum(lr) * |gradient|, which stays below 1 here.
 COMPRESSION_ATOL = {"fp16": 1e-3, "bf16": 8e-3}
 TRAINABLE = {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "head.weight", "head.bias"}
@@ -198,7 +198,8 @@ MPI_SCENARIOS = ["sgd", "momentum_ranks_seeded_differently", "adam_tiny_buckets"
 @run_once
 def mpi_results(directory):
     pytest.importorskip("mpi4py", reason="mpi4py is not installed (pip install 'minidp[mpi]')")
-    from test_mpi_backend import _CLEARED, find_mpiexec
+    from dist_utils import find_mpiexec
+    from test_mpi import _CLEARED
 
     mpiexec = find_mpiexec()
     if mpiexec is None:

@@ -2,7 +2,7 @@
 
 Every test needs CUDA through CuPy and skips where CuPy sees no device (the condition of
 tests/test_kernels_gpu.py); the multi-process ones need two GPUs. A user with GPUs runs these
-first: ``python -m pytest -m gpu``. What CI checks without a GPU is in test_nccl_backend.py
+first: ``python -m pytest -m gpu``. What CI checks without a GPU is in test_nccl.py
 (the backend's logic on a stand-in) and test_comm_hooks.py (the reducer's kernel path
 on the host kernel runner).
 """

@@ -36,10 +36,6 @@ NOT_A_MODULE = {
     "test_bfloat16.py": "one dtype through the ops and layers (its docstring says which and why)",
     "test_digits_example.py": "examples/train_digits.py end to end",
     "test_mpirun.py": "a bare mpirun start-up: env.py, parallel.py and the mpi backend together",
-    "test_mpi_backend.py": "backends/mpi.py; to be test_mpi.py (as test_gloo.py, test_shm.py) "
-                           "once test_data_parallel.py no longer imports find_mpiexec from it",
-    "test_nccl_backend.py": "backends/nccl.py on a stand-in; to be test_nccl.py once the branch "
-                            "editing it has landed",
 }
 
 

@@ -1,6 +1,6 @@
 """The mpi backend and bare-mpirun start-up, run under ``mpiexec -n 2``.
 
-The pytest side starts ``mpiexec -n 2 python tests/test_mpi_backend.py MODE DIR``; the
+The pytest side starts ``mpiexec -n 2 python tests/test_mpi.py MODE DIR``; the
 ``__main__`` side runs in each MPI rank and writes its report to ``DIR/rank<N>.json`` (separate
 files: the ranks' standard outputs interleave).
 """
