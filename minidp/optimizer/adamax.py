@@ -31,13 +31,8 @@ class Adamax(Optimizer):
                           "epsilon": check_non_negative("Adamax", "epsilon", epsilon)})
 
     def _init_state(self, slot: _Slot) -> dict:
-        data = slot.param._data
-        xp = backend.get_array_module(data)
-        beta1 = slot.hyper["beta1"]
-        state = {}
-        state["moment"] = xp.zeros_like(data)
-        state["inf_norm"] = xp.zeros_like(data)
-        state["beta1_pow_acc"] = beta1
+        state = self._arrays_like_param(slot, zeros=self._array_states)
+        state["beta1_pow_acc"] = slot.hyper["beta1"]
         return state
 
     def _update(self, slot: _Slot, grad: Any, lr: float) -> None:

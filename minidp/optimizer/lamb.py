@@ -46,14 +46,9 @@ class Lamb(Optimizer):
         return _Slot(param, lr_ratio, weight_decay, dict(hyper, lamb_weight_decay=0.0) if excluded else hyper)
 
     def _init_state(self, slot: _Slot) -> dict:
-        data = slot.param._data
-        xp = backend.get_array_module(data)
-        beta1, beta2 = slot.hyper["beta1"], slot.hyper["beta2"]
-        state = {}
-        state["moment1"] = xp.zeros_like(data)
-        state["moment2"] = xp.zeros_like(data)
-        state["beta1_pow_acc"] = beta1
-        state["beta2_pow_acc"] = beta2
+        state = self._arrays_like_param(slot, zeros=self._array_states)
+        state["beta1_pow_acc"] = slot.hyper["beta1"]
+        state["beta2_pow_acc"] = slot.hyper["beta2"]
         return state
 
     def _update(self, slot: _Slot, grad: Any, lr: float) -> None:

@@ -39,14 +39,8 @@ class NAdam(Optimizer):
                           "momentum_decay": check_non_negative("NAdam", "momentum_decay", momentum_decay)})
 
     def _init_state(self, slot: _Slot) -> dict:
-        data = slot.param._data
-        xp = backend.get_array_module(data)
-        state = {}
-        for key in ("momentum_decay_pow", "beta2_pow", "mu_product"):
-            state[key] = xp.ones_like(data)
-        state["moment1"] = xp.zeros_like(data)
-        state["moment2"] = xp.zeros_like(data)
-        return state
+        return self._arrays_like_param(slot, ones=("momentum_decay_pow", "beta2_pow", "mu_product"),
+                                       zeros=("moment1", "moment2"))
 
     def _update(self, slot: _Slot, grad: Any, lr: float) -> None:
         data, state, hyper = slot.param._data, slot.state, slot.hyper

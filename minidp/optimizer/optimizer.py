@@ -277,6 +277,17 @@ class Optimizer:
         """The state of a parameter before its first update (zeros and initial scalars)."""
         return {}
 
+    @staticmethod
+    def _arrays_like_param(slot: _Slot, ones: tuple = (), zeros: tuple = ()) -> dict:
+        """Fresh array states shaped and typed like ``slot``'s parameter, for ``_init_state``:
+        the ``ones`` start at 1 (running products such as ``beta2_pow``), the ``zeros`` at 0
+        (moments and accumulators)."""
+        data = slot.param._data
+        xp = backend.get_array_module(data)
+        state = {key: xp.ones_like(data) for key in ones}
+        state.update((key, xp.zeros_like(data)) for key in zeros)
+        return state
+
     def _prepare(self, slot: _Slot) -> None:
         """Before a slot's first update: its master weight (multi_precision, 16-bit parameter) and
         any state not restored by :meth:`set_state_dict`."""

@@ -35,14 +35,8 @@ class RAdam(Optimizer):
                           "epsilon": check_non_negative("RAdam", "epsilon", epsilon)})
 
     def _init_state(self, slot: _Slot) -> dict:
-        data = slot.param._data
-        xp = backend.get_array_module(data)
-        state = {}
-        for key in ("beta1_pow", "beta2_pow", "rho"):
-            state[key] = xp.ones_like(data)
-        state["moment1"] = xp.zeros_like(data)
-        state["moment2"] = xp.zeros_like(data)
-        return state
+        return self._arrays_like_param(slot, ones=("beta1_pow", "beta2_pow", "rho"),
+                                       zeros=("moment1", "moment2"))
 
     def _update(self, slot: _Slot, grad: Any, lr: float) -> None:
         data, state, hyper = slot.param._data, slot.state, slot.hyper
