@@ -5,7 +5,7 @@ from typing import Any, Callable, Iterable, Optional, Union
 
 from .. import backend
 from .lr import LRScheduler
-from .optimizer import Optimizer, _Slot, check_non_negative, check_unit_interval
+from .optimizer import Optimizer, _Slot, check_adam_hyper, check_non_negative
 
 
 class Lamb(Optimizer):
@@ -36,9 +36,7 @@ class Lamb(Optimizer):
         self._exclude_from_weight_decay_fn = exclude_from_weight_decay_fn
         self._always_adapt = bool(always_adapt)
         super().__init__(learning_rate, parameters, None, grad_clip,
-                         {"beta1": check_unit_interval("Lamb", "beta1", beta1),
-                          "beta2": check_unit_interval("Lamb", "beta2", beta2),
-                          "epsilon": check_non_negative("Lamb", "epsilon", epsilon),
+                         {**check_adam_hyper("Lamb", beta1, beta2, epsilon),
                           "lamb_weight_decay": check_non_negative("Lamb", "lamb_weight_decay", lamb_weight_decay)})
 
     def _make_slot(self, param: Any, lr_ratio: float, weight_decay: float, hyper: dict) -> _Slot:

@@ -71,6 +71,14 @@ def check_non_negative(cls: str, name: str, value: Any) -> float:
     return float(value)
 
 
+def check_adam_hyper(cls: str, beta1: Any, beta2: Any, epsilon: Any) -> dict:
+    """The per-group hyperparameters of the Adam-like optimizers, checked: ``beta1`` and ``beta2``
+    in [0, 1), ``epsilon`` non-negative."""
+    return {"beta1": check_unit_interval(cls, "beta1", beta1),
+            "beta2": check_unit_interval(cls, "beta2", beta2),
+            "epsilon": check_non_negative(cls, "epsilon", epsilon)}
+
+
 def _host_scalar(value: Any) -> float:
     """A Python float from a number, a one-element array or a one-element tensor."""
     if isinstance(value, Tensor):
