@@ -38,11 +38,12 @@ def _encode_all(objects: List[Any]) -> Tuple[List[bytes], Optional[Exception]]:
         return [], error
 
 
-def _encode_with_count(obj: Any) -> Tuple[bytes, numpy.ndarray, Optional[Exception]]:
-    """``obj``'s bytes, the byte count its sender announces before them, and the encoding error
-    or None. An object that cannot be encoded gives no bytes and the count ``_FAILED``; the
-    caller raises the error once the count is sent, so no peer waits for bytes."""
-    payloads, error = _encode_all([obj])
+def _encode_with_count(objects: List[Any]) -> Tuple[bytes, numpy.ndarray, Optional[Exception]]:
+    """The bytes of the one object in ``objects`` (none on a rank that only receives: no bytes),
+    the byte count announced before them, and the encoding error or None. An object that cannot
+    be encoded gives no bytes and the count ``_FAILED``; the caller raises the error once the
+    count is sent, so no peer waits for bytes."""
+    payloads, error = _encode_all(objects)
     payload = payloads[0] if payloads else b""
     return payload, numpy.array([_FAILED if error else len(payload)], _LENGTH), error
 
@@ -76,7 +77,7 @@ def all_gather_object(object_list: List[Any], obj: Any, group: Optional[Group] =
     if not group.is_member():
         return
     pg = group.process_group
-    payload, count, error = _encode_with_count(obj)
+    payload, count, error = _encode_with_count([obj])
     lengths = numpy.empty((group.world_size, 1), _LENGTH)
     pg.all_gather(lengths, count)
     if error is not None:
@@ -100,10 +101,7 @@ def broadcast_object_list(object_list: List[Any], src: int, group: Optional[Grou
     pg = group.process_group
     local_src = group_rank(group, src, "src")
     is_src = group.rank == local_src
-    if is_src:
-        payload, length, error = _encode_with_count(list(object_list))
-    else:
-        payload, length, error = b"", numpy.zeros(1, _LENGTH), None
+    payload, length, error = _encode_with_count([list(object_list)] if is_src else [])
     pg.broadcast(length, local_src)
     if error is not None:
         raise error
@@ -184,7 +182,7 @@ def send_object_list(object_list: List[Any], dst: Optional[int] = None,
     if not group.is_member():
         return
     peer = _peer(group, dst, dst_in_group, ("dst", "dst_in_group"), "send_object_list")
-    payload, length, error = _encode_with_count(list(object_list))
+    payload, length, error = _encode_with_count([list(object_list)])
     group.process_group.send(length, peer)
     if error is not None:
         raise error
