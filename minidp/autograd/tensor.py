@@ -29,9 +29,22 @@ class Tensor:
     def __init__(self, data: Any, stop_gradient: bool = True, name: Optional[str] = None) -> None:
         if isinstance(data, Tensor):
             data = data._data
-        xp = backend.get_array_module(data)
-        self._data = xp.asarray(data)
-        self.stop_gradient = bool(stop_gradient)
+        self._start(backend.get_array_module(data).asarray(data), bool(stop_gradient))
+        if name is not None:
+            self._name = name
+
+    @classmethod
+    def _wrap(cls, data: Any) -> "Tensor":
+        """A tensor around an existing array, with no graph: the fast path ops use."""
+        t = cls.__new__(cls)
+        t._start(data, True)
+        return t
+
+    def _start(self, data: Any, stop_gradient: bool) -> None:
+        """Set every slot (but the optional name) as a new tensor around the array ``data`` has
+        them: no gradient, graph node or hooks, version 0. Shared by ``__init__`` and :meth:`_wrap`."""
+        self._data = data
+        self.stop_gradient = stop_gradient
         self._grad = None
         self._node = None
         self._grad_hooks = None
@@ -40,24 +53,6 @@ class Tensor:
         self._grad_reads_zero = False
         self._version = 0
         self._earlier = None
-        if name is not None:
-            self._name = name
-
-    @classmethod
-    def _wrap(cls, data: Any) -> "Tensor":
-        """A tensor around an existing array, with no graph: the fast path ops use."""
-        t = cls.__new__(cls)
-        t._data = data
-        t.stop_gradient = True
-        t._grad = None
-        t._node = None
-        t._grad_hooks = None
-        t._ready_hooks = None
-        t.persistable = False
-        t._grad_reads_zero = False
-        t._version = 0
-        t._earlier = None
-        return t
 
     # --- description -------------------------------------------------------------------
     @property

@@ -38,6 +38,16 @@ def _encode_all(objects: List[Any]) -> Tuple[List[bytes], Optional[Exception]]:
         return [], error
 
 
+def _encode_with_count(objects: List[Any]) -> Tuple[bytes, numpy.ndarray, Optional[Exception]]:
+    """The bytes of the one object in ``objects`` (none on a rank that only receives: no bytes),
+    the byte count announced before them, and the encoding error or None. An object that cannot
+    be encoded gives no bytes and the count ``_FAILED``; the caller raises the error once the
+    count is sent, so no peer waits for bytes."""
+    payloads, error = _encode_all(objects)
+    payload = payloads[0] if payloads else b""
+    return payload, numpy.array([_FAILED if error else len(payload)], _LENGTH), error
+
+
 def _check_length(length: int, sender: str, what: str) -> int:
     if length < 0:
         raise RuntimeError(f"{what}: {sender} could not encode its objects (see the error "
@@ -67,10 +77,9 @@ def all_gather_object(object_list: List[Any], obj: Any, group: Optional[Group] =
     if not group.is_member():
         return
     pg = group.process_group
-    payloads, error = _encode_all([obj])
-    payload = payloads[0] if payloads else b""
+    payload, count, error = _encode_with_count([obj])
     lengths = numpy.empty((group.world_size, 1), _LENGTH)
-    pg.all_gather(lengths, numpy.array([_FAILED if error else len(payload)], _LENGTH))
+    pg.all_gather(lengths, count)
     if error is not None:
         raise error
     for k, n in enumerate(lengths[:, 0]):
@@ -92,9 +101,7 @@ def broadcast_object_list(object_list: List[Any], src: int, group: Optional[Grou
     pg = group.process_group
     local_src = group_rank(group, src, "src")
     is_src = group.rank == local_src
-    payloads, error = _encode_all([list(object_list)] if is_src else [])
-    payload = payloads[0] if payloads else b""
-    length = numpy.array([_FAILED if error else len(payload)], _LENGTH)
+    payload, length, error = _encode_with_count([list(object_list)] if is_src else [])
     pg.broadcast(length, local_src)
     if error is not None:
         raise error
@@ -175,12 +182,11 @@ def send_object_list(object_list: List[Any], dst: Optional[int] = None,
     if not group.is_member():
         return
     peer = _peer(group, dst, dst_in_group, ("dst", "dst_in_group"), "send_object_list")
-    payloads, error = _encode_all([list(object_list)])
-    length = _FAILED if error else len(payloads[0])
-    group.process_group.send(numpy.array([length], _LENGTH), peer)
+    payload, length, error = _encode_with_count([list(object_list)])
+    group.process_group.send(length, peer)
     if error is not None:
         raise error
-    group.process_group.send(_as_array(payloads[0]), peer)
+    group.process_group.send(_as_array(payload), peer)
 
 
 def recv_object_list(object_list: List[Any], src: Optional[int] = None,

@@ -17,13 +17,22 @@ from ..autograd.function import result, results, wrap
 from ..autograd.tensor import Tensor
 
 __all__ = ["result", "results", "wrap", "lift", "unbroadcast", "normalize_axis", "scatter_add_along",
-           "not_a_tensor", "check_tensor", "as_int", "check_size", "single_axis", "tensor_operands"]
+           "not_a_tensor", "check_tensor", "as_int", "check_size", "single_axis", "tensor_operands",
+           "named_op"]
 
 
 def not_a_tensor(op: str, arg: str, value: Any) -> TypeError:
     """The error for an operand that must be a Tensor but is not (ops raise it after an isinstance test)."""
     return TypeError(f"{op}: {arg} must be a Tensor, got {type(value).__name__}; "
                      "wrap arrays with minidp.to_tensor")
+
+
+def named_op(op: Callable, name: str, doc: str) -> Callable:
+    """``op``, made by an op factory, under its public ``name`` and docstring ``doc``, so that
+    help() and tracebacks show the op rather than the factory's inner function."""
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = doc
+    return op
 
 
 def check_tensor(op: str, arg: str, value: Any) -> None:

@@ -12,7 +12,7 @@ from typing import Any, Callable, Optional
 
 from .. import backend
 from ..autograd.tensor import Tensor
-from ._util import tensor_operands, wrap
+from ._util import named_op, tensor_operands, wrap
 from .elementwise import FLOAT, KEEP, ZERO, binary_op
 from .math import _operands, add, multiply, subtract
 
@@ -88,9 +88,7 @@ def _without_gradient(which: str, doc: str) -> Callable:
         xp = backend.get_array_module(yd if isinstance(xd, (int, float, bool)) else xd)
         return wrap(xp.asarray(getattr(xp, which)(xd, yd)))
 
-    op.__name__ = op.__qualname__ = which
-    op.__doc__ = doc
-    return op
+    return named_op(op, which, doc)
 
 
 bitwise_and = _without_gradient("bitwise_and", "Bitwise and of integer or bool tensors.")

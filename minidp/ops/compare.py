@@ -6,7 +6,7 @@ from typing import Any, Callable, Optional
 
 from .. import backend
 from ..autograd.tensor import Tensor
-from ._util import not_a_tensor, tensor_operands, wrap
+from ._util import named_op, not_a_tensor, tensor_operands, wrap
 
 
 def _compare(fn: Callable) -> Callable:
@@ -15,9 +15,7 @@ def _compare(fn: Callable) -> Callable:
         yd = y._data if isinstance(y, Tensor) else y
         return wrap(backend.get_array_module(xd).asarray(fn(xd, yd)))
 
-    op.__name__ = fn.__name__
-    op.__doc__ = f"Elementwise ``{fn.__name__}`` as a bool tensor (no gradient)."
-    return op
+    return named_op(op, fn.__name__, f"Elementwise ``{fn.__name__}`` as a bool tensor (no gradient).")
 
 
 equal = _compare(operator.eq)
@@ -41,9 +39,7 @@ def _logical(which: str) -> Callable:
         xp = backend.get_array_module(xd if not isinstance(xd, (int, float, bool)) else yd)
         return wrap(xp.asarray(getattr(xp, which)(xd, yd)))
 
-    op.__name__ = op.__qualname__ = which
-    op.__doc__ = f"Elementwise ``{which}`` as a bool tensor; non-zero values count as True."
-    return op
+    return named_op(op, which, f"Elementwise ``{which}`` as a bool tensor; non-zero values count as True.")
 
 
 eq = equal
@@ -78,9 +74,7 @@ def _real_test(test: str, doc: str):
             return wrap(xp.full(xd.shape, test == "isfinite"))
         return wrap(getattr(xp, test)(xd))
 
-    op.__name__ = op.__qualname__ = test
-    op.__doc__ = doc
-    return op
+    return named_op(op, test, doc)
 
 
 isnan = _real_test("isnan", "Where x is NaN.")

@@ -14,7 +14,7 @@ from .. import backend
 from ..autograd.engine import no_grad
 from ..autograd.tensor import Tensor
 from ..framework import CPUPlace, CUDAPlace, place_name
-from ._util import result
+from ._util import named_op, result
 from .math import astype
 
 __all__ = ["TENSOR_METHODS", "TENSOR_PROPERTIES"]
@@ -32,9 +32,7 @@ def _cast_method(name: str, dtype: str) -> Callable:
     def cast_to(self: Tensor) -> Tensor:
         return astype(self, dtype)
 
-    cast_to.__name__ = cast_to.__qualname__ = name
-    cast_to.__doc__ = f"x cast to {dtype} (``x.astype('{dtype}')``)."
-    return cast_to
+    return named_op(cast_to, name, f"x cast to {dtype} (``x.astype('{dtype}')``).")
 
 
 def _to_place(x: Tensor, place: str) -> Tensor:

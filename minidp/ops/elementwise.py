@@ -26,7 +26,7 @@ from typing import Any, Callable, Optional
 from .. import backend
 from ..backend import get_array_module
 from ..autograd.tensor import Tensor
-from ._util import not_a_tensor, result, unbroadcast, wrap
+from ._util import named_op, not_a_tensor, result, unbroadcast, wrap
 from .math import _PYTHON_NUMBERS, INTEGER_TO_FLOAT, _operands, _shape_error, kind
 
 FLOAT = "float"
@@ -98,9 +98,7 @@ def unary_op(op: str, doc: str, rule: str, forward: Any, derivative: Optional[Ca
         return result(y, (x,),
                       lambda g: (xp.zeros_like(xd) if derivative is ZERO else g * derivative(xp, xd, y),))
 
-    unary.__name__ = unary.__qualname__ = op
-    unary.__doc__ = doc
-    return unary
+    return named_op(unary, op, doc)
 
 
 def _as_float(value: Any) -> Any:
@@ -144,6 +142,4 @@ def binary_op(op: str, doc: str, rule: str, forward: Callable, dx: Optional[Call
     def binary(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
         return binary_elementwise(x, y, forward, dx, dy, rule, op)
 
-    binary.__name__ = binary.__qualname__ = op
-    binary.__doc__ = doc
-    return binary
+    return named_op(binary, op, doc)

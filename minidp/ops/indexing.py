@@ -386,19 +386,26 @@ def masked_fill(x: Tensor, mask: Tensor, value: Any, name: str = None) -> Tensor
     return where(mask, value, x)
 
 
-@tensor_operands("x", "mask", "value")
-def masked_scatter(x: Tensor, mask: Tensor, value: Tensor, name: str = None) -> Tensor:
-    """x with the positions where ``mask`` is True filled, in order, from the leading elements of value."""
-    xd, md, vd = x._data, mask._data, value._data
+def broadcast_mask(op: str, xd: Any, md: Any) -> tuple:
+    """``(xp, mask, shape)`` for the masked ops: the array module, the bool mask array ``md``
+    broadcast against ``xd``, and their common shape. A mask that is not bool, or that does not
+    broadcast, raises."""
     if md.dtype.kind != "b":
-        raise TypeError(f"masked_scatter: mask must be a bool tensor, got {md.dtype}")
+        raise TypeError(f"{op}: mask must be a bool tensor, got {md.dtype}")
     xp = backend.get_array_module(xd)
     try:
         shape = xp.broadcast_shapes(xd.shape, md.shape)
     except ValueError:
-        raise ValueError(f"masked_scatter: mask of shape {list(md.shape)} does not broadcast against "
+        raise ValueError(f"{op}: mask of shape {list(md.shape)} does not broadcast against "
                          f"x of shape {list(xd.shape)}") from None
-    md = xp.broadcast_to(md, shape)
+    return xp, xp.broadcast_to(md, shape), shape
+
+
+@tensor_operands("x", "mask", "value")
+def masked_scatter(x: Tensor, mask: Tensor, value: Tensor, name: str = None) -> Tensor:
+    """x with the positions where ``mask`` is True filled, in order, from the leading elements of value."""
+    xd, vd = x._data, value._data
+    xp, md, shape = broadcast_mask("masked_scatter", xd, mask._data)
     count = int(md.sum())
     if count > vd.size:
         raise ValueError(f"masked_scatter: the mask selects {count} positions but value has only {vd.size} elements")

@@ -11,7 +11,7 @@ from typing import Any
 from .. import backend
 from ..autograd.tensor import Tensor
 from ._util import as_int, result, single_axis, tensor_operands, unbroadcast, wrap
-from .indexing import take_along
+from .indexing import broadcast_mask, take_along
 from .shape import squeeze
 
 
@@ -112,16 +112,8 @@ def nonzero(x: Tensor, as_tuple: bool = False) -> Any:
 @tensor_operands("x", "mask")
 def masked_select(x: Tensor, mask: Tensor, name: str = None) -> Tensor:
     """The elements of x where the boolean ``mask`` (broadcast against x) is True, as a 1-D tensor."""
-    xd, md = x._data, mask._data
-    if md.dtype.kind != "b":
-        raise TypeError(f"masked_select: mask must be a bool tensor, got {md.dtype}")
-    xp = backend.get_array_module(xd)
-    try:
-        shape = xp.broadcast_shapes(xd.shape, md.shape)
-    except ValueError:
-        raise ValueError(f"masked_select: mask of shape {list(md.shape)} does not broadcast against "
-                         f"x of shape {list(xd.shape)}") from None
-    md = xp.broadcast_to(md, shape)
+    xd = x._data
+    xp, md, shape = broadcast_mask("masked_select", xd, mask._data)
 
     def backward(g):
         gx = xp.zeros(shape, dtype=g.dtype)

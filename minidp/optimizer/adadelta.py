@@ -32,12 +32,7 @@ class Adadelta(Optimizer):
                           "epsilon": check_non_negative("Adadelta", "epsilon", epsilon)})
 
     def _init_state(self, slot: _Slot) -> dict:
-        data = slot.param._data
-        xp = backend.get_array_module(data)
-        state = {}
-        state["_avg_squared_grad"] = xp.zeros_like(data)
-        state["_avg_squared_update"] = xp.zeros_like(data)
-        return state
+        return self._arrays_like_param(slot, zeros=self._array_states)
 
     def _update(self, slot: _Slot, grad: Any, lr: float) -> None:
         data, state, hyper = slot.param._data, slot.state, slot.hyper

@@ -5,7 +5,7 @@ from typing import Any, Iterable, Optional, Union
 
 from .. import backend
 from .lr import LRScheduler
-from .optimizer import Optimizer, _Slot, check_non_negative, check_unit_interval
+from .optimizer import Optimizer, _Slot, check_adam_hyper
 
 
 class Adamax(Optimizer):
@@ -26,18 +26,11 @@ class Adamax(Optimizer):
                  epsilon: float = 1e-08, parameters: Optional[Iterable] = None, weight_decay: Optional[float] = None,
                  grad_clip: Any = None, name: Optional[str] = None) -> None:
         super().__init__(learning_rate, parameters, weight_decay, grad_clip,
-                         {"beta1": check_unit_interval("Adamax", "beta1", beta1),
-                          "beta2": check_unit_interval("Adamax", "beta2", beta2),
-                          "epsilon": check_non_negative("Adamax", "epsilon", epsilon)})
+                         check_adam_hyper("Adamax", beta1, beta2, epsilon))
 
     def _init_state(self, slot: _Slot) -> dict:
-        data = slot.param._data
-        xp = backend.get_array_module(data)
-        beta1 = slot.hyper["beta1"]
-        state = {}
-        state["moment"] = xp.zeros_like(data)
-        state["inf_norm"] = xp.zeros_like(data)
-        state["beta1_pow_acc"] = beta1
+        state = self._arrays_like_param(slot, zeros=self._array_states)
+        state["beta1_pow_acc"] = slot.hyper["beta1"]
         return state
 
     def _update(self, slot: _Slot, grad: Any, lr: float) -> None:

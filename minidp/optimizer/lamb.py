@@ -5,7 +5,7 @@ from typing import Any, Callable, Iterable, Optional, Union
 
 from .. import backend
 from .lr import LRScheduler
-from .optimizer import Optimizer, _Slot, check_non_negative, check_unit_interval
+from .optimizer import Optimizer, _Slot, check_adam_hyper, check_non_negative
 
 
 class Lamb(Optimizer):
@@ -36,9 +36,7 @@ class Lamb(Optimizer):
         self._exclude_from_weight_decay_fn = exclude_from_weight_decay_fn
         self._always_adapt = bool(always_adapt)
         super().__init__(learning_rate, parameters, None, grad_clip,
-                         {"beta1": check_unit_interval("Lamb", "beta1", beta1),
-                          "beta2": check_unit_interval("Lamb", "beta2", beta2),
-                          "epsilon": check_non_negative("Lamb", "epsilon", epsilon),
+                         {**check_adam_hyper("Lamb", beta1, beta2, epsilon),
                           "lamb_weight_decay": check_non_negative("Lamb", "lamb_weight_decay", lamb_weight_decay)})
 
     def _make_slot(self, param: Any, lr_ratio: float, weight_decay: float, hyper: dict) -> _Slot:
@@ -46,14 +44,9 @@ class Lamb(Optimizer):
         return _Slot(param, lr_ratio, weight_decay, dict(hyper, lamb_weight_decay=0.0) if excluded else hyper)
 
     def _init_state(self, slot: _Slot) -> dict:
-        data = slot.param._data
-        xp = backend.get_array_module(data)
-        beta1, beta2 = slot.hyper["beta1"], slot.hyper["beta2"]
-        state = {}
-        state["moment1"] = xp.zeros_like(data)
-        state["moment2"] = xp.zeros_like(data)
-        state["beta1_pow_acc"] = beta1
-        state["beta2_pow_acc"] = beta2
+        state = self._arrays_like_param(slot, zeros=self._array_states)
+        state["beta1_pow_acc"] = slot.hyper["beta1"]
+        state["beta2_pow_acc"] = slot.hyper["beta2"]
         return state
 
     def _update(self, slot: _Slot, grad: Any, lr: float) -> None:

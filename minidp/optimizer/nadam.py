@@ -5,7 +5,7 @@ from typing import Any, Iterable, Optional, Union
 
 from .. import backend
 from .lr import LRScheduler
-from .optimizer import Optimizer, _Slot, check_non_negative, check_unit_interval
+from .optimizer import Optimizer, _Slot, check_adam_hyper, check_non_negative
 
 _DECAY_BASE = 0.96
 
@@ -33,20 +33,12 @@ class NAdam(Optimizer):
                  epsilon: float = 1e-08, momentum_decay: float = 0.004, parameters: Optional[Iterable] = None,
                  weight_decay: Optional[float] = None, grad_clip: Any = None, name: Optional[str] = None) -> None:
         super().__init__(learning_rate, parameters, weight_decay, grad_clip,
-                         {"beta1": check_unit_interval("NAdam", "beta1", beta1),
-                          "beta2": check_unit_interval("NAdam", "beta2", beta2),
-                          "epsilon": check_non_negative("NAdam", "epsilon", epsilon),
+                         {**check_adam_hyper("NAdam", beta1, beta2, epsilon),
                           "momentum_decay": check_non_negative("NAdam", "momentum_decay", momentum_decay)})
 
     def _init_state(self, slot: _Slot) -> dict:
-        data = slot.param._data
-        xp = backend.get_array_module(data)
-        state = {}
-        for key in ("momentum_decay_pow", "beta2_pow", "mu_product"):
-            state[key] = xp.ones_like(data)
-        state["moment1"] = xp.zeros_like(data)
-        state["moment2"] = xp.zeros_like(data)
-        return state
+        return self._arrays_like_param(slot, ones=("momentum_decay_pow", "beta2_pow", "mu_product"),
+                                       zeros=("moment1", "moment2"))
 
     def _update(self, slot: _Slot, grad: Any, lr: float) -> None:
         data, state, hyper = slot.param._data, slot.state, slot.hyper

@@ -71,6 +71,14 @@ def check_non_negative(cls: str, name: str, value: Any) -> float:
     return float(value)
 
 
+def check_adam_hyper(cls: str, beta1: Any, beta2: Any, epsilon: Any) -> dict:
+    """The per-group hyperparameters of the Adam-like optimizers, checked: ``beta1`` and ``beta2``
+    in [0, 1), ``epsilon`` non-negative."""
+    return {"beta1": check_unit_interval(cls, "beta1", beta1),
+            "beta2": check_unit_interval(cls, "beta2", beta2),
+            "epsilon": check_non_negative(cls, "epsilon", epsilon)}
+
+
 def _host_scalar(value: Any) -> float:
     """A Python float from a number, a one-element array or a one-element tensor."""
     if isinstance(value, Tensor):
@@ -276,6 +284,17 @@ class Optimizer:
     def _init_state(self, slot: _Slot) -> dict:
         """The state of a parameter before its first update (zeros and initial scalars)."""
         return {}
+
+    @staticmethod
+    def _arrays_like_param(slot: _Slot, ones: tuple = (), zeros: tuple = ()) -> dict:
+        """Fresh array states shaped and typed like ``slot``'s parameter, for ``_init_state``:
+        the ``ones`` start at 1 (running products such as ``beta2_pow``), the ``zeros`` at 0
+        (moments and accumulators)."""
+        data = slot.param._data
+        xp = backend.get_array_module(data)
+        state = {key: xp.ones_like(data) for key in ones}
+        state.update((key, xp.zeros_like(data)) for key in zeros)
+        return state
 
     def _prepare(self, slot: _Slot) -> None:
         """Before a slot's first update: its master weight (multi_precision, 16-bit parameter) and

@@ -33,12 +33,7 @@ class RMSProp(Optimizer):
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, hyper)
 
     def _init_state(self, slot: _Slot) -> dict:
-        data = slot.param._data
-        xp = backend.get_array_module(data)
-        state = {}
-        for key in self._array_states:
-            state[key] = xp.zeros_like(data)
-        return state
+        return self._arrays_like_param(slot, zeros=self._array_states)
 
     def _update(self, slot: _Slot, grad: Any, lr: float) -> None:
         data, state, hyper = slot.param._data, slot.state, slot.hyper

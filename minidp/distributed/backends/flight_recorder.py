@@ -61,6 +61,14 @@ def decode_record(data: bytes) -> List[Fingerprint]:
     return [Fingerprint.decode(data[start:start + size]) for start in range(0, len(data), size)]
 
 
+def absent_ranks(store: Any, keys: Sequence[str], describe_rank: Callable[[int], str]) -> str:
+    """The ranks whose key (``keys`` holds one per rank) is not in ``store``, as ``rank 1,
+    rank 3``, or ``a rank`` when all have arrived since: for the message of a bounded wait on
+    ``keys`` that timed out."""
+    absent = [describe_rank(rank) for rank, key in enumerate(keys) if not store.check([key])]
+    return ", ".join(absent) or "a rank"
+
+
 class FlightRecorder:
     """One rank's last :data:`RECORD_LENGTH` collectives, and their comparison with its peers'.
 
@@ -115,10 +123,9 @@ class FlightRecorder:
         try:
             self._store.wait(keys, timeout=timeout)
         except RuntimeError as error:
-            absent = [self._describe_rank(rank) for rank, key in enumerate(keys)
-                      if not self._store.check([key])]
+            absent = absent_ranks(self._store, keys, self._describe_rank)
             raise RuntimeError(
-                f"{who}: {', '.join(absent) or 'a rank'} did not reach collective #{fingerprint.seq} "
+                f"{who}: {absent} did not reach collective #{fingerprint.seq} "
                 f"within {timeout:g} s, where the ranks compare their collectives "
                 "(MINIDP_NCCL_CHECK_EVERY); every rank must issue the same collectives"
             ) from error

@@ -108,7 +108,7 @@ from ... import backend as array_backend
 from ..env import mpi_launch
 from ..store import TCPStore
 from .base import Collective, GroupSpec, ProcessGroup, ReduceOp, Work
-from .flight_recorder import FlightRecorder, check_every
+from .flight_recorder import FlightRecorder, absent_ranks, check_every
 
 logger = logging.getLogger("minidp.distributed")
 
@@ -536,10 +536,9 @@ class NcclProcessGroup(ProcessGroup):
         try:
             self._store.wait(keys, timeout=self.timeout)
         except RuntimeError as error:
-            absent = [self.describe_rank(rank) for rank, key in enumerate(keys)
-                      if not self._store.check([key])]
+            absent = absent_ranks(self._store, keys, self.describe_rank)
             raise RuntimeError(
-                f"{self.describe('connect')}: {', '.join(absent) or 'a rank'} did not reach the "
+                f"{self.describe('connect')}: {absent} did not reach the "
                 f"group's first collective within {self.timeout:g} s; every rank must issue the "
                 "same collectives (or raise PADDLE_PG_TIMEOUT)"
             ) from error

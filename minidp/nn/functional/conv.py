@@ -25,28 +25,63 @@ from ._util import (
 )
 
 
+def _check_operands(op: str, x: Tensor, weight: Tensor, data_format: str) -> tuple:
+    """The arrays of a 2-D convolution's ``x`` and ``weight``, checked to be tensors, ``x``
+    [N, C, H, W], and of one dtype."""
+    check_tensor(op, "x", x)
+    check_tensor(op, "weight", weight)
+    check_nchw(op, x, data_format)
+    xd, wd = x._data, weight._data
+    if xd.dtype != wd.dtype:
+        raise TypeError(f"{op}: input dtype {xd.dtype} differs from weight dtype {wd.dtype}; "
+                        f"convert the input with .astype('{wd.dtype}')")
+    return xd, wd
+
+
+def _grads_with_bias(gx: Any, gw: Any, g: Any, bias: Optional[Tensor]) -> tuple:
+    """The gradients for a convolution's parents ``(x, weight)`` or ``(x, weight, bias)``; the
+    bias one sums the output gradient ``g`` [N, O, H, W] over all but the channel axis."""
+    if bias is None:
+        return gx, gw
+    return gx, gw, None if bias.stop_gradient else g.sum(axis=(0, 2, 3))
+
+
+def _stride_and_dilation(op: str, stride: Any, dilation: Any, padding: Any) -> tuple:
+    """``stride`` and ``dilation`` as pairs; ``padding='SAME'`` sets the dilation to 1, as
+    Paddle's kernels do."""
+    stride, dilation = pair(stride, op, "stride"), pair(dilation, op, "dilation")
+    if isinstance(padding, str) and padding.upper() == "SAME":
+        dilation = (1, 1)
+    return stride, dilation
+
+
+def _checked_ncl(op: str, x: Tensor, weight: Tensor, data_format: str, weight_layout: str) -> Tensor:
+    """``x`` of a 1-D convolution checked and turned to [N, C, L]; ``weight`` must be 3-D
+    (``weight_layout`` names its axes for the error message)."""
+    check_tensor(op, "x", x)
+    check_tensor(op, "weight", weight)
+    if data_format not in ("NCL", "NLC"):
+        raise ValueError(f"{op}: data_format must be 'NCL' or 'NLC', got {data_format!r}")
+    if x.ndim != 3 or weight.ndim != 3:
+        raise ValueError(f"{op}: expects x [N, C, L] and weight {weight_layout}, got {x.shape} and "
+                         f"{weight.shape}")
+    return ops.transpose(x, [0, 2, 1]) if data_format == "NLC" else x
+
+
 def conv2d(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Any = 1, padding: Any = 0,
            dilation: Any = 1, groups: int = 1, data_format: str = "NCHW", name: Optional[str] = None) -> Tensor:
     """Cross-correlation of ``x`` [N, C, H, W] with ``weight`` [O, C/groups, kh, kw], plus ``bias`` [O].
 
     ``padding='SAME'`` sets ``dilation`` to 1, as Paddle's kernels do.
     """
-    check_tensor("conv2d", "x", x)
-    check_tensor("conv2d", "weight", weight)
-    check_nchw("conv2d", x, data_format)
-    xd, wd = x._data, weight._data
-    if xd.dtype != wd.dtype:
-        raise TypeError(f"conv2d: input dtype {xd.dtype} differs from weight dtype {wd.dtype}; "
-                        f"convert the input with .astype('{wd.dtype}')")
+    xd, wd = _check_operands("conv2d", x, weight, data_format)
     n, c, h, w = xd.shape
     out_c, c_per_group, kh, kw = wd.shape
     if groups < 1 or c % groups or out_c % groups or c // groups != c_per_group:
         raise ValueError(f"conv2d: input has {c} channels and weight shape {list(wd.shape)}; with "
                          f"groups={groups} the weight must be [O, C/groups, kh, kw] with O and C "
                          "divisible by groups")
-    stride, dilation = pair(stride, "conv2d", "stride"), pair(dilation, "conv2d", "dilation")
-    if isinstance(padding, str) and padding.upper() == "SAME":
-        dilation = (1, 1)
+    stride, dilation = _stride_and_dilation("conv2d", stride, dilation, padding)
     pads = resolve_padding(padding, (h, w), (kh, kw), stride, dilation, "conv2d")
     ho = output_size(h, pads[0], pads[1], kh, stride[0], dilation[0], False, "conv2d")
     wo = output_size(w, pads[2], pads[3], kw, stride[1], dilation[1], False, "conv2d")
@@ -75,9 +110,7 @@ def conv2d(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Any
             gx = g_padded[:, :, pads[0]:pads[0] + h, pads[2]:pads[2] + w]
         if not weight.stop_gradient:
             gw = xp.matmul(g_mat, cols.transpose(0, 1, 3, 2)).sum(axis=0).reshape(wd.shape)
-        if bias is None:
-            return gx, gw
-        return gx, gw, None if bias.stop_gradient else g.sum(axis=(0, 2, 3))
+        return _grads_with_bias(gx, gw, g, bias)
 
     return result(out, parents, backward)
 
@@ -86,14 +119,7 @@ def conv1d(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Any
            dilation: Any = 1, groups: int = 1, data_format: str = "NCL", name: Optional[str] = None) -> Tensor:
     """Cross-correlation of ``x`` [N, C, L] with ``weight`` [O, C/groups, k]: the 2-D op on
     [N, C, 1, L] views. ``padding`` is an int, [left, right], 'SAME' or 'VALID'."""
-    check_tensor("conv1d", "x", x)
-    check_tensor("conv1d", "weight", weight)
-    if data_format not in ("NCL", "NLC"):
-        raise ValueError(f"conv1d: data_format must be 'NCL' or 'NLC', got {data_format!r}")
-    if x.ndim != 3 or weight.ndim != 3:
-        raise ValueError(f"conv1d: expects x [N, C, L] and weight [O, C/groups, k], got {x.shape} and {weight.shape}")
-    if data_format == "NLC":
-        x = ops.transpose(x, [0, 2, 1])
+    x = _checked_ncl("conv1d", x, weight, data_format, "[O, C/groups, k]")
     out = conv2d(ops.unsqueeze(x, 2), ops.unsqueeze(weight, 2), bias, length_pair(stride, "conv1d", "stride"),
                  length_padding(padding), length_pair(dilation, "conv1d", "dilation"), groups)
     out = ops.squeeze(out, 2)
@@ -112,22 +138,14 @@ def conv2d_transpose(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, s
     input pixel scatters ``weight`` scaled by its value: a matmul makes the columns and the
     kernel-offset slices add them into the output (col2im); backward gathers with the same slices.
     """
-    check_tensor("conv2d_transpose", "x", x)
-    check_tensor("conv2d_transpose", "weight", weight)
-    check_nchw("conv2d_transpose", x, data_format)
-    xd, wd = x._data, weight._data
-    if xd.dtype != wd.dtype:
-        raise TypeError(f"conv2d_transpose: input dtype {xd.dtype} differs from weight dtype {wd.dtype}; "
-                        f"convert the input with .astype('{wd.dtype}')")
+    xd, wd = _check_operands("conv2d_transpose", x, weight, data_format)
     n, c, h, w = xd.shape
     if wd.ndim != 4 or wd.shape[0] != c or groups < 1 or c % groups:
         raise ValueError(f"conv2d_transpose: input has {c} channels and weight shape {list(wd.shape)}; the weight "
                          f"must be [C, O/groups, kh, kw] with C divisible by groups={groups}")
     _, out_per_group, kh, kw = wd.shape
     out_c = out_per_group * groups
-    stride, dilation = pair(stride, "conv2d_transpose", "stride"), pair(dilation, "conv2d_transpose", "dilation")
-    if isinstance(padding, str) and padding.upper() == "SAME":
-        dilation = (1, 1)
+    stride, dilation = _stride_and_dilation("conv2d_transpose", stride, dilation, padding)
     pads = resolve_padding(padding, (h, w), (kh, kw), stride, dilation, "conv2d_transpose")
     full = [(n_in - 1) * s + d * (k - 1) + 1 for n_in, s, d, k in zip((h, w), stride, dilation, (kh, kw))]
     natural = [full[0] - pads[0] - pads[1], full[1] - pads[2] - pads[3]]
@@ -168,9 +186,7 @@ def conv2d_transpose(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, s
         gw = None
         if not weight.stop_gradient:
             gw = xp.matmul(x_mat, g_cols.transpose(0, 1, 3, 2)).sum(axis=0).reshape(wd.shape)
-        if bias is None:
-            return gx, gw
-        return gx, gw, None if bias.stop_gradient else g.sum(axis=(0, 2, 3))
+        return _grads_with_bias(gx, gw, g, bias)
 
     return result(out, parents, backward)
 
@@ -180,15 +196,7 @@ def conv1d_transpose(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, s
                      data_format: str = "NCL", name: Optional[str] = None) -> Tensor:
     """Transposed 1-D convolution of ``x`` [N, C, L] with ``weight`` [C, O/groups, k] (the 2-D op
     on [N, C, 1, L] views)."""
-    check_tensor("conv1d_transpose", "x", x)
-    check_tensor("conv1d_transpose", "weight", weight)
-    if data_format not in ("NCL", "NLC"):
-        raise ValueError(f"conv1d_transpose: data_format must be 'NCL' or 'NLC', got {data_format!r}")
-    if x.ndim != 3 or weight.ndim != 3:
-        raise ValueError(f"conv1d_transpose: expects x [N, C, L] and weight [C, O/groups, k], got {x.shape} and "
-                         f"{weight.shape}")
-    if data_format == "NLC":
-        x = ops.transpose(x, [0, 2, 1])
+    x = _checked_ncl("conv1d_transpose", x, weight, data_format, "[C, O/groups, k]")
     extra = output_padding if isinstance(output_padding, int) else list(output_padding)[0]
     size = None if output_size is None else [1, output_size if isinstance(output_size, int) else list(output_size)[0]]
     out = conv2d_transpose(ops.unsqueeze(x, 2), ops.unsqueeze(weight, 2), bias,

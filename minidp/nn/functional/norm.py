@@ -132,6 +132,28 @@ def rms_norm(input: Tensor, normalized_shape: Any, weight: Optional[Tensor] = No
     return results((out, invvar), parents, backward, differentiable=(True, False))
 
 
+def _per_channel(op: str, x: Tensor, data_format: str) -> tuple:
+    """``(channels, axes, shape)`` for batch normalisation of ``x``: the number of channels, the
+    other axes (those the statistics cover) and the shape that broadcasts a per-channel vector
+    against ``x``."""
+    check_tensor(op, "x", x)
+    if x.ndim < 2:
+        raise ValueError(f"{op}: expects an input with a channel axis, got shape {x.shape}")
+    channel_axis = _channel_axis(op, data_format, x.ndim)
+    channels = x.shape[channel_axis]
+    axes = tuple(i for i in range(x.ndim) if i != channel_axis)
+    return channels, axes, tuple(channels if i == channel_axis else 1 for i in range(x.ndim))
+
+
+def _update_running(running_mean: Tensor, running_var: Tensor, mean: Any, var: Any,
+                    momentum: float) -> None:
+    """In place, as Paddle does: ``running = momentum * running + (1 - momentum) * batch`` for
+    the mean and the (biased) variance of the batch, each holding one value per channel."""
+    for running, batch in ((running_mean._data, mean), (running_var._data, var)):
+        running *= momentum
+        running += (1.0 - momentum) * batch.reshape(running.shape).astype(running.dtype, copy=False)
+
+
 def batch_norm(x: Tensor, running_mean: Tensor, running_var: Tensor, weight: Optional[Tensor] = None,
                bias: Optional[Tensor] = None, training: bool = False, momentum: float = 0.9,
                epsilon: float = 1e-05, data_format: str = "NCHW", use_global_stats: Optional[bool] = None,
@@ -144,24 +166,16 @@ def batch_norm(x: Tensor, running_mean: Tensor, running_var: Tensor, weight: Opt
     always uses the running statistics (and never updates them), False always uses the batch's,
     in evaluation too.
     """
-    check_tensor("batch_norm", "x", x)
+    channels, axes, affine_shape = _per_channel("batch_norm", x, data_format)
     xd = x._data
-    if xd.ndim < 2:
-        raise ValueError(f"batch_norm: expects an input with a channel axis, got shape {x.shape}")
-    channel_axis = _channel_axis("batch_norm", data_format, xd.ndim)
-    channels = xd.shape[channel_axis]
     if running_mean.shape != [channels] or running_var.shape != [channels]:
         raise ValueError(f"batch_norm: running statistics must have shape [{channels}], got "
                          f"{running_mean.shape} and {running_var.shape}")
-    axes = tuple(i for i in range(xd.ndim) if i != channel_axis)
-    affine_shape = tuple(channels if i == channel_axis else 1 for i in range(xd.ndim))
     xp = backend.get_array_module(xd)
     batch_stats = training if use_global_stats is None else not use_global_stats
     if batch_stats:
         mean, var, rstd = _moments(xp, xd, axes, epsilon)
-        for running, batch in ((running_mean._data, mean), (running_var._data, var)):
-            running *= momentum
-            running += (1.0 - momentum) * batch.reshape(channels).astype(running.dtype, copy=False)
+        _update_running(running_mean, running_var, mean, var, momentum)
     else:
         mean = running_mean._data.reshape(affine_shape)
         rstd = 1.0 / xp.sqrt(running_var._data.reshape(affine_shape) + epsilon)
@@ -303,14 +317,8 @@ def synced_batch_norm(x: Tensor, running_mean: Tensor, running_var: Tensor, weig
     the same order on every process. The running statistics are updated in place with the
     global (biased) mean and variance, as batch_norm does.
     """
-    check_tensor("SyncBatchNorm", "x", x)
+    channels, axes, shape = _per_channel("SyncBatchNorm", x, data_format)
     xd = x._data
-    if xd.ndim < 2:
-        raise ValueError(f"SyncBatchNorm: expects an input with a channel axis, got shape {x.shape}")
-    channel_axis = _channel_axis("SyncBatchNorm", data_format, xd.ndim)
-    channels = xd.shape[channel_axis]
-    axes = tuple(i for i in range(xd.ndim) if i != channel_axis)
-    shape = tuple(channels if i == channel_axis else 1 for i in range(xd.ndim))
     xp = backend.get_array_module(xd)
     local = xp.concatenate([xd.sum(axis=axes), (xd * xd).sum(axis=axes),
                             xp.full(1, xd.size // channels, dtype=xd.dtype)]).astype("float64")
@@ -318,9 +326,7 @@ def synced_batch_norm(x: Tensor, running_mean: Tensor, running_var: Tensor, weig
     count = float(total[-1])
     mean = total[:channels] / count
     var = xp.maximum(total[channels:2 * channels] / count - mean * mean, 0.0)
-    for running, batch in ((running_mean._data, mean), (running_var._data, var)):
-        running *= momentum
-        running += (1.0 - momentum) * batch.astype(running.dtype)
+    _update_running(running_mean, running_var, mean, var, momentum)
     rstd = (1.0 / xp.sqrt(var + epsilon)).astype(xd.dtype).reshape(shape)
     xhat = (xd - mean.astype(xd.dtype).reshape(shape)) * rstd
     w = None if weight is None else weight._data.reshape(shape)

@@ -57,6 +57,21 @@ def _channels_first(op: str, x: Tensor, data_format: str) -> Tensor:
     return x if data_format == "NCDHW" else ops.transpose(x, [0, 4, 1, 2, 3])
 
 
+def _conv_operands(op: str, x: Tensor, weight: Tensor, stride: Any, dilation: Any, padding: Any,
+                   data_format: str, weight_layout: str) -> tuple:
+    """A 3-D convolution's ``x`` as [N, C, D, H, W], its stride and dilation as triples and its
+    kernel size, after checking that ``weight`` is 5-D (``weight_layout`` names its axes for the
+    error message). ``padding='SAME'`` sets the dilation to 1, as Paddle's kernels do."""
+    x = _channels_first(op, x, data_format)
+    check_tensor(op, "weight", weight)
+    if weight.ndim != 5:
+        raise ValueError(f"{op}: weight must be {weight_layout}, got shape {weight.shape}")
+    stride, dilation = _triple(stride, op, "stride"), _triple(dilation, op, "dilation")
+    if isinstance(padding, str) and padding.upper() == "SAME":
+        dilation = (1, 1, 1)
+    return x, stride, dilation, tuple(weight.shape[2:])
+
+
 def _restore(out: Tensor, data_format: str) -> Tensor:
     return out if data_format == "NCDHW" else ops.transpose(out, [0, 2, 3, 4, 1])
 
@@ -79,14 +94,8 @@ def _over_depth(x: Tensor, kernel_d: int, stride_d: int, dilation_d: int, depth_
 def conv3d(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Any = 1, padding: Any = 0,
            dilation: Any = 1, groups: int = 1, data_format: str = "NCDHW", name: Optional[str] = None) -> Tensor:
     """Cross-correlation of ``x`` [N, C, D, H, W] with ``weight`` [O, C/groups, kd, kh, kw], plus ``bias``."""
-    x = _channels_first("conv3d", x, data_format)
-    check_tensor("conv3d", "weight", weight)
-    if weight.ndim != 5:
-        raise ValueError(f"conv3d: weight must be [O, C/groups, kd, kh, kw], got shape {weight.shape}")
-    stride, dilation = _triple(stride, "conv3d", "stride"), _triple(dilation, "conv3d", "dilation")
-    kernel = tuple(weight.shape[2:])
-    if isinstance(padding, str) and padding.upper() == "SAME":
-        dilation = (1, 1, 1)
+    x, stride, dilation, kernel = _conv_operands("conv3d", x, weight, stride, dilation, padding, data_format,
+                                                 "[O, C/groups, kd, kh, kw]")
     (front, back), plane_padding = _split_padding(padding, x.shape[2], kernel, stride, dilation, "conv3d")
     depth_out = output_size(x.shape[2], front, back, kernel[0], stride[0], dilation[0], False, "conv3d")
     if front or back:
@@ -195,14 +204,8 @@ def conv3d_transpose(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, s
     planes land at output depths d * stride + i * dilation (zeros between them), are summed over
     i, and the depth padding is cropped.
     """
-    x = _channels_first("conv3d_transpose", x, data_format)
-    check_tensor("conv3d_transpose", "weight", weight)
-    if weight.ndim != 5:
-        raise ValueError(f"conv3d_transpose: weight must be [C, O/groups, kd, kh, kw], got shape {weight.shape}")
-    stride, dilation = _triple(stride, "conv3d_transpose", "stride"), _triple(dilation, "conv3d_transpose", "dilation")
-    kernel = tuple(weight.shape[2:])
-    if isinstance(padding, str) and padding.upper() == "SAME":
-        dilation = (1, 1, 1)
+    x, stride, dilation, kernel = _conv_operands("conv3d_transpose", x, weight, stride, dilation, padding,
+                                                 data_format, "[C, O/groups, kd, kh, kw]")
     n, _, depth, h, w = x.shape
     (front, back), plane_padding = _split_padding(padding, depth, kernel, stride, dilation, "conv3d_transpose")
     full = (depth - 1) * stride[0] + dilation[0] * (kernel[0] - 1) + 1
