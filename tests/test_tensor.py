@@ -67,3 +67,16 @@ def test_shard_index_matches_paddle():
         minidp.shard_index(minidp.ones([2, 1]), 20, 2, 0)
     with pytest.raises(ValueError, match="shard_id"):
         minidp.shard_index(ids, 20, 2, 2)
+
+
+def test_repr_has_paddles_layout():
+    """As Paddle 3.3.1 prints them (values in NumPy's number format, which Paddle's resembles)."""
+    assert repr(minidp.to_tensor([[1.0, 2.0], [3.0, 4.0]])) == (
+        "Tensor(shape=[2, 2], dtype=float32, place=Place(cpu), stop_gradient=True,\n"
+        "       [[1., 2.],\n"
+        "        [3., 4.]])")
+    assert repr(minidp.to_tensor(3)) == (
+        "Tensor(shape=[], dtype=int64, place=Place(cpu), stop_gradient=True,\n       3)")
+    assert repr(minidp.nn.Linear(1, 1).bias) == (
+        "Parameter containing:\n"
+        "Tensor(shape=[1], dtype=float32, place=Place(cpu), stop_gradient=False,\n       [0.])")
