@@ -120,6 +120,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--resume", help="directory of the checkpoint to resume from")
     args = parser.parse_args()
+    paddle.device.set_device("gpu" if paddle.device.cuda.device_count() > 0 else "cpu")
     paddle.seed(2024)
     train_loader = DataLoader(BlobDataset(512, seed=1), batch_size=32, shuffle=True, drop_last=True)
     test_loader = DataLoader(BlobDataset(256, seed=2), batch_size=64, shuffle=False)
