@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from paddle_scripts import LAUNCHED, ROOT, SCRIPTS, parse_result, run_translated, to_minidp
+from paddle_script_runner import LAUNCHED, ROOT, SCRIPTS, parse_result, run_translated, to_minidp
 
 PADDLE = json.loads((ROOT / "tests" / "fixtures" / "paddle_scripts_3.3.1.json").read_text())
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
-from paddle_scripts import LAUNCHED, SCRIPTS, parse_result  # noqa: E402
+from paddle_script_runner import LAUNCHED, SCRIPTS, parse_result  # noqa: E402
 
 OUT = ROOT / "tests" / "fixtures" / "paddle_scripts_3.3.1.json"
 

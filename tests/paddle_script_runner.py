@@ -6,7 +6,7 @@ becomes ``import minidp.nn as nn``, ``from paddle.io import X`` becomes ``from m
 X``); the rest of the text, and so every ``paddle.`` call, is left as the user wrote it. A command
 line ``python -m paddle.distributed.launch`` likewise becomes minidp's launcher.
 
-    python tests/paddle_scripts.py SCRIPT.py [ARGS...]
+    python tests/paddle_script_runner.py SCRIPT.py [ARGS...]
 
 runs one script that way (the translated copy is written to a temporary directory, so a script
 that starts itself again, or is started by the launcher, runs translated too).
