@@ -15,42 +15,22 @@ from ._util import lift, not_a_tensor, result, unbroadcast, wrap
 _BFLOAT16 = backend.BFLOAT16
 
 
-def _wider_float(a: Any, b: Any) -> Any:
-    """Paddle's promotion of two floating dtypes: the wider one; float16 with bfloat16 gives
-    float32 (neither holds the other)."""
-    if a.itemsize == b.itemsize:
-        return backend.DTYPES["float32"]
-    return a if a.itemsize > b.itemsize else b
-
-
 def _promote(x: Tensor, y: Tensor) -> tuple:
-    """Operands of different dtypes brought to one, as Paddle 3 does for elementwise ops: two
-    floating dtypes meet at the wider one (through ``astype``, so each gradient returns in its
-    input's dtype); an integer or bool operand follows a floating one."""
+    """Two tensor operands of different dtypes brought to one, as Paddle 3 does for elementwise
+    ops: floating dtypes meet at the wider one, float16 and bfloat16 at float32 (through
+    ``astype``, so each gradient returns in its input's dtype); an integer or bool operand follows
+    a floating one."""
     xd, yd = x._data, y._data
     x_floating, y_floating = backend.is_floating(xd.dtype), backend.is_floating(yd.dtype)
     if x_floating and y_floating:
-        target = _wider_float(xd.dtype, yd.dtype)
-        return astype(x, target), astype(y, target)
-    if x_floating:
-        return x, wrap(yd.astype(xd.dtype))
-    if y_floating:
-        return wrap(xd.astype(yd.dtype)), y
-    return x, y
-
-
-def _is_floating_data(data: Any) -> bool:
-    """Whether an operand's data (an array or a Python number) is floating."""
-    return isinstance(data, float) if isinstance(data, (int, float, bool)) else backend.is_floating(data.dtype)
-
-
-def _floating(tensor: Tensor) -> Tensor:
-    """An integer or bool tensor as the default floating dtype (Paddle's result dtype when it
-    meets a Python float, or is divided); a floating one as it is."""
-    data = tensor._data
-    if isinstance(data, (int, float, bool)) or _is_floating_data(data):
-        return tensor
-    return wrap(data.astype(backend.DEFAULT_FLOAT))
+        wider = xd.dtype if xd.dtype.itemsize > yd.dtype.itemsize else yd.dtype
+        target = backend.DTYPES["float32"] if xd.dtype.itemsize == yd.dtype.itemsize else wider
+        x, y = astype(x, target), astype(y, target)
+    elif x_floating:
+        y = wrap(yd.astype(xd.dtype))
+    elif y_floating:
+        x = wrap(xd.astype(yd.dtype))
+    return x, y, x._data, y._data
 
 
 def _operands(op: str, x: Any, y: Any):
@@ -60,22 +40,15 @@ def _operands(op: str, x: Any, y: Any):
     # A Python float meets a bfloat16 array as a bfloat16 scalar: ml_dtypes would promote the
     # pair to float32, Paddle keeps bfloat16.
     if isinstance(xd, (int, float, bool)):
-        if xd.__class__ is float and yd.__class__ is not float:
-            y = _floating(y)
-            yd = y._data
-            if yd.dtype is _BFLOAT16:
-                xd = _BFLOAT16.type(xd)
+        if xd.__class__ is float and yd.__class__ is not float and yd.dtype is _BFLOAT16:
+            xd = _BFLOAT16.type(xd)
         return x, y, xd, yd
     if isinstance(yd, (int, float, bool)):
-        if yd.__class__ is float:
-            x = _floating(x)
-            xd = x._data
-            if xd.dtype is _BFLOAT16:
-                yd = _BFLOAT16.type(yd)
+        if yd.__class__ is float and xd.dtype is _BFLOAT16:
+            yd = _BFLOAT16.type(yd)
         return x, y, xd, yd
     if xd.dtype is not yd.dtype and xd.dtype != yd.dtype:
-        x, y = _promote(x, y)
-        xd, yd = x._data, y._data
+        return _promote(x, y)
     return x, y, xd, yd
 
 
@@ -133,11 +106,8 @@ def multiply(x: Any, y: Any, name: str = None) -> Tensor:
 
 
 def divide(x: Any, y: Any, name: str = None) -> Tensor:
-    """x / y with broadcasting; integer operands divide as the default floating dtype."""
+    """x / y with broadcasting."""
     x, y, xd, yd = _operands("divide", x, y)
-    if not (_is_floating_data(xd) or _is_floating_data(yd)):
-        x, y = _floating(x), _floating(y)
-        xd, yd = x._data, y._data
     try:
         data = xd / yd
     except ValueError:
