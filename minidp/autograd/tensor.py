@@ -106,7 +106,7 @@ class Tensor:
         see :func:`minidp.set_printoptions`), indented under the header."""
         indent = " " * len("Tensor(")
         values = numpy.array2string(backend.to_host(self._data), separator=", ", prefix=indent)
-        return (f"Tensor(shape={self.shape}, dtype={self.dtype}, place=Place({self.place}), "
+        return (f"Tensor(shape={list(self._data.shape)}, dtype={self.dtype}, place=Place({self.place}), "
                 f"stop_gradient={self.stop_gradient},\n{indent}{values})")
 
     __hash__ = object.__hash__
