@@ -9,13 +9,15 @@ line ``python -m paddle.distributed.launch`` likewise becomes minidp's launcher.
     python tests/paddle_script_runner.py SCRIPT.py [ARGS...]
 
 runs one script that way (the translated copy is written to a temporary directory, so a script
-that starts itself again, or is started by the launcher, runs translated too).
+that starts itself again, or is started by the launcher, runs translated too); the scripts of
+``LAUNCHED`` run under minidp's launcher.
 """
 from __future__ import annotations
 
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -84,12 +86,21 @@ def run_translated(script: str, args: Sequence[str] = (), nprocs: int = 0, timeo
     when ``nprocs`` is positive) and return the finished process, output captured."""
     workdir = translate_all(Path(workdir or tempfile.mkdtemp(prefix="paddle_scripts_")))
     command = (launcher_command(nprocs) if nprocs else [sys.executable]) + [str(workdir / script), *args]
-    return subprocess.run(command, capture_output=True, text=True, env=minidp_env(), timeout=timeout,
-                          cwd=workdir)
+    # its own session, so that a timeout ends the launcher's ranks and any child the script started
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=minidp_env(), cwd=workdir, start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        stdout, stderr = process.communicate()
+        raise subprocess.TimeoutExpired(command, timeout, stdout, stderr) from None
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 
 if __name__ == "__main__":
-    done = run_translated(os.path.basename(sys.argv[1]), sys.argv[2:])
+    name = os.path.basename(sys.argv[1])
+    done = run_translated(name, sys.argv[2:], nprocs=LAUNCHED.get(name, 0))
     sys.stdout.write(done.stdout)
     sys.stderr.write(done.stderr)
     sys.exit(done.returncode)

@@ -10,9 +10,11 @@ schedules, flags: ``tests/fixtures/paddle_scripts_3.3.1.json``, written by
 """
 import json
 import math
+import subprocess
 import tempfile
 from pathlib import Path
 
+import psutil
 import pytest
 
 from paddle_script_runner import LAUNCHED, ROOT, SCRIPTS, parse_result, run_translated, to_minidp
@@ -109,3 +111,11 @@ def test_translation_changes_only_the_imports():
         "    from minidp import nn as layers\nx = paddle.to_tensor([1])  # import paddle\n")
     with pytest.raises(ValueError, match="line 1: cannot translate 'import paddle.nn'"):
         to_minidp("import paddle.nn\n")
+
+
+@pytest.mark.timeout(60)
+def test_a_run_past_its_timeout_leaves_no_process_behind(tmp_path):
+    with pytest.raises(subprocess.TimeoutExpired):
+        run_translated("data_parallel.py", nprocs=2, timeout=0.5, workdir=tmp_path)
+    left = [p for p in psutil.process_iter(["cmdline"]) if str(tmp_path) in " ".join(p.info["cmdline"] or [])]
+    assert not left, left
