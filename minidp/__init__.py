@@ -13,6 +13,8 @@ from .serialization import load, save
 from .batch import batch
 from .framework import CPUPlace, CUDAPlace, disable_static, enable_static, in_dynamic_mode
 from .nn.param_attr import ParamAttr
+from . import regularizer
+from . import device
 from .random import get_cuda_rng_state, get_rng_state, set_cuda_rng_state, set_rng_state
 from .distributed.data_parallel import DataParallel
 from . import linalg

@@ -64,9 +64,11 @@ def test_arithmetic_stays_bfloat16_and_equals_float32_rounded(op):
     np.testing.assert_allclose(got.numpy().astype(np.float32), wanted, rtol=2**-8, atol=2**-7 * scale)
 
 
-def test_mixing_bfloat16_with_float32_tensors_asks_for_a_cast():
+def test_mixing_bfloat16_with_float32_tensors_promotes_elementwise_and_asks_matmul_for_a_cast():
+    """Paddle 3.3.1 adds them in float32 and refuses the matmul."""
+    assert (minidp.ones([2], "bfloat16") + minidp.ones([2], "float32")).dtype == np.float32
     with pytest.raises(TypeError, match="astype"):
-        minidp.ones([2], "bfloat16") + minidp.ones([2], "float32")
+        minidp.matmul(minidp.ones([2, 2], "bfloat16"), minidp.ones([2, 2], "float32"))
 
 
 def test_linear_forward_and_backward_in_bfloat16_match_float32():

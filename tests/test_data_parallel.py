@@ -590,7 +590,7 @@ def test_group_argument_default_group_averages_over_everyone():
 @pytest.mark.timeout(120)
 def test_construction_broadcasts_buffers_from_rank_0():
     for r in groups_results():
-        assert set(r["buffers"]) == {"_mean", "_variance"}
+        assert set(r["buffers"]) == {"steps", "_mean", "_variance"}
         for value in r["buffers"].values():
             assert np.array_equal(value, np.full(3, 2.0, np.float32))
 

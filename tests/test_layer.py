@@ -40,15 +40,17 @@ def test_named_members_follow_registration_order():
     net = Net()
     assert [name for name, _ in net.named_parameters()] == [
         "first.scale", "first.fc.weight", "first.fc.bias", "first.norm.weight", "first.norm.bias",
+        "first.norm._mean", "first.norm._variance",
         "head.weight", "head.bias", "blocks.0.weight", "blocks.0.bias", "blocks.1.weight", "blocks.1.bias"]
     assert [name for name, _ in net.named_sublayers()] == [
         "first", "first.fc", "first.norm", "head", "blocks", "blocks.0", "blocks.1"]
-    assert [name for name, _ in net.named_buffers()] == [
-        "first.steps", "first.cache", "first.norm._mean", "first.norm._variance"]
+    assert [name for name, _ in net.named_buffers()] == ["first.steps", "first.cache"]
     assert list(net.children()) == [net.first, net.head, net.blocks]
     assert len(net.parameters(include_sublayers=False)) == 0
     assert net.sublayers(include_self=True)[0] is net
-    assert len(net.parameters()) == 11 and all(not p.stop_gradient for p in net.parameters())
+    assert len(net.parameters()) == 13
+    # batch norm's running statistics are non-trainable parameters, as in Paddle
+    assert [p.stop_gradient for p in net.first.norm.parameters()] == [False, False, True, True]
 
 
 def test_state_dict_holds_parameters_and_persistable_buffers():
@@ -223,10 +225,10 @@ def test_set_state_dict_refuses_non_numeric_values_before_loading_anything():
         np.testing.assert_array_equal(p.numpy(), old)
 
 
-def test_sublayer_names_are_checked_and_regularizers_are_not_silently_dropped():
+def test_sublayer_names_are_checked_and_regularizers_are_checked():
     with pytest.raises(ValueError, match="no dots"):
         nn.Layer().add_sublayer("a.b", nn.Linear(1, 1))
-    with pytest.warns(UserWarning, match="weight_decay"):
+    with pytest.raises(TypeError, match="L1Decay or L2Decay"):
         nn.ParamAttr(regularizer=object())
 
 
@@ -237,7 +239,7 @@ def test_module_style_names_and_lookup_by_path():
     assert list(net.modules())[0] is net and len(list(net.modules())) == 5
     assert net.get_sublayer("1.0") is net[1][0] and net.get_submodule("") is net
     assert net.get_parameter("0.weight") is net[0].weight
-    assert net.get_buffer("1.0._mean") is net[1][0]._mean
+    assert net.get_parameter("1.0._mean") is net[1][0]._mean
     with pytest.raises(ValueError, match="no sublayer 'x'"):
         net.get_sublayer("1.x")
     with pytest.raises(ValueError, match="no parameter"):

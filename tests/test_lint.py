@@ -35,6 +35,8 @@ NOT_A_MODULE = {
     "test_namespace.py": "the public namespaces: the __init__.py of minidp and of its packages",
     "test_bfloat16.py": "one dtype through the ops and layers (its docstring says which and why)",
     "test_digits_example.py": "examples/train_digits.py end to end",
+    "test_paddle_scripts.py": "a suite by kind: ordinary Paddle training scripts run unchanged on "
+                              "the whole package",
     "test_mpirun.py": "a bare mpirun start-up: env.py, parallel.py and the mpi backend together",
 }
 

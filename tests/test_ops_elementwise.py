@@ -157,8 +157,22 @@ def test_bad_inputs_raise_type_errors_that_say_what_to_do():
         minidp.exp([1.0, 2.0])
     with pytest.raises(TypeError, match="bool"):
         minidp.sqrt(minidp.to_tensor([True]))
-    with pytest.raises(TypeError, match="astype"):
-        minidp.atan2(minidp.ones([2], "float32"), minidp.ones([2], "float64"))
+    with pytest.raises(TypeError, match="an operand must be"):
+        minidp.add(minidp.ones([2]), "1")
+
+
+def test_operands_of_different_dtypes_promote_as_in_paddle():
+    """Result dtypes recorded from Paddle 3.3.1: two floating dtypes meet at the wider one
+    (float16 with bfloat16 at float32)."""
+    f32, f64 = minidp.ones([2], "float32"), minidp.to_tensor(np.ones(2))
+    f16, bf16 = minidp.ones([2], "float16"), minidp.ones([2], "bfloat16")
+    cases = [(f32 * f64, "float64"), (f16 + bf16, "float32"), (f16 - f32, "float32"), (bf16 / f64, "float64"),
+             (minidp.atan2(f32, f64), "float64"), (minidp.maximum(f32, f64), "float64")]
+    assert [str(out.dtype) for out, _ in cases] == [dtype for _, dtype in cases]
+    f32.stop_gradient = f64.stop_gradient = False
+    (f32 - 2 * f64).sum().backward()
+    assert f32.grad.dtype == np.float32 and f64.grad.dtype == np.float64
+    np.testing.assert_array_equal(f64.grad.numpy(), [-2.0, -2.0])
 
 
 def test_floor_divide_and_remainder_follow_python_signs():

@@ -59,3 +59,16 @@ def test_operators_follow_paddle():
     assert (b << 1).numpy().tolist() == [4, 4, 20] and (a >> 1).numpy().tolist() == [3, -4, 6]
     flags = minidp.to_tensor([True, False])
     assert (~flags).numpy().tolist() == [False, True]
+
+
+def test_repr_has_paddles_layout():
+    """As Paddle 3.3.1 prints them (values in NumPy's number format, which Paddle's resembles)."""
+    assert repr(minidp.to_tensor([[1.0, 2.0], [3.0, 4.0]])) == (
+        "Tensor(shape=[2, 2], dtype=float32, place=Place(cpu), stop_gradient=True,\n"
+        "       [[1., 2.],\n"
+        "        [3., 4.]])")
+    assert repr(minidp.to_tensor(3)) == (
+        "Tensor(shape=[], dtype=int64, place=Place(cpu), stop_gradient=True,\n       3)")
+    assert repr(minidp.nn.Linear(1, 1).bias) == (
+        "Parameter containing:\n"
+        "Tensor(shape=[1], dtype=float32, place=Place(cpu), stop_gradient=False,\n       [0.])")

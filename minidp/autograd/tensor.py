@@ -12,6 +12,8 @@ from __future__ import annotations
 import itertools
 from typing import Any, Callable, Optional
 
+import numpy
+
 from .. import backend
 from ..framework import VarType
 from ..size import Size
@@ -114,9 +116,12 @@ class Tensor:
         return self._data.shape[0]
 
     def __repr__(self) -> str:
-        grad_info = "" if self.stop_gradient else ", stop_gradient=False"
-        return (f"Tensor(shape={self.shape}, dtype={self.dtype}, place={self.place}{grad_info},\n"
-                f"       {backend.to_host(self._data)!r})")
+        """Paddle's layout: the header, then the values as NumPy prints them (its print options,
+        see :func:`minidp.set_printoptions`), indented under the header."""
+        indent = " " * len("Tensor(")
+        values = numpy.array2string(backend.to_host(self._data), separator=", ", prefix=indent)
+        return (f"Tensor(shape={list(self._data.shape)}, dtype={self.dtype}, place=Place({self.place}), "
+                f"stop_gradient={self.stop_gradient},\n{indent}{values})")
 
     __hash__ = object.__hash__
 

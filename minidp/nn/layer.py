@@ -158,7 +158,7 @@ class Layer:
         return parameter
 
     def register_buffer(self, name: str, tensor: Optional[Tensor], persistable: bool = True) -> None:
-        """Register a tensor that is state but not trained (e.g. BatchNorm's running mean).
+        """Register a tensor that is state but not trained (e.g. a step counter).
 
         Persistable buffers go into :meth:`state_dict`; all buffers are moved by :meth:`to`.
         """

@@ -1,15 +1,18 @@
-"""ParamAttr: how a layer should create one of its parameters (name, initializer, trainability)."""
+"""ParamAttr: how a layer should create one of its parameters (name, initializer, trainability,
+regularizer)."""
 from __future__ import annotations
 
-import warnings
 from typing import Any, Optional, Union
+
+from ..regularizer import WeightDecayRegularizer
 
 
 class ParamAttr:
     """Paddle's parameter attribute: passed as ``weight_attr`` / ``bias_attr`` to a layer.
 
-    ``learning_rate`` multiplies the optimizer's learning rate for this parameter; ``need_clip``
-    lets a gradient-clipping strategy skip it; ``trainable=False`` freezes it.
+    ``learning_rate`` multiplies the optimizer's learning rate for this parameter; ``regularizer``
+    (an L1Decay or L2Decay) replaces the optimizer's L2 decay for it; ``need_clip`` lets a
+    gradient-clipping strategy skip it; ``trainable=False`` freezes it.
     """
 
     def __init__(self, name: Optional[str] = None, initializer: Any = None, learning_rate: float = 1.0,
@@ -17,10 +20,9 @@ class ParamAttr:
                  need_clip: bool = True) -> None:
         if initializer is not None and not callable(initializer):
             raise TypeError(f"ParamAttr: initializer must be an Initializer, got {initializer!r}")
-        if regularizer is not None:
-            warnings.warn("ParamAttr: minidp's optimizers do not apply a per-parameter regularizer; it is "
-                          "ignored. Use the optimizer's weight_decay (or a parameter group's) instead",
-                          stacklevel=2)
+        if regularizer is not None and not isinstance(regularizer, WeightDecayRegularizer):
+            raise TypeError(f"ParamAttr: regularizer must be minidp.regularizer.L1Decay or L2Decay, "
+                            f"got {regularizer!r}")
         self.name = name
         self.initializer = initializer
         self.learning_rate = float(learning_rate)

@@ -28,19 +28,22 @@ def kind(value: Any) -> str:
     return value.dtype.kind
 
 
-def _check_dtypes(op: str, xd: Any, yd: Any) -> Any:
-    """Two tensor operands must agree on a floating dtype; integer/bool ones follow the other."""
+def _promote(x: Tensor, y: Tensor) -> tuple:
+    """Two tensor operands of different dtypes brought to one, as Paddle 3 does for elementwise
+    ops: floating dtypes meet at the wider one, float16 and bfloat16 at float32 (through
+    ``astype``, so each gradient returns in its input's dtype); an integer or bool operand follows
+    a floating one."""
+    xd, yd = x._data, y._data
     x_floating, y_floating = backend.is_floating(xd.dtype), backend.is_floating(yd.dtype)
     if x_floating and y_floating:
-        raise TypeError(
-            f"{op}: the operands have different dtypes {xd.dtype} and {yd.dtype}; "
-            f"convert one with .astype('{xd.dtype}') first"
-        )
-    if x_floating:
-        return xd, yd.astype(xd.dtype)
-    if y_floating:
-        return xd.astype(yd.dtype), yd
-    return xd, yd
+        wider = xd.dtype if xd.dtype.itemsize > yd.dtype.itemsize else yd.dtype
+        target = backend.DTYPES["float32"] if xd.dtype.itemsize == yd.dtype.itemsize else wider
+        x, y = astype(x, target), astype(y, target)
+    elif x_floating:
+        y = wrap(yd.astype(xd.dtype))
+    elif y_floating:
+        x = wrap(xd.astype(yd.dtype))
+    return x, y, x._data, y._data
 
 
 def _operands(op: str, x: Any, y: Any):
@@ -64,7 +67,7 @@ def _operands(op: str, x: Any, y: Any):
                 xd = xd.astype(INTEGER_TO_FLOAT)
         return x, y, xd, yd
     if xd.dtype is not yd.dtype and xd.dtype != yd.dtype:
-        xd, yd = _check_dtypes(op, xd, yd)
+        return _promote(x, y)
     return x, y, xd, yd
 
 

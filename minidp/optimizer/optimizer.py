@@ -22,33 +22,45 @@ import numpy
 from .. import backend, timeline
 from ..autograd.tensor import Tensor
 from ..ops._util import wrap
+from .. import regularizer as regularizers  # a module: minidp.regularizer imports precision
 from . import precision
 from .lr import LRScheduler
 
 
 class _Slot:
     """One parameter with what its update needs: ``master`` is its float32 master weight or None,
-    ``ready`` whether its state and master exist (see :meth:`Optimizer._prepare`)."""
+    ``ready`` whether its state and master exist (see :meth:`Optimizer._prepare`),
+    ``regularizer`` the L1Decay/L2Decay added to its gradient before the update, or None (the
+    L2 coefficient ``weight_decay`` then applies)."""
 
-    __slots__ = ("param", "lr_ratio", "weight_decay", "hyper", "state", "master", "ready")
+    __slots__ = ("param", "lr_ratio", "weight_decay", "regularizer", "hyper", "state", "master", "ready")
 
     def __init__(self, param: Tensor, lr_ratio: float, weight_decay: float, hyper: dict) -> None:
         self.param = param
         self.lr_ratio = lr_ratio
         self.weight_decay = weight_decay
+        self.regularizer: Any = None
         self.hyper = hyper
         self.state: dict = {}
         self.master: Any = None
         self.ready = False
 
 
-def _check_decay(cls: str, value: Any) -> float:
+def _check_decay(cls: str, value: Any, decoupled: bool) -> tuple:
+    """``weight_decay`` as ``(L2 coefficient, regularizer or None)``: a float or an L2Decay gives
+    its coefficient, an L1Decay itself (applied to the gradient by :meth:`Optimizer._apply`).
+    A decoupled decay (AdamW's) must be a float."""
     if value is None:
-        return 0.0
+        return 0.0, None
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
-        return float(value)
-    raise TypeError(f"{cls}: weight_decay must be a non-negative float (the L2 coefficient) or None, "
-                    f"got {value!r}")
+        return float(value), None
+    if isinstance(value, regularizers.WeightDecayRegularizer) and not decoupled:
+        return (value._coeff, None) if isinstance(value, regularizers.L2Decay) else (0.0, value)
+    if decoupled:
+        raise TypeError(f"{cls}: weight_decay must be a non-negative float (the decoupled decay "
+                        f"coefficient), got {value!r}; give an L1Decay/L2Decay to a ParamAttr instead")
+    raise TypeError(f"{cls}: weight_decay must be a non-negative float (the L2 coefficient), an L1Decay, "
+                    f"an L2Decay or None, got {value!r}")
 
 
 def _updates_with_kernels(param_data: Any) -> bool:
@@ -125,7 +137,7 @@ class Optimizer:
         self._grad_clip = grad_clip
         self._multi_precision = multi_precision
         self._warned_sixteen_bit = False
-        self._default_decay = _check_decay(cls, weight_decay)
+        self._default_decay = _check_decay(cls, weight_decay, self._decoupled_decay)
         self._default_hyper = dict(hyper)
         self._param_groups: list = []
         self._slots: list = []
@@ -147,7 +159,8 @@ class Optimizer:
         if unknown:
             raise ValueError(f"{cls}: unknown parameter-group keys {unknown}; allowed: {list(allowed)}")
         params = list(group["params"])
-        decay = _check_decay(cls, group["weight_decay"]) if "weight_decay" in group else self._default_decay
+        decay, regularizer = (_check_decay(cls, group["weight_decay"], self._decoupled_decay)
+                              if "weight_decay" in group else self._default_decay)
         group_lr = float(group.get("learning_rate", 1.0))
         hyper = {name: group.get(name, self._default_hyper[name]) for name in self._hyper_names}
         for param in params:
@@ -158,7 +171,11 @@ class Optimizer:
                 raise ValueError(f"{cls}: parameter {param.name} appears twice; pass each parameter once")
             self._seen[id(param)] = True
             ratio = group_lr * getattr(param, "optimize_attr", {"learning_rate": 1.0})["learning_rate"]
-            self._slots.append(self._make_slot(param, ratio, decay, hyper))
+            own = getattr(param, "regularizer", None)
+            # a parameter's own regularizer replaces the optimizer's L2 term, not a decoupled decay
+            slot = self._make_slot(param, ratio, 0.0 if own and not self._decoupled_decay else decay, hyper)
+            slot.regularizer = own or regularizer
+            self._slots.append(slot)
             self._parameter_list.append(param)
         self._param_groups.append(dict(group, params=params))
 
@@ -255,6 +272,8 @@ class Optimizer:
                 if not param._grad_reads_zero:
                     continue
                 grad = backend.get_array_module(param._data).zeros_like(param._data)
+            if slot.regularizer is not None:
+                grad = slot.regularizer._add_to_grad(grad, param._data)
             pending.append((slot, grad))
         if pending:
             on_device = _updates_with_kernels(pending[0][0].param._data)

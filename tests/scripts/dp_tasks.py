@@ -576,13 +576,15 @@ def groups_worker() -> Dict[str, Any]:
                         "warnings": [str(w.message) for w in caught],
                         "has_reducer": dp._reducer is not None}
 
-    # buffers are broadcast from rank 0 along with the parameters
+    # buffers and non-trainable parameters (batch norm's statistics) are broadcast from rank 0
     minidp.seed(rank)
-    norm = nn.BatchNorm1D(3)
-    for _, buffer in norm.named_buffers():
-        buffer.set_value(np.full(buffer.shape, rank + 2.0, np.float32))
-    minidp.DataParallel(nn.Sequential(nn.Linear(3, 3), norm))
-    report["buffers"] = {name: b.numpy().copy() for name, b in norm.named_buffers()}
+    linear, norm = nn.Linear(3, 3), nn.BatchNorm1D(3)
+    linear.register_buffer("steps", minidp.zeros([3]))
+    kept = [("steps", linear.steps), ("_mean", norm._mean), ("_variance", norm._variance)]
+    for _, tensor in kept:
+        tensor.set_value(np.full(tensor.shape, rank + 2.0, np.float32))
+    minidp.DataParallel(nn.Sequential(linear, norm))
+    report["buffers"] = {name: tensor.numpy().copy() for name, tensor in kept}
 
     # deprecated no-ops: called on one rank only, they must not communicate
     minidp.seed(5)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Optional
 
-from ... import backend
 from ...autograd.tensor import Tensor
 from ...ops._util import check_size, wrap
 from .. import functional as F
@@ -45,8 +44,9 @@ class LayerNorm(Layer):
 
 
 class _BatchNorm(Layer):
-    """Per-channel normalisation with running statistics kept as persistable buffers
-    ``_mean`` and ``_variance`` (Paddle's state-dict names)."""
+    """Per-channel normalisation with running statistics ``_mean`` and ``_variance`` (Paddle's
+    state-dict names), kept, as in Paddle, as non-trainable parameters: ``parameters()`` lists
+    them (parameter counts match Paddle's) and no optimizer or reducer touches them."""
 
     _input_ndims: tuple = ()
     _default_format = ""
@@ -62,9 +62,10 @@ class _BatchNorm(Layer):
         self.weight = self.create_parameter([num_features], attr=weight_attr,
                                             default_initializer=init.Constant(1.0))
         self.bias = self.create_parameter([num_features], attr=bias_attr, is_bias=True)
-        xp = backend.default_array_module()
-        self.register_buffer("_mean", wrap(xp.zeros([num_features], self._dtype)))
-        self.register_buffer("_variance", wrap(xp.ones([num_features], self._dtype)))
+        self._mean = self.create_parameter([num_features], attr=ParamAttr(
+            initializer=init.Constant(0.0), trainable=False))
+        self._variance = self.create_parameter([num_features], attr=ParamAttr(
+            initializer=init.Constant(1.0), trainable=False))
 
     def forward(self, x: Tensor) -> Tensor:
         if x.ndim not in self._input_ndims:

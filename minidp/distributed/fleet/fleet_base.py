@@ -1,0 +1,128 @@
+"""Fleet's collective entry points for data-parallel training, as Paddle's docs write them:
+
+    fleet.init(is_collective=True)
+    model = fleet.distributed_model(model)
+    optimizer = fleet.distributed_optimizer(optimizer)
+
+``init`` joins the job the launcher described (``init_parallel_env``); ``distributed_model``
+wraps the model in :class:`~minidp.distributed.DataParallel` with the strategy's bucket sizes
+and ``find_unused_parameters``; ``distributed_optimizer`` returns the optimizer itself, since
+DataParallel already averages the gradients. minidp is data parallel only: a strategy asking
+for tensor, pipeline, sharding or sequence parallelism, AMP or recomputation is refused, as is
+parameter-server mode (``is_collective=False``).
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ...nn.layer import Layer
+from .. import collective
+from ..data_parallel import DataParallel
+from ..parallel import get_rank, get_world_size, init_parallel_env
+
+__all__ = ["DistributedStrategy", "barrier_worker", "distributed_model", "distributed_optimizer",
+           "init", "is_first_worker", "worker_index", "worker_num"]
+
+_DEGREES = ("dp_degree", "mp_degree", "pp_degree", "sharding_degree", "sep_degree")
+_UNSUPPORTED = ("amp", "recompute", "sharding", "pipeline", "tensor_parallel", "gradient_merge", "lamb", "lars")
+
+
+class DistributedStrategy:
+    """The settings ``distributed_model`` reads: ``fuse_grad_size_in_MB`` (bucket size, 32 as in
+    Paddle), ``last_comm_group_size_MB`` (1), ``find_unused_parameters`` (False) and
+    ``hybrid_configs`` (only ``dp_degree`` may exceed 1). The switches of features minidp does
+    not have (``amp``, ``recompute``, ``sharding``, ...) may be set to False only."""
+
+    def __init__(self) -> None:
+        self.fuse_grad_size_in_MB = 32
+        self.last_comm_group_size_MB = 1
+        self.find_unused_parameters = False
+        self._hybrid_configs = {name: 1 for name in _DEGREES}
+
+    @property
+    def hybrid_configs(self) -> dict:
+        return dict(self._hybrid_configs)
+
+    @hybrid_configs.setter
+    def hybrid_configs(self, configs: dict) -> None:
+        if not isinstance(configs, dict):
+            raise TypeError(f"DistributedStrategy.hybrid_configs must be a dict, got {configs!r}")
+        unknown = [key for key in configs if key not in _DEGREES]
+        if unknown:
+            raise ValueError(f"DistributedStrategy.hybrid_configs: unknown keys {unknown}; minidp knows "
+                             f"{list(_DEGREES)}")
+        beyond = {key: value for key, value in configs.items() if key != "dp_degree" and value not in (1, -1)}
+        if beyond:
+            raise ValueError(f"DistributedStrategy.hybrid_configs: {beyond} asks for model parallelism; minidp is "
+                             "data parallel only, so every degree but dp_degree must be 1")
+        self._hybrid_configs.update(configs)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _UNSUPPORTED and value:
+            raise ValueError(f"DistributedStrategy.{name}: minidp does not implement it (data parallel only, "
+                             "float32 or explicit 16-bit parameters); leave it False")
+        super().__setattr__(name, value)
+
+
+_strategy: Optional[DistributedStrategy] = None
+
+
+def init(role_maker: Any = None, is_collective: bool = False, strategy: Optional[DistributedStrategy] = None,
+         log_level: Any = "INFO") -> None:
+    """Join the collective job the environment describes (a single process needs nothing)."""
+    global _strategy
+    if not is_collective:
+        raise ValueError("fleet.init: parameter-server mode is not supported; pass is_collective=True for "
+                         "data-parallel training")
+    if strategy is not None and not isinstance(strategy, DistributedStrategy):
+        raise TypeError(f"fleet.init: strategy must be a fleet.DistributedStrategy, got {type(strategy).__name__}")
+    _strategy = strategy or DistributedStrategy()
+    if get_world_size() > 1 and not collective.is_initialized():
+        init_parallel_env()
+
+
+def _initialised_strategy(caller: str) -> DistributedStrategy:
+    if _strategy is None:
+        raise RuntimeError(f"fleet.{caller}: call fleet.init(is_collective=True) first")
+    return _strategy
+
+
+def distributed_model(model: Layer) -> Layer:
+    """``model`` in a DataParallel built from the strategy; the model itself in a job of one
+    process, where there is nothing to synchronise."""
+    strategy = _initialised_strategy("distributed_model")
+    if get_world_size() < 2:
+        return model
+    return DataParallel(model, comm_buffer_size=strategy.fuse_grad_size_in_MB,
+                        last_comm_buffer_size=strategy.last_comm_group_size_MB,
+                        find_unused_parameters=strategy.find_unused_parameters)
+
+
+def distributed_optimizer(optimizer: Any, strategy: Optional[DistributedStrategy] = None) -> Any:
+    """The optimizer itself: the gradients it reads are already averaged by DataParallel."""
+    _initialised_strategy("distributed_optimizer")
+    if strategy is not None and not isinstance(strategy, DistributedStrategy):
+        raise TypeError(f"fleet.distributed_optimizer: strategy must be a fleet.DistributedStrategy, "
+                        f"got {type(strategy).__name__}")
+    return optimizer
+
+
+def worker_index() -> int:
+    """This process's rank."""
+    return get_rank()
+
+
+def worker_num() -> int:
+    """The number of ranks."""
+    return get_world_size()
+
+
+def is_first_worker() -> bool:
+    """Whether this process is rank 0 (the one that logs and saves)."""
+    return get_rank() == 0
+
+
+def barrier_worker() -> None:
+    """Wait for every rank (nothing to wait for in a job of one process)."""
+    if collective.is_initialized():
+        collective.barrier()

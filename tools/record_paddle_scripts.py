@@ -1,0 +1,54 @@
+"""Record what the Paddle scripts of ``tests/scripts/paddle_scripts`` report under Paddle itself.
+
+Run by hand with an interpreter that has Paddle (kept in its own virtual environment; minidp
+never depends on it):
+
+    /path/to/paddle-venv/bin/python tools/record_paddle_scripts.py
+
+Each script prints one ``RESULT`` JSON line; ``data_parallel.py`` runs on 2 CPU ranks under
+``python -m paddle.distributed.launch`` (rank 0 prints it). The reports are stored in
+``tests/fixtures/paddle_scripts_3.3.1.json``, which ``tests/test_paddle_scripts.py`` compares
+minidp's runs of the same scripts against.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+from paddle_script_runner import LAUNCHED, SCRIPTS, parse_result  # noqa: E402
+
+OUT = ROOT / "tests" / "fixtures" / "paddle_scripts_3.3.1.json"
+
+
+def run_under_paddle(script: Path) -> dict:
+    """The script's ``RESULT`` report, run by this interpreter (which must have Paddle)."""
+    if script.name in LAUNCHED:
+        log_dir = tempfile.mkdtemp(prefix="paddle_launch_")
+        command = [sys.executable, "-m", "paddle.distributed.launch", "--log_dir", log_dir,
+                   "--nproc_per_node", str(LAUNCHED[script.name]), str(script)]
+    else:
+        command = [sys.executable, str(script)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=tempfile.gettempdir())
+    if done.returncode != 0:
+        raise RuntimeError(f"{script.name} failed under Paddle:\n{done.stdout}\n{done.stderr}")
+    return parse_result(done.stdout)
+
+
+def main() -> None:
+    import paddle
+
+    reports = {"paddle_version": paddle.__version__}
+    for script in sorted(SCRIPTS.glob("*.py")):
+        reports[script.name] = run_under_paddle(script)
+        print(f"recorded {script.name}")
+    OUT.write_text(json.dumps(reports, indent=1, sort_keys=True) + "\n")
+    print(f"wrote {OUT}")
+
+
+if __name__ == "__main__":
+    main()
