@@ -169,6 +169,21 @@ def test_enable_grad_inside_no_grad():
     assert minidp.is_grad_enabled()
 
 
+def test_set_grad_enabled_switches_at_once_and_as_a_block_restores_the_mode():
+    x = minidp.to_tensor([1.0], stop_gradient=False)
+    minidp.set_grad_enabled(False)
+    try:
+        assert (x * 2).stop_gradient and not minidp.is_grad_enabled()
+        with minidp.set_grad_enabled(True):
+            assert not (x * 2).stop_gradient
+        assert not minidp.is_grad_enabled()
+    finally:
+        minidp.set_grad_enabled(True)
+    with minidp.set_grad_enabled(False):
+        assert (x * 2).stop_gradient
+    assert minidp.is_grad_enabled()
+
+
 def test_detach_cuts_the_graph():
     x = leaf([1.0])
     y = (x * 2).detach()

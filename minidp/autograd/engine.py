@@ -88,10 +88,24 @@ def is_grad_enabled() -> bool:
     return _grad_enabled
 
 
-def set_grad_enabled(mode: bool) -> None:
-    """Switch graph recording on or off for this process."""
+def _set_mode(mode: bool) -> None:
     global _grad_enabled
     _grad_enabled = bool(mode)
+
+
+class set_grad_enabled:
+    """Switch graph recording on or off for this process: at once when called, as Paddle's does;
+    used as ``with set_grad_enabled(mode):``, the previous mode comes back at the block's end."""
+
+    def __init__(self, mode: bool) -> None:
+        self._previous = _grad_enabled
+        _set_mode(mode)
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        _set_mode(self._previous)
 
 
 class no_grad:
@@ -99,10 +113,10 @@ class no_grad:
 
     def __enter__(self) -> None:
         self._previous = _grad_enabled
-        set_grad_enabled(False)
+        _set_mode(False)
 
     def __exit__(self, *exc: Any) -> None:
-        set_grad_enabled(self._previous)
+        _set_mode(self._previous)
 
     def __call__(self, fn: Callable) -> Callable:
         @functools.wraps(fn)
@@ -118,10 +132,10 @@ class enable_grad:
 
     def __enter__(self) -> None:
         self._previous = _grad_enabled
-        set_grad_enabled(True)
+        _set_mode(True)
 
     def __exit__(self, *exc: Any) -> None:
-        set_grad_enabled(self._previous)
+        _set_mode(self._previous)
 
     def __call__(self, fn: Callable) -> Callable:
         @functools.wraps(fn)
