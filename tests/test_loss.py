@@ -53,8 +53,15 @@ def test_cross_entropy_weight_and_ignore_index_follow_paddle():
     w = weight[np.where(valid, labels, 0)] * valid
     out = F.cross_entropy(t(x), t(labels), weight=t(weight))
     np.testing.assert_allclose(out.numpy(), (w * nll).sum() / w.sum(), rtol=1e-12)
+    # Paddle 3.3.1: an unweighted mean with a negative ignore_index divides by all samples,
+    # with a non-negative one by the samples kept
     unweighted = F.cross_entropy(t(x), t(labels))
-    np.testing.assert_allclose(unweighted.numpy(), nll[valid].mean(), rtol=1e-12)
+    np.testing.assert_allclose(unweighted.numpy(), nll[valid].sum() / 5, rtol=1e-12)
+    check_grad(lambda a: F.cross_entropy(a, t(labels)), x)
+    relabelled = np.where(valid, labels, 1)
+    nll_relabelled = -log_softmax(x)[np.arange(5), relabelled]
+    nonnegative = F.cross_entropy(t(x), t(relabelled), ignore_index=2)
+    np.testing.assert_allclose(nonnegative.numpy(), nll_relabelled[relabelled != 2].mean(), rtol=1e-12)
     per_sample = F.cross_entropy(t(x), t(labels), weight=t(weight), reduction="none")
     np.testing.assert_allclose(per_sample.numpy(), w * nll, rtol=1e-12)
     check_grad(lambda a: F.cross_entropy(a, t(labels), weight=t(weight)), x)

@@ -119,11 +119,11 @@ def _axis_shape(ndim: int, axis: int, n: int) -> tuple:
 
 
 def _hard_label_nll(op: str, logp: Any, label: Any, axis: int, weight: Any, ignore_index: int,
-                    reduction: str) -> tuple:
+                    reduction: str, mean_over_all: bool = False) -> tuple:
     """-logp[label] per sample (times the class weight), reduced as Paddle reduces it.
 
     The mean divides by the summed weight of the samples that are not ignored (their count
-    without weights). Returns the loss array and a function mapping the upstream gradient to
+    without weights), or with ``mean_over_all`` by the number of all samples. Returns the loss array and a function mapping the upstream gradient to
     d(loss)/d(logp).
     """
     xp = backend.get_array_module(logp)
@@ -154,7 +154,7 @@ def _hard_label_nll(op: str, logp: Any, label: Any, axis: int, weight: Any, igno
     elif reduction == "sum":
         data, denom = loss.sum(), None
     else:
-        denom = coef.sum()
+        denom = xp.asarray(coef.size, dtype=coef.dtype) if mean_over_all else coef.sum()
         denom = denom + (denom == 0)
         data = loss.sum() / denom
     classes_along_axis = xp.arange(classes).reshape(_axis_shape(logp.ndim, axis, classes))
@@ -218,10 +218,10 @@ def cross_entropy(input: Tensor, label: Tensor, weight: Optional[Tensor] = None,
     """Softmax cross-entropy over ``axis`` with hard labels ([N] or [N, 1]) or soft labels.
 
     ``weight`` gives each class a weight; samples whose label is ``ignore_index`` count for
-    nothing, in the loss and in the mean's denominator (the summed weight of the other samples,
-    or their number without weights). Paddle 3 does the same except in one case that minidp
-    does not copy: an unweighted mean with a negative ``ignore_index`` (such as the default
-    -100) divides by the number of all samples, ignored ones included. With
+    nothing in the loss. The mean divides by the summed weight of the other samples, or their
+    number without weights, except as Paddle 3 does: an unweighted mean with a negative
+    ``ignore_index`` (such as the default -100) divides by the number of all samples, ignored
+    ones included (``nll_loss`` divides by the samples kept in every case). With
     ``use_softmax=False`` the input is taken to be probabilities already. With
     ``reduction='none'`` a hard-label loss has the label's shape; a soft-label one keeps
     ``axis`` with length 1.
@@ -258,7 +258,8 @@ def cross_entropy(input: Tensor, label: Tensor, weight: Optional[Tensor] = None,
         data, grad_logp, grad_target = _soft_label_nll("cross_entropy", logp, target, axis, w, reduction)
         parents = (input, label)
     else:
-        data, grad_logp = _hard_label_nll("cross_entropy", logp, label._data, axis, w, ignore_index, reduction)
+        data, grad_logp = _hard_label_nll("cross_entropy", logp, label._data, axis, w, ignore_index, reduction,
+                                          mean_over_all=w is None and ignore_index < 0)
         parents = (input,)
 
     def backward(g):
