@@ -123,8 +123,8 @@ def _hard_label_nll(op: str, logp: Any, label: Any, axis: int, weight: Any, igno
     """-logp[label] per sample (times the class weight), reduced as Paddle reduces it.
 
     The mean divides by the summed weight of the samples that are not ignored (their count
-    without weights), or with ``mean_over_all`` by the number of all samples. Returns the loss array and a function mapping the upstream gradient to
-    d(loss)/d(logp).
+    without weights), or with ``mean_over_all`` by the number of all samples. Returns the loss
+    array and a function mapping the upstream gradient to d(loss)/d(logp).
     """
     xp = backend.get_array_module(logp)
     if label.dtype.kind not in "iu":
