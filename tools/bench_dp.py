@@ -917,7 +917,8 @@ def sweep_plot(data: dict, path: str) -> None:
     if sized:
         draw(by_bucket, sized, lambda r: r["bucket_mb"])
         by_bucket.set_xscale("log", base=2)
-        by_bucket.set_xticks([r["bucket_mb"] for r in sized], [f"{r['bucket_mb']:g}" for r in sized])
+        ticks = [r["bucket_mb"] for r in sized]
+        by_bucket.set_xticks(ticks, [f"{t:g}" for t in ticks])
     for r in rows:
         if r["world"] == SWEEP_BUCKET_WORLD and r["bucket_mb"] is None:
             for key, colour in (("step", "tab:blue"), ("wait", "tab:red")):
@@ -987,11 +988,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--sweep", action="store_true", help="instead of the comparison, sweep "
                         "minidp DataParallel (gloo, shared memory) over world size and bucket "
                         "size; --steps then counts the timed steps per configuration and round")
-    parser.add_argument("--nproc", type=int, nargs="+", default=None, help="the sweep's world "
-                        f"sizes, at the default buckets (default {' '.join(map(str, SWEEP_NPROCS))})")
+    parser.add_argument("--nproc", type=int, nargs="+", default=None,
+                        help="the sweep's world sizes, at the default buckets (default "
+                        f"{' '.join(map(str, SWEEP_NPROCS))})")
     parser.add_argument("--bucket-mb", type=float, nargs="+", default=None,
-                        help=f"the sweep's bucket sizes in MiB, at world size {SWEEP_BUCKET_WORLD}: "
-                        "comm_buffer_size = last_comm_buffer_size (default "
+                        help="the sweep's bucket sizes in MiB, at world size "
+                        f"{SWEEP_BUCKET_WORLD}: comm_buffer_size = last_comm_buffer_size (default "
                         f"{' '.join(f'{b:g}' for b in SWEEP_BUCKET_MB)})")
     parser.add_argument("--mlp", default=None, help="the sweep's layer widths (default "
                         f"{','.join(map(str, SIZES))})")
