@@ -194,3 +194,14 @@ def test_help_describes_the_sweep_without_running_it():
     for option in ("--sweep", "--nproc", "--bucket-mb", "--mlp", "--warmup"):
         assert option in done.stdout
     assert "round 1/" not in done.stdout + done.stderr
+
+
+def test_the_page_gives_the_load_before_and_after_the_run(tmp_path, monkeypatch):
+    with open(FIXTURE) as handle:
+        data = json.load(handle)
+    monkeypatch.setattr(report, "run_benchmarks", lambda settings, docs: data)
+    report.main(["--out", str(tmp_path / "benchmarks.md")])
+    lines = (tmp_path / "benchmarks.md").read_text().splitlines()
+    for key in ("load average", "load average at the end"):
+        values = [line.split(": ", 1)[1] for line in lines if line.startswith(f"- {key}: ")]
+        assert len(values) == 1 and all(float(x) >= 0 for x in values[0].split()), lines[:12]

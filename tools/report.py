@@ -45,6 +45,11 @@ SETTINGS = {
 }
 
 
+def load_average() -> str:
+    """The 1, 5 and 15 minute load averages now (other work on a shared machine skews timings)."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def machine_description() -> Dict[str, str]:
     """CPU model, core count, Python/NumPy (and PyTorch) versions, and the load average now."""
     model = platform.processor() or "unknown"
@@ -55,7 +60,7 @@ def machine_description() -> Dict[str, str]:
                 model = line.split(":", 1)[1].strip()
                 break
     info = {"cpu": model, "cores": str(os.cpu_count()), "python": platform.python_version(),
-            "numpy": np.__version__, "load average": " ".join(f"{x:.2f}" for x in os.getloadavg())}
+            "numpy": np.__version__, "load average": load_average()}
     if importlib.util.find_spec("torch") is not None:
         import torch
 
@@ -146,6 +151,7 @@ def main(argv: List[str] = None) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     machine = machine_description()
     results = run_benchmarks(SETTINGS[mode], out.parent)
+    machine["load average at the end"] = load_average()
     out.write_text(render(machine, results, mode))
     print(f"wrote {out}")
 
