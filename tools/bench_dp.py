@@ -31,8 +31,22 @@ that the replicas are bit-identical after a few synchronised steps.
 
 Targets: minidp gloo / PyTorch DDP <= 1.0; minidp mpi / 1 process <= 1.3.
 
+``--sweep`` measures instead how the step time and the exposed communication of minidp
+DataParallel (gloo, shared memory) change with the world size (``--nproc``, at DataParallel's
+default buckets of 25 MiB and a last one of 1 MiB) and with the bucket size (``--bucket-mb``, at
+world size 2; a bucket size caps every bucket, the last one included: comm_buffer_size =
+last_comm_buffer_size). Every configuration runs in fresh processes, after ``--warmup`` steps,
+for ``--steps`` steps in each of ``--rounds`` rounds (configurations alternate); every rank times
+every step, and reads the exposed communication of the step from
+``DataParallel.communication_stats()``: the wait, after backward, for the buckets' all-reduces
+that backward did not hide. The steps of all ranks and rounds are pooled into a median and an
+interquartile range. World sizes above the core count are run anyway and marked oversubscribed.
+
 Usage: python tools/bench_dp.py [--steps N] [--rounds R] [--only single,gloo,mpi,ddp]
                                 [--plot tools/out/bench_dp.png] [--json FILE]
+       python tools/bench_dp.py --sweep [--nproc 1 2 4] [--bucket-mb 0.5 2 4 8] [--steps N]
+                                [--warmup N] [--rounds R] [--mlp 784,1024,1024,10]
+                                [--plot tools/out/bench_dp_sweep.png] [--json FILE]
 """
 from __future__ import annotations
 
@@ -53,7 +67,8 @@ from typing import Callable, Dict, List, Optional, Tuple
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # bench_engine pins OMP/OpenBLAS/MKL to one thread before NumPy loads; the children inherit it.
 import bench_engine  # noqa: E402  (must come before NumPy)
-from bench_collectives import _clean_environment, _free_port, _importable, _mpiexec  # noqa: E402
+from bench_collectives import (  # noqa: E402
+    _clean_environment, _free_port, _importable, _mpiexec, format_size)
 from bench_timing import pyplot  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -66,6 +81,10 @@ NPROCS = 2
 PG_TIMEOUT_SECONDS = 60
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_PLOT = os.path.join(REPO, "tools", "out", "bench_dp.png")
+DEFAULT_SWEEP_PLOT = os.path.join(REPO, "tools", "out", "bench_dp_sweep.png")
+SWEEP_NPROCS = [1, 2, 4]
+SWEEP_BUCKET_MB = [0.5, 2.0, 4.0, 8.0]
+SWEEP_BUCKET_WORLD = 2  # the world size at which the bucket size varies
 
 CONFIGS = {
     "single": "1 process",
@@ -94,16 +113,16 @@ MODE_LABELS = {
 
 
 # --- pieces shared by the workers -----------------------------------------------------------
-def local_batch(rank: int) -> Tuple[np.ndarray, np.ndarray]:
+def local_batch(rank: int, sizes: List[int] = SIZES) -> Tuple[np.ndarray, np.ndarray]:
     """This rank's fixed batch (each rank sees different data, as in data parallelism)."""
     rng = np.random.default_rng(1000 + rank)
-    x = rng.standard_normal((BATCH, SIZES[0])).astype(np.float32)
-    labels = rng.integers(0, SIZES[-1], BATCH).astype(np.int64)
+    x = rng.standard_normal((BATCH, sizes[0])).astype(np.float32)
+    labels = rng.integers(0, sizes[-1], BATCH).astype(np.int64)
     return x, labels
 
 
 def time_modes(steps: Dict[str, Callable[[], None]], blocks: int, block: int,
-               sync: Callable[[], None], warmup: int = WARMUP_STEPS) -> Dict[str, List[float]]:
+               sync: Callable[[], None], warmup: int) -> Dict[str, List[float]]:
     """Seconds per step of each mode, per block; modes alternate block by block.
 
     ``sync`` (a barrier) lines the ranks up before every block, so a block never includes the
@@ -162,7 +181,7 @@ def worker_single(args) -> None:
         steps["torch"] = bench_engine.torch_step_fn(weights, x, labels, LR, "ce")
     except ImportError:
         pass
-    times = time_modes(steps, args.steps // args.block, args.block, lambda: None)
+    times = time_modes(steps, args.steps // args.block, args.block, lambda: None, args.warmup)
     emit({"steps": times})
 
 
@@ -322,7 +341,7 @@ def worker_minidp(args) -> None:
     if backend == "mpi" and not args.no_reference:
         steps.update(numpy_dp_steps(rank, world))
     for fn in steps.values():  # warm up outside the probed region
-        for _ in range(WARMUP_STEPS):
+        for _ in range(args.warmup):
             fn()
     probe.enabled = True
     times = time_modes(steps, args.steps // args.block, args.block, pg.barrier, warmup=0)
@@ -389,7 +408,7 @@ def worker_ddp(args) -> None:
     replicas_identical = all(bool((g == gathered[0]).all()) for g in gathered)
 
     times = time_modes({"dp": step, "no_sync": step_no_sync}, args.steps // args.block,
-                       args.block, tdist.barrier)
+                       args.block, tdist.barrier, args.warmup)
     flat = torch.zeros(sum(p.numel() for p in model.parameters()))
     alone = time_calls(lambda: tdist.all_reduce(flat), tdist.barrier)
     if rank == 0:
@@ -398,7 +417,61 @@ def worker_ddp(args) -> None:
     tdist.destroy_process_group()
 
 
-WORKERS = {"single": worker_single, "minidp": worker_minidp, "ddp": worker_ddp}
+def worker_sweep(args) -> None:
+    """One rank of a sweep configuration: every rank's time and exposed communication per step.
+
+    World size 1 runs the same DataParallel-wrapped model without a process group (DataParallel
+    then reduces nothing, and warns so).
+    """
+    import minidp
+    import minidp.distributed as dist
+    import minidp.nn.functional as F
+
+    sizes = parse_mlp(args.mlp)
+    pg = None
+    if int(os.environ.get("PADDLE_TRAINERS_NUM", "1")) > 1:
+        pg = dist.init_parallel_env().process_group
+    rank = pg.rank if pg is not None else 0
+    buffers = {}
+    if args.worker_bucket_mb:
+        buffers = {"comm_buffer_size": args.worker_bucket_mb,
+                   "last_comm_buffer_size": args.worker_bucket_mb}
+    model = minidp.DataParallel(bench_engine.minidp_model(bench_engine.init_weights(sizes)),
+                                **buffers)
+    opt = minidp.optimizer.SGD(learning_rate=LR, parameters=model.parameters())
+    x, labels = local_batch(rank, sizes)
+    xt, yt = minidp.to_tensor(x), minidp.to_tensor(labels)
+
+    def step() -> None:
+        F.cross_entropy(model(xt), yt).backward()
+        opt.step()
+        opt.clear_grad()
+
+    for _ in range(args.warmup):
+        step()
+    if pg is not None:
+        pg.barrier()
+    timings = np.zeros((2, args.steps))
+    for i in range(args.steps):
+        waited = model.communication_stats()["wait_seconds"]
+        start = time.perf_counter()
+        step()
+        timings[0, i] = time.perf_counter() - start
+        timings[1, i] = model.communication_stats()["wait_seconds"] - waited
+    buckets = []
+    if pg is not None:
+        gathered = np.zeros((pg.size, 2, args.steps))
+        pg.all_gather(gathered, timings)
+        timings = gathered.transpose(1, 0, 2).reshape(2, -1)
+        buckets = [sum(p.numpy().nbytes for p in params) for params in model._reducer.buckets]
+    if rank == 0:
+        emit({"step": timings[0].tolist(), "wait": timings[1].tolist(), "buckets": buckets})
+    if pg is not None:
+        dist.destroy_process_group()
+
+
+WORKERS = {"single": worker_single, "minidp": worker_minidp, "ddp": worker_ddp,
+           "sweep": worker_sweep}
 
 
 # --- the driver ------------------------------------------------------------------------------
@@ -474,13 +547,33 @@ def run_job(commands: List[List[str]], environments: List[Dict[str, str]],
     return result, log
 
 
-def run_config(name: str, args) -> Tuple[Optional[dict], str]:
+def worker_environment() -> Dict[str, str]:
+    """The environment every benchmark process starts from: no job variables, no debug logging,
+    this repository importable, and the process group's timeout."""
     base = _clean_environment()
     base["PADDLE_PG_TIMEOUT"] = str(PG_TIMEOUT_SECONDS * 1000)
     base.pop("MINIDP_LOG_LEVEL", None)
     base["PYTHONPATH"] = REPO + os.pathsep + base.get("PYTHONPATH", "")
+    return base
+
+
+def gloo_environments(base: Dict[str, str], nprocs: int, transport: str) -> List[Dict[str, str]]:
+    """Each rank's environment for a gloo job of ``nprocs`` ranks on 127.0.0.1, as spawn and the
+    launcher write it (``transport``: shm or tcp)."""
+    master, *rank_ports = _free_ports(nprocs + 1)
+    endpoints = ",".join(f"127.0.0.1:{p}" for p in rank_ports)
+    return [dict(base, RANK=str(rank), WORLD_SIZE=str(nprocs), MASTER_ADDR="127.0.0.1",
+                 MASTER_PORT=str(master), PADDLE_TRAINER_ID=str(rank),
+                 PADDLE_TRAINERS_NUM=str(nprocs), PADDLE_TRAINER_ENDPOINTS=endpoints,
+                 PADDLE_CURRENT_ENDPOINT=f"127.0.0.1:{rank_ports[rank]}",
+                 PADDLE_DISTRI_BACKEND="gloo", MINIDP_TRANSPORT=transport)
+            for rank in range(nprocs)]
+
+
+def run_config(name: str, args) -> Tuple[Optional[dict], str]:
+    base = worker_environment()
     worker = [sys.executable, os.path.abspath(__file__), "--steps", str(args.steps),
-              "--block", str(args.block)]
+              "--block", str(args.block), "--warmup", str(args.warmup)]
     if args.no_reference:
         worker.append("--no-reference")
     if name == "single":
@@ -489,16 +582,7 @@ def run_config(name: str, args) -> Tuple[Optional[dict], str]:
         env = dict(base, PADDLE_DISTRI_BACKEND="mpi")
         return run_job([[_mpiexec(), "-n", str(NPROCS), *worker, "--worker", "minidp"]], [env],
                        args.timeout)
-    master, *rank_ports = _free_ports(NPROCS + 1)
-    endpoints = ",".join(f"127.0.0.1:{p}" for p in rank_ports)
-    environments = []
-    for rank in range(NPROCS):
-        environments.append(dict(
-            base, RANK=str(rank), WORLD_SIZE=str(NPROCS), MASTER_ADDR="127.0.0.1",
-            MASTER_PORT=str(master), PADDLE_TRAINER_ID=str(rank), PADDLE_TRAINERS_NUM=str(NPROCS),
-            PADDLE_TRAINER_ENDPOINTS=endpoints,
-            PADDLE_CURRENT_ENDPOINT=f"127.0.0.1:{rank_ports[rank]}", PADDLE_DISTRI_BACKEND="gloo",
-            MINIDP_TRANSPORT="tcp" if name == "gloo-tcp" else "shm"))
+    environments = gloo_environments(base, NPROCS, "tcp" if name == "gloo-tcp" else "shm")
     kind = "ddp" if name == "ddp" else "minidp"
     return run_job([worker + ["--worker", kind]] * NPROCS, environments, args.timeout)
 
@@ -660,6 +744,229 @@ def plot(best: Dict[str, float], path: str) -> None:
     print(f"plot written to {path}")
 
 
+# --- the sweep over world size and bucket size ----------------------------------------------
+SweepConfig = Tuple[int, Optional[float]]  # (world size, bucket MiB; None: DataParallel's default)
+
+
+def parse_mlp(text: str) -> List[int]:
+    """The layer widths in ``text`` ("784,1024,1024,10"): an input, any hidden, an output."""
+    try:
+        sizes = [int(part) for part in text.split(",")]
+    except ValueError:
+        sizes = []
+    if len(sizes) < 2 or min(sizes) < 1:
+        raise ValueError(f"--mlp takes two or more positive layer widths separated by commas, "
+                         f"such as 784,1024,1024,10; got {text!r}")
+    return sizes
+
+
+def sweep_configs(nprocs: List[int], bucket_mbs: List[float]) -> List[SweepConfig]:
+    """Every world size at the default buckets, then every bucket size at world size 2."""
+    configs = [(n, None) for n in nprocs] + [(SWEEP_BUCKET_WORLD, b) for b in bucket_mbs]
+    return list(dict.fromkeys(configs))
+
+
+def sweep_label(config: SweepConfig) -> str:
+    world, bucket_mb = config
+    buckets = "default buckets" if bucket_mb is None else f"buckets of {bucket_mb:g} MiB"
+    return f"{world} rank(s), {buckets}"
+
+
+def run_sweep_config(config: SweepConfig, args) -> Tuple[Optional[dict], str]:
+    """Run one configuration of the sweep in fresh processes; (rank 0's result, log)."""
+    world, bucket_mb = config
+    worker = [sys.executable, os.path.abspath(__file__), "--worker", "sweep", "--steps",
+              str(args.steps), "--warmup", str(args.warmup), "--mlp", args.mlp]
+    if bucket_mb is not None:
+        worker += ["--worker-bucket-mb", repr(bucket_mb)]
+    base = worker_environment()
+    if world == 1:
+        return run_job([worker], [base], args.timeout)
+    return run_job([worker] * world, gloo_environments(base, world, "shm"), args.timeout)
+
+
+def run_sweep(args) -> dict:
+    """Every configuration once per round (the order rotating), steps pooled over the rounds."""
+    configs = sweep_configs(args.nproc, args.bucket_mb)
+    measured: Dict[SweepConfig, dict] = {c: {"step": [], "wait": [], "buckets": []}
+                                         for c in configs}
+    failed: Dict[SweepConfig, str] = {}
+    for round_index in range(args.rounds):
+        shift = round_index % len(configs)
+        for config in configs[shift:] + configs[:shift]:
+            if config in failed:
+                continue
+            print(f"round {round_index + 1}/{args.rounds}: {sweep_label(config)} ...",
+                  file=sys.stderr, flush=True)
+            result, log = run_sweep_config(config, args)
+            if result is None:
+                failed[config] = log
+                print(f"{sweep_label(config)} FAILED: {log}", flush=True)
+                continue
+            measured[config]["step"] += result["step"]
+            measured[config]["wait"] += result["wait"]
+            measured[config]["buckets"] = result["buckets"]
+    return {"cores": os.cpu_count(), "mlp": parse_mlp(args.mlp), "batch": BATCH,
+            "steps": args.steps, "warmup": args.warmup, "rounds": args.rounds,
+            "configs": [dict(world=w, bucket_mb=b, **measured[(w, b)]) for w, b in configs
+                        if (w, b) not in failed],
+            "failed": [{"world": w, "bucket_mb": b, "log": log} for (w, b), log in failed.items()]}
+
+
+def quartiles(values: List[float]) -> Tuple[float, float, float]:
+    """First quartile, median and third quartile of ``values``."""
+    low, median, high = np.percentile(values, [25, 50, 75])
+    return float(low), float(median), float(high)
+
+
+def sweep_rows(data: dict) -> List[dict]:
+    """One summary per measured configuration: quartiles of step time and exposed communication
+    (seconds), their ratio of medians, and whether the ranks outnumber the cores."""
+    rows = []
+    for config in data["configs"]:
+        step, wait = quartiles(config["step"]), quartiles(config["wait"])
+        rows.append({"world": config["world"], "bucket_mb": config["bucket_mb"],
+                     "buckets": config["buckets"], "step": step, "wait": wait,
+                     "ratio": wait[1] / step[1],
+                     "oversubscribed": config["world"] > data["cores"]})
+    return rows
+
+
+def _spread(quartile: Tuple[float, float, float]) -> str:
+    low, median, high = quartile
+    return f"{ms(median)} ({ms(low)}-{ms(high)})"
+
+
+def _bucket_layout(buckets: List[int]) -> str:
+    if not buckets:
+        return "none (one rank reduces nothing)"
+    return ", ".join(format_size(b) for b in buckets)
+
+
+def sweep_report(data: dict) -> str:
+    """Markdown tables of the sweep: against bucket size (world size 2) and against world size
+    (default buckets), with a note on oversubscribed world sizes and failed configurations."""
+    rows = sweep_rows(data)
+    cores = data["cores"]
+    note = (f"minidp DataParallel on gloo (shared memory), MLP {'-'.join(map(str, data['mlp']))}, "
+            f"batch {data['batch']} per rank (every rank trains its own batch), float32, one "
+            f"BLAS thread per rank, {cores} cores. Per configuration: {data['warmup']} warm-up "
+            f"steps, then {data['steps']} timed steps in each of {data['rounds']} round(s), every "
+            "rank's steps pooled: median (interquartile range) in ms. exposed = the wait after "
+            "backward for the all-reduces backward did not hide (DataParallel."
+            "communication_stats()); exposed / step = ratio of the medians. A bucket size of B "
+            "MiB caps every bucket (comm_buffer_size = last_comm_buffer_size = B); default = "
+            "DataParallel's 25 MiB with a last bucket of 1 MiB.")
+    lines = [textwrap.fill(note, 100)]
+    by_bucket = sorted((r for r in rows if r["world"] == SWEEP_BUCKET_WORLD),
+                       key=lambda r: (r["bucket_mb"] is None, r["bucket_mb"] or 0))
+    if by_bucket:
+        lines += ["", f"Against bucket size, at world size {SWEEP_BUCKET_WORLD}:", "",
+                  "| bucket size | buckets in launch order | step time (ms) | exposed "
+                  "communication (ms) | exposed / step |",
+                  "|---|---|---|---|---|"]
+        for r in by_bucket:
+            size = "default (25 / 1 MiB)" if r["bucket_mb"] is None else f"{r['bucket_mb']:g} MiB"
+            lines.append(f"| {size} | {_bucket_layout(r['buckets'])} | {_spread(r['step'])} | "
+                         f"{_spread(r['wait'])} | {r['ratio']:.0%} |")
+    by_world = sorted((r for r in rows if r["bucket_mb"] is None), key=lambda r: r["world"])
+    if by_world:
+        lines += ["", "Against world size, at the default buckets:", "",
+                  "| world size | ranks per core | buckets in launch order | step time (ms) "
+                  "| exposed communication (ms) | exposed / step |",
+                  "|---|---|---|---|---|---|"]
+        for r in by_world:
+            load = f"{r['world'] / cores:g}" + (" (oversubscribed)" if r["oversubscribed"] else "")
+            lines.append(f"| {r['world']} | {load} | {_bucket_layout(r['buckets'])} | "
+                         f"{_spread(r['step'])} | {_spread(r['wait'])} | {r['ratio']:.0%} |")
+    crowded = sorted({r["world"] for r in rows if r["oversubscribed"]})
+    if crowded:
+        lines += ["", f"- Oversubscribed: world size {', '.join(map(str, crowded))} runs more "
+                  f"ranks than the {cores} cores, so ranks also wait for a core and for peers "
+                  "that are descheduled; those step times and waits measure that contention, "
+                  "not the communication alone."]
+    for failure in data["failed"]:
+        config = (failure["world"], failure["bucket_mb"])
+        lines.append(f"- {sweep_label(config)}: FAILED ({failure['log'].splitlines()[0]})")
+    return "\n".join(lines)
+
+
+def sweep_plot(data: dict, path: str) -> None:
+    """Step time and exposed communication (median, interquartile bars) against bucket size and
+    against world size, side by side, as a PNG at ``path`` (nothing without matplotlib)."""
+    plt = pyplot()
+    if plt is None:
+        return
+    rows = sweep_rows(data)
+    figure, (by_bucket, by_world) = plt.subplots(1, 2, figsize=(11, 4.2))
+
+    def draw(axis, points: List[dict], x: Callable[[dict], float]) -> None:
+        for key, label, colour in (("step", "step time", "tab:blue"),
+                                   ("wait", "exposed communication", "tab:red")):
+            xs = [x(r) for r in points]
+            medians = [r[key][1] * 1e3 for r in points]
+            bars = [[(r[key][1] - r[key][0]) * 1e3 for r in points],
+                    [(r[key][2] - r[key][1]) * 1e3 for r in points]]
+            axis.errorbar(xs, medians, yerr=bars, marker="o", capsize=3, label=label,
+                          color=colour)
+        axis.set_ylabel("ms per step (median, interquartile range)")
+        axis.grid(True, alpha=0.3)
+
+    sized = sorted((r for r in rows if r["world"] == SWEEP_BUCKET_WORLD and r["bucket_mb"]),
+                   key=lambda r: r["bucket_mb"])
+    if sized:
+        draw(by_bucket, sized, lambda r: r["bucket_mb"])
+        by_bucket.set_xscale("log", base=2)
+        ticks = [r["bucket_mb"] for r in sized]
+        by_bucket.set_xticks(ticks, [f"{t:g}" for t in ticks])
+    for r in rows:
+        if r["world"] == SWEEP_BUCKET_WORLD and r["bucket_mb"] is None:
+            for key, colour in (("step", "tab:blue"), ("wait", "tab:red")):
+                by_bucket.axhline(r[key][1] * 1e3, color=colour, linestyle="--", alpha=0.6)
+            by_bucket.plot([], [], color="gray", linestyle="--", label="default (25 / 1 MiB)")
+    by_bucket.set_xlabel("bucket size (MiB)")
+    by_bucket.set_title(f"against bucket size, {SWEEP_BUCKET_WORLD} ranks")
+    by_bucket.legend(fontsize=8)
+    worlds = sorted((r for r in rows if r["bucket_mb"] is None), key=lambda r: r["world"])
+    if worlds:
+        draw(by_world, worlds, lambda r: r["world"])
+        by_world.set_xticks([r["world"] for r in worlds])
+        if any(r["oversubscribed"] for r in worlds):
+            by_world.axvspan(data["cores"] + 0.5, worlds[-1]["world"] + 0.5, color="gray",
+                             alpha=0.15, label=f"oversubscribed (> {data['cores']} cores)")
+    by_world.set_xlabel("world size (ranks)")
+    by_world.set_title("against world size, default buckets")
+    by_world.legend(fontsize=8)
+    for axis in (by_bucket, by_world):
+        axis.set_ylim(bottom=0)
+    figure.suptitle(f"minidp DataParallel, gloo shared memory, MLP "
+                    f"{'-'.join(map(str, data['mlp']))}, batch {data['batch']}/rank")
+    figure.tight_layout()
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    print(f"plot written to {path}")
+
+
+def main_sweep(args) -> int:
+    """The sweep's driver: run, print the tables, write the JSON and the plot."""
+    crowded = [n for n in args.nproc if n > (os.cpu_count() or 1)]
+    if crowded:
+        print(f"note: world size(s) {crowded} exceed the {os.cpu_count()} cores: oversubscribed",
+              flush=True)
+    started = time.monotonic()
+    data = run_sweep(args)
+    print()
+    print(sweep_report(data))
+    print(f"\n(total {time.monotonic() - started:.0f} s)")
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump(data, handle, indent=1)
+    if args.plot and data["configs"]:
+        sweep_plot(data, args.plot)
+    return 1 if data["failed"] else 0
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=60,
@@ -673,15 +980,50 @@ def main(argv: Optional[List[str]] = None) -> int:
                         help="seconds one configuration may take before it is killed")
     parser.add_argument("--no-reference", action="store_true",
                         help="skip the NumPy + MPI Allreduce reference rows")
-    parser.add_argument("--plot", default=DEFAULT_PLOT, help="PNG path ('' for none)")
-    parser.add_argument("--json", default="", help="also write the raw block times here")
+    parser.add_argument("--warmup", type=int, default=WARMUP_STEPS,
+                        help=f"untimed steps per mode before timing (default {WARMUP_STEPS})")
+    parser.add_argument("--plot", default=None, help="PNG path ('' for none; default "
+                        "tools/out/bench_dp.png, with --sweep tools/out/bench_dp_sweep.png)")
+    parser.add_argument("--json", default="", help="also write the raw step times here")
+    parser.add_argument("--sweep", action="store_true", help="instead of the comparison, sweep "
+                        "minidp DataParallel (gloo, shared memory) over world size and bucket "
+                        "size; --steps then counts the timed steps per configuration and round")
+    parser.add_argument("--nproc", type=int, nargs="+", default=None,
+                        help="the sweep's world sizes, at the default buckets (default "
+                        f"{' '.join(map(str, SWEEP_NPROCS))})")
+    parser.add_argument("--bucket-mb", type=float, nargs="+", default=None,
+                        help="the sweep's bucket sizes in MiB, at world size "
+                        f"{SWEEP_BUCKET_WORLD}: comm_buffer_size = last_comm_buffer_size (default "
+                        f"{' '.join(f'{b:g}' for b in SWEEP_BUCKET_MB)})")
+    parser.add_argument("--mlp", default=None, help="the sweep's layer widths (default "
+                        f"{','.join(map(str, SIZES))})")
     parser.add_argument("--worker", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--worker-bucket-mb", type=float, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.steps < args.block or args.block < 1:
-        parser.error("--steps must be at least --block, and --block at least 1")
     if args.worker:
         WORKERS[args.worker](args)
         return 0
+    if args.warmup < 0:
+        parser.error("--warmup must be 0 or more")
+    if args.sweep:
+        args.nproc = args.nproc or SWEEP_NPROCS
+        args.bucket_mb = args.bucket_mb or SWEEP_BUCKET_MB
+        args.mlp = args.mlp or ",".join(map(str, SIZES))
+        args.plot = DEFAULT_SWEEP_PLOT if args.plot is None else args.plot
+        if min(args.nproc) < 1 or min(args.bucket_mb) <= 0:
+            parser.error("--nproc takes world sizes of 1 or more, --bucket-mb positive sizes")
+        if args.steps < 1 or args.rounds < 1:
+            parser.error("--steps and --rounds must be at least 1")
+        try:
+            parse_mlp(args.mlp)
+        except ValueError as error:
+            parser.error(str(error))
+        return main_sweep(args)
+    if args.nproc or args.bucket_mb or args.mlp:
+        parser.error("--nproc, --bucket-mb and --mlp set the sweep's axes and model: add --sweep")
+    args.plot = DEFAULT_PLOT if args.plot is None else args.plot
+    if args.steps < args.block or args.block < 1:
+        parser.error("--steps must be at least --block, and --block at least 1")
     only = [n.strip() for n in args.only.split(",") if n.strip()]
     unknown = [n for n in only if n not in CONFIGS]
     if unknown:

@@ -3,10 +3,12 @@
 Runs, each as a subprocess so that its own timing logic and process handling are used as is:
   tools/bench_engine.py       engine step time against hand-written NumPy (and PyTorch);
   tools/bench_collectives.py  all-reduce bandwidth against message size (--json, --plot);
-  tools/bench_dp.py           data-parallel step time and exposed communication (--json, --plot).
+  tools/bench_dp.py           data-parallel step time and exposed communication (--json, --plot),
+                              and with --sweep both against bucket size and world size.
 The tables are rendered from the JSON by the benchmarks' own ``report`` functions, under a
 description of the machine. PyTorch rows appear when torch is importable; Paddle lives in a
-separate environment and is never imported here.
+separate environment and is never imported here. Without matplotlib the report is written all
+the same, and says that its plots were not drawn.
 
 Usage: python tools/report.py [--quick] [--out docs/benchmarks.md]
 """
@@ -31,13 +33,21 @@ sys.path.insert(0, str(TOOLS))
 
 import bench_collectives  # noqa: E402
 import bench_dp  # noqa: E402
+from bench_timing import pyplot  # noqa: E402
 
-# (collective sizes, collective rounds, dp steps, dp rounds, engine repeats) per mode
+# (collective sizes, collective rounds, dp steps, dp rounds, engine repeats, sweep steps and rounds)
+# per mode; the sweep covers bench_dp's default world sizes and bucket sizes in both
 SETTINGS = {
-    "quick": {"sizes": "4K,256K,4M", "collective_rounds": 1, "steps": 20, "dp_rounds": 1, "repeat": 2},
+    "quick": {"sizes": "4K,256K,4M", "collective_rounds": 1, "steps": 20, "dp_rounds": 1, "repeat": 2,
+              "sweep_steps": 20, "sweep_rounds": 1},
     "full": {"sizes": bench_collectives.DEFAULT_SIZES, "collective_rounds": 2, "steps": 60, "dp_rounds": 3,
-             "repeat": 5},
+             "repeat": 5, "sweep_steps": 60, "sweep_rounds": 3},
 }
+
+
+def load_average() -> str:
+    """The 1, 5 and 15 minute load averages now (other work on a shared machine skews timings)."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def machine_description() -> Dict[str, str]:
@@ -50,7 +60,7 @@ def machine_description() -> Dict[str, str]:
                 model = line.split(":", 1)[1].strip()
                 break
     info = {"cpu": model, "cores": str(os.cpu_count()), "python": platform.python_version(),
-            "numpy": np.__version__, "load average": " ".join(f"{x:.2f}" for x in os.getloadavg())}
+            "numpy": np.__version__, "load average": load_average()}
     if importlib.util.find_spec("torch") is not None:
         import torch
 
@@ -72,6 +82,7 @@ def run_benchmarks(settings: dict, docs: Path) -> dict:
     with tempfile.TemporaryDirectory() as scratch:
         collectives_json = os.path.join(scratch, "collectives.json")
         dp_json = os.path.join(scratch, "dp.json")
+        sweep_json = os.path.join(scratch, "sweep.json")
         engine = run_tool(["tools/bench_engine.py", "--repeat", str(settings["repeat"])])
         run_tool(["tools/bench_collectives.py", "--sizes", settings["sizes"], "--rounds",
                   str(settings["collective_rounds"]), "--json", collectives_json,
@@ -79,11 +90,22 @@ def run_benchmarks(settings: dict, docs: Path) -> dict:
         block = max(1, settings["steps"] // 4)
         run_tool(["tools/bench_dp.py", "--steps", str(settings["steps"]), "--block", str(block), "--rounds",
                   str(settings["dp_rounds"]), "--json", dp_json, "--plot", str(docs / "bench_dp.png")])
+        run_tool(["tools/bench_dp.py", "--sweep", "--steps", str(settings["sweep_steps"]), "--rounds",
+                  str(settings["sweep_rounds"]), "--json", sweep_json, "--plot", str(docs / "bench_dp_sweep.png")])
         collectives = json.loads(Path(collectives_json).read_text())
         dp = json.loads(Path(dp_json).read_text())
+        sweep = json.loads(Path(sweep_json).read_text())
     sizes = [bench_collectives.parse_size(s) for s in settings["sizes"].split(",")]
     return {"engine": engine, "collectives": {"nprocs": 2, "sizes": sizes, "results": collectives},
-            "dp": dict(dp, rounds=settings["dp_rounds"], block=block)}
+            "dp": dict(dp, rounds=settings["dp_rounds"], block=block), "dp_sweep": sweep,
+            "plots": pyplot() is not None}
+
+
+def figure(alt: str, file: str, plots: bool) -> str:
+    """The Markdown image of a plot, or a note that it was not drawn (matplotlib missing)."""
+    if plots:
+        return f"![{alt}]({file})"
+    return f"({alt}: plot not drawn, matplotlib is not installed; `pip install -e '.[bench]'` adds it)"
 
 
 def render(machine: Dict[str, str], results: dict, mode: str) -> str:
@@ -92,6 +114,7 @@ def render(machine: Dict[str, str], results: dict, mode: str) -> str:
     timings = {name: {int(size): seconds for size, seconds in by_size.items()}
                for name, by_size in collectives["results"].items()}
     dp = results["dp"]
+    plots = results["plots"]
     dp_tables, _ = bench_dp.report(dp["results"], dp["skipped"], dp["failed"], dp["rounds"], dp["block"])
     lines = ["# Benchmarks", ""]
     if mode == "quick":
@@ -105,18 +128,22 @@ def render(machine: Dict[str, str], results: dict, mode: str) -> str:
               f"## All-reduce bandwidth against message size (tools/bench_collectives.py, "
               f"{collectives['nprocs']} ranks)", "",
               bench_collectives.report(timings, collectives["sizes"], collectives["nprocs"]), "",
-              "![all-reduce bandwidth](bench_collectives.png)", "",
+              figure("all-reduce bandwidth", "bench_collectives.png", plots), "",
               "## Data-parallel step time and exposed communication (tools/bench_dp.py)", "",
-              "Two ranks and the default bucket sizes only: bench_dp.py does not sweep world size or "
-              "bucket size, so those axes are not shown.", "",
-              dp_tables, "", "![data-parallel step time](bench_dp.png)", ""]
+              "Two ranks and DataParallel's default buckets; the next section varies both.", "",
+              dp_tables, "", figure("data-parallel step time", "bench_dp.png", plots), "",
+              "## Step time and exposed communication against bucket size and world size "
+              "(tools/bench_dp.py --sweep)", "",
+              bench_dp.sweep_report(results["dp_sweep"]), "",
+              figure("step time and exposed communication against bucket size and world size",
+                     "bench_dp_sweep.png", plots), ""]
     return "\n".join(lines)
 
 
 def main(argv: List[str] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true",
-                        help="three sizes, one round each, to try the report (about 3 min on 2 cores)")
+                        help="three sizes, one round each, to try the report (about 1.5 min on 2 cores)")
     parser.add_argument("--out", default=str(REPO / "docs" / "benchmarks.md"), help="Markdown file to write")
     args = parser.parse_args(argv)
     mode = "quick" if args.quick else "full"
@@ -124,6 +151,7 @@ def main(argv: List[str] = None) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     machine = machine_description()
     results = run_benchmarks(SETTINGS[mode], out.parent)
+    machine["load average at the end"] = load_average()
     out.write_text(render(machine, results, mode))
     print(f"wrote {out}")
 
