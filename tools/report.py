@@ -68,10 +68,17 @@ def machine_description() -> Dict[str, str]:
     return info
 
 
+TOOL_TIMEOUT = 3600  # seconds one benchmark may take before the report gives up on it
+
+
 def run_tool(args: List[str]) -> str:
     """Run one benchmark script from the repository root and return its standard output."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
-    done = subprocess.run([sys.executable, *args], cwd=REPO, env=env, capture_output=True, text=True)
+    try:
+        done = subprocess.run([sys.executable, *args], cwd=REPO, env=env, capture_output=True, text=True,
+                              timeout=TOOL_TIMEOUT)
+    except subprocess.TimeoutExpired as error:
+        raise SystemExit(f"{' '.join(args)} did not finish within {TOOL_TIMEOUT} s:\n{error.stdout}") from None
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
     return done.stdout
