@@ -85,7 +85,7 @@ import re
 import secrets
 import select
 import time
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
@@ -99,6 +99,7 @@ CHUNK_BYTES = 1 << 20
 INITIAL_SLOT_BYTES = 1 << 20
 SPIN_SECONDS = 50e-6
 SLEEP_SLICE_SECONDS = 0.002
+_MAX_SMALL_PLANS = 256  # dtype and size pairs whose slot views are kept
 
 _PAGE = mmap.PAGESIZE
 _LINE_WORDS = 16  # one 64-byte cache line of 32-bit words per rank
@@ -218,19 +219,22 @@ class SharedMemoryTransport:
         self.size = len(self._ranks)
         self.rank = self._ranks.index(group.rank)
         control = numpy.frombuffer(segment.map_range(64 * self.size), numpy.uint8)
-        lines = 2 * _FINGERPRINT_LINE * self.size
-        self._fingerprints = numpy.frombuffer(segment.map_range(lines), numpy.uint8)[:lines].reshape(
-            2, self.size, _FINGERPRINT_LINE)
+        # Two banks of one fingerprint line per rank, used in turn.
+        self._fingerprints = memoryview(segment.map_range(2 * _FINGERPRINT_LINE * self.size))
         self._announced = 0
         self._control = control
         self._words = memoryview(control).cast("I")
         self._control_address = _address(control)
         self._pidfds = [os.pidfd_open(pid) if peer != self.rank else -1
                         for peer, pid in enumerate(pids)]
-        self._peer_lines = [peer * _LINE_WORDS for peer in range(self.size) if peer != self.rank]
+        self._peers = [peer for peer in range(self.size) if peer != self.rank]
+        # The peers' SLEEPING_ON words, and the value in them that means "asleep on this rank".
+        self._sleeping_words = [peer * _LINE_WORDS + SLEEPING_ON for peer in self._peers]
+        self._sleeping_mark = self.rank + 1
         self._counts = [0, 0, 0]  # WRITTEN, REDUCED, FINISHED as every rank will have them
         self._slots = numpy.empty(0, numpy.uint8)
         self._slot_bytes = 0
+        self._small_plans: Dict[Tuple[numpy.dtype, int], Tuple[numpy.ndarray, numpy.ndarray]] = {}
         self._arenas: List[Tuple[numpy.ndarray, int]] = []
         self._scratch = numpy.empty(CHUNK_BYTES, numpy.uint8)
         self._grow_slots(INITIAL_SLOT_BYTES)
@@ -240,6 +244,7 @@ class SharedMemoryTransport:
         self._slot_bytes = _round_up(nbytes, _PAGE)
         self._slots = numpy.frombuffer(self._segment.map_range(self._slot_bytes * self.size),
                                        numpy.uint8)
+        self._small_plans.clear()
 
     def _reserve(self, nbytes: int) -> None:
         """Make every slot hold ``nbytes``: every rank grows at the same operation."""
@@ -287,8 +292,8 @@ class SharedMemoryTransport:
         index = self.rank * _LINE_WORDS + counter
         words = self._words
         words[index] = (words[index] + amount) & _MASK
-        for line in self._peer_lines:
-            if words[line + SLEEPING_ON] == self.rank + 1:
+        for sleeping_on in self._sleeping_words:
+            if words[sleeping_on] == self._sleeping_mark:
                 _FUTEX.wake(self._control_address + 4 * index)
                 return
 
@@ -298,8 +303,9 @@ class SharedMemoryTransport:
         self._words[line + SOURCE_OFFSET] = offset
 
     def _wait_all(self, op: str, counter: int, target: int, deadline: float) -> None:
-        for peer in range(self.size):
-            if peer != self.rank:
+        words = self._words
+        for peer in self._peers:
+            if not _reached(words[peer * _LINE_WORDS + counter], target):
                 self._wait_for(op, peer, counter, target, deadline)
 
     def _wait_for(self, op: str, peer: int, counter: int, target: int, deadline: float) -> None:
@@ -355,13 +361,15 @@ class SharedMemoryTransport:
         trip. Lines alternate between two banks: a rank can announce its next fingerprint only
         after every peer announced this one, that is after every peer read the previous one."""
         deadline = time.monotonic() + timeout
-        bank = self._fingerprints[self._announced % 2]
-        bank[self.rank, :len(mine)] = numpy.frombuffer(mine, numpy.uint8)
+        lines, size = self._fingerprints, len(mine)
+        bank = self._announced % 2 * self.size
+        start = (bank + self.rank) * _FINGERPRINT_LINE
+        lines[start:start + size] = mine
         self._bump(ANNOUNCED)
         self._announced += 1
         self._wait_all(op, ANNOUNCED, self._announced, deadline)
-        return [(self._ranks[peer], bank[peer, :len(mine)].tobytes())
-                for peer in range(self.size) if peer != self.rank]
+        starts = [(peer, (bank + peer) * _FINGERPRINT_LINE) for peer in self._peers]
+        return [(self._ranks[peer], bytes(lines[start:start + size])) for peer, start in starts]
 
     def _finish(self, written: int, reduced: int = 0) -> None:
         self._bump(FINISHED)
@@ -420,13 +428,25 @@ class SharedMemoryTransport:
         else:
             self._large_all_reduce(flat, ufunc, deadline)
 
+    def _small_plan(self, flat: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """(this rank's slot, every rank's slot as the rows of one array) as arrays of ``flat``'s
+        dtype and size: made once per dtype and size (until the slots grow), not per call."""
+        key = (flat.dtype, flat.size)
+        plan = self._small_plans.get(key)
+        if plan is None:
+            if len(self._small_plans) >= _MAX_SMALL_PLANS:
+                self._small_plans.clear()
+            every = numpy.ndarray((self.size, flat.size), flat.dtype, self._slots,
+                                  strides=(self._slot_bytes, flat.itemsize))
+            plan = self._small_plans[key] = (every[self.rank], every)
+        return plan
+
     def _small_all_reduce(self, flat: numpy.ndarray, ufunc: Any, deadline: float) -> None:
+        mine, every = self._small_plan(flat)
         self._enter("all_reduce", deadline)
-        self._slot(self.rank, flat.nbytes)[:] = flat.view(numpy.uint8)
+        mine[...] = flat
         self._bump(WRITTEN)
         self._wait_all("all_reduce", WRITTEN, self._counts[WRITTEN] + 1, deadline)
-        every = numpy.ndarray((self.size, flat.size), flat.dtype, self._slots,
-                              strides=(self._slot_bytes, flat.itemsize))
         ufunc.reduce(every, axis=0, dtype=flat.dtype, out=flat)
         self._finish(1)
 
