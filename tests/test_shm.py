@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from dist_utils import run_workers, run_workers_outcomes
+from mismatch_cases import check_mismatch_reports, run_mismatch_cases
 from minidp.distributed.backends import get_backend_factory
 from minidp.distributed.backends.base import GroupSpec, ReduceOp
 from minidp.distributed.backends.gloo import SMALL_ALL_REDUCE_BYTES, GlooProcessGroup
@@ -196,6 +197,21 @@ def zero_copy_worker():
 def test_allocated_buffers_are_reduced_in_place_like_tcp(world_size):
     for rank, failures in enumerate(run_workers(zero_copy_worker, world_size, timeout=100)):
         assert failures == [], f"rank {rank}: {failures}"
+
+
+def mismatch_worker():
+    store = job_store()
+    names = iter(range(100))
+    report = run_mismatch_cases(lambda: shm_group(store, f"case{next(names)}"))
+    shm_group(store, "done").barrier()  # the store outlives every case
+    return report
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("world_size", [2, 3])
+def test_ranks_that_issue_different_operations_all_raise_naming_both(world_size):
+    """Fingerprints travel through the segment (a small all-reduce's with its data)."""
+    check_mismatch_reports(run_workers(mismatch_worker, world_size, timeout=80))
 
 
 def two_hosts_worker(hosts):

@@ -628,10 +628,17 @@ class ThreadedProcessGroup(ProcessGroup):
         sequence = _SEQUENCE.pack(seq)
         outgoing = sequence + operation
         expected = outgoing if counterpart is operation else sequence + counterpart
-        for peer, theirs in self._exchange_fingerprints(call, outgoing):
+        self._compare_fingerprints(call, outgoing, expected,
+                                   self._exchange_fingerprints(call, outgoing))
+
+    def _compare_fingerprints(self, call: Collective, mine: bytes, expected: bytes,
+                              received: List[Tuple[int, bytes]]) -> None:
+        """Raise ``RuntimeError`` unless every ``(peer, encoded fingerprint)`` in ``received`` is
+        ``expected``, naming this rank's operation (encoded ``mine``) and the peer's."""
+        for peer, theirs in received:
             if theirs != expected:
                 raise RuntimeError(f"{self.describe(call.op)}: " + different_operations(
-                    {self.rank: Fingerprint.decode(outgoing), peer: Fingerprint.decode(theirs)},
+                    {self.rank: Fingerprint.decode(mine), peer: Fingerprint.decode(theirs)},
                     self.describe_rank))
 
     @abc.abstractmethod
@@ -639,7 +646,11 @@ class ThreadedProcessGroup(ProcessGroup):
                                mine: bytes) -> List[Tuple[int, bytes]]:
         """Send the encoded fingerprint ``mine`` to the peers ``call`` involves (or enough of them
         that a mismatch anywhere is seen by the ranks on both sides of it) and return
-        ``(peer, encoded fingerprint)`` for each one received; bounded by ``call.timeout``."""
+        ``(peer, encoded fingerprint)`` for each one received; bounded by ``call.timeout``.
+
+        A backend may instead return no fingerprints and leave the exchange to the operation,
+        which runs next on the same thread: it must then pass what it receives to
+        :meth:`_compare_fingerprints` before it reads any peer's data."""
 
     def _completed_work(self, op: str) -> Work:
         """The handle synchronous calls return: one shared, already completed, per operation."""

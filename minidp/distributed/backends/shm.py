@@ -14,7 +14,8 @@ being created unlinks the file too. (``multiprocessing.shared_memory`` is not us
 resource tracker unlinks segments behind the ranks' backs and warns about "leaks".)
 
 The file grows by appending page-aligned ranges, each mapped on its own: a control range (one
-64-byte line of 32-bit words per rank), the staging slots (one per rank, replaced by a larger
+64-byte line of 32-bit words per rank), two banks of fingerprint lines and two of small
+all-reduce contributions, the staging slots (one per rank, replaced by a larger
 range when a collective needs more; sizes at least double, so the outgrown ranges, which stay
 in the file, together take less than the current one) and the arenas that
 :meth:`SharedMemoryGlooGroup.allocate` hands out. Every rank issues the same collectives and
@@ -37,7 +38,8 @@ a peer still reads it.
 Each collective's fingerprint (see ``backends/base.py``) travels through the segment too: a
 rank writes it into its own 64-byte line (of two banks, used in turn), bumps ``announced`` and
 reads the peers' lines once their ``announced`` counters catch up, so the check costs no
-network round trip.
+network round trip. A small all-reduce writes its data before it announces, so the ranks meet
+once for both (see ``all_reduce`` below).
 
 Waiting
 -------
@@ -57,8 +59,12 @@ checks.
 
 Algorithms (bit-identical with the TCP ring, which they replace)
 ----------------------------------------------------------------
-- ``all_reduce`` up to ``SMALL_ALL_REDUCE_BYTES``: every rank copies its array into its slot and
-  reduces all slots in rank order, as the TCP small path does.
+- ``all_reduce`` up to ``SMALL_ALL_REDUCE_BYTES``: every rank copies its array into its part of
+  a bank, announces its fingerprint and, once every peer announced the same, reduces all parts in
+  rank order, as the TCP small path does. Two banks are used in turn, like the fingerprint lines
+  (a rank announces only after finishing its previous operation, reads included), so a rank
+  never overwrites a part a peer still reads. (Within a host of a larger group the fingerprints
+  go over TCP, and the array goes through the slot after the wait for the previous operation.)
 - Larger ``all_reduce``: the array is cut into the ring's blocks, one per rank, and each block into
   rows of ``CHUNK_BYTES``. Per row, every rank copies in the chunks of the other ranks' blocks,
   reduces its own block's chunk (its own contribution read in place, the others' from their
@@ -88,7 +94,7 @@ import re
 import secrets
 import select
 import time
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
@@ -223,8 +229,12 @@ class SharedMemoryTransport:
         self.size = len(self._ranks)
         self.rank = self._ranks.index(group.rank)
         control = numpy.frombuffer(segment.map_range(64 * self.size), numpy.uint8)
-        # Two banks of one fingerprint line per rank, used in turn.
+        # Two banks of one fingerprint line per rank, used in turn; two banks of small-all-reduce
+        # contributions, announced with the fingerprints (see announced_all_reduce).
         self._fingerprints = memoryview(segment.map_range(2 * _FINGERPRINT_LINE * self.size))
+        bank_bytes = SMALL_ALL_REDUCE_BYTES * self.size
+        banks = numpy.frombuffer(segment.map_range(2 * bank_bytes), numpy.uint8)
+        self._banks = [banks[:bank_bytes], banks[bank_bytes:2 * bank_bytes]]
         self._announced = 0
         self._control = control
         self._words = memoryview(control).cast("I")
@@ -238,7 +248,8 @@ class SharedMemoryTransport:
         self._counts = [0, 0, 0]  # WRITTEN, REDUCED, FINISHED as every rank will have them
         self._slots = numpy.empty(0, numpy.uint8)
         self._slot_bytes = 0
-        self._small_plans: Dict[Tuple[numpy.dtype, int], Tuple[numpy.ndarray, numpy.ndarray]] = {}
+        self._small_plans: Dict[Tuple[numpy.dtype, int, Optional[int]],
+                                Tuple[numpy.ndarray, numpy.ndarray]] = {}
         self._arenas: List[Tuple[numpy.ndarray, int]] = []
         self._scratch = numpy.empty(CHUNK_BYTES, numpy.uint8)
         self._grow_slots(INITIAL_SLOT_BYTES)
@@ -430,18 +441,38 @@ class SharedMemoryTransport:
         else:
             self._large_all_reduce(flat, ufunc, deadline)
 
-    def _small_plan(self, flat: numpy.ndarray) -> Tuple[numpy.ndarray, numpy.ndarray]:
-        """(this rank's slot, every rank's slot as the rows of one array) as arrays of ``flat``'s
-        dtype and size: made once per dtype and size (until the slots grow), not per call."""
-        key = (flat.dtype, flat.size)
+    def _small_plan(self, flat: numpy.ndarray,
+                    bank: Optional[int] = None) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """(this rank's part, every rank's part as the rows of one array) of the slots, or of
+        ``bank``, as arrays of ``flat``'s dtype and size: made once per dtype and size (until
+        the slots grow), not per call."""
+        key = (flat.dtype, flat.size, bank)
         plan = self._small_plans.get(key)
         if plan is None:
             if len(self._small_plans) >= _MAX_SMALL_PLANS:
                 self._small_plans.clear()
-            every = numpy.ndarray((self.size, flat.size), flat.dtype, self._slots,
-                                  strides=(self._slot_bytes, flat.itemsize))
+            memory, stride = ((self._slots, self._slot_bytes) if bank is None
+                              else (self._banks[bank], SMALL_ALL_REDUCE_BYTES))
+            every = numpy.ndarray((self.size, flat.size), flat.dtype, memory,
+                                  strides=(stride, flat.itemsize))
             plan = self._small_plans[key] = (every[self.rank], every)
         return plan
+
+    def announced_all_reduce(self, flat: numpy.ndarray, ufunc: Any, fingerprint: bytes,
+                             timeout: float,
+                             check: Callable[[List[Tuple[int, bytes]]], None]) -> None:
+        """A small all-reduce (``flat`` of 1 to ``SMALL_ALL_REDUCE_BYTES`` bytes) whose encoded
+        ``fingerprint`` is exchanged with its data: the ranks meet once instead of twice.
+
+        The contribution goes into this rank's part of the bank of this announcement, then the
+        fingerprint is published. Banks alternate with the fingerprint lines, so the argument
+        that keeps those safe keeps these too: a rank announces its next operation only after
+        its previous one is done, reads included. ``check`` gets the peers' fingerprints and
+        raises on a mismatch before any peer's contribution is read."""
+        mine, every = self._small_plan(flat, self._announced % 2)
+        mine[...] = flat
+        check(self.exchange_fingerprints("all_reduce", fingerprint, timeout))
+        ufunc.reduce(every, axis=0, dtype=flat.dtype, out=flat)
 
     def _small_all_reduce(self, flat: numpy.ndarray, ufunc: Any, deadline: float) -> None:
         mine, every = self._small_plan(flat)
@@ -592,6 +623,9 @@ class SharedMemoryGlooGroup(GlooProcessGroup):
         super().__init__(store, rank, size, name=name, timeout=timeout, global_ranks=global_ranks)
         self._local: Optional[SharedMemoryTransport] = None
         self._leaders: Optional[GlooProcessGroup] = None
+        # A small all-reduce's call and fingerprint, left by _exchange_fingerprints for the
+        # all-reduce (which runs next) to announce with its data.
+        self._announcement: Optional[Tuple[Collective, bytes]] = None
         self._hierarchical = False
         if size > 1 and SUPPORTED and transport_choice() == "shm":
             self._attach(store)
@@ -631,10 +665,15 @@ class SharedMemoryGlooGroup(GlooProcessGroup):
         return allocated[0]
 
     def _exchange_fingerprints(self, call: Collective, mine: bytes) -> List[Tuple[int, bytes]]:
-        """Through the segment when it holds the whole group (point to point stays on TCP)."""
-        if self._spans_group and call.op not in ("send", "recv"):
-            return self._local.exchange_fingerprints(call.op, mine, call.timeout)
-        return super()._exchange_fingerprints(call, mine)
+        """Through the segment when it holds the whole group (point to point stays on TCP); a
+        small all-reduce's, together with its data (see ``announced_all_reduce``)."""
+        if not self._spans_group or call.op in ("send", "recv"):
+            return super()._exchange_fingerprints(call, mine)
+        if call.op == "all_reduce" and 0 < call.count * call.dtype.itemsize <= \
+                SMALL_ALL_REDUCE_BYTES:
+            self._announcement = (call, mine)
+            return []
+        return self._local.exchange_fingerprints(call.op, mine, call.timeout)
 
     @property
     def _spans_group(self) -> bool:
@@ -644,7 +683,12 @@ class SharedMemoryGlooGroup(GlooProcessGroup):
         if self._local is None and not self._hierarchical:
             return super()._all_reduce(array, op)
         flat = array.reshape(-1)
-        if self._local is not None:
+        if self._announcement is not None:
+            (call, mine), self._announcement = self._announcement, None
+            self._local.announced_all_reduce(
+                flat, _REDUCERS[op], mine, call.timeout,
+                lambda received: self._compare_fingerprints(call, mine, mine, received))
+        elif self._local is not None:
             self._local.all_reduce(flat, _REDUCERS[op])
         if self._hierarchical:
             if self._leaders is not None and flat.size:
