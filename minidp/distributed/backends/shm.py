@@ -72,9 +72,9 @@ Algorithms (bit-identical with the TCP ring, which they replace)
   chunk out. Rows are pipelined (copy row k + 1, reduce row k, copy out row k - 1), so copying and
   reducing overlap between ranks. A slot holds only ``RING_ROWS`` rows of each block, used in
   turn, so the bytes on their way through it stay in the cache instead of streaming a second copy
-  of the array through memory (twice as fast at 16 MiB); a rank overwrites a row once every peer
-  has copied it out. An operand from :meth:`allocate` is read where it lies: no copy-in, and its
-  own block is reduced in place.
+  of the array through memory (nearly twice as fast at 16 MiB); a rank overwrites a row once
+  every peer has copied it out. An operand from :meth:`allocate` is read where it lies: no
+  copy-in, and its own block is reduced in place.
 - ``broadcast``: the source streams chunks into its slot, the others copy each out as it lands.
 - ``all_gather`` / ``reduce_scatter``: copy in, wait for all, copy out / reduce one block.
 - ``barrier``: a bump of ``written`` and a wait for everyone's.
@@ -104,8 +104,8 @@ from .base import Collective, GroupSpec, ReduceOp, divide_by_size
 from .gloo import _REDUCERS, SMALL_ALL_REDUCE_BYTES, GlooProcessGroup, _split_points
 from .host import discover_hosts, transport_choice
 
-CHUNK_BYTES = 256 << 10
-RING_ROWS = 4  # rows per block that a slot holds in a large all_reduce (at least 4: see there)
+CHUNK_BYTES = 512 << 10
+RING_ROWS = 4  # rows of each block in a slot, large all_reduce (>= 4: see _large_all_reduce)
 INITIAL_SLOT_BYTES = 1 << 20
 SPIN_SECONDS = 50e-6
 SLEEP_SLICE_SECONDS = 0.002
