@@ -109,7 +109,7 @@ RING_ROWS = 4  # rows of each block in a slot, large all_reduce (>= 4: see _larg
 INITIAL_SLOT_BYTES = 1 << 20
 SPIN_SECONDS = 50e-6
 SLEEP_SLICE_SECONDS = 0.002
-_MAX_SMALL_PLANS = 256  # dtype and size pairs whose slot views are kept
+_MAX_SMALL_PLANS = 256  # small all-reduce views kept (by dtype, size and slot or bank)
 
 _PAGE = mmap.PAGESIZE
 _LINE_WORDS = 16  # one 64-byte cache line of 32-bit words per rank
