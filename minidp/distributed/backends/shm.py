@@ -75,7 +75,7 @@ Algorithms (bit-identical with the TCP ring, which they replace)
   chunk out. Rows are pipelined (copy row k + 1, reduce row k, copy out row k - 1), so copying and
   reducing overlap between ranks. A slot holds only ``RING_ROWS`` rows of each block, used in
   turn, so the bytes on their way through it stay in the cache instead of streaming a second copy
-  of the array through memory (nearly twice as fast at 16 MiB); a rank overwrites a row once
+  of the array through memory (twice as fast for a 16 MiB array); a rank overwrites a row once
   every peer has copied it out. An operand from :meth:`allocate` is read where it lies: no
   copy-in, and its own block is reduced in place.
 - ``broadcast``: the source streams chunks into its slot, the others copy each out as it lands.
