@@ -11,11 +11,12 @@ import numpy as np
 import pytest
 
 from dist_utils import run_workers, run_workers_outcomes
+from mismatch_cases import check_mismatch_reports, run_mismatch_cases
 from minidp.distributed.backends import get_backend_factory
 from minidp.distributed.backends.base import GroupSpec, ReduceOp
 from minidp.distributed.backends.gloo import SMALL_ALL_REDUCE_BYTES, GlooProcessGroup
 from minidp.distributed.backends.host import discover_hosts, host_identity, transport_choice
-from minidp.distributed.backends.shm import (CHUNK_BYTES, INITIAL_SLOT_BYTES,
+from minidp.distributed.backends.shm import (CHUNK_BYTES, INITIAL_SLOT_BYTES, RING_ROWS,
                                              SharedMemoryGlooGroup)
 from minidp.distributed.store import TCPStore
 
@@ -28,10 +29,15 @@ def dtype_of(name):
 
 
 def counts_for(name):
-    """0, 1, odd, just past the small path, past a chunk, past the initial slot (odd sizes)."""
+    """0, 1, odd, just past the small path, past a chunk, past the initial slot (odd sizes);
+    for two dtypes also blocks of four ranks long enough to go round the large all-reduce's
+    ring of rows (the ring depends on the item size only)."""
     item = dtype_of(name).itemsize
-    return [0, 1, 7, SMALL_ALL_REDUCE_BYTES // item + 3, CHUNK_BYTES // item + 5,
-            INITIAL_SLOT_BYTES // item + INITIAL_SLOT_BYTES // item // 2 + 1]
+    counts = [0, 1, 7, SMALL_ALL_REDUCE_BYTES // item + 3, CHUNK_BYTES // item + 5,
+              INITIAL_SLOT_BYTES // item + INITIAL_SLOT_BYTES // item // 2 + 1]
+    if name in ("bfloat16", "float32"):
+        counts.append(4 * (RING_ROWS + 1) * CHUNK_BYTES // item + 3)
+    return counts
 
 
 def values(rank, count, name, op, salt=0):
@@ -168,7 +174,8 @@ def zero_copy_worker():
         failures.append("the queued all_reduce before allocate")
     for step in range(3):
         for index, bucket in enumerate(buckets):
-            plain = index == 1 and step == 1 and rank == 0  # one rank passes a plain array
+            # one rank passes plain arrays, read by the others through its slot's ring of rows
+            plain = index < 2 and step == 1 and rank == 0
             contribution = values(rank, bucket.size, "float32" if bucket.dtype == np.float32
                                   else "float64", ReduceOp.SUM, salt=step)
             target = contribution.copy() if plain else bucket
@@ -190,6 +197,21 @@ def zero_copy_worker():
 def test_allocated_buffers_are_reduced_in_place_like_tcp(world_size):
     for rank, failures in enumerate(run_workers(zero_copy_worker, world_size, timeout=100)):
         assert failures == [], f"rank {rank}: {failures}"
+
+
+def mismatch_worker():
+    store = job_store()
+    names = iter(range(100))
+    report = run_mismatch_cases(lambda: shm_group(store, f"case{next(names)}"))
+    shm_group(store, "done").barrier()  # the store outlives every case
+    return report
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("world_size", [2, 3])
+def test_ranks_that_issue_different_operations_all_raise_naming_both(world_size):
+    """Fingerprints travel through the segment (a small all-reduce's with its data)."""
+    check_mismatch_reports(run_workers(mismatch_worker, world_size, timeout=80))
 
 
 def two_hosts_worker(hosts):

@@ -357,6 +357,15 @@ def shared_memory_notes(rounds: Dict[str, Dict[int, List[float]]], sizes: List[i
     return lines
 
 
+def load_note(before: List[float], after: List[float]) -> str:
+    """The load averages around the run: timings from a shared machine need them to be read."""
+    def text(load: List[float]) -> str:
+        return "/".join(f"{x:.2f}" for x in load)
+
+    return (f"load average (1/5/15 min) on {os.cpu_count()} cores: {text(before)} before, "
+            f"{text(after)} after (above the core count, contenders shared cores with other work)")
+
+
 def report(results: Dict[str, Dict[int, float]], sizes: List[int], nprocs: int) -> str:
     names = [n for n in CONTENDERS if n in results]
     lines = [f"All-reduce of float32 on {nprocs} ranks (time per call / bus bandwidth GB/s); "
@@ -433,6 +442,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     names = [n.strip() for n in args.only.split(",") if n.strip()] or \
         available_contenders(args.nprocs)
     rounds: Dict[str, Dict[int, List[float]]] = {}
+    load_before = list(os.getloadavg())
     for round_index in range(args.rounds):
         for name in names:
             print(f"round {round_index + 1}/{args.rounds}: {CONTENDERS[name]} ...",
@@ -443,6 +453,7 @@ def main(argv: Optional[List[str]] = None) -> None:
                for name, by_size in rounds.items()}
     print(report(results, sizes, args.nprocs))
     print("\n".join(shared_memory_notes(rounds, sizes, args.nprocs)))
+    print(load_note(load_before, list(os.getloadavg())))
     if args.json:
         Path(args.json).write_text(json.dumps({n: {str(k): v for k, v in r.items()}
                                                for n, r in results.items()}, indent=1))

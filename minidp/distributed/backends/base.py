@@ -67,6 +67,7 @@ from __future__ import annotations
 import abc
 import dataclasses
 import enum
+import functools
 import logging
 import math
 import os
@@ -208,6 +209,7 @@ class Collective(NamedTuple):
 
 
 _FINGERPRINT = struct.Struct("!Q16s8s16sqi")
+_SEQUENCE = struct.Struct("!Q")  # the head of an encoded Fingerprint
 _POINT_TO_POINT = ("send", "recv")
 
 
@@ -263,6 +265,20 @@ class Fingerprint(NamedTuple):
         if self.root >= 0:
             text += f" {'to' if self.op == 'send' else 'from'} rank {self.root}"
         return f"{text} (#{self.seq})"
+
+
+@functools.lru_cache(maxsize=1024)
+def _encoded_operation(call: Collective, rank: int) -> Tuple[bytes, bytes]:
+    """What follows the sequence number in ``call``'s encoded :class:`Fingerprint` at ``rank``
+    and in its counterpart's (the same bytes twice unless ``call`` is a send or receive).
+
+    Cached: a training step issues the same few operations again and again, and naming a dtype
+    alone costs more than the rest of a small all-reduce's bookkeeping."""
+    mine = Fingerprint.of(call, 0)
+    operation = mine.encode()[_SEQUENCE.size:]
+    counterpart = mine.counterpart(rank)
+    return operation, (operation if counterpart is mine
+                       else counterpart.encode()[_SEQUENCE.size:])
 
 
 def different_operations(fingerprints: Dict[int, Fingerprint],
@@ -575,10 +591,10 @@ class ThreadedProcessGroup(ProcessGroup):
         in either case after checking its fingerprint against the peers'."""
         with self._issue_lock:
             self._check_open(call.op)
-            fingerprint = Fingerprint.of(call, self._next_seq(call))
+            seq = self._next_seq(call)
 
             def checked() -> Any:
-                self._check_fingerprints(call, fingerprint)
+                self._check_fingerprints(call, seq)
                 return run()
 
             if sync_op and self._pending == 0:
@@ -604,24 +620,37 @@ class ThreadedProcessGroup(ProcessGroup):
         self._collectives_issued += 1
         return self._collectives_issued
 
-    def _check_fingerprints(self, call: Collective, mine: Fingerprint) -> None:
+    def _check_fingerprints(self, call: Collective, seq: int) -> None:
         """Raise ``RuntimeError`` unless every peer that reported runs the counterpart of
-        ``mine``; names this rank's and the first differing peer's operations. Fingerprints are
-        compared as bytes and decoded only for the message."""
-        outgoing = mine.encode()
-        counterpart = mine.counterpart(self.rank)
-        expected = outgoing if counterpart is mine else counterpart.encode()
-        for peer, theirs in self._exchange_fingerprints(call, outgoing):
+        ``call`` (number ``seq``); names this rank's and the first differing peer's operations.
+        Fingerprints are compared as bytes and decoded only for the message."""
+        operation, counterpart = _encoded_operation(call, self.rank)
+        sequence = _SEQUENCE.pack(seq)
+        outgoing = sequence + operation
+        expected = outgoing if counterpart is operation else sequence + counterpart
+        self._compare_fingerprints(call, outgoing, expected,
+                                   self._exchange_fingerprints(call, outgoing))
+
+    def _compare_fingerprints(self, call: Collective, mine: bytes, expected: bytes,
+                              received: List[Tuple[int, bytes]]) -> None:
+        """Raise ``RuntimeError`` unless every ``(peer, encoded fingerprint)`` in ``received`` is
+        ``expected``, naming this rank's operation (encoded ``mine``) and the peer's."""
+        for peer, theirs in received:
             if theirs != expected:
                 raise RuntimeError(f"{self.describe(call.op)}: " + different_operations(
-                    {self.rank: mine, peer: Fingerprint.decode(theirs)}, self.describe_rank))
+                    {self.rank: Fingerprint.decode(mine), peer: Fingerprint.decode(theirs)},
+                    self.describe_rank))
 
     @abc.abstractmethod
     def _exchange_fingerprints(self, call: Collective,
                                mine: bytes) -> List[Tuple[int, bytes]]:
         """Send the encoded fingerprint ``mine`` to the peers ``call`` involves (or enough of them
         that a mismatch anywhere is seen by the ranks on both sides of it) and return
-        ``(peer, encoded fingerprint)`` for each one received; bounded by ``call.timeout``."""
+        ``(peer, encoded fingerprint)`` for each one received; bounded by ``call.timeout``.
+
+        A backend may instead return no fingerprints and leave the exchange to the operation,
+        which runs next on the same thread: it must then pass what it receives to
+        :meth:`_compare_fingerprints` before it reads any peer's data."""
 
     def _completed_work(self, op: str) -> Work:
         """The handle synchronous calls return: one shared, already completed, per operation."""

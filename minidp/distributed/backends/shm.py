@@ -14,7 +14,8 @@ being created unlinks the file too. (``multiprocessing.shared_memory`` is not us
 resource tracker unlinks segments behind the ranks' backs and warns about "leaks".)
 
 The file grows by appending page-aligned ranges, each mapped on its own: a control range (one
-64-byte line of 32-bit words per rank), the staging slots (one per rank, replaced by a larger
+64-byte line of 32-bit words per rank), two banks of fingerprint lines and two of small
+all-reduce contributions, the staging slots (one per rank, replaced by a larger
 range when a collective needs more; sizes at least double, so the outgrown ranges, which stay
 in the file, together take less than the current one) and the arenas that
 :meth:`SharedMemoryGlooGroup.allocate` hands out. Every rank issues the same collectives and
@@ -37,12 +38,16 @@ a peer still reads it.
 Each collective's fingerprint (see ``backends/base.py``) travels through the segment too: a
 rank writes it into its own 64-byte line (of two banks, used in turn), bumps ``announced`` and
 reads the peers' lines once their ``announced`` counters catch up, so the check costs no
-network round trip.
+network round trip. A small all-reduce writes its data before it announces, so the ranks meet
+once for both (see ``all_reduce`` below).
 
 Waiting
 -------
 A rank waiting for a counter spins for ``SPIN_SECONDS`` (a peer that is already in the
-collective answers within microseconds), then sleeps in ``futex(FUTEX_WAIT)`` on the counter
+collective answers within microseconds), yielding the core between checks: ``sched_yield``
+returns at once on an idle core, but on a busy machine it lets a peer (or the rank's own compute
+thread: the call releases the GIL) that waits for this core run, which made the median all-reduce
+1.5x to 3x as fast under load. Then it sleeps in ``futex(FUTEX_WAIT)`` on the counter
 itself -- through ctypes, so the GIL is released and the core is left to the peer. Before it
 sleeps it writes whom it sleeps on into its ``sleeping_on`` word; a rank that bumps a counter
 calls ``FUTEX_WAKE`` only when a peer sleeps on it (a wake costs a 1.7 us system call, two per
@@ -57,14 +62,21 @@ checks.
 
 Algorithms (bit-identical with the TCP ring, which they replace)
 ----------------------------------------------------------------
-- ``all_reduce`` up to ``SMALL_ALL_REDUCE_BYTES``: every rank copies its array into its slot and
-  reduces all slots in rank order, as the TCP small path does.
+- ``all_reduce`` up to ``SMALL_ALL_REDUCE_BYTES``: every rank copies its array into its part of
+  a bank, announces its fingerprint and, once every peer announced the same, reduces all parts in
+  rank order, as the TCP small path does. Two banks are used in turn, like the fingerprint lines
+  (a rank announces only after finishing its previous operation, reads included), so a rank
+  never overwrites a part a peer still reads. (Within a host of a larger group the fingerprints
+  go over TCP, and the array goes through the slot after the wait for the previous operation.)
 - Larger ``all_reduce``: the array is cut into the ring's blocks, one per rank, and each block into
   rows of ``CHUNK_BYTES``. Per row, every rank copies in the chunks of the other ranks' blocks,
   reduces its own block's chunk (its own contribution read in place, the others' from their
   slots, in the order the TCP ring folds it) into its slot, then copies every block's reduced
   chunk out. Rows are pipelined (copy row k + 1, reduce row k, copy out row k - 1), so copying and
-  reducing overlap between ranks. An operand from :meth:`allocate` is read where it lies: no
+  reducing overlap between ranks. A slot holds only ``RING_ROWS`` rows of each block, used in
+  turn, so the bytes on their way through it stay in the cache instead of streaming a second copy
+  of the array through memory (twice as fast for a 16 MiB array); a rank overwrites a row once
+  every peer has copied it out. An operand from :meth:`allocate` is read where it lies: no
   copy-in, and its own block is reduced in place.
 - ``broadcast``: the source streams chunks into its slot, the others copy each out as it lands.
 - ``all_gather`` / ``reduce_scatter``: copy in, wait for all, copy out / reduce one block.
@@ -85,7 +97,7 @@ import re
 import secrets
 import select
 import time
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
@@ -95,10 +107,12 @@ from .base import Collective, GroupSpec, ReduceOp, divide_by_size
 from .gloo import _REDUCERS, SMALL_ALL_REDUCE_BYTES, GlooProcessGroup, _split_points
 from .host import discover_hosts, transport_choice
 
-CHUNK_BYTES = 1 << 20
+CHUNK_BYTES = 512 << 10
+RING_ROWS = 4  # rows of each block in a slot, large all_reduce (>= 4: see _large_all_reduce)
 INITIAL_SLOT_BYTES = 1 << 20
 SPIN_SECONDS = 50e-6
 SLEEP_SLICE_SECONDS = 0.002
+_MAX_SMALL_PLANS = 256  # small all-reduce views kept (by dtype, size and slot or bank)
 
 _PAGE = mmap.PAGESIZE
 _LINE_WORDS = 16  # one 64-byte cache line of 32-bit words per rank
@@ -218,19 +232,27 @@ class SharedMemoryTransport:
         self.size = len(self._ranks)
         self.rank = self._ranks.index(group.rank)
         control = numpy.frombuffer(segment.map_range(64 * self.size), numpy.uint8)
-        lines = 2 * _FINGERPRINT_LINE * self.size
-        self._fingerprints = numpy.frombuffer(segment.map_range(lines), numpy.uint8)[:lines].reshape(
-            2, self.size, _FINGERPRINT_LINE)
+        # Two banks of one fingerprint line per rank, used in turn; two banks of small-all-reduce
+        # contributions, announced with the fingerprints (see announced_all_reduce).
+        self._fingerprints = memoryview(segment.map_range(2 * _FINGERPRINT_LINE * self.size))
+        bank_bytes = SMALL_ALL_REDUCE_BYTES * self.size
+        banks = numpy.frombuffer(segment.map_range(2 * bank_bytes), numpy.uint8)
+        self._banks = [banks[:bank_bytes], banks[bank_bytes:2 * bank_bytes]]
         self._announced = 0
         self._control = control
         self._words = memoryview(control).cast("I")
         self._control_address = _address(control)
         self._pidfds = [os.pidfd_open(pid) if peer != self.rank else -1
                         for peer, pid in enumerate(pids)]
-        self._peer_lines = [peer * _LINE_WORDS for peer in range(self.size) if peer != self.rank]
+        self._peers = [peer for peer in range(self.size) if peer != self.rank]
+        # The peers' SLEEPING_ON words, and the value in them that means "asleep on this rank".
+        self._sleeping_words = [peer * _LINE_WORDS + SLEEPING_ON for peer in self._peers]
+        self._sleeping_mark = self.rank + 1
         self._counts = [0, 0, 0]  # WRITTEN, REDUCED, FINISHED as every rank will have them
         self._slots = numpy.empty(0, numpy.uint8)
         self._slot_bytes = 0
+        self._small_plans: Dict[Tuple[numpy.dtype, int, Optional[int]],
+                                Tuple[numpy.ndarray, numpy.ndarray]] = {}
         self._arenas: List[Tuple[numpy.ndarray, int]] = []
         self._scratch = numpy.empty(CHUNK_BYTES, numpy.uint8)
         self._grow_slots(INITIAL_SLOT_BYTES)
@@ -240,6 +262,7 @@ class SharedMemoryTransport:
         self._slot_bytes = _round_up(nbytes, _PAGE)
         self._slots = numpy.frombuffer(self._segment.map_range(self._slot_bytes * self.size),
                                        numpy.uint8)
+        self._small_plans.clear()
 
     def _reserve(self, nbytes: int) -> None:
         """Make every slot hold ``nbytes``: every rank grows at the same operation."""
@@ -269,17 +292,16 @@ class SharedMemoryTransport:
                 return number + 1, address - start
         return 0, 0
 
-    def _source(self, peer: int, dtype: numpy.dtype, nbytes: int) -> numpy.ndarray:
-        """Where ``peer``'s contribution lies, as it published: its slot or its arena part."""
+    def _source(self, peer: int, dtype: numpy.dtype, nbytes: int) -> Tuple[numpy.ndarray, bool]:
+        """Where ``peer``'s contribution to a large all-reduce lies, as it published: its arena
+        part (True: the whole array, in place) or its slot (False: a ring of rows)."""
         line = peer * _LINE_WORDS
         number = self._words[line + SOURCE]
         if number == 0:
-            raw = self._slot(peer, nbytes)
-        else:
-            arena, stride = self._arenas[number - 1]
-            start = peer * stride + self._words[line + SOURCE_OFFSET]
-            raw = arena[start:start + nbytes]
-        return raw.view(dtype)
+            return self._slot(peer, self._slot_bytes).view(dtype), False
+        arena, stride = self._arenas[number - 1]
+        start = peer * stride + self._words[line + SOURCE_OFFSET]
+        return arena[start:start + nbytes].view(dtype), True
 
     # --- counters and waiting ---------------------------------------------------------------
     def _bump(self, counter: int, amount: int = 1) -> None:
@@ -287,8 +309,8 @@ class SharedMemoryTransport:
         index = self.rank * _LINE_WORDS + counter
         words = self._words
         words[index] = (words[index] + amount) & _MASK
-        for line in self._peer_lines:
-            if words[line + SLEEPING_ON] == self.rank + 1:
+        for sleeping_on in self._sleeping_words:
+            if words[sleeping_on] == self._sleeping_mark:
                 _FUTEX.wake(self._control_address + 4 * index)
                 return
 
@@ -298,8 +320,9 @@ class SharedMemoryTransport:
         self._words[line + SOURCE_OFFSET] = offset
 
     def _wait_all(self, op: str, counter: int, target: int, deadline: float) -> None:
-        for peer in range(self.size):
-            if peer != self.rank:
+        words = self._words
+        for peer in self._peers:
+            if not _reached(words[peer * _LINE_WORDS + counter], target):
                 self._wait_for(op, peer, counter, target, deadline)
 
     def _wait_for(self, op: str, peer: int, counter: int, target: int, deadline: float) -> None:
@@ -312,6 +335,7 @@ class SharedMemoryTransport:
         while time.perf_counter() < spin_end:
             if _reached(words[index], target):
                 return
+            os.sched_yield()
         address = self._control_address + 4 * index
         sleeping_on = self.rank * _LINE_WORDS + SLEEPING_ON
         words[sleeping_on] = peer + 1
@@ -355,13 +379,15 @@ class SharedMemoryTransport:
         trip. Lines alternate between two banks: a rank can announce its next fingerprint only
         after every peer announced this one, that is after every peer read the previous one."""
         deadline = time.monotonic() + timeout
-        bank = self._fingerprints[self._announced % 2]
-        bank[self.rank, :len(mine)] = numpy.frombuffer(mine, numpy.uint8)
+        lines, size = self._fingerprints, len(mine)
+        bank = self._announced % 2 * self.size
+        start = (bank + self.rank) * _FINGERPRINT_LINE
+        lines[start:start + size] = mine
         self._bump(ANNOUNCED)
         self._announced += 1
         self._wait_all(op, ANNOUNCED, self._announced, deadline)
-        return [(self._ranks[peer], bank[peer, :len(mine)].tobytes())
-                for peer in range(self.size) if peer != self.rank]
+        starts = [(peer, (bank + peer) * _FINGERPRINT_LINE) for peer in self._peers]
+        return [(self._ranks[peer], bytes(lines[start:start + size])) for peer, start in starts]
 
     def _finish(self, written: int, reduced: int = 0) -> None:
         self._bump(FINISHED)
@@ -390,23 +416,22 @@ class SharedMemoryTransport:
         self._segment.close()
 
     # --- reductions in the TCP ring's order ---------------------------------------------------
-    def _reduce_block(self, sources: List[numpy.ndarray], lo: int, hi: int, ufunc: Any,
-                      out: numpy.ndarray) -> None:
-        """``out = x_r + (x_r-1 + (... + (x_r+2 + x_r+1)))`` over elements ``lo:hi``: the
-        order in which the TCP ring's reduce-scatter folds block ``r`` (r = this rank)."""
+    def _reduce_block(self, parts: List[numpy.ndarray], ufunc: Any, out: numpy.ndarray) -> None:
+        """``out = x_r + (x_r-1 + (... + (x_r+2 + x_r+1)))``, ``parts[p]`` being rank p's
+        ``x_p``: the order in which the TCP ring's reduce-scatter folds block ``r`` (this rank)."""
         n, r = self.size, self.rank
         if n == 2:
-            ufunc(sources[r][lo:hi], sources[1 - r][lo:hi], out=out)
+            ufunc(parts[r], parts[1 - r], out=out)
             return
-        item = sources[r].itemsize
+        item = parts[r].itemsize
         step = CHUNK_BYTES // item
-        for start in range(lo, hi, step):
-            stop = min(start + step, hi)
-            partial = self._scratch[:(stop - start) * item].view(sources[r].dtype)
-            ufunc(sources[(r + 2) % n][start:stop], sources[(r + 1) % n][start:stop], out=partial)
+        for start in range(0, out.size, step):
+            stop = min(start + step, out.size)
+            partial = self._scratch[:(stop - start) * item].view(parts[r].dtype)
+            ufunc(parts[(r + 2) % n][start:stop], parts[(r + 1) % n][start:stop], out=partial)
             for offset in range(3, n):
-                ufunc(sources[(r + offset) % n][start:stop], partial, out=partial)
-            ufunc(sources[r][start:stop], partial, out=out[start - lo:stop - lo])
+                ufunc(parts[(r + offset) % n][start:stop], partial, out=partial)
+            ufunc(parts[r][start:stop], partial, out=out[start:stop])
 
     # --- collectives --------------------------------------------------------------------------
     def all_reduce(self, flat: numpy.ndarray, ufunc: Any) -> None:
@@ -414,19 +439,51 @@ class SharedMemoryTransport:
         if flat.size == 0:
             return
         deadline = time.monotonic() + self._group.timeout
-        self._reserve(flat.nbytes)
         if flat.nbytes <= SMALL_ALL_REDUCE_BYTES:
+            self._reserve(flat.nbytes)
             self._small_all_reduce(flat, ufunc, deadline)
         else:
             self._large_all_reduce(flat, ufunc, deadline)
 
+    def _small_plan(self, flat: numpy.ndarray,
+                    bank: Optional[int] = None) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """(this rank's part, every rank's part as the rows of one array) of the slots, or of
+        ``bank``, as arrays of ``flat``'s dtype and size: made once per dtype and size (until
+        the slots grow), not per call."""
+        key = (flat.dtype, flat.size, bank)
+        plan = self._small_plans.get(key)
+        if plan is None:
+            if len(self._small_plans) >= _MAX_SMALL_PLANS:
+                self._small_plans.clear()
+            memory, stride = ((self._slots, self._slot_bytes) if bank is None
+                              else (self._banks[bank], SMALL_ALL_REDUCE_BYTES))
+            every = numpy.ndarray((self.size, flat.size), flat.dtype, memory,
+                                  strides=(stride, flat.itemsize))
+            plan = self._small_plans[key] = (every[self.rank], every)
+        return plan
+
+    def announced_all_reduce(self, flat: numpy.ndarray, ufunc: Any, fingerprint: bytes,
+                             timeout: float,
+                             check: Callable[[List[Tuple[int, bytes]]], None]) -> None:
+        """A small all-reduce (``flat`` of 1 to ``SMALL_ALL_REDUCE_BYTES`` bytes) whose encoded
+        ``fingerprint`` is exchanged with its data: the ranks meet once instead of twice.
+
+        The contribution goes into this rank's part of the bank of this announcement, then the
+        fingerprint is published. Banks alternate with the fingerprint lines, so the argument
+        that keeps those safe keeps these too: a rank announces its next operation only after
+        its previous one is done, reads included. ``check`` gets the peers' fingerprints and
+        raises on a mismatch before any peer's contribution is read."""
+        mine, every = self._small_plan(flat, self._announced % 2)
+        mine[...] = flat
+        check(self.exchange_fingerprints("all_reduce", fingerprint, timeout))
+        ufunc.reduce(every, axis=0, dtype=flat.dtype, out=flat)
+
     def _small_all_reduce(self, flat: numpy.ndarray, ufunc: Any, deadline: float) -> None:
+        mine, every = self._small_plan(flat)
         self._enter("all_reduce", deadline)
-        self._slot(self.rank, flat.nbytes)[:] = flat.view(numpy.uint8)
+        mine[...] = flat
         self._bump(WRITTEN)
         self._wait_all("all_reduce", WRITTEN, self._counts[WRITTEN] + 1, deadline)
-        every = numpy.ndarray((self.size, flat.size), flat.dtype, self._slots,
-                              strides=(self._slot_bytes, flat.itemsize))
         ufunc.reduce(every, axis=0, dtype=flat.dtype, out=flat)
         self._finish(1)
 
@@ -437,42 +494,58 @@ class SharedMemoryTransport:
         rows = -(-max(points[b + 1] - points[b] for b in range(n)) // chunk)
 
         def row(block: int, k: int) -> slice:
+            """Where row ``k`` of ``block`` lies in the array."""
             lo = min(points[block] + k * chunk, points[block + 1])
             return slice(lo, min(lo + chunk, points[block + 1]))
 
+        def ring(block: int, k: int) -> slice:
+            """Where it lies in a slot: each block has ``RING_ROWS`` rows there, used in turn."""
+            part = row(block, k)
+            lo = (block * RING_ROWS + k % RING_ROWS) * chunk
+            return slice(lo, lo + part.stop - part.start)
+
+        self._reserve(n * RING_ROWS * CHUNK_BYTES)
         self._enter("all_reduce", deadline)
         arena, offset = self._arena_place(flat)
         self._publish_source(arena, offset)
-        mine = flat if arena else self._slot(r, flat.nbytes).view(flat.dtype)
+        mine = self._slot(r, self._slot_bytes).view(flat.dtype)
         if arena:
             self._bump(WRITTEN, rows)
         written, reduced = self._counts[WRITTEN], self._counts[REDUCED]
-        sources: List[numpy.ndarray] = []
+        parts: List[Tuple[numpy.ndarray, Any]] = []  # per rank: its array and where rows lie
         for step in range(rows + 2):
-            if step < rows and not arena:  # peers read only their blocks of this slot
+            if step < rows and not arena:
+                if step >= RING_ROWS:
+                    # Every peer must have copied out row step - RING_ROWS, which it does before
+                    # it reduces row step - RING_ROWS + 2. It reduces that row at its step
+                    # step - RING_ROWS + 3 <= step - 1, which waits only for rows this rank has
+                    # written and reduced already (so, with RING_ROWS >= 4, no deadlock).
+                    self._wait_all("all_reduce", REDUCED, reduced + step - RING_ROWS + 3,
+                                   deadline)
                 for block in range(n):
                     if block != r:
-                        part = row(block, step)
-                        mine[part] = flat[part]
+                        mine[ring(block, step)] = flat[row(block, step)]
                 self._bump(WRITTEN)
             k = step - 1
             if 0 <= k < rows:
                 self._wait_all("all_reduce", WRITTEN, written + k + 1, deadline)
-                if not sources:  # this rank's own contribution is read where it lies
-                    sources = [flat if peer == r else self._source(peer, flat.dtype, flat.nbytes)
-                               for peer in range(n)]
-                part = row(r, k)
-                self._reduce_block(sources, part.start, part.stop, ufunc, mine[part])
+                if not parts:  # this rank's own contribution is read where it lies
+                    parts = [(flat, row)] * n
+                    for peer in self._peers:
+                        source, in_place = self._source(peer, flat.dtype, flat.nbytes)
+                        parts[peer] = (source, row if in_place else ring)
+                out = flat[row(r, k)] if arena else mine[ring(r, k)]
+                self._reduce_block([array[where(r, k)] for array, where in parts], ufunc, out)
                 self._bump(REDUCED)
             k = step - 2
             if 0 <= k < rows:
                 self._wait_all("all_reduce", REDUCED, reduced + k + 1, deadline)
                 for block in range(n):
-                    part = row(block, k)
                     if block != r:
-                        flat[part] = sources[block][part]
+                        array, where = parts[block]
+                        flat[row(block, k)] = array[where(block, k)]
                     elif not arena:
-                        flat[part] = mine[part]
+                        flat[row(r, k)] = mine[ring(r, k)]
         self._finish(rows, rows)
         if arena:  # peers read this array in place: they must be done before it changes
             self._wait_all("all_reduce", FINISHED, self._counts[FINISHED], deadline)
@@ -526,10 +599,10 @@ class SharedMemoryTransport:
         self._slot(self.rank, in_flat.nbytes)[:] = in_flat.view(numpy.uint8)
         self._bump(WRITTEN)
         self._wait_all("reduce_scatter", WRITTEN, self._counts[WRITTEN] + 1, deadline)
-        sources = [self._slot(peer, in_flat.nbytes).view(in_flat.dtype)
-                   for peer in range(self.size)]
         lo = self.rank * block
-        self._reduce_block(sources, lo, lo + block, ufunc, out_flat)
+        parts = [self._slot(peer, in_flat.nbytes).view(in_flat.dtype)[lo:lo + block]
+                 for peer in range(self.size)]
+        self._reduce_block(parts, ufunc, out_flat)
         self._finish(1)
 
     def barrier(self, timeout: float) -> None:
@@ -554,6 +627,9 @@ class SharedMemoryGlooGroup(GlooProcessGroup):
         super().__init__(store, rank, size, name=name, timeout=timeout, global_ranks=global_ranks)
         self._local: Optional[SharedMemoryTransport] = None
         self._leaders: Optional[GlooProcessGroup] = None
+        # A small all-reduce's call and fingerprint, left by _exchange_fingerprints for the
+        # all-reduce (which runs next) to announce with its data.
+        self._announcement: Optional[Tuple[Collective, bytes]] = None
         self._hierarchical = False
         if size > 1 and SUPPORTED and transport_choice() == "shm":
             self._attach(store)
@@ -593,10 +669,15 @@ class SharedMemoryGlooGroup(GlooProcessGroup):
         return allocated[0]
 
     def _exchange_fingerprints(self, call: Collective, mine: bytes) -> List[Tuple[int, bytes]]:
-        """Through the segment when it holds the whole group (point to point stays on TCP)."""
-        if self._spans_group and call.op not in ("send", "recv"):
-            return self._local.exchange_fingerprints(call.op, mine, call.timeout)
-        return super()._exchange_fingerprints(call, mine)
+        """Through the segment when it holds the whole group (point to point stays on TCP); a
+        small all-reduce's, together with its data (see ``announced_all_reduce``)."""
+        if not self._spans_group or call.op in ("send", "recv"):
+            return super()._exchange_fingerprints(call, mine)
+        if call.op == "all_reduce" and 0 < call.count * call.dtype.itemsize <= \
+                SMALL_ALL_REDUCE_BYTES:
+            self._announcement = (call, mine)
+            return []
+        return self._local.exchange_fingerprints(call.op, mine, call.timeout)
 
     @property
     def _spans_group(self) -> bool:
@@ -606,7 +687,12 @@ class SharedMemoryGlooGroup(GlooProcessGroup):
         if self._local is None and not self._hierarchical:
             return super()._all_reduce(array, op)
         flat = array.reshape(-1)
-        if self._local is not None:
+        if self._announcement is not None:
+            (call, mine), self._announcement = self._announcement, None
+            self._local.announced_all_reduce(
+                flat, _REDUCERS[op], mine, call.timeout,
+                lambda received: self._compare_fingerprints(call, mine, mine, received))
+        elif self._local is not None:
             self._local.all_reduce(flat, _REDUCERS[op])
         if self._hierarchical:
             if self._leaders is not None and flat.size:
