@@ -12,6 +12,7 @@ Under a launcher the environment already says this process is one rank of severa
 script calls ``train()`` directly (Paddle's "2. start by launch"); run plainly, it calls
 ``dist.spawn(train, nprocs=2)`` (Paddle's "1. start by spawn"). Each rank prints its loss.
 """
+
 import argparse
 
 import minidp

@@ -14,6 +14,7 @@ The four usages of the documentation:
   4. ``spawn(train, args=(True,), nprocs=2, gpus='4,5')``: choose the GPUs (needs cards 4 and 5
      among CUDA_VISIBLE_DEVICES).
 """
+
 import argparse
 
 import minidp
@@ -64,6 +65,11 @@ USAGES = {
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description="Paddle's spawn example on minidp.")
-    parser.add_argument("--usage", type=int, choices=sorted(USAGES), default=3,
-                        help="which of the documentation's four usages to run (default 3)")
+    parser.add_argument(
+        "--usage",
+        type=int,
+        choices=sorted(USAGES),
+        default=3,
+        help="which of the documentation's four usages to run (default 3)",
+    )
     USAGES[parser.parse_args().usage]()

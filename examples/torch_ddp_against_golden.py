@@ -13,6 +13,7 @@ Layouts differ and are converted here: minidp's (Paddle's) ``Linear`` weight is
 ``[in_features, out_features]``, PyTorch's is ``[out_features, in_features]``.
 Needs PyTorch (``pip install torch``); minidp itself never imports it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,13 +33,20 @@ def minidp_golden(path: str) -> None:
     import minidp.testing
 
     rng = np.random.default_rng(0)
-    data = [(rng.standard_normal((8, 5)).astype("float32"),
-             rng.standard_normal((8, 1)).astype("float32")) for _ in range(STEPS)]
+    data = [
+        (rng.standard_normal((8, 5)).astype("float32"), rng.standard_normal((8, 1)).astype("float32"))
+        for _ in range(STEPS)
+    ]
     minidp.testing.golden(
-        lambda: minidp.nn.Sequential(minidp.nn.Linear(5, 4), minidp.nn.Tanh(),
-                                     minidp.nn.Linear(4, 1)),
-        lambda out, y: ((out - y) ** 2).mean(), data, WORLD_SIZE, STEPS,
-        lambda params: minidp.optimizer.SGD(LR, parameters=params), out=path, seed=0)
+        lambda: minidp.nn.Sequential(minidp.nn.Linear(5, 4), minidp.nn.Tanh(), minidp.nn.Linear(4, 1)),
+        lambda out, y: ((out - y) ** 2).mean(),
+        data,
+        WORLD_SIZE,
+        STEPS,
+        lambda params: minidp.optimizer.SGD(LR, parameters=params),
+        out=path,
+        seed=0,
+    )
 
 
 def to_torch(name: str, array: np.ndarray) -> np.ndarray:
@@ -96,8 +104,10 @@ def main() -> int:
     golden_path = os.path.join(workdir, "golden.npz")
     minidp_golden(golden_path)
     port = free_port()
-    ranks = [subprocess.Popen([sys.executable, __file__, "--rank", str(r), golden_path, workdir,
-                               str(port)]) for r in range(WORLD_SIZE)]
+    ranks = [
+        subprocess.Popen([sys.executable, __file__, "--rank", str(r), golden_path, workdir, str(port)])
+        for r in range(WORLD_SIZE)
+    ]
     if any(p.wait(timeout=300) != 0 for p in ranks):
         print("a PyTorch rank failed", file=sys.stderr)
         return 2
@@ -107,6 +117,7 @@ def main() -> int:
     theirs = os.path.join(workdir, "torch.npz")
     np.savez(theirs, **merged)
     from minidp.testing.compare import main as compare_main
+
     return compare_main(["compare", golden_path, theirs, "--rtol", "1e-4", "--atol", "1e-6"])
 
 

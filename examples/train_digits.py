@@ -19,6 +19,7 @@ same weights.
 
 Needs the ``examples`` extra: ``pip install 'minidp[examples]'`` (scikit-learn, tqdm).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,8 +46,9 @@ class MLP(nn.Layer):
 
     def __init__(self) -> None:
         super().__init__()
-        self.net = nn.Sequential(nn.Flatten(), nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 64), nn.ReLU(),
-                                 nn.Linear(64, 10))
+        self.net = nn.Sequential(
+            nn.Flatten(), nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 64), nn.ReLU(), nn.Linear(64, 10)
+        )
 
     def forward(self, x: minidp.Tensor) -> minidp.Tensor:
         return self.net(x)
@@ -58,8 +60,12 @@ class CNN(nn.Layer):
     def __init__(self) -> None:
         super().__init__()
         self.features = nn.Sequential(
-            nn.Conv2D(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2D(2),
-            nn.Conv2D(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2D(2),
+            nn.Conv2D(1, 16, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2D(2),
+            nn.Conv2D(16, 32, 3, padding=1),
+            nn.ReLU(),
+            nn.MaxPool2D(2),
         )
         self.classifier = nn.Sequential(nn.Flatten(), nn.Linear(32 * 2 * 2, 10))
 
@@ -104,13 +110,18 @@ def train(args: argparse.Namespace) -> dict:
     parallel = dist.get_world_size() > 1
     if parallel:
         dist.init_parallel_env()
-        buckets = {} if args.bucket_kb is None else {
-            "comm_buffer_size": args.bucket_kb / 1024, "last_comm_buffer_size": args.bucket_kb / 1024}
+        buckets = (
+            {}
+            if args.bucket_kb is None
+            else {"comm_buffer_size": args.bucket_kb / 1024, "last_comm_buffer_size": args.bucket_kb / 1024}
+        )
         model = minidp.DataParallel(model, **buckets)
     leader = dist.get_rank() == 0
     if parallel and leader:
-        print(f"data-parallel on {dist.get_world_size()} ranks, "
-              f"{len(train_y) // dist.get_world_size()} training images per rank per epoch")
+        print(
+            f"data-parallel on {dist.get_world_size()} ranks, "
+            f"{len(train_y) // dist.get_world_size()} training images per rank per epoch"
+        )
     optimizer = minidp.optimizer.Adam(learning_rate=args.lr, parameters=model.parameters())
     dataset = TensorDataset([minidp.to_tensor(train_x), minidp.to_tensor(train_y)])
     sampler = DistributedBatchSampler(dataset, batch_size=args.batch_size, shuffle=True)
@@ -129,14 +140,22 @@ def train(args: argparse.Namespace) -> dict:
         if leader:
             print(f"resumed from {args.checkpoint} after epoch {start_epoch}")
 
-    summary = {"epoch": start_epoch, "loss": float("nan"), "test_accuracy": evaluate(model, test_x, test_y),
-               "seconds": 0.0}
+    summary = {
+        "epoch": start_epoch,
+        "loss": float("nan"),
+        "test_accuracy": evaluate(model, test_x, test_y),
+        "seconds": 0.0,
+    }
     started = time.perf_counter()
     for epoch in range(start_epoch, args.epochs):
         sampler.set_epoch(epoch)
         total, batches = 0.0, 0
-        progress = tqdm(loader, desc=f"epoch {epoch + 1}/{args.epochs}", leave=False,
-                        disable=args.quiet or not leader or not shows_progress())
+        progress = tqdm(
+            loader,
+            desc=f"epoch {epoch + 1}/{args.epochs}",
+            leave=False,
+            disable=args.quiet or not leader or not shows_progress(),
+        )
         for images, labels in progress:
             loss = F.cross_entropy(model(images), labels)
             loss.backward()
@@ -149,17 +168,30 @@ def train(args: argparse.Namespace) -> dict:
         if parallel:
             dist.all_reduce(mean_loss, op=dist.ReduceOp.AVG)
         accuracy = evaluate(model, test_x, test_y)
-        summary = {"epoch": epoch + 1, "loss": mean_loss.item(), "test_accuracy": accuracy,
-                   "seconds": time.perf_counter() - started}
+        summary = {
+            "epoch": epoch + 1,
+            "loss": mean_loss.item(),
+            "test_accuracy": accuracy,
+            "seconds": time.perf_counter() - started,
+        }
         if leader:
             print(f"epoch {epoch + 1:3d}  loss {summary['loss']:.4f}  test accuracy {accuracy:.4f}", flush=True)
 
     if not leader:
         return summary
-    minidp.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": summary["epoch"],
-                 "model_name": args.model}, args.checkpoint)
-    print(f"final test accuracy {summary['test_accuracy']:.4f} after {summary['epoch']} epochs "
-          f"({summary['seconds']:.1f} s); checkpoint written to {args.checkpoint}")
+    minidp.save(
+        {
+            "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "epoch": summary["epoch"],
+            "model_name": args.model,
+        },
+        args.checkpoint,
+    )
+    print(
+        f"final test accuracy {summary['test_accuracy']:.4f} after {summary['epoch']} epochs "
+        f"({summary['seconds']:.1f} s); checkpoint written to {args.checkpoint}"
+    )
     if parallel:
         print_communication_summary(model.communication_stats(), summary["seconds"])
     return summary
@@ -171,8 +203,10 @@ def print_communication_summary(stats: dict, seconds: float) -> None:
     steps, waited = stats["steps"], stats["wait_seconds"]
     per_step = waited / steps * 1e3 if steps else 0.0
     share = waited / seconds * 100 if seconds > 0 else 0.0
-    print(f"waited for gradient communication {waited:.2f} s over {steps} steps "
-          f"({per_step:.2f} ms per step, {share:.1f}% of the training time)")
+    print(
+        f"waited for gradient communication {waited:.2f} s over {steps} steps "
+        f"({per_step:.2f} ms per step, {share:.1f}% of the training time)"
+    )
 
 
 def parse_args(argv: list = None) -> argparse.Namespace:
@@ -182,13 +216,16 @@ def parse_args(argv: list = None) -> argparse.Namespace:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--checkpoint", default=None,
-                        help="checkpoint file (default: checkpoints/digits_<model>.ckpt)")
+    parser.add_argument("--checkpoint", default=None, help="checkpoint file (default: checkpoints/digits_<model>.ckpt)")
     parser.add_argument("--resume", action="store_true", help="continue from --checkpoint")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    parser.add_argument("--bucket-kb", type=float, default=None,
-                        help="DataParallel's gradient bucket size in KiB (default: its own, 25 MiB "
-                             "and 1 MiB for the last); small buckets overlap backward more")
+    parser.add_argument(
+        "--bucket-kb",
+        type=float,
+        default=None,
+        help="DataParallel's gradient bucket size in KiB (default: its own, 25 MiB "
+        "and 1 MiB for the last); small buckets overlap backward more",
+    )
     args = parser.parse_args(argv)
     if args.epochs < 1 or args.batch_size < 1 or (args.bucket_kb is not None and args.bucket_kb <= 0):
         parser.error("--epochs, --batch-size and --bucket-kb must be positive")

@@ -3,6 +3,7 @@
 The public names follow PaddlePaddle's, so a script written for ``paddle`` runs after replacing
 the import. NumPy runs everything on the CPU, CuPy on NVIDIA GPUs (``set_device('gpu:0')``).
 """
+
 from . import autograd, backend, log_config
 from .autograd import Parameter, PyLayer, Tensor, no_grad, is_grad_enabled, set_grad_enabled
 from .backend import get_device, is_compiled_with_cuda, set_device

@@ -3,6 +3,7 @@
 Every op asks this module which array library its inputs live in, so the same op code runs on
 both. CuPy is imported lazily: a CPU-only install never touches it.
 """
+
 from __future__ import annotations
 
 import contextlib

@@ -1,4 +1,5 @@
 """``minidp.batch``: Paddle's reader decorator that groups a sample reader's output into lists."""
+
 from __future__ import annotations
 
 from typing import Callable, Iterator, TypeVar
@@ -6,8 +7,9 @@ from typing import Callable, Iterator, TypeVar
 Sample = TypeVar("Sample")
 
 
-def batch(reader: Callable[[], Iterator[Sample]], batch_size: int,
-          drop_last: bool = False) -> Callable[[], Iterator[list]]:
+def batch(
+    reader: Callable[[], Iterator[Sample]], batch_size: int, drop_last: bool = False
+) -> Callable[[], Iterator[list]]:
     """A reader yielding lists of ``batch_size`` samples from ``reader()`` (the last one shorter
     unless ``drop_last``)."""
     if not callable(reader):

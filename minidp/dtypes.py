@@ -5,6 +5,7 @@ is NumPy's dtype class. The default floating dtype lives in :data:`minidp.backen
 which every creation function reads when no dtype is given (``zeros``, ``randn``, ``to_tensor``
 of Python floats...); :func:`set_default_dtype` changes it there.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -46,9 +47,11 @@ class finfo:
         self.dtype = target.name
 
     def __repr__(self) -> str:
-        return (f"minidp.finfo(min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
-                f"resolution={self.resolution:g}, smallest_normal={self.smallest_normal:g}, "
-                f"tiny={self.tiny:g}, bits={self.bits}, dtype={self.dtype})")
+        return (
+            f"minidp.finfo(min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+            f"resolution={self.resolution:g}, smallest_normal={self.smallest_normal:g}, "
+            f"tiny={self.tiny:g}, bits={self.bits}, dtype={self.dtype})"
+        )
 
 
 class iinfo:

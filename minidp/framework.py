@@ -5,6 +5,7 @@ those work unchanged. ``enable_static()`` cannot be honoured and says so. ``CPUP
 ``CUDAPlace`` are Paddle's place objects, accepted wherever a place string is (``'cpu'``,
 ``'gpu:N'``).
 """
+
 from __future__ import annotations
 
 import enum
@@ -33,8 +34,10 @@ def disable_static(place: Optional[Any] = None) -> None:
 
 def enable_static() -> None:
     """Refused: minidp has no static graph."""
-    raise RuntimeError("minidp.enable_static: minidp runs in dynamic graph (eager) mode only and has no static "
-                       "graph; remove the call (and the paddle.static code that follows it) and train eagerly")
+    raise RuntimeError(
+        "minidp.enable_static: minidp runs in dynamic graph (eager) mode only and has no static "
+        "graph; remove the call (and the paddle.static code that follows it) and train eagerly"
+    )
 
 
 class CPUPlace:
@@ -80,5 +83,7 @@ def place_name(place: Any) -> str:
         return "cpu"
     if isinstance(place, CUDAPlace):
         return f"gpu:{place.device_id}"
-    raise TypeError(f"a place must be a string such as 'cpu' or 'gpu:0', minidp.CPUPlace() or "
-                    f"minidp.CUDAPlace(n); got {type(place).__name__}")
+    raise TypeError(
+        f"a place must be a string such as 'cpu' or 'gpu:0', minidp.CPUPlace() or "
+        f"minidp.CUDAPlace(n); got {type(place).__name__}"
+    )

@@ -5,6 +5,7 @@ Every module logs to a child of the ``minidp`` logger (``minidp.distributed``,
 ``MINIDP_LOG_LEVEL`` (``DEBUG``, ``INFO``, ``WARNING``, ...), in which case each line carries the
 rank of the process that wrote it, so the interleaved output of several ranks stays readable.
 """
+
 from __future__ import annotations
 
 import logging
@@ -34,13 +35,13 @@ def configure_from_environment() -> None:
         return
     level = logging.getLevelName(level_name)
     if not isinstance(level, int):
-        raise ValueError(f"{LEVEL_VARIABLE}={level_name!r} is not a logging level; "
-                         "use DEBUG, INFO, WARNING, ERROR or CRITICAL")
+        raise ValueError(
+            f"{LEVEL_VARIABLE}={level_name!r} is not a logging level; use DEBUG, INFO, WARNING, ERROR or CRITICAL"
+        )
     logger = logging.getLogger("minidp")
     logger.setLevel(level)
     if not any(isinstance(f, _RankFilter) for h in logger.handlers for f in h.filters):
         handler = logging.StreamHandler()
         handler.addFilter(_RankFilter())
-        handler.setFormatter(logging.Formatter(
-            "%(asctime)s rank %(rank)s %(name)s %(levelname)s: %(message)s"))
+        handler.setFormatter(logging.Formatter("%(asctime)s rank %(rank)s %(name)s %(levelname)s: %(message)s"))
         logger.addHandler(handler)

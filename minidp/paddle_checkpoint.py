@@ -10,6 +10,7 @@ dtype or array state can crash the interpreter), so arrays, dtypes and scalars a
 checked descriptions instead; the pickled ``numpy.ndarray`` cannot be called. minidp's own
 checkpoints never use pickle (see :mod:`minidp.serialization`).
 """
+
 from __future__ import annotations
 
 import collections
@@ -95,8 +96,12 @@ class _PendingArray:
             raise _Malformed(f"an array state that is not (version, shape, dtype, order, data): {state!r:.80}")
         _, shape, dtype, fortran_order, data = state
         dtype = _checked_dtype(dtype)
-        if not (isinstance(shape, tuple) and all(type(n) is int and n >= 0 for n in shape)
-                and isinstance(fortran_order, bool) and isinstance(data, bytes)):
+        if not (
+            isinstance(shape, tuple)
+            and all(type(n) is int and n >= 0 for n in shape)
+            and isinstance(fortran_order, bool)
+            and isinstance(data, bytes)
+        ):
             raise _Malformed(f"an array state with a bad shape, order or data: {state!r:.80}")
         if len(data) != math.prod(shape) * dtype.itemsize:
             raise _Malformed(f"an array of {dtype}{list(shape)!s:.60} with {len(data)} bytes of data")
@@ -127,9 +132,12 @@ def _latin1_bytes(text: str, encoding: str) -> bytes:
 
 def _allowed_globals() -> dict:
     """``(module, name) -> callable`` for every global a Paddle checkpoint may name."""
-    allowed: dict = {("collections", "OrderedDict"): collections.OrderedDict,
-                     ("numpy", "ndarray"): _NDARRAY, ("numpy", "dtype"): _PendingDtype,
-                     ("_codecs", "encode"): _latin1_bytes}
+    allowed: dict = {
+        ("collections", "OrderedDict"): collections.OrderedDict,
+        ("numpy", "ndarray"): _NDARRAY,
+        ("numpy", "dtype"): _PendingDtype,
+        ("_codecs", "encode"): _latin1_bytes,
+    }
     for builtin in (tuple, list, dict, set, frozenset, int, float, complex, bool, str, _bytes):
         name = builtin.__name__.strip("_")
         allowed[("builtins", name)] = builtin
@@ -296,13 +304,29 @@ def load_paddle_checkpoint(path: str, handle: BinaryIO, return_numpy: bool, keep
             _join_big_arrays(result)
         return _as_paddle_loads(result, return_numpy, keep_name_table)
     except _RefusedGlobal as refused:
-        raise ValueError(f"minidp.load: {path!r} is a pickle that refers to {refused}, which a Paddle "
-                         "checkpoint never needs; it was refused without running it. Only containers, "
-                         "numbers, strings and NumPy arrays are read from pickled checkpoints") from None
+        raise ValueError(
+            f"minidp.load: {path!r} is a pickle that refers to {refused}, which a Paddle "
+            "checkpoint never needs; it was refused without running it. Only containers, "
+            "numbers, strings and NumPy arrays are read from pickled checkpoints"
+        ) from None
     except _Malformed as error:
-        raise ValueError(f"minidp.load: {path!r} is a pickled Paddle checkpoint holding {error}; it is "
-                         "truncated or corrupted, or was crafted") from None
-    except (pickle.UnpicklingError, EOFError, TypeError, ValueError, AttributeError, IndexError,
-            KeyError, OverflowError, MemoryError, RecursionError) as error:
-        raise ValueError(f"minidp.load: {path!r} looks like a pickled Paddle checkpoint but cannot be read "
-                         f"({type(error).__name__}: {error}); it may be truncated or corrupted") from None
+        raise ValueError(
+            f"minidp.load: {path!r} is a pickled Paddle checkpoint holding {error}; it is "
+            "truncated or corrupted, or was crafted"
+        ) from None
+    except (
+        pickle.UnpicklingError,
+        EOFError,
+        TypeError,
+        ValueError,
+        AttributeError,
+        IndexError,
+        KeyError,
+        OverflowError,
+        MemoryError,
+        RecursionError,
+    ) as error:
+        raise ValueError(
+            f"minidp.load: {path!r} looks like a pickled Paddle checkpoint but cannot be read "
+            f"({type(error).__name__}: {error}); it may be truncated or corrupted"
+        ) from None

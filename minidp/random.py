@@ -11,6 +11,7 @@ Initializers, ``randn``/``rand``/``uniform``/..., dropout on the CPU, ``RandomSa
 GPU's generator. A device generator's state is its seed and its offset in cuRAND's Philox
 stream; every draw sets the offset explicitly, so a saved state replays exactly.
 """
+
 from __future__ import annotations
 
 import copy
@@ -23,10 +24,18 @@ import numpy
 from . import backend
 from .framework import place_name
 
-__all__ = ["Generator", "GeneratorState", "seed", "get_rng_state", "set_rng_state", "get_cuda_rng_state",
-           "set_cuda_rng_state", "host_generator"]
+__all__ = [
+    "Generator",
+    "GeneratorState",
+    "seed",
+    "get_rng_state",
+    "set_rng_state",
+    "get_cuda_rng_state",
+    "set_cuda_rng_state",
+    "host_generator",
+]
 
-_SEED_LIMIT = 2 ** 63
+_SEED_LIMIT = 2**63
 
 
 def _os_seed() -> int:
@@ -37,7 +46,7 @@ def _os_seed() -> int:
 def _check_seed(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, numpy.integer)):
         raise TypeError(f"seed: the seed must be an int, got {type(value).__name__}")
-    return int(value) % 2 ** 64
+    return int(value) % 2**64
 
 
 class GeneratorState:
@@ -62,8 +71,10 @@ class Generator:
 
     def __init__(self, device: Any = None) -> None:
         if device is not None and not _is_cpu(_place_string(device)):
-            raise ValueError(f"Generator: only host (CPU) generators can be created, got device {device!r}; "
-                             f"GPU draws use the per-device generators minidp.seed resets")
+            raise ValueError(
+                f"Generator: only host (CPU) generators can be created, got device {device!r}; "
+                f"GPU draws use the per-device generators minidp.seed resets"
+            )
         self.manual_seed(_os_seed())
 
     def manual_seed(self, seed_value: int) -> "Generator":
@@ -79,7 +90,7 @@ class Generator:
 
     def random(self) -> int:
         """A random unsigned 64-bit integer from the stream."""
-        return int(self.numpy.integers(0, 2 ** 64, dtype=numpy.uint64))
+        return int(self.numpy.integers(0, 2**64, dtype=numpy.uint64))
 
     def initial_seed(self) -> int:
         """The seed the current stream started from (drawn from the OS when never seeded)."""
@@ -116,8 +127,10 @@ class _DeviceGenerator:
 
     def set_state(self, state: GeneratorState) -> None:
         if not isinstance(state, GeneratorState) or state.kind != "gpu" or state.value[0] != self.device_id:
-            raise TypeError(f"set_cuda_rng_state: expected the state of GPU {self.device_id} from "
-                            f"get_cuda_rng_state(), got {state!r}")
+            raise TypeError(
+                f"set_cuda_rng_state: expected the state of GPU {self.device_id} from "
+                f"get_cuda_rng_state(), got {state!r}"
+            )
         _, self.seed, self.offset = state.value
 
     def uniform(self, shape: tuple) -> Any:
@@ -150,7 +163,7 @@ def _device_generator(device_id: int) -> _DeviceGenerator:
     generator = _device_generators.get(device_id)
     if generator is None:
         start = _host.initial_seed() + device_id + 1 if _explicitly_seeded else _os_seed()
-        generator = _device_generators[device_id] = _DeviceGenerator(device_id, start % 2 ** 64)
+        generator = _device_generators[device_id] = _DeviceGenerator(device_id, start % 2**64)
     return generator
 
 
@@ -168,7 +181,7 @@ def seed(value: int) -> Generator:
     _host.manual_seed(value)
     _explicitly_seeded = True
     for device_id, generator in _device_generators.items():
-        generator.seed, generator.offset = (_host.initial_seed() + device_id + 1) % 2 ** 64, 0
+        generator.seed, generator.offset = (_host.initial_seed() + device_id + 1) % 2**64, 0
     return _host
 
 

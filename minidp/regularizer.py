@@ -5,6 +5,7 @@ the optimizer's update (after gradient clipping, as in Paddle). It is given eith
 optimizer as ``weight_decay`` (every parameter), or to one parameter through
 ``ParamAttr(regularizer=...)``; the parameter's own regularizer then replaces the optimizer's.
 """
+
 from __future__ import annotations
 
 from typing import Any

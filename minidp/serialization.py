@@ -27,6 +27,7 @@ and Windows), so a crash leaves either the old checkpoint or the new one, never 
 A writer killed mid-save cannot remove its temporary file: the next ``save`` to the same target
 removes those whose writer, a process on the same host, no longer exists.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -64,10 +65,25 @@ _JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 # Arrays are read (and the manifest's depth is measured) this many bytes at a time.
 _CHUNK_BYTES = 16 << 20
 # What zipfile, NumPy's header parser and json raise on malformed input; turned into CheckpointError.
-_MALFORMED = (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError, TypeError, KeyError, IndexError,
-              OverflowError, struct.error, NotImplementedError, RecursionError, UnicodeDecodeError, SyntaxError)
-_CORRUPT = ("the checkpoint is corrupted, truncated or was not written by minidp.save: re-create it or use an "
-            "earlier one")
+_MALFORMED = (
+    zipfile.BadZipFile,
+    zlib.error,
+    OSError,
+    EOFError,
+    ValueError,
+    TypeError,
+    KeyError,
+    IndexError,
+    OverflowError,
+    struct.error,
+    NotImplementedError,
+    RecursionError,
+    UnicodeDecodeError,
+    SyntaxError,
+)
+_CORRUPT = (
+    "the checkpoint is corrupted, truncated or was not written by minidp.save: re-create it or use an earlier one"
+)
 
 
 class CheckpointError(ValueError):
@@ -81,8 +97,10 @@ def _array_name(index: int) -> str:
 def _checked(array: numpy.ndarray, where: str) -> numpy.ndarray:
     """``array`` itself, after refusing object arrays (they could only be stored by pickling)."""
     if array.dtype.hasobject:
-        raise TypeError(f"minidp.save: the array at {where} holds Python objects (dtype object); "
-                        "only numeric, boolean and string arrays can be saved")
+        raise TypeError(
+            f"minidp.save: the array at {where} holds Python objects (dtype object); "
+            "only numeric, boolean and string arrays can be saved"
+        )
     return array
 
 
@@ -127,13 +145,17 @@ def _encode(obj: Any, arrays: list, where: str) -> list:
             if isinstance(key, numpy.generic) and key.dtype.kind in "biuf":
                 key = key.item()  # a NumPy number key comes back as the Python number
             if not (key is None or isinstance(key, (str, int, float, bool))):
-                raise TypeError(f"minidp.save: dict key {key!r} at {where} is a {type(key).__name__}; keys "
-                                "must be strings, numbers, booleans or None")
+                raise TypeError(
+                    f"minidp.save: dict key {key!r} at {where} is a {type(key).__name__}; keys "
+                    "must be strings, numbers, booleans or None"
+                )
             items.append([_encode(key, arrays, where), _encode(value, arrays, f"{where}[{key!r}]")])
         return ["dict", items]
-    raise TypeError(f"minidp.save: cannot save {type(obj).__name__} at {where}; checkpoints hold tensors, "
-                    "NumPy arrays, numbers, strings, booleans, None and dicts/lists/tuples of them "
-                    "(save a layer's or optimizer's state_dict(), not the object)")
+    raise TypeError(
+        f"minidp.save: cannot save {type(obj).__name__} at {where}; checkpoints hold tensors, "
+        "NumPy arrays, numbers, strings, booleans, None and dicts/lists/tuples of them "
+        "(save a layer's or optimizer's state_dict(), not the object)"
+    )
 
 
 class _HashingWriter:
@@ -153,7 +175,7 @@ def _json_depth(text: bytes) -> int:
     codes = numpy.frombuffer(_JSON_STRING.sub(b'""', text), numpy.uint8)
     deepest = level = 0
     for start in range(0, codes.size, _CHUNK_BYTES):
-        part = codes[start:start + _CHUNK_BYTES]
+        part = codes[start : start + _CHUNK_BYTES]
         steps = (part == ord("[")).astype(numpy.int8) + (part == ord("{")) - (part == ord("]")) - (part == ord("}"))
         levels = numpy.cumsum(steps, dtype=numpy.int64) + level
         deepest, level = max(deepest, int(levels.max())), int(levels[-1])
@@ -325,12 +347,18 @@ class _Reader:
             if info.flag_bits & 0x1:
                 raise self.refuse(name, "the entry is encrypted")
             if info.compress_type != zipfile.ZIP_STORED or info.compress_size != info.file_size:
-                raise self.refuse(name, f"the entry is compressed (method {info.compress_type}); minidp stores entries "
-                                        "uncompressed so that their sizes can be checked before anything is read")
+                raise self.refuse(
+                    name,
+                    f"the entry is compressed (method {info.compress_type}); minidp stores entries "
+                    "uncompressed so that their sizes can be checked before anything is read",
+                )
             claimed += info.file_size
             if claimed > available:
-                raise self.refuse(name, f"the entries up to this one claim {claimed} bytes, more than the file's "
-                                        f"{available} (entries overlap)")
+                raise self.refuse(
+                    name,
+                    f"the entries up to this one claim {claimed} bytes, more than the file's "
+                    f"{available} (entries overlap)",
+                )
             members[name] = info
         return members
 
@@ -338,11 +366,15 @@ class _Reader:
         """The checked manifest's tree; sets the digests and the number of array entries."""
         info = self.members.get(_META)
         if info is None:
-            raise self.refuse(_META, "the entry is missing, so this archive is not a minidp checkpoint",
-                              advice="was it written by another program?")
+            raise self.refuse(
+                _META,
+                "the entry is missing, so this archive is not a minidp checkpoint",
+                advice="was it written by another program?",
+            )
         if info.file_size > MAX_MANIFEST_BYTES:
-            raise self.refuse(_META, f"the manifest has {info.file_size} bytes, more than the "
-                                     f"{MAX_MANIFEST_BYTES} allowed")
+            raise self.refuse(
+                _META, f"the manifest has {info.file_size} bytes, more than the {MAX_MANIFEST_BYTES} allowed"
+            )
         with self.reading(_META):
             text = self.archive.read(info)
             problem = _manifest_problem(text)
@@ -350,18 +382,26 @@ class _Reader:
                 raise self.refuse(_META, problem)
             meta = json.loads(text.decode("utf-8"))
         if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-            raise self.refuse(_META, "the format marker is missing, so this is not a minidp checkpoint",
-                              advice="was it written by another program?")
+            raise self.refuse(
+                _META,
+                "the format marker is missing, so this is not a minidp checkpoint",
+                advice="was it written by another program?",
+            )
         version = meta.get("version")
         if version not in _READABLE_VERSIONS:
-            raise self.refuse(_META, f"checkpoint format version {version!r:.20} is not one this minidp reads "
-                                     f"(versions {', '.join(map(str, _READABLE_VERSIONS))})",
-                              advice="load it with the minidp version that wrote it")
+            raise self.refuse(
+                _META,
+                f"checkpoint format version {version!r:.20} is not one this minidp reads "
+                f"(versions {', '.join(map(str, _READABLE_VERSIONS))})",
+                advice="load it with the minidp version that wrote it",
+            )
         self.count = len(self.members) - 1
         if version >= 2:
             self.digests = meta.get("sha256")
-            if not (isinstance(self.digests, list)
-                    and all(isinstance(d, str) and _SHA256_HEX.fullmatch(d) for d in self.digests)):
+            if not (
+                isinstance(self.digests, list)
+                and all(isinstance(d, str) and _SHA256_HEX.fullmatch(d) for d in self.digests)
+            ):
                 raise self.refuse(_META, "the manifest's sha256 list is missing or malformed")
             self.count = len(self.digests)
         expected = {_META, *(_array_name(index) for index in range(self.count))}
@@ -384,16 +424,21 @@ class _Reader:
             version = numpy.lib.format.read_magic(entry)
             if version not in ((1, 0), (2, 0)):
                 raise self.refuse(name, f"NPY format version {version} (minidp writes 1.0 and 2.0)", where)
-            read_header = numpy.lib.format.read_array_header_1_0 if version == (1, 0) \
-                else numpy.lib.format.read_array_header_2_0
+            read_header = (
+                numpy.lib.format.read_array_header_1_0 if version == (1, 0) else numpy.lib.format.read_array_header_2_0
+            )
             shape, fortran_order, dtype = read_header(entry)
             if dtype.hasobject:
                 raise self.refuse(name, f"dtype {dtype} holds Python objects, which are never unpickled", where)
             count = math.prod(shape)
             size, held = count * dtype.itemsize, info.file_size - entry.count
             if size != held:
-                raise self.refuse(name, f"the header declares {dtype}{list(shape)!s:.60} ({size} bytes) but the entry "
-                                        f"holds {held} bytes of data", where)
+                raise self.refuse(
+                    name,
+                    f"the header declares {dtype}{list(shape)!s:.60} ({size} bytes) but the entry "
+                    f"holds {held} bytes of data",
+                    where,
+                )
             array = numpy.empty(count, dtype)
             data = array.view(numpy.uint8) if size else array
             filled = 0
@@ -401,7 +446,7 @@ class _Reader:
                 chunk = entry.read(min(_CHUNK_BYTES, size - filled))
                 if not chunk:
                     raise self.refuse(name, f"the data ends after {filled} of {size} bytes", where)
-                data[filled:filled + len(chunk)] = numpy.frombuffer(chunk, numpy.uint8)
+                data[filled : filled + len(chunk)] = numpy.frombuffer(chunk, numpy.uint8)
                 filled += len(chunk)
         if self.digests is not None and entry.digest.hexdigest() != self.digests[index]:
             raise self.refuse(name, "the entry's SHA-256 differs from the manifest's (altered or swapped)", where)
@@ -496,7 +541,9 @@ def load(path: Any, return_numpy: bool = False, keep_name_table: bool = False) -
     try:
         archive = zipfile.ZipFile(path)
     except _MALFORMED as error:
-        raise CheckpointError(f"minidp.load: {path!r} is not a minidp checkpoint, or it is truncated (its archive "
-                              f"directory cannot be read: {type(error).__name__}: {error})") from None
+        raise CheckpointError(
+            f"minidp.load: {path!r} is not a minidp checkpoint, or it is truncated (its archive "
+            f"directory cannot be read: {type(error).__name__}: {error})"
+        ) from None
     with archive:
         return _Reader(archive, path, return_numpy).tree()

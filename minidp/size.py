@@ -5,6 +5,7 @@ Paddle 3 adds: it equals a tuple of the same sizes (``x.shape == (2, 3)``), slic
 concatenating give a Size again, and ``numel()`` is the number of elements. Printed in an
 f-string it reads like the plain list, so messages that quote a shape stay short.
 """
+
 from __future__ import annotations
 
 import math

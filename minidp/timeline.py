@@ -12,6 +12,7 @@ thread that ran them, so the process group's communication thread gets a track o
 Event sites read the module attribute :data:`recorder` and do nothing else when it is None, so
 a run without a timeline pays one attribute check per site.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -53,15 +54,31 @@ class Recorder:
     def span(self, name: str, category: str, started: int, args: Optional[dict] = None) -> None:
         """Record the interval from ``started`` (a :meth:`now` reading) to now on this thread."""
         ended = time.time_ns()
-        self.events.append({"name": name, "cat": category, "ph": "X", "ts": started / 1e3,
-                            "dur": (ended - started) / 1e3, "tid": self._track(),
-                            "args": args or {}})
+        self.events.append(
+            {
+                "name": name,
+                "cat": category,
+                "ph": "X",
+                "ts": started / 1e3,
+                "dur": (ended - started) / 1e3,
+                "tid": self._track(),
+                "args": args or {},
+            }
+        )
 
     def instant(self, name: str, category: str, args: Optional[dict] = None) -> None:
         """Record the present moment on this thread."""
-        self.events.append({"name": name, "cat": category, "ph": "i", "s": "t",
-                            "ts": time.time_ns() / 1e3, "tid": self._track(),
-                            "args": args or {}})
+        self.events.append(
+            {
+                "name": name,
+                "cat": category,
+                "ph": "i",
+                "s": "t",
+                "ts": time.time_ns() / 1e3,
+                "tid": self._track(),
+                "args": args or {},
+            }
+        )
 
     def batches(self, iterator: Iterator[Any]) -> Iterator[Any]:
         """``iterator``'s items, with the time spent waiting for each recorded as "next batch"."""
@@ -76,10 +93,11 @@ class Recorder:
 
     def trace(self, rank: int) -> Dict[str, Any]:
         """The Chrome-trace document of the events so far, as process ``rank``."""
-        names = [{"name": "process_name", "ph": "M", "pid": rank, "tid": 0,
-                  "args": {"name": f"rank {rank}"}}]
-        names += [{"name": "thread_name", "ph": "M", "pid": rank, "tid": tid,
-                   "args": {"name": name}} for tid, name in self._thread_names.items()]
+        names = [{"name": "process_name", "ph": "M", "pid": rank, "tid": 0, "args": {"name": f"rank {rank}"}}]
+        names += [
+            {"name": "thread_name", "ph": "M", "pid": rank, "tid": tid, "args": {"name": name}}
+            for tid, name in self._thread_names.items()
+        ]
         return {"traceEvents": names + [dict(event, pid=rank) for event in self.events]}
 
     def write(self) -> Optional[str]:

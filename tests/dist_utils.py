@@ -11,6 +11,7 @@ every process is killed and ``WorkerFailure`` reports the rank and its traceback
 ``run_workers_outcomes`` returns every rank's :class:`Outcome` instead of raising (for tests in
 which a rank is meant to die). In every case no process outlives the call.
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -87,9 +88,14 @@ def _kill_tree(pid: int) -> None:
         pass
 
 
-def run_workers_outcomes(target: Callable, nprocs: int, args: Sequence[Any] = (),
-                         timeout: float = 60.0, env: Optional[Dict[str, str]] = None,
-                         stop_on_failure: bool = False) -> List[Outcome]:
+def run_workers_outcomes(
+    target: Callable,
+    nprocs: int,
+    args: Sequence[Any] = (),
+    timeout: float = 60.0,
+    env: Optional[Dict[str, str]] = None,
+    stop_on_failure: bool = False,
+) -> List[Outcome]:
     """Run ``target(*args)`` on ``nprocs`` processes; return every rank's outcome.
 
     ``target`` must be importable by name (a module-level function). A rank that has not
@@ -103,9 +109,12 @@ def run_workers_outcomes(target: Callable, nprocs: int, args: Sequence[Any] = ()
     try:
         for rank in range(nprocs):
             reader, writer = _CONTEXT.Pipe(duplex=False)
-            process = _CONTEXT.Process(target=_worker_main, name=f"minidp-test-rank{rank}",
-                                       args=(writer, environments[rank], target, tuple(args)),
-                                       daemon=True)
+            process = _CONTEXT.Process(
+                target=_worker_main,
+                name=f"minidp-test-rank{rank}",
+                args=(writer, environments[rank], target, tuple(args)),
+                daemon=True,
+            )
             process.start()
             writer.close()
             processes.append(process)
@@ -124,14 +133,18 @@ def run_workers_outcomes(target: Callable, nprocs: int, args: Sequence[Any] = ()
                     status, payload = reader.recv()
                 except EOFError:
                     processes[rank].join(5)
-                    outcomes[rank] = Outcome(rank, False, error="exited without a result",
-                                             exitcode=processes[rank].exitcode)
+                    outcomes[rank] = Outcome(
+                        rank, False, error="exited without a result", exitcode=processes[rank].exitcode
+                    )
                     continue
                 processes[rank].join(5)
-                outcomes[rank] = Outcome(rank, status == "ok",
-                                         payload if status == "ok" else None,
-                                         payload if status != "ok" else "",
-                                         processes[rank].exitcode)
+                outcomes[rank] = Outcome(
+                    rank,
+                    status == "ok",
+                    payload if status == "ok" else None,
+                    payload if status != "ok" else "",
+                    processes[rank].exitcode,
+                )
             if stop_on_failure and any(not o.ok for o in outcomes.values()):
                 break
     finally:
@@ -144,13 +157,15 @@ def run_workers_outcomes(target: Callable, nprocs: int, args: Sequence[Any] = ()
         plan.release()
     for rank in range(nprocs):
         if rank not in outcomes:
-            outcomes[rank] = Outcome(rank, False, error="timed out or stopped after another "
-                                     "rank failed", exitcode=processes[rank].exitcode)
+            outcomes[rank] = Outcome(
+                rank, False, error="timed out or stopped after another rank failed", exitcode=processes[rank].exitcode
+            )
     return [outcomes[rank] for rank in range(nprocs)]
 
 
-def run_workers(target: Callable, nprocs: int, args: Sequence[Any] = (), timeout: float = 60.0,
-                env: Optional[Dict[str, str]] = None) -> List[Any]:
+def run_workers(
+    target: Callable, nprocs: int, args: Sequence[Any] = (), timeout: float = 60.0, env: Optional[Dict[str, str]] = None
+) -> List[Any]:
     """Run ``target(*args)`` on ``nprocs`` processes; return the results in rank order.
 
     Raises :class:`WorkerFailure` naming the first failing rank (its traceback included).
@@ -160,6 +175,5 @@ def run_workers(target: Callable, nprocs: int, args: Sequence[Any] = (), timeout
     if failed:
         real = [o for o in failed if o.error.startswith("Traceback")] or failed
         first = real[0]
-        raise WorkerFailure(f"rank {first.rank} of {nprocs} failed (exit code {first.exitcode}):"
-                            f"\n{first.error}")
+        raise WorkerFailure(f"rank {first.rank} of {nprocs} failed (exit code {first.exitcode}):\n{first.error}")
     return [o.value for o in outcomes]

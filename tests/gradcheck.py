@@ -1,5 +1,6 @@
 """Finite-difference gradient checking in float64, shared by the op, layer and loss tests, and
 the test data those tests feed it."""
+
 from __future__ import annotations
 
 import math
@@ -46,8 +47,13 @@ def numeric_grad(fn: Callable[[], minidp.Tensor], tensor: minidp.Tensor, eps: fl
     return grad
 
 
-def check_grad(fn: Callable[..., minidp.Tensor], *arrays: np.ndarray, rtol: float = 1e-5,
-               atol: float = 1e-6, wrt: Sequence[int] = None) -> None:
+def check_grad(
+    fn: Callable[..., minidp.Tensor],
+    *arrays: np.ndarray,
+    rtol: float = 1e-5,
+    atol: float = 1e-6,
+    wrt: Sequence[int] = None,
+) -> None:
     """Assert that autograd's gradient of sum(fn(*tensors) * w) matches finite differences.
 
     A fixed random weighting ``w`` makes every output element matter with a distinct factor, so
@@ -69,5 +75,10 @@ def check_grad(fn: Callable[..., minidp.Tensor], *arrays: np.ndarray, rtol: floa
         with minidp.no_grad():
             expected = numeric_grad(weighted, t)
         assert t.grad is not None, f"input {i} got no gradient"
-        np.testing.assert_allclose(t.grad.numpy(), expected, rtol=rtol, atol=atol,
-                                   err_msg=f"gradient of input {i} differs from finite differences")
+        np.testing.assert_allclose(
+            t.grad.numpy(),
+            expected,
+            rtol=rtol,
+            atol=atol,
+            err_msg=f"gradient of input {i} differs from finite differences",
+        )

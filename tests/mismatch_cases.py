@@ -5,6 +5,7 @@ naming both ranks' operations (the fingerprints of ``backends/base.py``).
 process group over all ranks (a mismatch leaves a group broken). Rank 0 issues one operation and
 the other ranks another; the report maps each case to (error message or "no error", seconds).
 """
+
 from __future__ import annotations
 
 import time
@@ -31,8 +32,7 @@ def _dtypes_differ(group: Any) -> None:
 
 
 def _reduce_ops_differ(group: Any) -> None:
-    group.all_reduce(np.ones(4), ReduceOp.MAX if group.rank == 0 else ReduceOp.SUM, sync_op=False
-                     ).wait()
+    group.all_reduce(np.ones(4), ReduceOp.MAX if group.rank == 0 else ReduceOp.SUM, sync_op=False).wait()
 
 
 def _roots_differ(group: Any) -> None:
@@ -54,19 +54,13 @@ def _send_and_recv_differ(group: Any) -> None:
 
 CASES: Dict[str, Tuple[Callable[[Any], None], str, str]] = {
     # case: (what every rank runs, rank 0's operation, the others' operation)
-    "barrier vs all_reduce": (_barrier_vs_all_reduce, "barrier (#1)",
-                              "all_reduce SUM float32[1000] (#1)"),
-    "counts": (_counts_differ, "all_reduce SUM float32[10] (#1)",
-               "all_reduce SUM float32[20] (#1)"),
+    "barrier vs all_reduce": (_barrier_vs_all_reduce, "barrier (#1)", "all_reduce SUM float32[1000] (#1)"),
+    "counts": (_counts_differ, "all_reduce SUM float32[10] (#1)", "all_reduce SUM float32[20] (#1)"),
     "dtypes": (_dtypes_differ, "all_reduce SUM float32[8] (#1)", "all_reduce SUM int32[8] (#1)"),
-    "reduce ops": (_reduce_ops_differ, "all_reduce MAX float64[4] (#1)",
-                   "all_reduce SUM float64[4] (#1)"),
-    "roots": (_roots_differ, "broadcast float64[3] from rank 0 (#1)",
-              "broadcast float64[3] from rank 1 (#1)"),
-    "one ahead": (_one_rank_is_a_collective_ahead, "all_reduce SUM float64[2] (#1)",
-                  "all_reduce SUM float64[5] (#1)"),
-    "send vs recv": (_send_and_recv_differ, "send float32[3] to rank 1 (#1)",
-                     "recv float32[4] from rank 0 (#1)"),
+    "reduce ops": (_reduce_ops_differ, "all_reduce MAX float64[4] (#1)", "all_reduce SUM float64[4] (#1)"),
+    "roots": (_roots_differ, "broadcast float64[3] from rank 0 (#1)", "broadcast float64[3] from rank 1 (#1)"),
+    "one ahead": (_one_rank_is_a_collective_ahead, "all_reduce SUM float64[2] (#1)", "all_reduce SUM float64[5] (#1)"),
+    "send vs recv": (_send_and_recv_differ, "send float32[3] to rank 1 (#1)", "recv float32[4] from rank 0 (#1)"),
 }
 
 
@@ -95,8 +89,7 @@ def check_mismatch_reports(reports: Any) -> None:
                 continue
             mine = first if rank == 0 else other
             assert "the ranks issued different operations" in message, (rank, name, message)
-            assert f"at rank {rank}:" in message and f"called {mine}" in message, \
-                (rank, name, message)
+            assert f"at rank {rank}:" in message and f"called {mine}" in message, (rank, name, message)
             assert f"rank 0 called {first} while rank " in message, (rank, name, message)
             assert f"called {other}" in message, (rank, name, message)
             assert seconds < 5, (rank, name, seconds)

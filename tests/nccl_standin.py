@@ -21,6 +21,7 @@ as a sticky CUDA error (an illegal address in a kernel) does.
 Every call the backend makes on these objects is appended to the runtime's ``calls`` list, in
 order, so tests can check how operations were ordered.
 """
+
 from __future__ import annotations
 
 import collections
@@ -40,13 +41,14 @@ import ml_dtypes
 
 from minidp.backend import is_floating
 from minidp.distributed.backends.base import divide_by_size
-from minidp.distributed.backends.nccl import (NCCL_AVG, NCCL_DATATYPES, NCCL_MAX, NCCL_MIN,
-                                              NCCL_PROD, NCCL_SUM)
+from minidp.distributed.backends.nccl import NCCL_AVG, NCCL_DATATYPES, NCCL_MAX, NCCL_MIN, NCCL_PROD, NCCL_SUM
 
-_DTYPE_OF = {code: numpy.dtype(ml_dtypes.bfloat16 if name == "bfloat16" else name)
-             for name, code in NCCL_DATATYPES.items() if name != "bool"}
-_REDUCE = {NCCL_SUM: numpy.add, NCCL_PROD: numpy.multiply, NCCL_MAX: numpy.maximum,
-           NCCL_MIN: numpy.minimum}
+_DTYPE_OF = {
+    code: numpy.dtype(ml_dtypes.bfloat16 if name == "bfloat16" else name)
+    for name, code in NCCL_DATATYPES.items()
+    if name != "bool"
+}
+_REDUCE = {NCCL_SUM: numpy.add, NCCL_PROD: numpy.multiply, NCCL_MAX: numpy.maximum, NCCL_MIN: numpy.minimum}
 _pointers = itertools.count(0x7000)
 _streams: Dict[int, "Stream"] = {}
 
@@ -89,7 +91,6 @@ class Event:
     def record(self, stream: "Stream") -> None:
         self._calls.append(("record", self.name, stream.name))
         stream.enqueue(self.fired.set)
-
 
 
 class Stream:
@@ -167,8 +168,7 @@ class Clique:
         self._rounds: Dict[int, Dict[int, Tuple[tuple, Any]]] = {}
         self._reads: Dict[int, int] = {}
         self._next_round = [0] * size
-        self._sends: Dict[Tuple[int, int], Deque[_PostedSend]] = collections.defaultdict(
-            collections.deque)
+        self._sends: Dict[Tuple[int, int], Deque[_PostedSend]] = collections.defaultdict(collections.deque)
 
     def _wait_until(self, ready: Callable[[], bool], aborted: Callable[[], bool]) -> None:
         """Wait (holding ``_changed``) until ``ready()``; raise once ``aborted()``."""
@@ -177,8 +177,7 @@ class Clique:
                 raise StandinNcclError("the communicator was aborted")
             self._changed.wait(0.01)
 
-    def exchange(self, rank: int, signature: tuple, payload: Any,
-                 aborted: Callable[[], bool]) -> List[Any]:
+    def exchange(self, rank: int, signature: tuple, payload: Any, aborted: Callable[[], bool]) -> List[Any]:
         """Every rank's ``payload``, once all have called with the same ``signature``."""
         with self._changed:
             number = self._next_round[rank]
@@ -196,8 +195,7 @@ class Clique:
             if self._reads[number] == self.size:
                 del self._rounds[number], self._reads[number]
         if any(other != signature for other, _ in everyone):
-            raise StandinNcclError(f"ranks issued different collectives: "
-                                   f"{[other for other, _ in everyone]}")
+            raise StandinNcclError(f"ranks issued different collectives: {[other for other, _ in everyone]}")
         return [data for _, data in everyone]
 
     def leave(self, rank: int) -> None:
@@ -282,8 +280,7 @@ class Communicator:
     ``overlaps`` names the calls that did.
     """
 
-    def __init__(self, world: World, size: int, unique_id: bytes, rank: int,
-                 calls: List[tuple]) -> None:
+    def __init__(self, world: World, size: int, unique_id: bytes, rank: int, calls: List[tuple]) -> None:
         assert isinstance(unique_id, bytes) and len(unique_id) == 128
         self.unique_id = unique_id
         self.clique = world.clique(unique_id, size)
@@ -331,12 +328,10 @@ class Communicator:
         return total
 
     @_exclusive
-    def allReduce(self, sendbuf: int, recvbuf: int, count: int, datatype: int, op: int,
-                  stream: int) -> None:
+    def allReduce(self, sendbuf: int, recvbuf: int, count: int, datatype: int, op: int, stream: int) -> None:
         def work() -> None:
             mine = memory(sendbuf, count, datatype).copy()
-            everyone = self.clique.exchange(self.rank, ("allReduce", count, datatype, op), mine,
-                                            self._aborted)
+            everyone = self.clique.exchange(self.rank, ("allReduce", count, datatype, op), mine, self._aborted)
             memory(recvbuf, count, datatype)[:] = self._reduce(everyone, op)
 
         self._queue("allReduce", stream, work, op)
@@ -345,42 +340,34 @@ class Communicator:
     def bcast(self, buff: int, count: int, datatype: int, root: int, stream: int) -> None:
         def work() -> None:
             mine = memory(buff, count, datatype).copy()
-            everyone = self.clique.exchange(self.rank, ("bcast", count, datatype, root), mine,
-                                            self._aborted)
+            everyone = self.clique.exchange(self.rank, ("bcast", count, datatype, root), mine, self._aborted)
             memory(buff, count, datatype)[:] = everyone[root]
 
         self._queue("bcast", stream, work)
 
     @_exclusive
-    def allGather(self, sendbuf: int, recvbuf: int, count: int, datatype: int,
-                  stream: int) -> None:
+    def allGather(self, sendbuf: int, recvbuf: int, count: int, datatype: int, stream: int) -> None:
         def work() -> None:
             mine = memory(sendbuf, count, datatype).copy()
-            everyone = self.clique.exchange(self.rank, ("allGather", count, datatype), mine,
-                                            self._aborted)
+            everyone = self.clique.exchange(self.rank, ("allGather", count, datatype), mine, self._aborted)
             memory(recvbuf, count * self.clique.size, datatype)[:] = numpy.concatenate(everyone)
 
         self._queue("allGather", stream, work)
 
     @_exclusive
-    def reduceScatter(self, sendbuf: int, recvbuf: int, recvcount: int, datatype: int, op: int,
-                      stream: int) -> None:
+    def reduceScatter(self, sendbuf: int, recvbuf: int, recvcount: int, datatype: int, op: int, stream: int) -> None:
         def work() -> None:
             mine = memory(sendbuf, recvcount * self.clique.size, datatype).copy()
-            everyone = self.clique.exchange(self.rank,
-                                            ("reduceScatter", recvcount, datatype, op), mine,
-                                            self._aborted)
+            everyone = self.clique.exchange(self.rank, ("reduceScatter", recvcount, datatype, op), mine, self._aborted)
             block = slice(self.rank * recvcount, (self.rank + 1) * recvcount)
-            memory(recvbuf, recvcount, datatype)[:] = self._reduce([a[block] for a in everyone],
-                                                                   op)
+            memory(recvbuf, recvcount, datatype)[:] = self._reduce([a[block] for a in everyone], op)
 
         self._queue("reduceScatter", stream, work, op)
 
     @_exclusive
     def send(self, sendbuf: int, count: int, datatype: int, peer: int, stream: int) -> None:
         def work() -> None:
-            self.clique.send(self.rank, peer, memory(sendbuf, count, datatype).copy(),
-                             self._aborted)
+            self.clique.send(self.rank, peer, memory(sendbuf, count, datatype).copy(), self._aborted)
 
         self._queue("send", stream, work)
 

@@ -12,6 +12,7 @@ runs one script that way (the translated copy is written to a temporary director
 that starts itself again, or is started by the launcher, runs translated too); the scripts of
 ``LAUNCHED`` run under minidp's launcher.
 """
+
 from __future__ import annotations
 
 import json
@@ -44,8 +45,10 @@ def to_minidp(source: str) -> str:
         elif _FROM.match(line):
             line = _FROM.sub(r"\1from minidp\2 import \3", line)
         elif re.match(r"^\s*(import|from)\s+paddle\b", line):
-            raise ValueError(f"line {number}: cannot translate {line.strip()!r}; write 'import paddle', "
-                             f"'import paddle.X as Y' or 'from paddle.X import Y'")
+            raise ValueError(
+                f"line {number}: cannot translate {line.strip()!r}; write 'import paddle', "
+                f"'import paddle.X as Y' or 'from paddle.X import Y'"
+            )
         lines.append(line)
     return "\n".join(lines) + "\n"
 
@@ -80,15 +83,23 @@ def launcher_command(nprocs: int) -> List[str]:
     return [sys.executable, "-m", "minidp.distributed.launch", "--nproc_per_node", str(nprocs)]
 
 
-def run_translated(script: str, args: Sequence[str] = (), nprocs: int = 0, timeout: float = 120,
-                   workdir: Path | None = None) -> subprocess.CompletedProcess:
+def run_translated(
+    script: str, args: Sequence[str] = (), nprocs: int = 0, timeout: float = 120, workdir: Path | None = None
+) -> subprocess.CompletedProcess:
     """Run ``SCRIPTS/script`` translated to minidp (under the launcher with ``nprocs`` ranks
     when ``nprocs`` is positive) and return the finished process, output captured."""
     workdir = translate_all(Path(workdir or tempfile.mkdtemp(prefix="paddle_scripts_")))
     command = (launcher_command(nprocs) if nprocs else [sys.executable]) + [str(workdir / script), *args]
     # its own session, so that a timeout ends the launcher's ranks and any child the script started
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env=minidp_env(), cwd=workdir, start_new_session=True)
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=minidp_env(),
+        cwd=workdir,
+        start_new_session=True,
+    )
     try:
         stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:

@@ -6,6 +6,7 @@ in every dtype -- bfloat16 and float16 included -- and is compared bit for bit w
 reference: AVG divides exactly for floating types and truncates toward zero for integers (Paddle's
 and NCCL's ``ncclAvg``). bfloat16 is also broadcast and gathered, to show it moves at all.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, List
@@ -40,14 +41,18 @@ def reference(size: int, name: str, op: ReduceOp, count: int = COUNT) -> np.ndar
     stacked = np.stack([contribution(r, name, op, count).astype(np.float64) for r in range(size)])
     if op == ReduceOp.AVG:
         total = stacked.sum(0)
-        return total / size if name.startswith("float") or name == "bfloat16" else \
-            np.trunc(total / size)
-    return {ReduceOp.SUM: stacked.sum(0), ReduceOp.MAX: stacked.max(0),
-            ReduceOp.MIN: stacked.min(0), ReduceOp.PROD: stacked.prod(0)}[op]
+        return total / size if name.startswith("float") or name == "bfloat16" else np.trunc(total / size)
+    return {
+        ReduceOp.SUM: stacked.sum(0),
+        ReduceOp.MAX: stacked.max(0),
+        ReduceOp.MIN: stacked.min(0),
+        ReduceOp.PROD: stacked.prod(0),
+    }[op]
 
 
-def check_every_op_and_dtype(group: Any, to_device: Callable[[np.ndarray], Any] = np.asarray,
-                             to_host: Callable[[Any], np.ndarray] = np.asarray) -> List[str]:
+def check_every_op_and_dtype(
+    group: Any, to_device: Callable[[np.ndarray], Any] = np.asarray, to_host: Callable[[Any], np.ndarray] = np.asarray
+) -> List[str]:
     """Run all_reduce and reduce_scatter with every op on every dtype; the mismatches found.
 
     ``to_device`` makes the group's arrays from NumPy ones and ``to_host`` reads them back
@@ -67,7 +72,7 @@ def check_every_op_and_dtype(group: Any, to_device: Callable[[np.ndarray], Any] 
             out = to_device(np.zeros(block, dtype_of(name)))
             group.reduce_scatter(out, to_device(contribution(rank, name, op, block * size)), op)
             got = to_host(out)
-            want = reference(size, name, op, block * size)[rank * block:(rank + 1) * block]
+            want = reference(size, name, op, block * size)[rank * block : (rank + 1) * block]
             if not np.array_equal(got.astype(np.float64), want):
                 failures.append(f"reduce_scatter {op.name} {name}: got {got} want {want}")
     bf16 = dtype_of("bfloat16")

@@ -1,4 +1,5 @@
 """A raw socket to a TCPStore that has passed the job-secret handshake, for wire-level tests."""
+
 import socket
 
 from minidp.distributed import auth

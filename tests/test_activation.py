@@ -1,6 +1,7 @@
 """Activations (``nn/functional/activation.py``) and their layers (``nn/layers/activation.py``):
 values against NumPy formulas, float64 gradients against finite differences, float32 gradients
 staying float32. One line per op."""
+
 import numpy as np
 import pytest
 
@@ -38,25 +39,29 @@ ACTIVATIONS = [  # function, NumPy reference
     (lambda x: F.elu(x, 0.5), lambda v: np.where(v > 0, v, 0.5 * np.expm1(v))),
     (F.selu, lambda v: SELU_SCALE * np.where(v > 0, v, SELU_ALPHA * np.expm1(v))),
     (lambda x: F.celu(x, 2.0), lambda v: np.where(v > 0, v, 2.0 * np.expm1(v / 2.0))),
-    (F.silu, lambda v: v * sigmoid(v)), (F.swish, lambda v: v * sigmoid(v)),
+    (F.silu, lambda v: v * sigmoid(v)),
+    (F.swish, lambda v: v * sigmoid(v)),
     (F.mish, lambda v: v * np.tanh(softplus(v))),
-    (F.softplus, softplus), (lambda x: F.softplus(x, beta=2, threshold=3),
-                             lambda v: np.where(2 * v > 3, v, softplus(2 * v) / 2)),
+    (F.softplus, softplus),
+    (lambda x: F.softplus(x, beta=2, threshold=3), lambda v: np.where(2 * v > 3, v, softplus(2 * v) / 2)),
     (F.softsign, lambda v: v / (1 + np.abs(v))),
     (F.softshrink, lambda v: np.where(v > 0.5, v - 0.5, np.where(v < -0.5, v + 0.5, 0))),
     (F.hardshrink, lambda v: np.where(np.abs(v) > 0.5, v, 0)),
     (F.tanhshrink, lambda v: v - np.tanh(v)),
     (F.hardsigmoid, lambda v: np.clip(v * 0.1666667 + 0.5, 0, 1)),
     (F.hardswish, lambda v: v * np.clip(v + 3, 0, 6) / 6),
-    (F.hardtanh, lambda v: np.clip(v, -1, 1)), (lambda x: F.hardtanh(x, -0.5, 3.0), lambda v: np.clip(v, -0.5, 3.0)),
+    (F.hardtanh, lambda v: np.clip(v, -1, 1)),
+    (lambda x: F.hardtanh(x, -0.5, 3.0), lambda v: np.clip(v, -0.5, 3.0)),
     (F.log_sigmoid, lambda v: np.log(sigmoid(v))),
     (F.thresholded_relu, lambda v: np.where(v > 1.0, v, 0.0)),
     (lambda x: F.thresholded_relu(x, 0.5, -1.0), lambda v: np.where(v > 0.5, v, -1.0)),
     (lambda x: F.rrelu(x, 0.1, 0.3, training=False), lambda v: np.where(v > 0, v, 0.2 * v)),
     (lambda x: F.prelu(x, minidp.to_tensor([0.25], x.dtype)), lambda v: np.where(v > 0, v, 0.25 * v)),
     (lambda x: F.prelu(x, minidp.to_tensor(SLOPES, x.dtype)), lambda v: np.where(v > 0, v, SLOPES[:, None] * v)),
-    (lambda x: F.prelu(x, minidp.to_tensor(SLOPES[:4], x.dtype), data_format="NLC"),
-     lambda v: np.where(v > 0, v, SLOPES[:4] * v)),
+    (
+        lambda x: F.prelu(x, minidp.to_tensor(SLOPES[:4], x.dtype), data_format="NLC"),
+        lambda v: np.where(v > 0, v, SLOPES[:4] * v),
+    ),
     (lambda x: F.glu(x, axis=1), lambda v: v[:, :3] * sigmoid(v[:, 3:])),
     (lambda x: F.maxout(x, groups=3, axis=1), lambda v: v.reshape(2, 2, 3, 4).max(axis=2)),
     (F.log_softmax, lambda v: v - np.log(np.exp(v).sum(-1, keepdims=True))),
@@ -112,17 +117,26 @@ def test_bad_arguments_are_named():
 
 
 LAYERS = [  # layer, equivalent function call
-    (minidp.nn.ReLU6(), F.relu6), (minidp.nn.LeakyReLU(0.2), lambda x: F.leaky_relu(x, 0.2)),
-    (minidp.nn.ELU(0.5), lambda x: F.elu(x, 0.5)), (minidp.nn.SELU(), F.selu), (minidp.nn.CELU(2.0),
-                                                                                lambda x: F.celu(x, 2.0)),
-    (minidp.nn.Silu(), F.silu), (minidp.nn.Swish(), F.swish), (minidp.nn.Mish(), F.mish),
-    (minidp.nn.Softplus(2, 3), lambda x: F.softplus(x, 2, 3)), (minidp.nn.Softsign(), F.softsign),
+    (minidp.nn.ReLU6(), F.relu6),
+    (minidp.nn.LeakyReLU(0.2), lambda x: F.leaky_relu(x, 0.2)),
+    (minidp.nn.ELU(0.5), lambda x: F.elu(x, 0.5)),
+    (minidp.nn.SELU(), F.selu),
+    (minidp.nn.CELU(2.0), lambda x: F.celu(x, 2.0)),
+    (minidp.nn.Silu(), F.silu),
+    (minidp.nn.Swish(), F.swish),
+    (minidp.nn.Mish(), F.mish),
+    (minidp.nn.Softplus(2, 3), lambda x: F.softplus(x, 2, 3)),
+    (minidp.nn.Softsign(), F.softsign),
     (minidp.nn.Softshrink(0.3), lambda x: F.softshrink(x, 0.3)),
-    (minidp.nn.Hardshrink(0.3), lambda x: F.hardshrink(x, 0.3)), (minidp.nn.Tanhshrink(), F.tanhshrink),
-    (minidp.nn.Hardsigmoid(), F.hardsigmoid), (minidp.nn.Hardswish(), F.hardswish),
-    (minidp.nn.Hardtanh(-2.0, 2.0), lambda x: F.hardtanh(x, -2.0, 2.0)), (minidp.nn.LogSigmoid(), F.log_sigmoid),
+    (minidp.nn.Hardshrink(0.3), lambda x: F.hardshrink(x, 0.3)),
+    (minidp.nn.Tanhshrink(), F.tanhshrink),
+    (minidp.nn.Hardsigmoid(), F.hardsigmoid),
+    (minidp.nn.Hardswish(), F.hardswish),
+    (minidp.nn.Hardtanh(-2.0, 2.0), lambda x: F.hardtanh(x, -2.0, 2.0)),
+    (minidp.nn.LogSigmoid(), F.log_sigmoid),
     (minidp.nn.ThresholdedReLU(0.5, 0.1), lambda x: F.thresholded_relu(x, 0.5, 0.1)),
-    (minidp.nn.GLU(axis=1), lambda x: F.glu(x, 1)), (minidp.nn.Maxout(2, axis=2), lambda x: F.maxout(x, 2, 2)),
+    (minidp.nn.GLU(axis=1), lambda x: F.glu(x, 1)),
+    (minidp.nn.Maxout(2, axis=2), lambda x: F.maxout(x, 2, 2)),
     (minidp.nn.LogSoftmax(1), lambda x: F.log_softmax(x, 1)),
 ]
 

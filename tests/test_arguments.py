@@ -14,6 +14,7 @@ function must be in ``TAKES_PYTHON_DATA`` with the reason it takes Python data f
 is either swept or explicitly excused. The error must be a TypeError or ValueError, never an
 AttributeError, IndexError or KeyError from inside the op.
 """
+
 import collections
 import inspect
 
@@ -29,34 +30,41 @@ from minidp import nn, ops
 T = minidp.to_tensor
 
 
-@pytest.mark.parametrize("call, error, message", [
-    (lambda: minidp.reshape([1, 2, 3], [3]), TypeError, "reshape: x must be a Tensor, got list"),
-    (lambda: minidp.matmul(T(np.ones((2, 2))), [[1.0, 0.0], [0.0, 1.0]]), TypeError,
-     "matmul: y must be a Tensor, got list"),
-    (lambda: minidp.sum((1, 2)), TypeError, "sum: x must be a Tensor, got tuple"),
-    (lambda: minidp.transpose(np.ones((2, 3)), [1, 0]), TypeError, "transpose: x must be a Tensor, got ndarray"),
-    (lambda: minidp.concat([T(np.ones(2)), [1.0]]), TypeError, r"concat: x\[1\] must be a Tensor, got list"),
-    (lambda: minidp.exp([1.0]), TypeError, "exp: x must be a Tensor, got list"),
-    (lambda: nn.Linear(3, 2.5), TypeError, r"Linear: out_features must be a positive int, got 2.5 \(float\)"),
-    (lambda: nn.Linear(True, 2), TypeError, r"Linear: in_features must be a positive int, got True \(bool\)"),
-    (lambda: nn.Linear(0, 2), ValueError, "Linear: in_features must be a positive int, got 0"),
-    (lambda: nn.Embedding(10, "4"), TypeError, "Embedding: embedding_dim must be a positive int, got '4'"),
-    (lambda: nn.Conv2D(3.0, 4, 3), TypeError, "Conv2D: in_channels must be a positive int, got 3.0"),
-    (lambda: nn.Conv2D(3, 4, True), ValueError, "Conv2D: kernel_size must be a positive int"),
-    (lambda: nn.BatchNorm1D(2.0), TypeError, "BatchNorm1D: num_features must be a positive int, got 2.0"),
-    (lambda: nn.LayerNorm([4, True]), TypeError, "LayerNorm: each normalized_shape entry must be a positive int"),
-    (lambda: minidp.reshape(T(np.ones(3)), [1.5]), TypeError, r"shape entry must be an int, got 1.5 \(float\)"),
-    (lambda: minidp.reshape(T(np.ones(3)), ["3"]), TypeError, r"shape entry must be an int, got '3' \(str\)"),
-    (lambda: minidp.reshape(T(np.ones(3)), [True, 3]), TypeError, r"must be an int, got True \(bool\)"),
-    (lambda: minidp.reshape(T(np.ones(3)), T(np.array([3.0]))), TypeError, "integer dtype, got float64"),
-    (lambda: minidp.reshape(T(np.arange(3)), [0, 0, 0]), ValueError, "x has only 1 axes; got shape"),
-    (lambda: T(np.ones((2, 3))).sum(axis=True), TypeError, r"axis must be an int, got True \(bool\)"),
-    (lambda: T(np.ones((2, 3))).sum(axis=[0, 1.0]), TypeError, r"axis must be an int, got 1.0 \(float\)"),
-    (lambda: minidp.stack([T(np.ones(2))] * 2, axis=True), TypeError, "axis must be an int, got True"),
-    (lambda: minidp.stack([T(np.ones(2))] * 2, axis=3), ValueError, "axis 3 is out of range"),
-    (lambda: minidp.unsqueeze(T(np.ones((2, 3))), 10), ValueError, r"expected an int in \[-3, 2\]"),
-    (lambda: minidp.unsqueeze(T(np.ones((2, 3))), True), TypeError, "each axis must be an int, got True"),
-], ids=lambda v: v if isinstance(v, str) else "")
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda: minidp.reshape([1, 2, 3], [3]), TypeError, "reshape: x must be a Tensor, got list"),
+        (
+            lambda: minidp.matmul(T(np.ones((2, 2))), [[1.0, 0.0], [0.0, 1.0]]),
+            TypeError,
+            "matmul: y must be a Tensor, got list",
+        ),
+        (lambda: minidp.sum((1, 2)), TypeError, "sum: x must be a Tensor, got tuple"),
+        (lambda: minidp.transpose(np.ones((2, 3)), [1, 0]), TypeError, "transpose: x must be a Tensor, got ndarray"),
+        (lambda: minidp.concat([T(np.ones(2)), [1.0]]), TypeError, r"concat: x\[1\] must be a Tensor, got list"),
+        (lambda: minidp.exp([1.0]), TypeError, "exp: x must be a Tensor, got list"),
+        (lambda: nn.Linear(3, 2.5), TypeError, r"Linear: out_features must be a positive int, got 2.5 \(float\)"),
+        (lambda: nn.Linear(True, 2), TypeError, r"Linear: in_features must be a positive int, got True \(bool\)"),
+        (lambda: nn.Linear(0, 2), ValueError, "Linear: in_features must be a positive int, got 0"),
+        (lambda: nn.Embedding(10, "4"), TypeError, "Embedding: embedding_dim must be a positive int, got '4'"),
+        (lambda: nn.Conv2D(3.0, 4, 3), TypeError, "Conv2D: in_channels must be a positive int, got 3.0"),
+        (lambda: nn.Conv2D(3, 4, True), ValueError, "Conv2D: kernel_size must be a positive int"),
+        (lambda: nn.BatchNorm1D(2.0), TypeError, "BatchNorm1D: num_features must be a positive int, got 2.0"),
+        (lambda: nn.LayerNorm([4, True]), TypeError, "LayerNorm: each normalized_shape entry must be a positive int"),
+        (lambda: minidp.reshape(T(np.ones(3)), [1.5]), TypeError, r"shape entry must be an int, got 1.5 \(float\)"),
+        (lambda: minidp.reshape(T(np.ones(3)), ["3"]), TypeError, r"shape entry must be an int, got '3' \(str\)"),
+        (lambda: minidp.reshape(T(np.ones(3)), [True, 3]), TypeError, r"must be an int, got True \(bool\)"),
+        (lambda: minidp.reshape(T(np.ones(3)), T(np.array([3.0]))), TypeError, "integer dtype, got float64"),
+        (lambda: minidp.reshape(T(np.arange(3)), [0, 0, 0]), ValueError, "x has only 1 axes; got shape"),
+        (lambda: T(np.ones((2, 3))).sum(axis=True), TypeError, r"axis must be an int, got True \(bool\)"),
+        (lambda: T(np.ones((2, 3))).sum(axis=[0, 1.0]), TypeError, r"axis must be an int, got 1.0 \(float\)"),
+        (lambda: minidp.stack([T(np.ones(2))] * 2, axis=True), TypeError, "axis must be an int, got True"),
+        (lambda: minidp.stack([T(np.ones(2))] * 2, axis=3), ValueError, "axis 3 is out of range"),
+        (lambda: minidp.unsqueeze(T(np.ones((2, 3))), 10), ValueError, r"expected an int in \[-3, 2\]"),
+        (lambda: minidp.unsqueeze(T(np.ones((2, 3))), True), TypeError, "each axis must be an int, got True"),
+    ],
+    ids=lambda v: v if isinstance(v, str) else "",
+)
 def test_bad_arguments_raise_naming_given_and_expected(call, error, message):
     with pytest.raises(error, match=message):
         call()
@@ -84,8 +92,11 @@ def _is_int(v):
 
 
 def arrays(max_dims=3, min_dims=0):
-    return hnp.arrays(np.float64, hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=0, max_side=3),
-                      elements=st.floats(-4, 4))
+    return hnp.arrays(
+        np.float64,
+        hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=0, max_side=3),
+        elements=st.floats(-4, 4),
+    )
 
 
 def int_or_junk(lo, hi):
@@ -136,8 +147,12 @@ def _reshape_reference(x, shape):
 @SETTINGS
 @given(x=arrays(), data=st.data())
 def test_reshape_sweep(x, data):
-    shape = data.draw(st.one_of(st.lists(int_or_junk(-2, 4), max_size=4),
-                                st.sampled_from([[-1], [x.size], list(x.shape[::-1]), [0] * x.ndim + [1]])))
+    shape = data.draw(
+        st.one_of(
+            st.lists(int_or_junk(-2, 4), max_size=4),
+            st.sampled_from([[-1], [x.size], list(x.shape[::-1]), [0] * x.ndim + [1]]),
+        )
+    )
     check("reshape", lambda: minidp.reshape(data.draw(operand(x)), shape), lambda: _reshape_reference(x, shape))
 
 
@@ -160,11 +175,15 @@ def test_reduction_sweep(op, x, data):
 @SETTINGS
 @given(x=arrays(), data=st.data())
 def test_transpose_sweep(x, data):
-    perm = data.draw(st.one_of(st.lists(int_or_junk(-3, 3), max_size=4), JUNK,
-                               st.permutations(range(x.ndim)).map(list)))
+    perm = data.draw(
+        st.one_of(st.lists(int_or_junk(-3, 3), max_size=4), JUNK, st.permutations(range(x.ndim)).map(list))
+    )
     xs = data.draw(operand(x))
-    check("transpose", lambda: minidp.transpose(xs, perm),
-          lambda: np.transpose(x, _axes_tuple(perm, max(x.ndim, 1)) if x.ndim else None))
+    check(
+        "transpose",
+        lambda: minidp.transpose(xs, perm),
+        lambda: np.transpose(x, _axes_tuple(perm, max(x.ndim, 1)) if x.ndim else None),
+    )
 
 
 @SETTINGS
@@ -218,7 +237,7 @@ def test_flatten_sweep(x, data):
             return x.reshape(1)
         a, b = (v % x.ndim for v in _axes_tuple([start, stop], x.ndim))
         assert -x.ndim <= min(start, stop) and max(start, stop) < x.ndim and a <= b
-        return x.reshape(x.shape[:a] + (int(np.prod(x.shape[a:b + 1])),) + x.shape[b + 1:])
+        return x.reshape(x.shape[:a] + (int(np.prod(x.shape[a : b + 1])),) + x.shape[b + 1 :])
 
     check("flatten", lambda: minidp.flatten(xs, start, stop), reference)
 
@@ -311,18 +330,87 @@ _LIFTS = "lifts Python numbers and arrays into tensors, as the operator it backs
 _BUILDS = "builds a tensor from Python data or a NumPy array: that is its job"
 _SIZES = "takes shapes, sizes or scalars, not tensors"
 TAKES_PYTHON_DATA = {
-    **dict.fromkeys(["add", "subtract", "multiply", "divide", "sub", "mul", "div", "true_divide",
-                     "floor_divide", "remainder", "mod", "floor_mod", "pow", "maximum", "minimum", "fmax",
-                     "fmin", "atan2", "copysign", "heaviside", "hypot", "logaddexp", "ldexp", "nextafter",
-                     "equal", "not_equal", "greater_than", "greater_equal", "less_than", "less_equal",
-                     "eq", "ne", "gt", "ge", "lt", "le", "greater", "less", "where", "lerp", "gcd", "lcm",
-                     "bitwise_and", "bitwise_or", "bitwise_xor", "logical_and", "logical_or", "logical_xor"],
-                    _LIFTS),
+    **dict.fromkeys(
+        [
+            "add",
+            "subtract",
+            "multiply",
+            "divide",
+            "sub",
+            "mul",
+            "div",
+            "true_divide",
+            "floor_divide",
+            "remainder",
+            "mod",
+            "floor_mod",
+            "pow",
+            "maximum",
+            "minimum",
+            "fmax",
+            "fmin",
+            "atan2",
+            "copysign",
+            "heaviside",
+            "hypot",
+            "logaddexp",
+            "ldexp",
+            "nextafter",
+            "equal",
+            "not_equal",
+            "greater_than",
+            "greater_equal",
+            "less_than",
+            "less_equal",
+            "eq",
+            "ne",
+            "gt",
+            "ge",
+            "lt",
+            "le",
+            "greater",
+            "less",
+            "where",
+            "lerp",
+            "gcd",
+            "lcm",
+            "bitwise_and",
+            "bitwise_or",
+            "bitwise_xor",
+            "logical_and",
+            "logical_or",
+            "logical_xor",
+        ],
+        _LIFTS,
+    ),
     "add_n": _LIFTS,
     **dict.fromkeys(["to_tensor", "as_tensor", "asarray", "assign", "from_numpy"], _BUILDS),
-    **dict.fromkeys(["zeros", "ones", "empty", "full", "rand", "randn", "standard_normal", "uniform", "normal",
-                     "log_normal", "randint", "randperm", "eye", "arange", "linspace", "logspace",
-                     "tril_indices", "triu_indices", "seed", "broadcast_shape", "broadcast_shapes"], _SIZES),
+    **dict.fromkeys(
+        [
+            "zeros",
+            "ones",
+            "empty",
+            "full",
+            "rand",
+            "randn",
+            "standard_normal",
+            "uniform",
+            "normal",
+            "log_normal",
+            "randint",
+            "randperm",
+            "eye",
+            "arange",
+            "linspace",
+            "logspace",
+            "tril_indices",
+            "triu_indices",
+            "seed",
+            "broadcast_shape",
+            "broadcast_shapes",
+        ],
+        _SIZES,
+    ),
     "is_tensor": "answers whether its argument is a Tensor, so any object is a valid argument",
     "scatter_nd": "its first argument is an index (a list is fine); updates is swept in VARARG_CALLS",
 }
@@ -355,8 +443,11 @@ def _operand_places(fn):
 
 def _required_positionals(fn):
     params = inspect.signature(fn).parameters.values()
-    return sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-               and p.default is inspect.Parameter.empty)
+    return sum(
+        1
+        for p in params
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is inspect.Parameter.empty
+    )
 
 
 PUBLIC = sorted(name for name in ops.__all__ if callable(getattr(ops, name)))
@@ -374,8 +465,9 @@ def _raises_type_or_value_error(what, call):
 
 
 def test_every_public_function_is_swept_or_excused_with_a_reason():
-    unaccounted = [name for name in PUBLIC if name not in SWEPT and name not in TAKES_PYTHON_DATA
-                   and name not in VARARG_CALLS]
+    unaccounted = [
+        name for name in PUBLIC if name not in SWEPT and name not in TAKES_PYTHON_DATA and name not in VARARG_CALLS
+    ]
     assert unaccounted == []
     assert set(TAKES_PYTHON_DATA) & set(SWEPT) == {"lerp"}  # lerp is annotated Tensor but lifts like the rest
     assert set(TAKES_PYTHON_DATA) <= set(PUBLIC)
@@ -384,8 +476,23 @@ def test_every_public_function_is_swept_or_excused_with_a_reason():
 
 def test_the_sweep_covers_every_op_family():
     modules = {getattr(ops, name).__module__.rsplit(".", 1)[-1] for name in SWEPT}
-    assert {"shape", "indexing", "linalg", "search", "manipulation", "reduction", "statistics",
-            "cumulative", "creation", "compare", "math", "unary", "binary", "sampling", "inplace"} <= modules
+    assert {
+        "shape",
+        "indexing",
+        "linalg",
+        "search",
+        "manipulation",
+        "reduction",
+        "statistics",
+        "cumulative",
+        "creation",
+        "compare",
+        "math",
+        "unary",
+        "binary",
+        "sampling",
+        "inplace",
+    } <= modules
 
 
 @pytest.mark.parametrize("name", [name for name in SWEPT if name not in TAKES_PYTHON_DATA])
@@ -424,19 +531,40 @@ def test_the_error_names_the_op_and_the_type_given():
             call()
 
 
-@pytest.mark.parametrize("call", [
-    lambda v: ops.topk(_T, v), lambda v: ops.kthvalue(_T, v), lambda v: ops.chunk(_T, v),
-    lambda v: ops.split(_T, v), lambda v: ops.split(_T, [v, 1]), lambda v: ops.repeat_interleave(_T, v),
-    lambda v: ops.unfold(_T, 0, v, 1), lambda v: ops.unfold(_T, 0, 1, v), lambda v: ops.rot90(_T, v),
-    lambda v: ops.diff(_T, v), lambda v: ops.vander(_T[0], v), lambda v: ops.histogram(_T, v),
-    lambda v: ops.histogram_bin_edges(_T, v), lambda v: ops.unstack(_T, 0, v), lambda v: ops.tensor_split(_T, v),
-    lambda v: ops.narrow(_T, 0, v, 1), lambda v: ops.narrow(_T, 0, 0, v), lambda v: ops.diagonal(_T, v),
-    lambda v: ops.tril(_T, v), lambda v: ops.triu(_T, v), lambda v: ops.trace(_T, v),
-    lambda v: ops.diag_embed(_T, v), lambda v: ops.matrix_power(_T, v), lambda v: ops.roll(_T, v),
-    lambda v: ops.select_scatter(_T, _T[0], 0, v), lambda v: ops.gather(_T, _I[0], v),
-    lambda v: ops.shard_index(_I, v, 2, 0), lambda v: ops.shard_index(_I, 4, v, 0),
-    lambda v: ops.tensordot(_T, _T, v),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda v: ops.topk(_T, v),
+        lambda v: ops.kthvalue(_T, v),
+        lambda v: ops.chunk(_T, v),
+        lambda v: ops.split(_T, v),
+        lambda v: ops.split(_T, [v, 1]),
+        lambda v: ops.repeat_interleave(_T, v),
+        lambda v: ops.unfold(_T, 0, v, 1),
+        lambda v: ops.unfold(_T, 0, 1, v),
+        lambda v: ops.rot90(_T, v),
+        lambda v: ops.diff(_T, v),
+        lambda v: ops.vander(_T[0], v),
+        lambda v: ops.histogram(_T, v),
+        lambda v: ops.histogram_bin_edges(_T, v),
+        lambda v: ops.unstack(_T, 0, v),
+        lambda v: ops.tensor_split(_T, v),
+        lambda v: ops.narrow(_T, 0, v, 1),
+        lambda v: ops.narrow(_T, 0, 0, v),
+        lambda v: ops.diagonal(_T, v),
+        lambda v: ops.tril(_T, v),
+        lambda v: ops.triu(_T, v),
+        lambda v: ops.trace(_T, v),
+        lambda v: ops.diag_embed(_T, v),
+        lambda v: ops.matrix_power(_T, v),
+        lambda v: ops.roll(_T, v),
+        lambda v: ops.select_scatter(_T, _T[0], 0, v),
+        lambda v: ops.gather(_T, _I[0], v),
+        lambda v: ops.shard_index(_I, v, 2, 0),
+        lambda v: ops.shard_index(_I, 4, v, 0),
+        lambda v: ops.tensordot(_T, _T, v),
+    ],
+)
 def test_integer_arguments_refuse_bools_floats_and_strings(call):
     for bad in (1.5, True, "2", 1.0):
         with pytest.raises(TypeError, match="must be an int"):
@@ -447,10 +575,14 @@ def test_integer_arguments_refuse_bools_floats_and_strings(call):
 COMPARE_WITH_ANYTHING = {"eq", "equal", "ne", "not_equal"}
 
 
-@pytest.mark.parametrize("name", sorted(name for name, reason in TAKES_PYTHON_DATA.items()
-                                        if reason == _LIFTS and name not in COMPARE_WITH_ANYTHING))
+@pytest.mark.parametrize(
+    "name",
+    sorted(
+        name for name, reason in TAKES_PYTHON_DATA.items() if reason == _LIFTS and name not in COMPARE_WITH_ANYTHING
+    ),
+)
 def test_lifting_ops_still_refuse_none_and_strings(name):
     fn = getattr(ops, name)
     for bad in (None, "abc"):
-        for args in ([([_T, bad],)] if name == "add_n" else [(bad, _T), (_T, bad)]):
+        for args in [([_T, bad],)] if name == "add_n" else [(bad, _T), (_T, bad)]:
             _raises_type_or_value_error(f"{name} with {bad!r}", lambda: fn(*args))

@@ -1,5 +1,6 @@
 """The tape's behaviour: accumulation, hooks, the gradient-ready hook, no_grad and enable_grad,
 graph freeing."""
+
 import os
 import subprocess
 import sys
@@ -112,7 +113,7 @@ def test_grad_ready_hook_fires_before_backward_ends():
     order = []
     w1._register_grad_ready_hook(lambda t: order.append("w1"))
     w2._register_grad_ready_hook(lambda t: order.append("w2"))
-    probe = (x @ w1)
+    probe = x @ w1
     probe.register_hook(lambda g: order.append("hidden"))
     (probe @ w2).sum().backward()
     assert order.index("w2") < order.index("hidden") < order.index("w1")
@@ -208,7 +209,7 @@ def test_deep_chain_of_ten_thousand_ops_needs_no_recursion():
     for _ in range(10_000):
         y = y * 1.0001
     y.sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), [1.0001 ** 10_000], rtol=1e-9)
+    np.testing.assert_allclose(x.grad.numpy(), [1.0001**10_000], rtol=1e-9)
 
 
 def test_shape_mismatch_error_names_both_shapes():

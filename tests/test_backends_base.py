@@ -34,8 +34,12 @@ def test_floating_average_divides_exactly(dtype):
 
 @pytest.mark.parametrize("transport", ["shm", "tcp"])
 def test_without_join_the_waiting_rank_warns_naming_the_peer_then_times_out(transport):
-    env = {"PADDLE_DISTRI_BACKEND": "gloo", "PADDLE_PG_TIMEOUT": "4000",
-           "MINIDP_STALL_WARNING_SECONDS": "1", "MINIDP_TRANSPORT": transport}
+    env = {
+        "PADDLE_DISTRI_BACKEND": "gloo",
+        "PADDLE_PG_TIMEOUT": "4000",
+        "MINIDP_STALL_WARNING_SECONDS": "1",
+        "MINIDP_TRANSPORT": transport,
+    }
     results = run_workers(join_tasks.stalled_worker, 2, env=env)
     waiting = results[0]
     stalls = [w for w in waiting["warnings"] if "has waited" in w]

@@ -1,4 +1,5 @@
 """minidp/batch.py: Paddle's ``batch`` groups a reader's items."""
+
 import pytest
 
 import minidp

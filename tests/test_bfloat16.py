@@ -9,6 +9,7 @@ the dtype's whole contract, and a NumPy or ml_dtypes upgrade that breaks it fail
 The optimizers' float32 master weights are specified in test_precision.py, saving and loading
 bfloat16 tensors in test_serialization.py.
 """
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -22,10 +23,17 @@ rng = np.random.default_rng(0)
 
 def test_bfloat16_is_a_dtype_of_every_creation_function():
     assert minidp.bfloat16 == BF16
-    made = [minidp.to_tensor([1.0, 2.5], dtype="bfloat16"), minidp.to_tensor([1.0], dtype=minidp.bfloat16),
-            minidp.to_tensor([1.0], dtype="paddle.bfloat16"), minidp.zeros([2], "bfloat16"),
-            minidp.ones([2], "bfloat16"), minidp.full([2], 3.0, "bfloat16"), minidp.randn([2], "bfloat16"),
-            minidp.arange(0, 3, 1, "bfloat16"), minidp.zeros_like(minidp.ones([2]), "bfloat16")]
+    made = [
+        minidp.to_tensor([1.0, 2.5], dtype="bfloat16"),
+        minidp.to_tensor([1.0], dtype=minidp.bfloat16),
+        minidp.to_tensor([1.0], dtype="paddle.bfloat16"),
+        minidp.zeros([2], "bfloat16"),
+        minidp.ones([2], "bfloat16"),
+        minidp.full([2], 3.0, "bfloat16"),
+        minidp.randn([2], "bfloat16"),
+        minidp.arange(0, 3, 1, "bfloat16"),
+        minidp.zeros_like(minidp.ones([2]), "bfloat16"),
+    ]
     for tensor in made:
         assert tensor.dtype == BF16, tensor
     assert minidp.to_tensor([1.0, 2.5], dtype="bfloat16").numpy().astype(np.float32).tolist() == [1.0, 2.5]
@@ -48,12 +56,39 @@ def test_astype_to_and_from_bfloat16_passes_gradients():
     np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0, 2.0])
 
 
-@pytest.mark.parametrize("op", [
-    lambda x, y: x + y, lambda x, y: x - y, lambda x, y: x * y, lambda x, y: x / y,
-    lambda x, y: x * 0.3, lambda x, y: 0.3 * x, lambda x, y: x + 1.5, lambda x, y: 2.0 / y, lambda x, y: -x,
-    lambda x, y: minidp.tanh(x), lambda x, y: minidp.exp(x), lambda x, y: x.sum(), lambda x, y: x @ y.T,
-], ids=["add", "sub", "mul", "div", "mul-float", "rmul-float", "add-float", "rdiv-float", "neg", "tanh",
-        "exp", "sum", "matmul"])
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda x, y: x + y,
+        lambda x, y: x - y,
+        lambda x, y: x * y,
+        lambda x, y: x / y,
+        lambda x, y: x * 0.3,
+        lambda x, y: 0.3 * x,
+        lambda x, y: x + 1.5,
+        lambda x, y: 2.0 / y,
+        lambda x, y: -x,
+        lambda x, y: minidp.tanh(x),
+        lambda x, y: minidp.exp(x),
+        lambda x, y: x.sum(),
+        lambda x, y: x @ y.T,
+    ],
+    ids=[
+        "add",
+        "sub",
+        "mul",
+        "div",
+        "mul-float",
+        "rmul-float",
+        "add-float",
+        "rdiv-float",
+        "neg",
+        "tanh",
+        "exp",
+        "sum",
+        "matmul",
+    ],
+)
 def test_arithmetic_stays_bfloat16_and_equals_float32_rounded(op):
     a, b = bf16_values(rng, [3, 4]), bf16_values(rng, [3, 4]) + 4
     got = op(minidp.to_tensor(a, dtype="bfloat16"), minidp.to_tensor(b, dtype="bfloat16"))
@@ -89,7 +124,6 @@ def test_linear_forward_and_backward_in_bfloat16_match_float32():
     wanted.mean().backward()
     for mine, theirs in zip(layer.parameters(), reference.parameters()):
         assert mine.grad.dtype == BF16
-        np.testing.assert_allclose(mine.grad.numpy().astype(np.float32), theirs.grad.numpy(),
-                                   rtol=2**-7, atol=2**-9)
+        np.testing.assert_allclose(mine.grad.numpy().astype(np.float32), theirs.grad.numpy(), rtol=2**-7, atol=2**-9)
     layer.to(dtype="float32")
     assert all(p.dtype == np.float32 for p in layer.parameters())

@@ -1,5 +1,6 @@
 """Gradient clipping strategies (``minidp/nn/clip.py``): ClipGradByValue and ClipGradByNorm
 against Paddle."""
+
 import numpy as np
 import pytest
 

@@ -8,6 +8,7 @@ One job per world size runs every example (worker code in ``scripts/collective_e
 the tests here compute what each rank must have seen. On two ranks the inputs are the
 documented ones, and the expectations below equal the documented outputs.
 """
+
 import json
 import math
 import os
@@ -31,9 +32,13 @@ import collective_examples
 def tensor_collectives_worker():
     group = dist.init_parallel_env()
     rank, size = dist.get_rank(), dist.get_world_size()
-    report = {"group": (group.rank, group.world_size, group.ranks, group.backend),
-              "initialized": dist.is_initialized(), "rank": rank, "size": size,
-              "timeout": group.process_group.timeout}
+    report = {
+        "group": (group.rank, group.world_size, group.ranks, group.backend),
+        "initialized": dist.is_initialized(),
+        "rank": rank,
+        "size": size,
+        "timeout": group.process_group.timeout,
+    }
 
     x = minidp.to_tensor(np.full([2, 3], rank + 1, "float32"))
     dist.all_reduce(x)
@@ -56,8 +61,7 @@ def tensor_collectives_worker():
     report["gather_new"] = [t.numpy().tolist() for t in fresh]
 
     filled = [minidp.to_tensor(np.zeros([2], "float32")) for _ in range(size)]
-    work = dist.all_gather(filled, minidp.to_tensor(np.array([rank, rank], "float32")),
-                           sync_op=False)
+    work = dist.all_gather(filled, minidp.to_tensor(np.array([rank, rank], "float32")), sync_op=False)
     work.wait()
     report["gather_filled"] = [t.numpy().tolist() for t in filled]
 
@@ -86,8 +90,9 @@ def tensor_collectives_worker():
 
 @pytest.mark.timeout(60)
 def test_collectives_on_tensors_over_three_ranks():
-    reports = run_workers(tensor_collectives_worker, 3, timeout=50,
-                          env={"PADDLE_DISTRI_BACKEND": "gloo", "PADDLE_PG_TIMEOUT": "20000"})
+    reports = run_workers(
+        tensor_collectives_worker, 3, timeout=50, env={"PADDLE_DISTRI_BACKEND": "gloo", "PADDLE_PG_TIMEOUT": "20000"}
+    )
     for rank, r in enumerate(reports):
         assert r["group"] == (rank, 3, [0, 1, 2], "gloo")
         assert r["initialized"] and (r["rank"], r["size"]) == (rank, 3)
@@ -116,9 +121,17 @@ def subgroup_worker():
     dist.broadcast(bcast, src=2, group=evens)
     total = minidp.to_tensor(np.array([1.0]))
     dist.all_reduce(total, group=everyone)
-    result = (evens.rank, dist.get_rank(evens), dist.get_world_size(evens), work is None,
-              float(value.numpy()[0]), float(bcast.numpy()[0]), float(total.numpy()[0]),
-              everyone.process_group.timeout, dist.get_group(evens.id) is evens)
+    result = (
+        evens.rank,
+        dist.get_rank(evens),
+        dist.get_world_size(evens),
+        work is None,
+        float(value.numpy()[0]),
+        float(bcast.numpy()[0]),
+        float(total.numpy()[0]),
+        everyone.process_group.timeout,
+        dist.get_group(evens.id) is evens,
+    )
     dist.destroy_process_group()
     # a second initialisation in the same processes works
     again = dist.init_parallel_env()
@@ -163,8 +176,12 @@ def plain(report):
 
 @lru_cache(maxsize=None)
 def gloo_reports(world_size):
-    reports = run_workers(collective_examples.examples_worker, world_size, timeout=150,
-                          env={"PADDLE_DISTRI_BACKEND": "gloo", "PADDLE_PG_TIMEOUT": "20000"})
+    reports = run_workers(
+        collective_examples.examples_worker,
+        world_size,
+        timeout=150,
+        env={"PADDLE_DISTRI_BACKEND": "gloo", "PADDLE_PG_TIMEOUT": "20000"},
+    )
     return tuple(plain(r) for r in reports)
 
 
@@ -173,8 +190,7 @@ def reduce_expected(values, op, dtype):
     stacked = np.array(values, dtype)
     if op == "AVG":
         total = stacked.sum(axis=0)
-        return (total / len(values) if dtype == "float64"
-                else np.trunc(total / len(values)).astype(dtype)).tolist()
+        return (total / len(values) if dtype == "float64" else np.trunc(total / len(values)).astype(dtype)).tolist()
     return REDUCERS[op].reduce(stacked, axis=0).tolist()
 
 
@@ -188,17 +204,16 @@ def check_doc_examples(r, rank, n):
         assert r["reduce"] == [[4 + n - 1, 5 + 2 * (n - 1), 6 + 3 * (n - 1)]] * 2
     else:
         assert r["reduce"] == ones_to_three
-    assert r["scatter"] == [[1 + 3 * rank, 2 + 3 * rank, 3 + 3 * rank],
-                            [4, 5, 6] if rank == 1 else [10, 11, 12]]
+    assert r["scatter"] == [[1 + 3 * rank, 2 + 3 * rank, 3 + 3 * rank], [4, 5, 6] if rank == 1 else [10, 11, 12]]
     every = [[1 + 3 * j, 2 + 3 * j, 3 + 3 * j] for j in range(n)]
     assert r["gather"] == (every if rank == 0 else [])
     assert r["alltoall"] == [block(j, rank, n) for j in range(n)]
     if n == 2:
-        assert r["alltoall_unequal"] == ([[[1, 2, 3], [4, 5, 6]], [[8, 9], [10, 11], [12, 13]]]
-                                         if rank == 0 else [[7], [[14, 15, 16, 17]]])
+        assert r["alltoall_unequal"] == (
+            [[[1, 2, 3], [4, 5, 6]], [[8, 9], [10, 11], [12, 13]]] if rank == 0 else [[7], [[14, 15, 16, 17]]]
+        )
     else:
-        assert r["alltoall_unequal"] == [np.full([j + 1, rank + 1], 10 * j + rank).tolist()
-                                         for j in range(n)]
+        assert r["alltoall_unequal"] == [np.full([j + 1, rank + 1], 10 * j + rank).tolist() for j in range(n)]
     assert r["alltoall_single"] == [j * n + rank for j in range(n)]
     assert r["alltoall_in_place"] == [r["alltoall_single"], r["alltoall"]]
     assert r["alltoall_single_split"] == [[float(j)] * n for j in range(n) for _ in range(rank + 1)]
@@ -224,20 +239,19 @@ def check_stream_examples(r, rank, n):
     assert r["stream.all_reduce"] == [[4 + n - 1, 5 + 2 * (n - 1), 6 + 3 * (n - 1)]] * 2
     assert r["stream.alltoall"] == [row for j in range(n) for row in block(j, rank, n)]
     assert r["stream.alltoall_single"] == [j * n + rank for j in range(n)]
-    assert r["stream.alltoall_single_split"] == [[float(j)] * n for j in range(n)
-                                                 for _ in range(rank + 1)]
+    assert r["stream.alltoall_single_split"] == [[float(j)] * n for j in range(n) for _ in range(rank + 1)]
     assert r["stream.broadcast"] == [[1, 2, 3], [1, 2, 3]]
     assert r["stream.reduce"] == (r["stream.all_reduce"] if rank == 0 else [[1, 2, 3]] * 2)
-    expected = [sum(4 * j + 2 * rank for j in range(n)),
-                sum(4 * j + 2 * rank + 1 for j in range(n))]
+    expected = [sum(4 * j + 2 * rank for j in range(n)), sum(4 * j + 2 * rank + 1 for j in range(n))]
     assert r["stream.reduce_scatter"] == expected
     assert r["reduce_scatter_tensor"] == expected
     assert r["stream.send_recv"] == [[4, 5, 6], [4, 5, 6]]
     assert r["stream.scatter"] == r["scatter_tensor"] == [1 + 3 * rank, 2 + 3 * rank, 3 + 3 * rank]
     every = [[1 + 3 * j, 2 + 3 * j, 3 + 3 * j] for j in range(n)]
     assert r["stream.gather"] == (every if rank == 0 else [])
-    assert r["stream.use_calc_stream_async"].startswith("ValueError: stream.all_reduce: "
-                                                        "use_calc_stream=True needs sync_op=True")
+    assert r["stream.use_calc_stream_async"].startswith(
+        "ValueError: stream.all_reduce: use_calc_stream=True needs sync_op=True"
+    )
 
 
 def check_reduce_ops(r, rank, n):
@@ -246,8 +260,9 @@ def check_reduce_ops(r, rank, n):
             values = [[j + 1, -(j + 2), 3 * j - 1] for j in range(n)]
             completed, got = r[f"reduce.{op}.{dtype}"]
             assert completed is True
-            assert got == (reduce_expected(values, op, dtype) if rank == n - 1
-                           else np.array(values[rank], dtype).tolist()), (op, dtype)
+            assert got == (
+                reduce_expected(values, op, dtype) if rank == n - 1 else np.array(values[rank], dtype).tolist()
+            ), (op, dtype)
             blocks = [[j + rank + 1, -(j * rank) - 1] for j in range(n)]
             assert r[f"reduce_scatter.{op}.{dtype}"] == reduce_expected(blocks, op, dtype)
 
@@ -260,12 +275,22 @@ def check_exchanges(r, rank, n):
     assert got_bits == want_bits
     completed, gathered = r["async_gather"]
     assert completed is True
-    assert gathered == ([[float(j), -float(j)] for j in range(n)] if rank == n - 1
-                        else [[0.0, 0.0]] * n)
+    assert gathered == ([[float(j), -float(j)] for j in range(n)] if rank == n - 1 else [[0.0, 0.0]] * n)
     assert r["async_all_reduce"] == [float(sum(range(n)))]
     for j, row in enumerate(r["rich_objects"]):
-        assert row == [[1, "a", None], "00ff", [1.5, math.inf], [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]],
-                       "float32", "float16", 2.5, [1.0, 2.0], False, 2 ** 80, j]
+        assert row == [
+            [1, "a", None],
+            "00ff",
+            [1.5, math.inf],
+            [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]],
+            "float32",
+            "float16",
+            2.5,
+            [1.0, 2.0],
+            False,
+            2**80,
+            j,
+        ]
 
 
 def check_errors(r, rank, n):
@@ -273,53 +298,48 @@ def check_errors(r, rank, n):
     assert errors["reduce_dst_out_of_range"].startswith(f"ValueError: dst={n} is not a member")
     assert errors["broadcast_src_negative"].startswith("ValueError: src=-1 is not a member")
     assert errors["scatter_src_not_int"] == "TypeError: src must be an int job rank, got str"
-    assert errors["all_gather_wrong_length"].startswith(
-        f"ValueError: all_gather tensor_list must hold {n} tensors")
+    assert errors["all_gather_wrong_length"].startswith(f"ValueError: all_gather tensor_list must hold {n} tensors")
     assert errors["reduce_scatter_mismatched"].startswith(
-        f"ValueError: reduce_scatter tensor_list[{n - 1}] has shape [2] and dtype int64")
-    assert errors["alltoall_wrong_length"].startswith(
-        f"ValueError: alltoall in_tensor_list must hold {n} tensors")
-    assert errors["alltoall_mixed_dtypes"].startswith(
-        f"ValueError: alltoall in_tensor_list[{n - 1}] has dtype int64")
+        f"ValueError: reduce_scatter tensor_list[{n - 1}] has shape [2] and dtype int64"
+    )
+    assert errors["alltoall_wrong_length"].startswith(f"ValueError: alltoall in_tensor_list must hold {n} tensors")
+    assert errors["alltoall_mixed_dtypes"].startswith(f"ValueError: alltoall in_tensor_list[{n - 1}] has dtype int64")
     assert "add up to" in errors["alltoall_single_bad_split"]
-    assert errors["p2pop_bad_op"].startswith("ValueError: P2POp op must be minidp.distributed."
-                                             "isend or minidp.distributed.irecv")
+    assert errors["p2pop_bad_op"].startswith(
+        "ValueError: P2POp op must be minidp.distributed.isend or minidp.distributed.irecv"
+    )
     assert errors["batch_empty"].startswith("ValueError: batch_isend_irecv needs a non-empty list")
-    assert errors["object_list_not_list"] == ("TypeError: all_gather_object: object_list must be "
-                                              "a list, got tuple")
-    assert errors["send_object_list_empty"].startswith("ValueError: send_object_list: object_list "
-                                                       "must be a non-empty list")
-    assert errors["send_object_list_both_dst"] == ("ValueError: send_object_list: pass dst or "
-                                                   "dst_in_group, not both")
-    assert r["scatter_wrong_length"].startswith(
-        "ValueError: scatter tensor_list must hold 1 tensor")
+    assert errors["object_list_not_list"] == ("TypeError: all_gather_object: object_list must be a list, got tuple")
+    assert errors["send_object_list_empty"].startswith(
+        "ValueError: send_object_list: object_list must be a non-empty list"
+    )
+    assert errors["send_object_list_both_dst"] == ("ValueError: send_object_list: pass dst or dst_in_group, not both")
+    assert r["scatter_wrong_length"].startswith("ValueError: scatter tensor_list must hold 1 tensor")
     assert r["gather_wrong_shape"].startswith("ValueError: gather gather_list[0] has shape [2]")
-    assert r["scatter_no_list"].startswith(
-        "ValueError: scatter: the src rank must pass tensor_list")
+    assert r["scatter_no_list"].startswith("ValueError: scatter: the src rank must pass tensor_list")
     if rank == 0:
-        assert r["unsendable_object"].startswith("TypeError: cannot send an object of type "
-                                                 "builtins.set")
+        assert r["unsendable_object"].startswith("TypeError: cannot send an object of type builtins.set")
         assert "set_object_serializer('pickle')" in r["unsendable_object"]
         assert r["pickle_refused"] == r["length_mismatch"] == "no error"
         assert r["timeout"].startswith("PeerFailedError: ") and "timed out waiting for rank 1" in r["timeout"]
         assert 1.5 < r["timeout_seconds"] < 10
     else:
-        assert r["unsendable_object"] == ("RuntimeError: all_gather_object: rank 0 could not "
-                                          "encode its objects (see the error on that rank)")
-        assert r["pickle_refused"].startswith("ValueError: rank 0 sent a pickled object, which "
-                                              "this rank refuses")
-        assert r["length_mismatch"].startswith("ValueError: broadcast_object_list: rank 0 sent 2 "
-                                               "objects but object_list here has 1 entries")
+        assert r["unsendable_object"] == (
+            "RuntimeError: all_gather_object: rank 0 could not encode its objects (see the error on that rank)"
+        )
+        assert r["pickle_refused"].startswith("ValueError: rank 0 sent a pickled object, which this rank refuses")
+        assert r["length_mismatch"].startswith(
+            "ValueError: broadcast_object_list: rank 0 sent 2 objects but object_list here has 1 entries"
+        )
     assert r["pickle_opt_in"] == [1, 2]
 
 
-CHECKS = [check_doc_examples, check_stream_examples, check_reduce_ops, check_exchanges,
-          check_errors]
+CHECKS = [check_doc_examples, check_stream_examples, check_reduce_ops, check_exchanges, check_errors]
 
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("world_size", [2, 3])
-@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__[len("check_"):])
+@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__[len("check_") :])
 def test_paddle_examples_on_gloo(world_size, check):
     reports = gloo_reports(world_size)
     for rank, report in enumerate(reports):
@@ -359,9 +379,14 @@ def test_paddle_examples_on_two_mpi_ranks(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(cleared)}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     env["PADDLE_PG_TIMEOUT"] = "20000"
-    process = subprocess.Popen([mpiexec, "-n", "2", sys.executable, collective_examples.__file__,
-                                str(tmp_path)], env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    process = subprocess.Popen(
+        [mpiexec, "-n", "2", sys.executable, collective_examples.__file__, str(tmp_path)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         out, err = process.communicate(timeout=200)
     finally:

@@ -9,6 +9,7 @@ the CPU path's bit for bit, for the plain average and for fp16 and bf16 compress
 stay within half precision of the float32 average. tests/test_gpu.py runs the same path on
 CuPy arrays.
 """
+
 from __future__ import annotations
 
 import ml_dtypes
@@ -24,10 +25,12 @@ from minidp.distributed.reducer import Reducer, assign_buckets
 
 pytestmark = pytest.mark.timeout(180)
 
-HOOKS = {"plain": comm_hooks.allreduce_hook, "fp16": comm_hooks.fp16_compress_hook,
-         "bf16": comm_hooks.bf16_compress_hook}
-WIRE = {"plain": np.dtype("float32"), "fp16": np.dtype("float16"),
-        "bf16": np.dtype(ml_dtypes.bfloat16)}
+HOOKS = {
+    "plain": comm_hooks.allreduce_hook,
+    "fp16": comm_hooks.fp16_compress_hook,
+    "bf16": comm_hooks.bf16_compress_hook,
+}
+WIRE = {"plain": np.dtype("float32"), "fp16": np.dtype("float16"), "bf16": np.dtype(ml_dtypes.bfloat16)}
 
 
 class MirrorGroup:
@@ -55,11 +58,17 @@ def make_params(xp=np):
     """Parameters of two dtypes (arrays of ``xp``); w2 is used transposed, so its gradient is
     not contiguous; "unused" takes no part in the loss."""
     rng = np.random.default_rng(7)
-    shapes = {"w1": ((5, 4), "float32"), "b1": ((4,), "float32"), "w2": ((3, 4), "float32"),
-              "w64": ((4,), "float64"), "unused": ((2,), "float32")}
-    return {name: minidp.nn.Parameter(xp.asarray(rng.standard_normal(shape).astype(dtype)),
-                                      name=name)
-            for name, (shape, dtype) in shapes.items()}
+    shapes = {
+        "w1": ((5, 4), "float32"),
+        "b1": ((4,), "float32"),
+        "w2": ((3, 4), "float32"),
+        "w64": ((4,), "float64"),
+        "unused": ((2,), "float32"),
+    }
+    return {
+        name: minidp.nn.Parameter(xp.asarray(rng.standard_normal(shape).astype(dtype)), name=name)
+        for name, (shape, dtype) in shapes.items()
+    }
 
 
 def loss_of(params, step: int, unused_at_first: bool = False):
@@ -88,8 +97,7 @@ def train_two_steps(kernel_path: bool, monkeypatch, find_unused: bool = True, ho
     params = make_params()
     ordered = list(params.values())
     group = MirrorGroup()
-    reducer = Reducer(ordered, assign_buckets(ordered, 40, 60), group, find_unused,
-                      param_names=list(params))
+    reducer = Reducer(ordered, assign_buckets(ordered, 40, 60), group, find_unused, param_names=list(params))
     reducer.register_comm_hook(None, HOOKS[hook])
     grads = []
     for step in range(2):
@@ -147,9 +155,9 @@ def test_compression_stays_within_half_precision_of_the_float32_average(monkeypa
             if want.dtype == np.float64:
                 assert got.tobytes() == want.tobytes(), name
                 continue
-            np.testing.assert_allclose(got, want, rtol=float(info.eps),
-                                       atol=2 * float(info.smallest_subnormal),
-                                       err_msg=f"step {step}: {name}")
+            np.testing.assert_allclose(
+                got, want, rtol=float(info.eps), atol=2 * float(info.smallest_subnormal), err_msg=f"step {step}: {name}"
+            )
     differs = [name for name in exact[0] if exact[0][name].tobytes() != compressed[0][name].tobytes()]
     assert differs, "compression left every gradient exact: nothing was compressed"
 
@@ -211,9 +219,13 @@ def test_a_hook_that_packs_differently_from_the_last_step_gets_every_entry_rewri
     params = make_params()
     ordered = list(params.values())
     reducer = Reducer(ordered, assign_buckets(ordered, 40, 60), MirrorGroup(), True)
-    for step, (state, hook) in enumerate([(None, comm_hooks.allreduce_hook),
-                                          (None, comm_hooks.allreduce_hook),
-                                          (comm_hooks.CallCounter(), comm_hooks.counting_hook)]):
+    for step, (state, hook) in enumerate(
+        [
+            (None, comm_hooks.allreduce_hook),
+            (None, comm_hooks.allreduce_hook),
+            (comm_hooks.CallCounter(), comm_hooks.counting_hook),
+        ]
+    ):
         reducer.register_comm_hook(state, hook)
         for p in ordered:
             p.clear_grad()

@@ -1,5 +1,6 @@
 """Containers (``minidp/nn/layers/container.py``): Sequential, LayerList, LayerDict and
 ParameterList."""
+
 import numpy as np
 import pytest
 

@@ -4,6 +4,7 @@ NumPy loops, finite differences and their layers. (Conv2D is specified in test_l
 
 Literal values were recorded by hand from PaddlePaddle 3.3.1 (CPU, float64).
 """
+
 import numpy as np
 import pytest
 
@@ -26,7 +27,7 @@ def np_conv1d(x, w, b, stride, pad, dilation=1, groups=1):
     for j in range(o):
         g = j // per_group
         for i in range(out_len):
-            window = x[:, g * cg:(g + 1) * cg, i * stride:i * stride + span:dilation]
+            window = x[:, g * cg : (g + 1) * cg, i * stride : i * stride + span : dilation]
             out[:, j, i] = (window * w[j]).sum((1, 2))
     return out + (0 if b is None else b[None, :, None])
 
@@ -61,8 +62,9 @@ def np_conv2d_transpose(x, w, stride, pads, dilation, groups, extra=(0, 0)):
     n, c, h, wd = x.shape
     _, og, kh, kw = w.shape
     (sh, sw), (dh, dw) = stride, dilation
-    full = np.zeros((n, og * groups, (h - 1) * sh + dh * (kh - 1) + 1 + extra[0],
-                     (wd - 1) * sw + dw * (kw - 1) + 1 + extra[1]))
+    full = np.zeros(
+        (n, og * groups, (h - 1) * sh + dh * (kh - 1) + 1 + extra[0], (wd - 1) * sw + dw * (kw - 1) + 1 + extra[1])
+    )
     per_group = c // groups
     for ci in range(c):
         g = ci // per_group
@@ -71,19 +73,24 @@ def np_conv2d_transpose(x, w, stride, pads, dilation, groups, extra=(0, 0)):
                 for a in range(kh):
                     for b in range(kw):
                         contribution = x[:, ci, i, j, None] * w[ci, :, a, b]
-                        full[:, g * og:(g + 1) * og, i * sh + a * dh, j * sw + b * dw] += contribution
+                        full[:, g * og : (g + 1) * og, i * sh + a * dh, j * sw + b * dw] += contribution
     top, bottom, left, right = pads
-    return full[:, :, top:full.shape[2] - bottom, left:full.shape[3] - right]
+    return full[:, :, top : full.shape[2] - bottom, left : full.shape[3] - right]
 
 
-@pytest.mark.parametrize("stride, padding, output_padding, dilation, groups",
-                         [(1, 0, 0, 1, 1), (2, 1, 1, 1, 1), ((2, 1), (1, 0), 0, 2, 2), (2, (1, 0, 2, 1), 0, 1, 1)])
+@pytest.mark.parametrize(
+    "stride, padding, output_padding, dilation, groups",
+    [(1, 0, 0, 1, 1), (2, 1, 1, 1, 1), ((2, 1), (1, 0), 0, 2, 2), (2, (1, 0, 2, 1), 0, 1, 1)],
+)
 def test_conv2d_transpose_matches_numpy_and_gradients(stride, padding, output_padding, dilation, groups):
     x, w, b = rng.normal(size=(2, 4, 3, 3)), rng.normal(size=(4, 3, 3, 2)), rng.normal(size=3 * groups)
     w = w[:, :3]
     strides = (stride, stride) if isinstance(stride, int) else stride
-    pads = {0: (0, 0, 0, 0), 1: (1, 1, 1, 1)}.get(padding) if isinstance(padding, int) else (
-        (padding[0], padding[0], padding[1], padding[1]) if len(padding) == 2 else padding)
+    pads = (
+        {0: (0, 0, 0, 0), 1: (1, 1, 1, 1)}.get(padding)
+        if isinstance(padding, int)
+        else ((padding[0], padding[0], padding[1], padding[1]) if len(padding) == 2 else padding)
+    )
     extra = (output_padding, output_padding)
     expected = np_conv2d_transpose(x, w, strides, pads, (dilation, dilation), groups, extra) + b[None, :, None, None]
     out = F.conv2d_transpose(t(x), t(w), t(b), stride, padding, output_padding, dilation, groups)
@@ -109,7 +116,10 @@ def test_conv_transpose_output_size_same_padding_and_layers():
     out = F.conv1d_transpose(t(seq), t(kernel), stride=3, padding=1, output_padding=2)
     expected = np_conv2d_transpose(seq[:, :, None], kernel[:, :, None], (1, 3), (0, 0, 1, 1), (1, 1), 1, (0, 2))
     np.testing.assert_allclose(out.numpy(), expected[:, :, 0], rtol=1e-10)
-    check_grad(lambda a, c: F.conv1d_transpose(a, c, stride=2, data_format="NLC"),
-               np.ascontiguousarray(seq.transpose(0, 2, 1)), kernel)
+    check_grad(
+        lambda a, c: F.conv1d_transpose(a, c, stride=2, data_format="NLC"),
+        np.ascontiguousarray(seq.transpose(0, 2, 1)),
+        kernel,
+    )
     layer1d = nn.Conv1DTranspose(4, 6, 3, stride=2)
     assert layer1d.weight.shape == [4, 6, 3] and layer1d(t(seq).astype("float32")).shape == [2, 6, 11]

@@ -18,6 +18,7 @@ training, each step, on the union of the batches of the ranks still training
 (``divide_by_initial_world_size=False``), or on that union with the step's gradient scaled by
 contributors / world size (the default, PyTorch's).
 """
+
 import gc
 import json
 import os
@@ -50,20 +51,41 @@ SCENARIOS = [
     {"name": "sgd", "optimizer": "sgd"},
     {"name": "momentum_ranks_seeded_differently", "optimizer": "momentum", "seed_per_rank": True},
     {"name": "adam_tiny_buckets", "optimizer": "adam", "comm_mb": TINY, "last_comm_mb": TINY},
-    {"name": "adam_float32_and_float64", "optimizer": "adam", "mixed": True,
-     "comm_mb": 200 / 2 ** 20, "last_comm_mb": 50 / 2 ** 20, "seed_per_rank": True},
-    {"name": "branch_used_by_all", "optimizer": "momentum", "branch": "all",
-     "find_unused": True},
+    {
+        "name": "adam_float32_and_float64",
+        "optimizer": "adam",
+        "mixed": True,
+        "comm_mb": 200 / 2**20,
+        "last_comm_mb": 50 / 2**20,
+        "seed_per_rank": True,
+    },
+    {"name": "branch_used_by_all", "optimizer": "momentum", "branch": "all", "find_unused": True},
     {"name": "branch_used_by_none", "optimizer": "adam", "branch": "none", "find_unused": True},
-    {"name": "branch_used_by_some", "optimizer": "adam", "branch": "some", "find_unused": True,
-     "comm_mb": TINY, "last_comm_mb": TINY},
+    {
+        "name": "branch_used_by_some",
+        "optimizer": "adam",
+        "branch": "some",
+        "find_unused": True,
+        "comm_mb": TINY,
+        "last_comm_mb": TINY,
+    },
     {"name": "head_never_used", "optimizer": "adam", "branch": "none"},
     {"name": "no_sync_accumulation", "optimizer": "sgd", "accumulate": 3},
     {"name": "sgd_fp16_compression", "optimizer": "sgd", "comm_hook": "fp16"},
-    {"name": "momentum_bf16_compression_float32_and_float64", "optimizer": "momentum",
-     "comm_hook": "bf16", "mixed": True},
-    {"name": "no_sync_branch_some_mixed_adam", "optimizer": "adam", "accumulate": 2,
-     "branch": "some", "find_unused": True, "mixed": True},
+    {
+        "name": "momentum_bf16_compression_float32_and_float64",
+        "optimizer": "momentum",
+        "comm_hook": "bf16",
+        "mixed": True,
+    },
+    {
+        "name": "no_sync_branch_some_mixed_adam",
+        "optimizer": "adam",
+        "accumulate": 2,
+        "branch": "some",
+        "find_unused": True,
+        "mixed": True,
+    },
 ]
 for _scenario in SCENARIOS:
     _scenario.setdefault("steps", 4)
@@ -78,6 +100,7 @@ TRAINABLE = {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "head.weight", 
 # ----------------------------------------------------------------------------------------------
 # Equivalence with one process training on the concatenated batch
 # ----------------------------------------------------------------------------------------------
+
 
 def run_once(function):
     """Memoise a job: its results, or its failure (re-raised, not re-run, by every later test)."""
@@ -101,8 +124,7 @@ def run_once(function):
 @run_once
 def gloo_results(world_size):
     """One job per world size trains every scenario; each rank returns its results."""
-    return run_workers(dp_tasks.equivalence_worker, world_size, args=(SCENARIOS,), timeout=120,
-                       env=GLOO)
+    return run_workers(dp_tasks.equivalence_worker, world_size, args=(SCENARIOS,), timeout=120, env=GLOO)
 
 
 @lru_cache(maxsize=None)
@@ -132,8 +154,7 @@ def check_equivalence(name, world_size, per_rank):
         if compression is None:
             np.testing.assert_allclose(final[key], want[key], rtol=1e-5, atol=1e-6, err_msg=key)
         else:
-            np.testing.assert_allclose(final[key], want[key], rtol=0, atol=compression,
-                                       err_msg=key)
+            np.testing.assert_allclose(final[key], want[key], rtol=0, atol=compression, err_msg=key)
     if compression is not None:
         assert max_difference(final, want) > 1e-5, "no gradient was compressed"
     # not vacuous: rank 0 training on its shard alone ends far away
@@ -145,8 +166,9 @@ def check_equivalence(name, world_size, per_rank):
         for key in want:
             assert np.array_equal(result["after_init"][key], per_rank[0]["before"][key])
     if scenario.get("seed_per_rank"):
-        assert max_difference(per_rank[1]["before"], per_rank[0]["before"]) > 1e-3, \
+        assert max_difference(per_rank[1]["before"], per_rank[0]["before"]) > 1e-3, (
             "the ranks were meant to start from different weights"
+        )
     if scenario.get("mixed"):
         assert final["fc2.weight"].dtype == np.float64 and final["fc1.weight"].dtype == np.float32
 
@@ -163,8 +185,7 @@ def test_gloo_ranks_end_where_one_process_on_the_whole_batch_ends(world_size, na
     scenario = BY_NAME[name]
     buckets = per_rank[0]["buckets"]
     assert all(r["buckets"] == buckets for r in per_rank), "ranks disagree on the buckets"
-    expected_params = TRAINABLE | ({"branch.weight", "branch.bias"} if scenario.get("branch")
-                                   else set())
+    expected_params = TRAINABLE | ({"branch.weight", "branch.bias"} if scenario.get("branch") else set())
     assert sorted(n for b in buckets for n in b) == sorted(expected_params)
     if scenario.get("comm_mb") == TINY:
         assert all(len(b) == 1 for b in buckets)
@@ -175,8 +196,7 @@ def test_gloo_ranks_end_where_one_process_on_the_whole_batch_ends(world_size, na
     if scenario.get("accumulate", 1) > 1:
         # inside no_sync each rank kept its own gradient: the ranks' gradients differed
         assert all(all(r["local_grads_differ"]) for r in per_rank)
-        assert len(per_rank[0]["local_grads_differ"]) == \
-            scenario["steps"] * (scenario["accumulate"] - 1)
+        assert len(per_rank[0]["local_grads_differ"]) == scenario["steps"] * (scenario["accumulate"] - 1)
 
 
 def test_mixed_dtype_buckets_keep_dtypes_apart():
@@ -190,9 +210,16 @@ def test_mixed_dtype_buckets_keep_dtypes_apart():
 
 # ---- the same under mpiexec with the mpi backend -----------------------------------------------
 
-MPI_SCENARIOS = ["sgd", "momentum_ranks_seeded_differently", "adam_tiny_buckets",
-                 "adam_float32_and_float64", "branch_used_by_some", "no_sync_accumulation",
-                 "sgd_fp16_compression", "momentum_bf16_compression_float32_and_float64"]
+MPI_SCENARIOS = [
+    "sgd",
+    "momentum_ranks_seeded_differently",
+    "adam_tiny_buckets",
+    "adam_float32_and_float64",
+    "branch_used_by_some",
+    "no_sync_accumulation",
+    "sgd_fp16_compression",
+    "momentum_bf16_compression_float32_and_float64",
+]
 
 
 @run_once
@@ -206,10 +233,14 @@ def mpi_results(directory):
         pytest.skip("no mpiexec/mpirun found next to python or on PATH")
     env = {k: v for k, v in os.environ.items() if k not in _CLEARED}
     scenarios = json.dumps([BY_NAME[n] for n in MPI_SCENARIOS])
-    process = subprocess.Popen([mpiexec, "-n", "2", sys.executable, dp_tasks.__file__,
-                                "mpi-equivalence", directory, scenarios],
-                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               start_new_session=True)
+    process = subprocess.Popen(
+        [mpiexec, "-n", "2", sys.executable, dp_tasks.__file__, "mpi-equivalence", directory, scenarios],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         out, err = process.communicate(timeout=120)
     finally:
@@ -221,8 +252,7 @@ def mpi_results(directory):
     for rank in range(2):
         with np.load(Path(directory) / f"rank{rank}.npz") as data:
             flat = {key: data[key] for key in data.files}
-        result = {"backend": str(flat.pop("backend")), "world_size": int(flat.pop("world_size")),
-                  "scenarios": {}}
+        result = {"backend": str(flat.pop("backend")), "world_size": int(flat.pop("world_size")), "scenarios": {}}
         for key, value in flat.items():
             name, part, param = key.split("/", 2)
             result["scenarios"].setdefault(name, {}).setdefault(part, {})[param] = value
@@ -249,6 +279,7 @@ def test_mpi_ranks_end_where_one_process_on_the_whole_batch_ends(mpi_directory, 
 # The documentation's examples
 # ----------------------------------------------------------------------------------------------
 
+
 def local_grads(make_layer, params, x, y):
     """Gradients of the MSE loss of one plain layer holding ``params``, on ``x`` and ``y``."""
     layer = make_layer()
@@ -262,8 +293,7 @@ def test_basic_example_under_spawn():
     context = dist.spawn(dp_tasks.basic_example_train, nprocs=2, join=False, backend="gloo")
     try:
         assert context.join(timeout=90), "the spawned ranks did not finish in time"
-        results = sorted((queue.get() for queue in context.return_queues),
-                         key=lambda r: r["rank"])
+        results = sorted((queue.get() for queue in context.return_queues), key=lambda r: r["rank"])
     finally:
         for process in context.processes:
             if process.is_alive():
@@ -279,8 +309,7 @@ def test_basic_example_under_spawn():
     assert max_difference(own[0], own[1]) > 1e-3
     for r in results:
         for key, grad in r["grads"].items():
-            np.testing.assert_allclose(grad, (own[0][key] + own[1][key]) / 2, rtol=1e-5,
-                                       atol=1e-7, err_msg=key)
+            np.testing.assert_allclose(grad, (own[0][key] + own[1][key]) / 2, rtol=1e-5, atol=1e-7, err_msg=key)
     for key in first["final"]:
         assert np.array_equal(first["final"][key], second["final"][key])
     assert max_difference(first["final"], first["synced"]) > 1e-5  # Adam took a step
@@ -358,7 +387,7 @@ class CusTanh(minidp.autograd.PyLayer):
 
     @staticmethod
     def backward(ctx, dy):
-        y, = ctx.saved_tensor()
+        (y,) = ctx.saved_tensor()
         return dy * (1 - minidp.square(y))
 
 
@@ -411,8 +440,11 @@ def test_state_dict_keys_match_the_wrapped_layer_without_a_job():
     layer = LinearNet()
     with pytest.warns(UserWarning):
         dp = minidp.DataParallel(layer)
-    assert list(dp.state_dict().keys()) == list(layer.state_dict().keys()) == \
-        ["_linear1.weight", "_linear1.bias", "_linear2.weight", "_linear2.bias"]
+    assert (
+        list(dp.state_dict().keys())
+        == list(layer.state_dict().keys())
+        == ["_linear1.weight", "_linear1.bias", "_linear2.weight", "_linear2.bias"]
+    )
     saved = {k: v.numpy().copy() for k, v in dp.state_dict().items()}
     other = LinearNet()
     other.set_state_dict(dp.state_dict())  # a DataParallel state loads into the plain layer
@@ -427,6 +459,7 @@ def test_state_dict_keys_match_the_wrapped_layer_without_a_job():
 # ----------------------------------------------------------------------------------------------
 # Errors on every rank: missing gradients, mismatched models
 # ----------------------------------------------------------------------------------------------
+
 
 @run_once
 def errors_results():
@@ -503,11 +536,11 @@ def test_a_parameter_that_stops_being_used_raises_on_every_rank_without_hanging(
 
 
 MISMATCH_NAMES = {  # each rank's message must name one of these (its own or a peer's view)
-    "shape": ["a.weight"],                # a: Linear(4, 3) here, Linear(4, 5) on the last rank
-    "dtype": ["b.weight"],                # b: float64 on the last rank
-    "extra": ["c.weight", "#4"],          # the last rank has a third layer (parameter #4)
-    "order": ["b.weight", "a.weight"],    # the last rank registers b before a
-    "frozen": ["b.weight"],               # b.weight has stop_gradient=True on the last rank
+    "shape": ["a.weight"],  # a: Linear(4, 3) here, Linear(4, 5) on the last rank
+    "dtype": ["b.weight"],  # b: float64 on the last rank
+    "extra": ["c.weight", "#4"],  # the last rank has a third layer (parameter #4)
+    "order": ["b.weight", "a.weight"],  # the last rank registers b before a
+    "frozen": ["b.weight"],  # b.weight has stop_gradient=True on the last rank
 }
 
 
@@ -525,8 +558,9 @@ def test_mismatched_models_raise_at_construction_on_every_rank(case):
 
 @pytest.mark.timeout(60)
 def test_model_without_trainable_parameters_on_one_rank_fails_fast_everywhere():
-    results = run_workers(dp_tasks.no_trainable_on_one_rank_worker, 2, timeout=50,
-                          env={**GLOO, "PADDLE_PG_TIMEOUT": "8000"})
+    results = run_workers(
+        dp_tasks.no_trainable_on_one_rank_worker, 2, timeout=50, env={**GLOO, "PADDLE_PG_TIMEOUT": "8000"}
+    )
     for rank, (outcome, seconds) in enumerate(results):
         assert outcome is not None, f"rank {rank} accepted the model"
         assert seconds < 4, f"rank {rank} raised only when a collective timed out: {outcome}"
@@ -541,6 +575,7 @@ def test_identical_models_pass_the_check():
 # ----------------------------------------------------------------------------------------------
 # group=, world size 1, deprecated methods
 # ----------------------------------------------------------------------------------------------
+
 
 @run_once
 def groups_results():
@@ -563,16 +598,14 @@ def test_group_argument_takes_a_group_or_its_process_group(kind):
     own = [local_grads(dp_tasks.Net, source, r["x"], r["y"]) for r in (first, second)]
     for r in (first, second):
         for key, grad in r[kind]["grads"].items():
-            np.testing.assert_allclose(grad, (own[0][key] + own[1][key]) / 2, rtol=1e-5,
-                                       atol=1e-7, err_msg=key)
+            np.testing.assert_allclose(grad, (own[0][key] + own[1][key]) / 2, rtol=1e-5, atol=1e-7, err_msg=key)
     # rank 0 is not in the group: it warns and trains its own replica on its own data
     if kind == "group":
         assert not outside[kind]["has_reducer"]
         assert any("alone" in w for w in outside[kind]["warnings"])
         for key in outside[kind]["initial"]:
             assert np.array_equal(outside[kind]["synced"][key], outside[kind]["initial"][key])
-        alone = local_grads(dp_tasks.Net, outside[kind]["initial"], outside["x"],
-                            outside["y"])
+        alone = local_grads(dp_tasks.Net, outside[kind]["initial"], outside["x"], outside["y"])
         for key, grad in outside[kind]["grads"].items():
             np.testing.assert_allclose(grad, alone[key], rtol=1e-6, atol=1e-7)
 
@@ -607,7 +640,7 @@ def test_deprecated_methods_warn_and_do_not_communicate():
 
 @pytest.mark.timeout(60)
 def test_world_size_one_job_warns_and_trains_alone():
-    result, = run_workers(dp_tasks.world_size_one_worker, 1, timeout=50, env=GLOO)
+    (result,) = run_workers(dp_tasks.world_size_one_worker, 1, timeout=50, env=GLOO)
     assert result["group"] is None
     init_warning, dp_warning = result["warnings"]  # init_parallel_env's, then DataParallel's
     assert "single process" in init_warning
@@ -694,6 +727,7 @@ def test_communication_stats_are_zero_without_a_reducer():
 # Bucket layout and launch order (one process, a stand-in process group)
 # ----------------------------------------------------------------------------------------------
 
+
 class MirrorGroup(ThreadedProcessGroup):
     """Rank 0 of a group of ``size`` ranks that all hold exactly this process's arrays.
 
@@ -749,34 +783,57 @@ def fake_params(*specs):
     return [minidp.zeros([n], dtype) for n, dtype in specs]
 
 
-@pytest.mark.parametrize("specs, small, limit, want", [
-    # one dtype: the first bucket closes at the small limit, the others at the large one;
-    # a bucket closes once it reaches its limit (>=), with the parameter that crossed it
-    ([(2, "float32"), (2, "float32"), (3, "float32"), (10, "float32"), (1, "float32"),
-      (1, "float32"), (20, "float32"), (4, "float32")], 16, 64,
-     [[7], [2, 3, 4, 5, 6], [0, 1]]),
-    # exactly at the limit closes; a parameter bigger than any limit sits alone
-    ([(4, "float32"), (16, "float32"), (100, "float32"), (1, "float32")], 16, 64,
-     [[3], [2], [1], [0]]),
-    # everything fits: one bucket
-    ([(3, "float32"), (5, "float32")], 1 << 20, 25 << 20, [[0, 1]]),
-    # two dtypes interleaved: one open bucket per dtype, each with its own small first bucket;
-    # buckets are ordered by their first parameter, then launched last-registered first
-    ([(4, "float32"), (1, "float64"), (1, "float32"), (2, "float64"), (8, "float64"),
-      (20, "float32"), (1, "float64")], 16, 64,
-     [[6], [4], [2, 5], [1, 3], [0]]),
-    # float16 counts two bytes per element
-    ([(4, "float16"), (4, "float16"), (40, "float16"), (1, "float16")], 16, 64,
-     [[3], [2], [0, 1]]),
-])
+@pytest.mark.parametrize(
+    "specs, small, limit, want",
+    [
+        # one dtype: the first bucket closes at the small limit, the others at the large one;
+        # a bucket closes once it reaches its limit (>=), with the parameter that crossed it
+        (
+            [
+                (2, "float32"),
+                (2, "float32"),
+                (3, "float32"),
+                (10, "float32"),
+                (1, "float32"),
+                (1, "float32"),
+                (20, "float32"),
+                (4, "float32"),
+            ],
+            16,
+            64,
+            [[7], [2, 3, 4, 5, 6], [0, 1]],
+        ),
+        # exactly at the limit closes; a parameter bigger than any limit sits alone
+        ([(4, "float32"), (16, "float32"), (100, "float32"), (1, "float32")], 16, 64, [[3], [2], [1], [0]]),
+        # everything fits: one bucket
+        ([(3, "float32"), (5, "float32")], 1 << 20, 25 << 20, [[0, 1]]),
+        # two dtypes interleaved: one open bucket per dtype, each with its own small first bucket;
+        # buckets are ordered by their first parameter, then launched last-registered first
+        (
+            [
+                (4, "float32"),
+                (1, "float64"),
+                (1, "float32"),
+                (2, "float64"),
+                (8, "float64"),
+                (20, "float32"),
+                (1, "float64"),
+            ],
+            16,
+            64,
+            [[6], [4], [2, 5], [1, 3], [0]],
+        ),
+        # float16 counts two bytes per element
+        ([(4, "float16"), (4, "float16"), (40, "float16"), (1, "float16")], 16, 64, [[3], [2], [0, 1]]),
+    ],
+)
 def test_assign_buckets_follows_the_documented_rule(specs, small, limit, want):
     assert assign_buckets(fake_params(*specs), small, limit) == want
 
 
 def test_assign_buckets_every_parameter_once_in_launch_order():
     rng = np.random.default_rng(0)
-    specs = [(int(rng.integers(1, 50)), str(rng.choice(["float32", "float64"])))
-             for _ in range(40)]
+    specs = [(int(rng.integers(1, 50)), str(rng.choice(["float32", "float64"]))) for _ in range(40)]
     buckets = assign_buckets(fake_params(*specs), 64, 256)
     assert sorted(i for b in buckets for i in b) == list(range(40))
     firsts = [b[0] for b in buckets]
@@ -791,13 +848,17 @@ def test_data_parallel_buckets_use_mebibyte_limits():
     model = nn.Sequential(nn.Linear(256, 512), nn.Linear(512, 512), nn.Linear(512, 10))
     names = {id(p): n for n, p in model.named_parameters()}
     dp = minidp.DataParallel(model, group=MirrorGroup())
-    assert [[names[id(p)] for p in b] for b in dp._reducer.buckets] == \
-        [["1.bias", "2.weight", "2.bias"], ["0.weight", "0.bias", "1.weight"]]
+    assert [[names[id(p)] for p in b] for b in dp._reducer.buckets] == [
+        ["1.bias", "2.weight", "2.bias"],
+        ["0.weight", "0.bias", "1.weight"],
+    ]
     # 0.5 MiB, last 0.25 MiB: 0.weight (512 KiB) alone, then 0.bias + 1.weight (1 MiB)
-    dp = minidp.DataParallel(model, comm_buffer_size=0.5, last_comm_buffer_size=0.25,
-                             group=MirrorGroup())
-    assert [[names[id(p)] for p in b] for b in dp._reducer.buckets] == \
-        [["1.bias", "2.weight", "2.bias"], ["0.bias", "1.weight"], ["0.weight"]]
+    dp = minidp.DataParallel(model, comm_buffer_size=0.5, last_comm_buffer_size=0.25, group=MirrorGroup())
+    assert [[names[id(p)] for p in b] for b in dp._reducer.buckets] == [
+        ["1.bias", "2.weight", "2.bias"],
+        ["0.bias", "1.weight"],
+        ["0.weight"],
+    ]
 
 
 class Chain(nn.Layer):
@@ -818,20 +879,24 @@ class Chain(nn.Layer):
         return x
 
 
-@pytest.mark.parametrize("reverse, want_sizes", [
-    # 60+20 B >= 64 closes [l0.w, l0.b]; 140 B >= 128 closes [l1.w]; [l1.b, l2.w, l2.b] left
-    (False, [7 + 14 + 2, 35, 15 + 5]),
-    # 40+8+140 B closes [l0.w, l0.b, l1.w]; 20+84+28 >= 128 closes [l1.b, l2.w, l2.b]
-    (True, [5 + 21 + 7, 10 + 2 + 35]),
-])
+@pytest.mark.parametrize(
+    "reverse, want_sizes",
+    [
+        # 60+20 B >= 64 closes [l0.w, l0.b]; 140 B >= 128 closes [l1.w]; [l1.b, l2.w, l2.b] left
+        (False, [7 + 14 + 2, 35, 15 + 5]),
+        # 40+8+140 B closes [l0.w, l0.b, l1.w]; 20+84+28 >= 128 closes [l1.b, l2.w, l2.b]
+        (True, [5 + 21 + 7, 10 + 2 + 35]),
+    ],
+)
 def test_buckets_launch_in_fixed_order_while_backward_runs(reverse, want_sizes):
     log = []
     minidp.seed(0)
     model = Chain(reverse)
     minidp.seed(0)
     plain = Chain(reverse)
-    dp = minidp.DataParallel(model, comm_buffer_size=128 / 2 ** 20,
-                             last_comm_buffer_size=64 / 2 ** 20, group=MirrorGroup(2, log))
+    dp = minidp.DataParallel(
+        model, comm_buffer_size=128 / 2**20, last_comm_buffer_size=64 / 2**20, group=MirrorGroup(2, log)
+    )
     assert [sum(p.size for p in b) for b in dp._reducer.buckets] == want_sizes
     for name, p in model.named_parameters():
         p.register_hook(lambda g, name=name: log.append(("grad", name)))
@@ -875,8 +940,7 @@ def test_group_argument_accepts_a_group_object_or_its_process_group():
 
 def test_register_comm_hook_hands_every_bucket_to_the_hook_once_registered():
     group = MirrorGroup(2)
-    dp = minidp.DataParallel(Chain(False), comm_buffer_size=128 / 2 ** 20,
-                             last_comm_buffer_size=64 / 2 ** 20, group=group)
+    dp = minidp.DataParallel(Chain(False), comm_buffer_size=128 / 2**20, last_comm_buffer_size=64 / 2**20, group=group)
     counter = comm_hooks.CallCounter()
     dp.register_comm_hook(counter, comm_hooks.counting_hook)
     del group.log[:]
@@ -945,8 +1009,9 @@ def test_bad_arguments_are_rejected():
 def test_debug_log_shows_the_bucket_layout_once_and_bucket_timings_every_step(caplog):
     caplog.set_level("DEBUG", logger="minidp.distributed")
     model = Chain(False)
-    dp = minidp.DataParallel(model, comm_buffer_size=128 / 2 ** 20, last_comm_buffer_size=64 / 2 ** 20,
-                             group=MirrorGroup(2))
+    dp = minidp.DataParallel(
+        model, comm_buffer_size=128 / 2**20, last_comm_buffer_size=64 / 2**20, group=MirrorGroup(2)
+    )
     buckets = len(dp._reducer.buckets)
     layout = [r.getMessage() for r in caplog.records if "(launch order)" in r.getMessage()]
     assert len(layout) == buckets and "l2.weight" in layout[0]
@@ -969,32 +1034,33 @@ def test_debug_log_shows_the_bucket_layout_once_and_bucket_timings_every_step(ca
 # DataParallel.join: uneven inputs across ranks
 # ----------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("counts", [join_tasks.UNEVEN, (2, 4, 1), (0, 2)],
-                         ids=lambda counts: "batches" + "-".join(map(str, counts)))
+
+@pytest.mark.parametrize(
+    "counts", [join_tasks.UNEVEN, (2, 4, 1), (0, 2)], ids=lambda counts: "batches" + "-".join(map(str, counts))
+)
 @pytest.mark.parametrize("divide_by_initial_world_size", [False, True])
 def test_join_matches_training_on_the_union_of_batches(counts, divide_by_initial_world_size):
-    results = run_workers(join_tasks.join_worker, len(counts),
-                          args=(list(counts), divide_by_initial_world_size), env=GLOO)
+    results = run_workers(
+        join_tasks.join_worker, len(counts), args=(list(counts), divide_by_initial_world_size), env=GLOO
+    )
     expected = join_tasks.train_reference(counts, divide_by_initial_world_size)
     other = join_tasks.train_reference(counts, not divide_by_initial_world_size)
     for rank, result in enumerate(results):
         assert result.keys() == expected.keys()
         for name, value in expected.items():
-            np.testing.assert_allclose(result[name], value, rtol=1e-5, atol=1e-6,
-                                       err_msg=f"rank {rank}, {name}")
-    assert any(not np.allclose(expected[n], other[n], atol=1e-4) for n in expected), \
+            np.testing.assert_allclose(result[name], value, rtol=1e-5, atol=1e-6, err_msg=f"rank {rank}, {name}")
+    assert any(not np.allclose(expected[n], other[n], atol=1e-4) for n in expected), (
         "the two divisions should end apart, or the test cannot tell them apart"
+    )
 
 
 def test_join_with_no_sync_accumulation():
     counts = (1, 3, 2)
-    results = run_workers(join_tasks.join_no_sync_worker, len(counts), args=(list(counts), 2),
-                          env=GLOO)
+    results = run_workers(join_tasks.join_no_sync_worker, len(counts), args=(list(counts), 2), env=GLOO)
     expected = join_tasks.train_reference(counts, False, accumulate=2)
     for rank, result in enumerate(results):
         for name, value in expected.items():
-            np.testing.assert_allclose(result[name], value, rtol=1e-5, atol=1e-6,
-                                       err_msg=f"rank {rank}, {name}")
+            np.testing.assert_allclose(result[name], value, rtol=1e-5, atol=1e-6, err_msg=f"rank {rank}, {name}")
 
 
 def test_join_throw_on_early_termination_raises_on_every_rank():

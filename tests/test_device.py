@@ -1,10 +1,12 @@
 """minidp.device (Paddle's ``paddle.device``): the place functions under the path scripts use."""
+
 import pytest
 
 import minidp
 
-needs_cuda = pytest.mark.skipif(not minidp.is_compiled_with_cuda(),
-                                reason="no CUDA device visible to CuPy (no GPU, driver or cupy)")
+needs_cuda = pytest.mark.skipif(
+    not minidp.is_compiled_with_cuda(), reason="no CUDA device visible to CuPy (no GPU, driver or cupy)"
+)
 
 
 def test_device_namespace_is_the_top_level_place_functions():

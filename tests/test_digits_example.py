@@ -1,4 +1,5 @@
 """examples/train_digits.py end to end: accuracy on held-out digits, checkpoint, exact resumption."""
+
 import os
 import re
 import subprocess
@@ -16,8 +17,9 @@ SCRIPT = os.path.join(ROOT, "examples", "train_digits.py")
 def run_example(*args):
     path = os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", PYTHONPATH=path)
-    done = subprocess.run([sys.executable, SCRIPT, "--quiet", *args], capture_output=True, text=True, env=env,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, SCRIPT, "--quiet", *args], capture_output=True, text=True, env=env, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -52,12 +54,22 @@ def test_mlp_trains(tmp_path):
 @pytest.mark.timeout(240)
 def test_data_parallel_run_on_two_ranks_matches_its_resumed_run(tmp_path):
     """The README's main job: 2 gloo ranks under the launcher, rank 0 reports and checkpoints."""
+
     def launch(*args):
-        env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
-                   PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
+        env = dict(
+            os.environ,
+            OMP_NUM_THREADS="1",
+            OPENBLAS_NUM_THREADS="1",
+            PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])),
+        )
         env = {k: v for k, v in env.items() if not k.startswith(("PADDLE_", "MASTER_"))}
-        done = subprocess.run([sys.executable, "-m", "minidp.distributed.launch", "--nproc_per_node", "2",
-                               SCRIPT, "--quiet", *args], capture_output=True, text=True, env=env, timeout=180)
+        done = subprocess.run(
+            [sys.executable, "-m", "minidp.distributed.launch", "--nproc_per_node", "2", SCRIPT, "--quiet", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=180,
+        )
         assert done.returncode == 0, done.stdout + done.stderr
         return done.stdout
 
@@ -66,8 +78,12 @@ def test_data_parallel_run_on_two_ranks_matches_its_resumed_run(tmp_path):
     lines = re.findall(r"^\[rank (\d+)\] (epoch +\d+ .*)$", straight, flags=re.MULTILINE)
     assert [rank for rank, _ in lines] == ["0"] * 12, "only rank 0 reports epochs"
     assert final_accuracy(straight) >= 0.95
-    waited = re.search(r"^\[rank 0\] waited for gradient communication [\d.]+ s over (\d+) steps "
-                       r"\([\d.]+ ms per step, [\d.]+% of the training time\)$", straight, flags=re.MULTILINE)
+    waited = re.search(
+        r"^\[rank 0\] waited for gradient communication [\d.]+ s over (\d+) steps "
+        r"\([\d.]+ ms per step, [\d.]+% of the training time\)$",
+        straight,
+        flags=re.MULTILINE,
+    )
     assert waited and int(waited.group(1)) > 0, straight
 
     partial = str(tmp_path / "partial.ckpt")

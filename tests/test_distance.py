@@ -1,5 +1,6 @@
 """Distances (``minidp/nn/functional/distance.py``): cosine similarity, pairwise distance and
 pdist, their layers and gradients."""
+
 import numpy as np
 import pytest
 
@@ -18,13 +19,17 @@ def test_cosine_similarity_and_pairwise_distance():
     check_grad(F.cosine_similarity, a, b)
     x = np.linspace(-1.5, 2.0, 12).reshape(3, 4)
     y = np.cos(np.arange(12.0)).reshape(3, 4)
-    np.testing.assert_allclose(F.cosine_similarity(t(x), t(y)).numpy(), [-0.3659107, 0.90745805, -0.71707172],
-                               rtol=1e-7)  # Paddle 3.3.1
-    np.testing.assert_allclose(F.pairwise_distance(t(x), t(y)).numpy(), [3.10057275, 0.72342437, 4.1146268],
-                               rtol=1e-7)  # Paddle 3.3.1
+    np.testing.assert_allclose(
+        F.cosine_similarity(t(x), t(y)).numpy(), [-0.3659107, 0.90745805, -0.71707172], rtol=1e-7
+    )  # Paddle 3.3.1
+    np.testing.assert_allclose(
+        F.pairwise_distance(t(x), t(y)).numpy(), [3.10057275, 0.72342437, 4.1146268], rtol=1e-7
+    )  # Paddle 3.3.1
     for p in (1.0, 3.0):
-        np.testing.assert_allclose(nn.PairwiseDistance(p, keepdim=True)(t(x), t(y)).numpy(),
-                                   ((np.abs(x - y + 1e-6) ** p).sum(1, keepdims=True)) ** (1 / p))
+        np.testing.assert_allclose(
+            nn.PairwiseDistance(p, keepdim=True)(t(x), t(y)).numpy(),
+            ((np.abs(x - y + 1e-6) ** p).sum(1, keepdims=True)) ** (1 / p),
+        )
         check_grad(lambda u, v: F.pairwise_distance(u, v, p), x, y)
     np.testing.assert_allclose(F.pairwise_distance(t(x), t(y), float("inf")).numpy(), np.abs(x - y + 1e-6).max(1))
     with pytest.raises(TypeError, match="p must be a number"):

@@ -1,4 +1,5 @@
 """ParallelEnv: Paddle's variables, their defaults and aliases, and MPI launcher detection."""
+
 import os
 
 import pytest
@@ -7,11 +8,25 @@ from minidp.distributed import ParallelEnv
 from minidp.distributed import env as env_module
 from minidp.distributed.env import mpi_launch, record_mpi_endpoints
 
-VARIABLES = ("PADDLE_TRAINER_ID", "PADDLE_TRAINERS_NUM", "PADDLE_CURRENT_ENDPOINT",
-             "PADDLE_TRAINER_ENDPOINTS", "PADDLE_PG_TIMEOUT", "PADDLE_XCCL_BACKEND",
-             "FLAGS_selected_gpus", "FLAGS_selected_npus", "FLAGS_nccl_nrings",
-             "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
-             "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "PMI_LOCAL_RANK", "SLURM_LOCALID")
+VARIABLES = (
+    "PADDLE_TRAINER_ID",
+    "PADDLE_TRAINERS_NUM",
+    "PADDLE_CURRENT_ENDPOINT",
+    "PADDLE_TRAINER_ENDPOINTS",
+    "PADDLE_PG_TIMEOUT",
+    "PADDLE_XCCL_BACKEND",
+    "FLAGS_selected_gpus",
+    "FLAGS_selected_npus",
+    "FLAGS_nccl_nrings",
+    "OMPI_COMM_WORLD_RANK",
+    "OMPI_COMM_WORLD_SIZE",
+    "OMPI_COMM_WORLD_LOCAL_RANK",
+    "PMI_RANK",
+    "PMI_SIZE",
+    "MPI_LOCALRANKID",
+    "PMI_LOCAL_RANK",
+    "SLURM_LOCALID",
+)
 
 
 @pytest.fixture
@@ -54,13 +69,16 @@ def test_custom_device_type_reads_its_own_flag(env):
     assert parallel_env.device_type == "npu" and parallel_env.device_id == 5
 
 
-@pytest.mark.parametrize("variables, expected", [
-    ({"OMPI_COMM_WORLD_RANK": "2", "OMPI_COMM_WORLD_SIZE": "4",
-      "OMPI_COMM_WORLD_LOCAL_RANK": "0"}, (2, 4, 0)),
-    ({"PMI_RANK": "1", "PMI_SIZE": "2", "MPI_LOCALRANKID": "1"}, (1, 2, 1)),
-    ({"PMI_RANK": "5", "PMI_SIZE": "8", "SLURM_LOCALID": "1"}, (5, 8, 1)),
-    ({"PMI_RANK": "3", "PMI_SIZE": "4"}, (3, 4, 3)),
-], ids=["open-mpi", "mpich-hydra", "slurm-pmi2", "pmi-without-local-rank"])
+@pytest.mark.parametrize(
+    "variables, expected",
+    [
+        ({"OMPI_COMM_WORLD_RANK": "2", "OMPI_COMM_WORLD_SIZE": "4", "OMPI_COMM_WORLD_LOCAL_RANK": "0"}, (2, 4, 0)),
+        ({"PMI_RANK": "1", "PMI_SIZE": "2", "MPI_LOCALRANKID": "1"}, (1, 2, 1)),
+        ({"PMI_RANK": "5", "PMI_SIZE": "8", "SLURM_LOCALID": "1"}, (5, 8, 1)),
+        ({"PMI_RANK": "3", "PMI_SIZE": "4"}, (3, 4, 3)),
+    ],
+    ids=["open-mpi", "mpich-hydra", "slurm-pmi2", "pmi-without-local-rank"],
+)
 def test_mpi_launchers_are_detected(env, variables, expected):
     for name, value in variables.items():
         env.setenv(name, value)
@@ -79,12 +97,15 @@ def test_paddle_variables_take_precedence_over_the_mpi_launcher(env):
     assert not parallel_env.launched_by_mpi
 
 
-@pytest.mark.parametrize("name, value, message", [
-    ("PADDLE_TRAINER_ID", "one", "PADDLE_TRAINER_ID='one' must be an integer"),
-    ("PADDLE_PG_TIMEOUT", "0", "PADDLE_PG_TIMEOUT must be a positive"),
-    ("FLAGS_nccl_nrings", "9", "FLAGS_nccl_nrings must be between 1 and 8"),
-    ("FLAGS_selected_gpus", "gpu0", "FLAGS_selected_gpus must list device ids"),
-])
+@pytest.mark.parametrize(
+    "name, value, message",
+    [
+        ("PADDLE_TRAINER_ID", "one", "PADDLE_TRAINER_ID='one' must be an integer"),
+        ("PADDLE_PG_TIMEOUT", "0", "PADDLE_PG_TIMEOUT must be a positive"),
+        ("FLAGS_nccl_nrings", "9", "FLAGS_nccl_nrings must be between 1 and 8"),
+        ("FLAGS_selected_gpus", "gpu0", "FLAGS_selected_gpus must list device ids"),
+    ],
+)
 def test_bad_values_name_the_variable(env, name, value, message):
     env.setenv(name, value)
     with pytest.raises(ValueError, match=message):

@@ -1,6 +1,7 @@
 """Layers made from table rows (``minidp/nn/layers/factory.py``): every one has Paddle's
 constructor parameters, forwards only options its function takes, keeps and shows them as
 Paddle does, keeps Paddle's class relations and names itself in argument errors."""
+
 import inspect
 
 import numpy as np
@@ -21,10 +22,14 @@ PADDLE_SIGNATURES = {
     "AdaptiveMaxPool3D": "(output_size, return_mask=False, name=None)",
     "AlphaDropout": "(p=0.5, name=None)",
     "AvgPool1D": "(kernel_size, stride=None, padding=0, exclusive=True, ceil_mode=False, name=None)",
-    "AvgPool2D": ("(kernel_size, stride=None, padding=0, ceil_mode=False, exclusive=True, "
-                  "divisor_override=None, data_format='NCHW', name=None)"),
-    "AvgPool3D": ("(kernel_size, stride=None, padding=0, ceil_mode=False, exclusive=True, "
-                  "divisor_override=None, data_format='NCDHW', name=None)"),
+    "AvgPool2D": (
+        "(kernel_size, stride=None, padding=0, ceil_mode=False, exclusive=True, "
+        "divisor_override=None, data_format='NCHW', name=None)"
+    ),
+    "AvgPool3D": (
+        "(kernel_size, stride=None, padding=0, ceil_mode=False, exclusive=True, "
+        "divisor_override=None, data_format='NCDHW', name=None)"
+    ),
     "BCELoss": "(weight=None, reduction='mean', name=None)",
     "BCEWithLogitsLoss": "(weight=None, reduction='mean', pos_weight=None, name=None)",
     "CELU": "(alpha=1.0, name=None)",
@@ -37,8 +42,10 @@ PADDLE_SIGNATURES = {
     "ConstantPad3D": "(padding, value, data_format='NCDHW', name=None)",
     "CosineEmbeddingLoss": "(margin=0, reduction='mean', name=None)",
     "CosineSimilarity": "(axis=1, eps=1e-08)",
-    "CrossEntropyLoss": ("(weight=None, ignore_index=-100, reduction='mean', soft_label=False, axis=-1, "
-                         "use_softmax=True, label_smoothing=0.0, name=None)"),
+    "CrossEntropyLoss": (
+        "(weight=None, ignore_index=-100, reduction='mean', soft_label=False, axis=-1, "
+        "use_softmax=True, label_smoothing=0.0, name=None)"
+    ),
     "Dropout": "(p=0.5, inplace=False, axis=None, mode='upscale_in_train', name=None)",
     "Dropout2D": "(p=0.5, data_format='NCHW', name=None)",
     "Dropout3D": "(p=0.5, data_format='NCDHW', name=None)",
@@ -57,20 +64,20 @@ PADDLE_SIGNATURES = {
     "HuberLoss": "(reduction='mean', delta=1.0, is_huber=True, name=None)",
     "KLDivLoss": "(reduction='mean', log_target=False)",
     "L1Loss": "(reduction='mean', name=None)",
-    "LPPool1D": ("(norm_type, kernel_size, stride=None, padding=0, ceil_mode=False, data_format='NCL', "
-                 "name=None)"),
-    "LPPool2D": ("(norm_type, kernel_size, stride=None, padding=0, ceil_mode=False, data_format='NCHW', "
-                 "name=None)"),
+    "LPPool1D": ("(norm_type, kernel_size, stride=None, padding=0, ceil_mode=False, data_format='NCL', name=None)"),
+    "LPPool2D": ("(norm_type, kernel_size, stride=None, padding=0, ceil_mode=False, data_format='NCHW', name=None)"),
     "LeakyReLU": "(negative_slope=0.01, name=None)",
     "LogSigmoid": "(name=None)",
     "LogSoftmax": "(axis=-1, name=None)",
     "MSELoss": "(reduction='mean')",
     "MarginRankingLoss": "(margin=0.0, reduction='mean', name=None)",
     "MaxPool1D": "(kernel_size, stride=None, padding=0, return_mask=False, ceil_mode=False, name=None)",
-    "MaxPool2D": ("(kernel_size, stride=None, padding=0, return_mask=False, ceil_mode=False, "
-                  "data_format='NCHW', name=None)"),
-    "MaxPool3D": ("(kernel_size, stride=None, padding=0, return_mask=False, ceil_mode=False, "
-                  "data_format='NCDHW', name=None)"),
+    "MaxPool2D": (
+        "(kernel_size, stride=None, padding=0, return_mask=False, ceil_mode=False, data_format='NCHW', name=None)"
+    ),
+    "MaxPool3D": (
+        "(kernel_size, stride=None, padding=0, return_mask=False, ceil_mode=False, data_format='NCDHW', name=None)"
+    ),
     "MaxUnPool1D": "(kernel_size, stride=None, padding=0, data_format='NCL', output_size=None, name=None)",
     "MaxUnPool2D": "(kernel_size, stride=None, padding=0, data_format='NCHW', output_size=None, name=None)",
     "MaxUnPool3D": "(kernel_size, stride=None, padding=0, data_format='NCDHW', output_size=None, name=None)",
@@ -109,24 +116,28 @@ PADDLE_SIGNATURES = {
     "Tanh": "(name=None)",
     "Tanhshrink": "(name=None)",
     "ThresholdedReLU": "(threshold=1.0, value=0.0, name=None)",
-    "TransformerDecoderLayer": ("(d_model, nhead, dim_feedforward, dropout=0.1, activation='relu', "
-                                "attn_dropout=None, act_dropout=None, normalize_before=False, "
-                                "weight_attr=None, bias_attr=None, layer_norm_eps=1e-05)"),
-    "TransformerEncoderLayer": ("(d_model, nhead, dim_feedforward, dropout=0.1, activation='relu', "
-                                "attn_dropout=None, act_dropout=None, normalize_before=False, "
-                                "weight_attr=None, bias_attr=None, layer_norm_eps=1e-05)"),
+    "TransformerDecoderLayer": (
+        "(d_model, nhead, dim_feedforward, dropout=0.1, activation='relu', "
+        "attn_dropout=None, act_dropout=None, normalize_before=False, "
+        "weight_attr=None, bias_attr=None, layer_norm_eps=1e-05)"
+    ),
+    "TransformerEncoderLayer": (
+        "(d_model, nhead, dim_feedforward, dropout=0.1, activation='relu', "
+        "attn_dropout=None, act_dropout=None, normalize_before=False, "
+        "weight_attr=None, bias_attr=None, layer_norm_eps=1e-05)"
+    ),
     "TripletMarginLoss": "(margin=1.0, p=2.0, epsilon=1e-06, swap=False, reduction='mean', name=None)",
-    "TripletMarginWithDistanceLoss": ("(distance_function=None, margin=1.0, swap=False, reduction='mean', "
-                                      "name=None)"),
+    "TripletMarginWithDistanceLoss": ("(distance_function=None, margin=1.0, swap=False, reduction='mean', name=None)"),
     "Unfold": "(kernel_sizes, dilations=1, paddings=0, strides=1, name=None)",
-    "Upsample": ("(size=None, scale_factor=None, mode='nearest', align_corners=False, align_mode=0, "
-                 "data_format=None, recompute_scale_factor=None, name=None)"),
+    "Upsample": (
+        "(size=None, scale_factor=None, mode='nearest', align_corners=False, align_mode=0, "
+        "data_format=None, recompute_scale_factor=None, name=None)"
+    ),
     "UpsamplingBilinear2D": "(size=None, scale_factor=None, data_format='NCHW', name=None)",
     "UpsamplingNearest2D": "(size=None, scale_factor=None, data_format='NCHW', name=None)",
     "ZeroPad1D": "(padding, data_format='NCL', name=None)",
     "ZeroPad2D": "(padding, data_format='NCHW', name=None)",
     "ZeroPad3D": "(padding, data_format='NCDHW', name=None)",
-
 }
 
 
@@ -136,8 +147,11 @@ def _parameters(cls):
 
 
 def _table_layers():
-    return sorted(name for name, value in vars(nn).items()
-                  if isinstance(value, type) and issubclass(value, FunctionalLayer) and value.__name__ == name)
+    return sorted(
+        name
+        for name, value in vars(nn).items()
+        if isinstance(value, type) and issubclass(value, FunctionalLayer) and value.__name__ == name
+    )
 
 
 def test_every_table_layer_has_paddles_constructor_parameters():
@@ -166,10 +180,12 @@ def test_table_layers_keep_their_options_and_show_them_like_paddle():
     assert float(nn.MSELoss("sum")(input=x, label=label)) == 5.0 and nn.ReLU()(x=x).numpy().tolist() == [0.0, 2.0]
     assert repr(nn.MaxPool2D(2)) == "MaxPool2D(kernel_size=2, stride=None, padding=0)"
     assert repr(nn.Dropout()) == "Dropout(p=0.5, axis=None, mode=upscale_in_train, inplace=False)"
-    assert repr(nn.ReflectionPad2D(1)) == ("ReflectionPad2D(padding=[1, 1, 1, 1], mode=reflect, value=0.0, "
-                                           "data_format=NCHW)")
-    assert repr(nn.ConstantPad1D([1, 2], 3.0)) == ("ConstantPad1D(padding=[1, 2], mode=constant, value=3.0, "
-                                                   "data_format=NCL)")
+    assert repr(nn.ReflectionPad2D(1)) == (
+        "ReflectionPad2D(padding=[1, 1, 1, 1], mode=reflect, value=0.0, data_format=NCHW)"
+    )
+    assert repr(nn.ConstantPad1D([1, 2], 3.0)) == (
+        "ConstantPad1D(padding=[1, 2], mode=constant, value=3.0, data_format=NCL)"
+    )
     assert nn.Softmax.__doc__ == "Softmax along ``axis``." and nn.Softmax.__module__ == "minidp.nn.layers.activation"
     assert not hasattr(nn.ReLU(), "name")
 

@@ -1,4 +1,5 @@
 """minidp.distributed.failure_record: the record a failing rank leaves, and the peer it blames."""
+
 import os
 import time
 
@@ -15,8 +16,7 @@ def test_failure_records_name_the_blamed_peer_through_the_exception_chain(tmp_pa
     monkeypatch.setenv("PADDLE_TRAINER_ID", "3")
     try:
         try:
-            raise PeerFailedError("NCCL error: remote process exited or there was a network "
-                                  "error", blamed_rank=5)
+            raise PeerFailedError("NCCL error: remote process exited or there was a network error", blamed_rank=5)
         except PeerFailedError:
             raise RuntimeError("all_reduce failed")
     except RuntimeError as error:

@@ -1,5 +1,6 @@
 """fleet.init / distributed_model / distributed_optimizer (minidp/distributed/fleet/fleet_base.py):
 the collective fleet API of Paddle's data-parallel docs, on 2 real gloo ranks."""
+
 import numpy as np
 import pytest
 

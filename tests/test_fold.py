@@ -1,5 +1,6 @@
 """unfold and fold (``minidp/nn/functional/fold.py``) and their layers, against a NumPy
 im2col."""
+
 import numpy as np
 import pytest
 
@@ -16,8 +17,11 @@ def np_unfold(x, kernel, stride, pads, dilation):
     n, c, h, w = x.shape
     (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
     ho, wo = (h - (kh - 1) * dh - 1) // sh + 1, (w - (kw - 1) * dw - 1) // sw + 1
-    blocks = [x[:, :, i * sh:i * sh + (kh - 1) * dh + 1:dh, j * sw:j * sw + (kw - 1) * dw + 1:dw].reshape(n, -1)
-              for i in range(ho) for j in range(wo)]
+    blocks = [
+        x[:, :, i * sh : i * sh + (kh - 1) * dh + 1 : dh, j * sw : j * sw + (kw - 1) * dw + 1 : dw].reshape(n, -1)
+        for i in range(ho)
+        for j in range(wo)
+    ]
     return np.stack(blocks, -1)
 
 
@@ -28,8 +32,9 @@ def test_unfold_and_fold():
     check_grad(lambda a: F.unfold(a, 2, strides=2, paddings=1), x)
     image = np.arange(9.0).reshape(1, 1, 3, 3) + 1
     cols = F.unfold(t(image), [2, 2])
-    np.testing.assert_array_equal(F.fold(cols, [3, 3], [2, 2]).numpy(),
-                                  [[[[1, 4, 3], [8, 20, 12], [7, 16, 9]]]])  # Paddle 3.3.1
+    np.testing.assert_array_equal(
+        F.fold(cols, [3, 3], [2, 2]).numpy(), [[[[1, 4, 3], [8, 20, 12], [7, 16, 9]]]]
+    )  # Paddle 3.3.1
     blocks = rng.normal(size=(2, 18, 9))
     check_grad(lambda a: F.fold(a, [5, 5], 3, strides=2, paddings=1), blocks)
     # fold is unfold's adjoint: <unfold(x), y> == <x, fold(y)>

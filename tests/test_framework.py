@@ -1,5 +1,6 @@
 """minidp/framework.py: Paddle's place objects and the execution mode (dynamic only), checked
 against Paddle 3.3.1."""
+
 import pytest
 
 import minidp

@@ -1,4 +1,5 @@
 """The gloo process group on real processes: collectives against NumPy, async order, failures."""
+
 import hashlib
 import os
 import signal
@@ -25,8 +26,7 @@ OPS = list(ReduceOp)
 def make_group(timeout=30.0):
     """A gloo group over the whole job, from the variables run_workers sets."""
     rank, size = int(os.environ["PADDLE_TRAINER_ID"]), int(os.environ["PADDLE_TRAINERS_NUM"])
-    store = TCPStore("127.0.0.1", int(os.environ["MASTER_PORT"]), is_master=rank == 0,
-                     timeout=timeout)
+    store = TCPStore("127.0.0.1", int(os.environ["MASTER_PORT"]), is_master=rank == 0, timeout=timeout)
     return GlooProcessGroup(store, rank, size, name="test", timeout=timeout), store
 
 
@@ -34,8 +34,7 @@ def contribution(rank, count, dtype, op, salt=0):
     """What rank ``rank`` contributes: small values so PROD and float16 stay exact enough."""
     rng = np.random.default_rng([rank, count, salt, int(op)])
     if op == ReduceOp.PROD:
-        values = rng.choice([1, 2], size=count) if np.dtype(dtype).kind == "i" else \
-            rng.uniform(0.9, 1.1, count)
+        values = rng.choice([1, 2], size=count) if np.dtype(dtype).kind == "i" else rng.uniform(0.9, 1.1, count)
     else:
         values = rng.integers(-8, 9, size=count)
     return values.astype(dtype)
@@ -43,9 +42,13 @@ def contribution(rank, count, dtype, op, salt=0):
 
 def expected_reduction(arrays, op, size):
     stacked = np.stack([a.astype(np.float64) for a in arrays])
-    result = {ReduceOp.SUM: stacked.sum(0), ReduceOp.MAX: stacked.max(0),
-              ReduceOp.MIN: stacked.min(0), ReduceOp.PROD: stacked.prod(0),
-              ReduceOp.AVG: stacked.sum(0) / size}[op]
+    result = {
+        ReduceOp.SUM: stacked.sum(0),
+        ReduceOp.MAX: stacked.max(0),
+        ReduceOp.MIN: stacked.min(0),
+        ReduceOp.PROD: stacked.prod(0),
+        ReduceOp.AVG: stacked.sum(0) / size,
+    }[op]
     if op == ReduceOp.AVG and arrays[0].dtype.kind == "i":
         result = np.trunc(stacked.sum(0) / size)  # toward zero, as Paddle's AVG
     return result
@@ -68,8 +71,7 @@ def all_reduce_worker():
     for count, dtype, op in cases:
         array = contribution(pg.rank, count, dtype, op)
         pg.all_reduce(array, op)
-        want = expected_reduction([contribution(r, count, dtype, op) for r in range(pg.size)],
-                                  op, pg.size)
+        want = expected_reduction([contribution(r, count, dtype, op) for r in range(pg.size)], op, pg.size)
         check_close(failures, f"all_reduce {op.name} {dtype} x{count}", array, want, dtype)
         digests.append(hashlib.sha1(array.tobytes()).hexdigest())
     scalar = np.array(pg.rank + 1.0)
@@ -105,16 +107,14 @@ def other_collectives_worker():
             gathered = np.empty((n, count), dtype)
             pg.all_gather(gathered, contribution(r, count, dtype, ReduceOp.SUM, salt=2))
             for k in range(n):
-                if not np.array_equal(gathered[k], contribution(k, count, dtype, ReduceOp.SUM,
-                                                                 salt=2)):
+                if not np.array_equal(gathered[k], contribution(k, count, dtype, ReduceOp.SUM, salt=2)):
                     failures.append(f"all_gather block {k} {dtype} x{count}")
             for op in OPS if count < BIG_COUNT else [ReduceOp.SUM]:
                 inputs = [contribution(k, count * n, dtype, op, salt=3) for k in range(n)]
                 out = np.empty(count, dtype)
                 pg.reduce_scatter(out, inputs[r].copy(), op)
-                want = expected_reduction(inputs, op, n)[r * count:(r + 1) * count]
-                check_close(failures, f"reduce_scatter {op.name} {dtype} x{count}", out, want,
-                            dtype)
+                want = expected_reduction(inputs, op, n)[r * count : (r + 1) * count]
+                check_close(failures, f"reduce_scatter {op.name} {dtype} x{count}", out, want, dtype)
     pg.barrier()
     pg.shutdown()
     return failures
@@ -157,8 +157,11 @@ def async_worker():
     works = [pg.all_reduce(a, sync_op=False) for a in arrays]
     # order-dependent chain on one buffer: only issue order gives the expected value
     chain = np.full(1000, float(r + 1))
-    chain_works = [pg.all_reduce(chain, sync_op=False), pg.broadcast(chain, 1, sync_op=False),
-                   pg.all_reduce(chain, ReduceOp.MAX, sync_op=False)]
+    chain_works = [
+        pg.all_reduce(chain, sync_op=False),
+        pg.broadcast(chain, 1, sync_op=False),
+        pg.all_reduce(chain, ReduceOp.MAX, sync_op=False),
+    ]
     order_ok = True
     for k in reversed(range(len(works))):
         works[k].wait()
@@ -316,11 +319,13 @@ def test_every_public_operation_is_issued_once_as_a_described_collective(monkeyp
     pg.barrier(timeout=2)
     pg.shutdown()
     f32 = np.dtype(np.float32)
-    assert issued == [Collective("all_reduce", f32, 6, 5.0, reduce_op=ReduceOp.MAX),
-                      Collective("broadcast", f32, 6, 5.0, root=0),
-                      Collective("all_gather", f32, 6, 5.0),
-                      Collective("reduce_scatter", f32, 6, 5.0, reduce_op=ReduceOp.AVG),
-                      Collective("barrier", None, 0, 2.0)]
+    assert issued == [
+        Collective("all_reduce", f32, 6, 5.0, reduce_op=ReduceOp.MAX),
+        Collective("broadcast", f32, 6, 5.0, root=0),
+        Collective("all_gather", f32, 6, 5.0),
+        Collective("reduce_scatter", f32, 6, 5.0, reduce_op=ReduceOp.AVG),
+        Collective("barrier", None, 0, 2.0),
+    ]
 
 
 def tensor_operands_worker():
@@ -344,9 +349,17 @@ def tensor_operands_worker():
     else:
         pg.recv(token, 0)
     pg.shutdown()
-    return {name: tensor.numpy().tolist() for name, tensor in [
-        ("sum", summed), ("max", maximum), ("broadcast", broadcast), ("gather", gathered),
-        ("scatter", scattered), ("token", token)]}
+    return {
+        name: tensor.numpy().tolist()
+        for name, tensor in [
+            ("sum", summed),
+            ("max", maximum),
+            ("broadcast", broadcast),
+            ("gather", gathered),
+            ("scatter", scattered),
+            ("token", token),
+        ]
+    }
 
 
 @pytest.mark.timeout(60)
@@ -376,11 +389,9 @@ def test_every_reduce_op_on_every_dtype_including_bfloat16_and_uint8():
 
 def mismatch_worker():
     rank, size = int(os.environ["PADDLE_TRAINER_ID"]), int(os.environ["PADDLE_TRAINERS_NUM"])
-    store = TCPStore("127.0.0.1", int(os.environ["MASTER_PORT"]), is_master=rank == 0,
-                     timeout=30)
+    store = TCPStore("127.0.0.1", int(os.environ["MASTER_PORT"]), is_master=rank == 0, timeout=30)
     names = iter(range(100))
-    report = run_mismatch_cases(
-        lambda: GlooProcessGroup(store, rank, size, name=f"case{next(names)}", timeout=30))
+    report = run_mismatch_cases(lambda: GlooProcessGroup(store, rank, size, name=f"case{next(names)}", timeout=30))
     GlooProcessGroup(store, rank, size, name="done", timeout=30).barrier()  # store outlives all
     return report
 

@@ -1,5 +1,6 @@
 """gloo_init_parallel_env / gloo_barrier / gloo_release: Paddle's documented example (processes
 that synchronise through a gloo context, no init_parallel_env), on 2 and 3 ranks."""
+
 import os
 import time
 
@@ -36,8 +37,7 @@ def gloo_context_worker():
 @pytest.mark.timeout(90)
 @pytest.mark.parametrize("size", [2, 3])
 def test_gloo_barrier_waits_for_every_rank(size):
-    results = run_workers(gloo_context_worker, size, timeout=60,
-                          env={"PADDLE_PG_TIMEOUT": "20000"})
+    results = run_workers(gloo_context_worker, size, timeout=60, env={"PADDLE_PG_TIMEOUT": "20000"})
     for rank, (waited, again, after_release, initialized) in enumerate(results):
         assert waited > (0.3 if rank < size - 1 else -1)
         assert "already joined a gloo context; call gloo_release() first" in again
@@ -45,11 +45,14 @@ def test_gloo_barrier_waits_for_every_rank(size):
         assert initialized is False
 
 
-@pytest.mark.parametrize("arguments, problem", [
-    ((0, 1, "127.0.0.1:1"), "rank_num must be an int of at least 2, got 1"),
-    ((2, 2, "127.0.0.1:1"), r"rank_id must be an int in 0..1, got 2"),
-    ((0, 2, "localhost"), "server_endpoint 'localhost' is not 'ip:port'"),
-])
+@pytest.mark.parametrize(
+    "arguments, problem",
+    [
+        ((0, 1, "127.0.0.1:1"), "rank_num must be an int of at least 2, got 1"),
+        ((2, 2, "127.0.0.1:1"), r"rank_id must be an int in 0..1, got 2"),
+        ((0, 2, "localhost"), "server_endpoint 'localhost' is not 'ip:port'"),
+    ],
+)
 def test_bad_arguments_are_named(arguments, problem):
     with pytest.raises(ValueError, match=problem):
         dist.gloo_init_parallel_env(*arguments)

@@ -6,6 +6,7 @@ first: ``python -m pytest -m gpu``. What CI checks without a GPU is in test_nccl
 (the backend's logic on a stand-in) and test_comm_hooks.py (the reducer's kernel path
 on the host kernel runner).
 """
+
 from __future__ import annotations
 
 import warnings
@@ -28,12 +29,13 @@ from test_optimizer import train as train_optimizer
 pytestmark = [
     pytest.mark.gpu,
     pytest.mark.timeout(300),
-    pytest.mark.skipif(not backend.is_compiled_with_cuda(),
-                       reason="no CUDA device visible to CuPy (no GPU, driver or cupy)"),
+    pytest.mark.skipif(
+        not backend.is_compiled_with_cuda(), reason="no CUDA device visible to CuPy (no GPU, driver or cupy)"
+    ),
 ]
 needs_two_gpus = pytest.mark.skipif(
-    backend.cuda_device_count() < 2,
-    reason=f"needs two GPUs, one per rank (CuPy sees {backend.cuda_device_count()})")
+    backend.cuda_device_count() < 2, reason=f"needs two GPUs, one per rank (CuPy sees {backend.cuda_device_count()})"
+)
 GPU = "gpu:0"
 
 
@@ -50,9 +52,16 @@ def cupy():
 
 # --- tensors on the GPU ------------------------------------------------------------------------
 
+
 def test_set_device_makes_new_tensors_cupy_arrays(cupy):
-    made = [minidp.zeros([2, 3]), minidp.ones([2]), minidp.full([2], 3.0), minidp.arange(5),
-            minidp.randn([4, 4], "float32"), minidp.to_tensor([1.0, 2.0])]
+    made = [
+        minidp.zeros([2, 3]),
+        minidp.ones([2]),
+        minidp.full([2], 3.0),
+        minidp.arange(5),
+        minidp.randn([4, 4], "float32"),
+        minidp.to_tensor([1.0, 2.0]),
+    ]
     for tensor in made:
         assert isinstance(tensor._data, cupy.ndarray), tensor
         assert tensor.place == GPU
@@ -109,26 +118,47 @@ def _run_on(place: str, fn, arrays, constants):
 
 rng = np.random.default_rng(0)
 OP_CASES = {
-    "matmul-tanh": (lambda a, b: minidp.tanh(minidp.matmul(a, b)),
-                    [rng.standard_normal((3, 4)), rng.standard_normal((4, 5))], []),
-    "broadcast-arithmetic": (lambda a, b: (a + b) * a - a / (b * b + 1),
-                             [rng.standard_normal((3, 4)), rng.standard_normal(4)], []),
-    "exp-log-sqrt": (lambda a: minidp.sqrt(minidp.log(minidp.exp(a) + 1)),
-                     [rng.standard_normal((2, 3))], []),
-    "reductions": (lambda a: minidp.mean(a, axis=0) * minidp.max(a, axis=0) + minidp.sum(a),
-                   [rng.standard_normal((4, 3))], []),
-    "index-concat-split": (lambda a: minidp.concat(minidp.split(a[1:, ::2], 2, axis=1)[::-1],
-                                                   axis=0),
-                           [rng.standard_normal((3, 4))], []),
-    "cross-entropy": (lambda logits, labels: F.cross_entropy(logits, labels),
-                      [rng.standard_normal((5, 3))], [np.array([0, 2, 1, 1, 0], "int64")]),
-    "conv-relu-pool": (lambda x, w: F.max_pool2d(F.relu(F.conv2d(x, w, padding=1)), 2),
-                       [rng.standard_normal((2, 3, 6, 6)), rng.standard_normal((4, 3, 3, 3))], []),
-    "embedding": (lambda table, ids: F.embedding(ids, table),
-                  [rng.standard_normal((6, 3))], [np.array([[0, 5, 0], [2, 2, 1]], "int64")]),
-    "layer-norm-gelu": (lambda x, w, b: F.gelu(F.layer_norm(x, [4], w, b)),
-                        [rng.standard_normal((3, 4)), rng.standard_normal(4),
-                         rng.standard_normal(4)], []),
+    "matmul-tanh": (
+        lambda a, b: minidp.tanh(minidp.matmul(a, b)),
+        [rng.standard_normal((3, 4)), rng.standard_normal((4, 5))],
+        [],
+    ),
+    "broadcast-arithmetic": (
+        lambda a, b: (a + b) * a - a / (b * b + 1),
+        [rng.standard_normal((3, 4)), rng.standard_normal(4)],
+        [],
+    ),
+    "exp-log-sqrt": (lambda a: minidp.sqrt(minidp.log(minidp.exp(a) + 1)), [rng.standard_normal((2, 3))], []),
+    "reductions": (
+        lambda a: minidp.mean(a, axis=0) * minidp.max(a, axis=0) + minidp.sum(a),
+        [rng.standard_normal((4, 3))],
+        [],
+    ),
+    "index-concat-split": (
+        lambda a: minidp.concat(minidp.split(a[1:, ::2], 2, axis=1)[::-1], axis=0),
+        [rng.standard_normal((3, 4))],
+        [],
+    ),
+    "cross-entropy": (
+        lambda logits, labels: F.cross_entropy(logits, labels),
+        [rng.standard_normal((5, 3))],
+        [np.array([0, 2, 1, 1, 0], "int64")],
+    ),
+    "conv-relu-pool": (
+        lambda x, w: F.max_pool2d(F.relu(F.conv2d(x, w, padding=1)), 2),
+        [rng.standard_normal((2, 3, 6, 6)), rng.standard_normal((4, 3, 3, 3))],
+        [],
+    ),
+    "embedding": (
+        lambda table, ids: F.embedding(ids, table),
+        [rng.standard_normal((6, 3))],
+        [np.array([[0, 5, 0], [2, 2, 1]], "int64")],
+    ),
+    "layer-norm-gelu": (
+        lambda x, w, b: F.gelu(F.layer_norm(x, [4], w, b)),
+        [rng.standard_normal((3, 4)), rng.standard_normal(4), rng.standard_normal(4)],
+        [],
+    ),
 }
 
 
@@ -144,6 +174,7 @@ def test_ops_forward_and_backward_on_cupy_match_numpy(cupy, case):
 
 # --- the reducer's kernels, launched for real ------------------------------------------------
 
+
 def test_reducer_packs_and_unpacks_gradients_with_the_kernels(cupy, monkeypatch):
     launched = []
     real_launch = kernels.launch
@@ -157,8 +188,7 @@ def test_reducer_packs_and_unpacks_gradients_with_the_kernels(cupy, monkeypatch)
     loss_of(plain, 0).backward()
     ordered = list(reduced.values())
     group = MirrorGroup()
-    reducer = Reducer(ordered, assign_buckets(ordered, 40, 60), group, True,
-                      param_names=list(reduced))
+    reducer = Reducer(ordered, assign_buckets(ordered, 40, 60), group, True, param_names=list(reduced))
     loss = loss_of(reduced, 0)
     reducer.prepare_for_backward([loss])
     loss.backward()
@@ -166,8 +196,7 @@ def test_reducer_packs_and_unpacks_gradients_with_the_kernels(cupy, monkeypatch)
     assert sum(name.startswith("minidp_unpack") for name in launched) == len(reducer.buckets)
     for name, param in reduced.items():
         assert isinstance(param._grad, cupy.ndarray)
-        wanted = plain[name]._grad if plain[name]._grad is not None else cupy.zeros_like(
-            param._data)
+        wanted = plain[name]._grad if plain[name]._grad is not None else cupy.zeros_like(param._data)
         # the mirror peer makes the average equal to the local gradient, exactly
         cupy.testing.assert_array_equal(param._grad, wanted, err_msg=name)
     for bucket, sent in zip(reducer._buckets, group.sent):
@@ -175,21 +204,19 @@ def test_reducer_packs_and_unpacks_gradients_with_the_kernels(cupy, monkeypatch)
         for param, offset in zip(grad_bucket.params, grad_bucket.copy().offsets):
             local = plain[param.name]._grad
             if local is not None:
-                cupy.testing.assert_array_equal(sent[offset:offset + param._data.size],
-                                                local.reshape(-1) * 0.5)
+                cupy.testing.assert_array_equal(sent[offset : offset + param._data.size], local.reshape(-1) * 0.5)
 
 
 # --- optimizers: multi-tensor kernels, launched for real ------------------------------------------
 
+
 @pytest.mark.parametrize("multi_precision", [False, True], ids=["plain", "master-weights"])
 @pytest.mark.parametrize("name", sorted(OPTIMIZERS))
-def test_optimizer_steps_on_the_gpu_match_the_cpu_bit_for_bit(cupy, monkeypatch, name,
-                                                               multi_precision):
+def test_optimizer_steps_on_the_gpu_match_the_cpu_bit_for_bit(cupy, monkeypatch, name, multi_precision):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # 16-bit parameters without master weights warn
         cpu_params, cpu_opt, _ = train_optimizer(name, multi_precision, monkeypatch, False)
-        gpu_params, gpu_opt, launches = train_optimizer(name, multi_precision, monkeypatch, False,
-                                                        xp=cupy)
+        gpu_params, gpu_opt, launches = train_optimizer(name, multi_precision, monkeypatch, False, xp=cupy)
     assert len(launches) == LAUNCHES[name], launches
     for key, wanted in cpu_params.items():
         assert isinstance(gpu_params[key]._data, cupy.ndarray)
@@ -212,8 +239,9 @@ def test_bfloat16_tensors_and_a_linear_layer_on_the_gpu(cupy):
     out.mean().backward()
     assert all(p.grad.dtype == minidp.bfloat16 for p in layer.parameters())
     wanted = (x.astype("float32").numpy() * 0.5) @ layer.weight.astype("float32").numpy()
-    np.testing.assert_allclose(out.astype("float32").numpy(),
-                               wanted + layer.bias.astype("float32").numpy(), rtol=2**-7, atol=2**-7)
+    np.testing.assert_allclose(
+        out.astype("float32").numpy(), wanted + layer.bias.astype("float32").numpy(), rtol=2**-7, atol=2**-7
+    )
 
 
 @pytest.mark.parametrize("hook", ["fp16", "bf16"])
@@ -225,8 +253,7 @@ def test_compression_on_the_device_equals_the_numpy_copies_bit_for_bit(cupy, hoo
         minidp.set_device(place)
         params = make_params(xp)
         ordered = list(params.values())
-        reducer = Reducer(ordered, assign_buckets(ordered, 40, 60), MirrorGroup(), True,
-                          param_names=list(params))
+        reducer = Reducer(ordered, assign_buckets(ordered, 40, 60), MirrorGroup(), True, param_names=list(params))
         reducer.register_comm_hook(None, HOOKS[hook])
         loss = loss_of(params, 0)
         reducer.prepare_for_backward([loss])
@@ -238,10 +265,10 @@ def test_compression_on_the_device_equals_the_numpy_copies_bit_for_bit(cupy, hoo
 
 # --- NCCL --------------------------------------------------------------------------------------
 
+
 def test_nccl_group_of_one_gpu_runs_every_collective(cupy):
     store = TCPStore("127.0.0.1", 0, is_master=True, timeout=60)
-    group = nccl.create_process_group(GroupSpec(name="solo", global_ranks=(0,), global_rank=0,
-                                                timeout=60, store=store))
+    group = nccl.create_process_group(GroupSpec(name="solo", global_ranks=(0,), global_rank=0, timeout=60, store=store))
     try:
         x = cupy.arange(6, dtype="float32")
         group.all_reduce(x, ReduceOp.AVG)
@@ -317,8 +344,7 @@ def nccl_collectives_worker() -> dict:
 
 @needs_two_gpus
 def test_nccl_collectives_across_two_gpus():
-    reports = run_workers(nccl_collectives_worker, 2, env={"PADDLE_DISTRI_BACKEND": "nccl"},
-                          timeout=240)
+    reports = run_workers(nccl_collectives_worker, 2, env={"PADDLE_DISTRI_BACKEND": "nccl"}, timeout=240)
     for rank, report in enumerate(reports):
         assert report["backend"] == "nccl" and report["device"] == f"gpu:{rank}"
         assert report["cupy"]
@@ -339,8 +365,10 @@ STEPS, BATCH = 3, 8
 
 def _batches():
     data = np.random.default_rng(5)
-    return [(data.standard_normal((BATCH, 4)).astype("float32"),
-             data.standard_normal((BATCH, 2)).astype("float32")) for _ in range(STEPS)]
+    return [
+        (data.standard_normal((BATCH, 4)).astype("float32"), data.standard_normal((BATCH, 2)).astype("float32"))
+        for _ in range(STEPS)
+    ]
 
 
 def train(rank: int, size: int, data_parallel: bool) -> dict:
@@ -376,19 +404,18 @@ def data_parallel_worker() -> dict:
     state = train(dist.get_rank(), dist.get_world_size(), data_parallel=True)
     probe = minidp.zeros([1])
     dist.barrier()
-    return {"state": state, "kernels": sorted(set(launched)),
-            "on_gpu": isinstance(probe._data, cupy.ndarray)}
+    return {"state": state, "kernels": sorted(set(launched)), "on_gpu": isinstance(probe._data, cupy.ndarray)}
 
 
 @needs_two_gpus
 def test_data_parallel_on_nccl_matches_single_process_training():
-    reports = run_workers(data_parallel_worker, 2, env={"PADDLE_DISTRI_BACKEND": "nccl"},
-                          timeout=240)
+    reports = run_workers(data_parallel_worker, 2, env={"PADDLE_DISTRI_BACKEND": "nccl"}, timeout=240)
     reference = train(0, 1, data_parallel=False)
     for rank, report in enumerate(reports):
         assert report["on_gpu"]
         assert any(name.startswith("minidp_pack") for name in report["kernels"])
         assert any(name.startswith("minidp_unpack") for name in report["kernels"])
         for name, wanted in reference.items():
-            np.testing.assert_allclose(report["state"][name], wanted, rtol=1e-4, atol=1e-5,
-                                       err_msg=f"rank {rank}: {name}")
+            np.testing.assert_allclose(
+                report["state"][name], wanted, rtol=1e-4, atol=1e-5, err_msg=f"rank {rank}: {name}"
+            )

@@ -1,5 +1,6 @@
 """``minidp.grad`` (Paddle's ``paddle.grad``, ``minidp/autograd/gradients.py``): gradients returned,
 not accumulated."""
+
 from __future__ import annotations
 
 import numpy as np

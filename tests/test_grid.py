@@ -1,5 +1,6 @@
 """affine_grid and grid_sample (``minidp/nn/functional/grid.py``) against NumPy and finite
 differences."""
+
 import numpy as np
 import pytest
 
@@ -33,12 +34,14 @@ def test_affine_grid_and_grid_sample():
     identity = F.affine_grid(t(np.tile([[[1.0, 0, 0], [0, 1.0, 0]]], (2, 1, 1))), [2, 2, 4, 5])
     np.testing.assert_allclose(F.grid_sample(t(image), identity).numpy(), image, atol=1e-12)
     points = rng.uniform(-1.3, 1.3, size=(2, 3, 4, 2))
-    np.testing.assert_allclose(F.grid_sample(t(image), t(points)).numpy(), np_grid_sample_zeros(image, points),
-                               rtol=1e-10)
+    np.testing.assert_allclose(
+        F.grid_sample(t(image), t(points)).numpy(), np_grid_sample_zeros(image, points), rtol=1e-10
+    )
     for padding_mode in ("zeros", "border", "reflection"):
         for align_corners in (True, False):
-            check_grad(lambda a, g: F.grid_sample(a, g, padding_mode=padding_mode, align_corners=align_corners),
-                       image, points)
+            check_grad(
+                lambda a, g: F.grid_sample(a, g, padding_mode=padding_mode, align_corners=align_corners), image, points
+            )
     nearest = F.grid_sample(t(image), t(points), mode="nearest", padding_mode="border").numpy()
     px = np.clip(np.floor((points[..., 0] + 1) * 2 + 0.5), 0, 4).astype(int)
     py = np.clip(np.floor((points[..., 1] + 1) * 1.5 + 0.5), 0, 3).astype(int)

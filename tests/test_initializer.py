@@ -1,5 +1,6 @@
 """Initializers (``minidp/nn/initializer.py``): they fill parameters in place with Paddle's scales
 and fans, under Paddle's current and older names, and the global initializer."""
+
 import math
 
 import numpy as np
@@ -37,8 +38,9 @@ def test_initializers_fill_in_place_with_paddle_scales():
         init.KaimingNormal(nonlinearity="swish")
 
 
-@pytest.mark.parametrize("kind, spread", [(initializer.XavierUniform, lambda v: np.abs(v).max()),
-                                          (initializer.XavierNormal, np.std)])
+@pytest.mark.parametrize(
+    "kind, spread", [(initializer.XavierUniform, lambda v: np.abs(v).max()), (initializer.XavierNormal, np.std)]
+)
 def test_xavier_uses_given_fans_over_the_shape(kind, spread):
     minidp.seed(0)
     from_shape = minidp.nn.Parameter(np.zeros((400, 600), np.float32))
@@ -60,8 +62,15 @@ def test_orthogonal_dirac_bilinear_initializers_and_the_global_one():
     dirac = holder.create_parameter([4, 2, 3], default_initializer=init.Dirac(groups=2)).numpy()
     assert dirac.reshape(4, -1).tolist() == [[0, 1, 0, 0, 0, 0], [0, 0, 0, 0, 1, 0]] * 2  # Paddle 3.3.1
     kernel = holder.create_parameter([2, 1, 4, 4], default_initializer=init.Bilinear()).numpy()[1, 0]
-    np.testing.assert_allclose(kernel, [[0.0625, 0.28125, 0.375, 0.15625], [0.1875, 0.65625, 0.75, 0.21875],
-                                        [0.1875, 0.46875, 0.375, 0.09375], [0.0625, 0.09375, 0.0, -0.03125]])
+    np.testing.assert_allclose(
+        kernel,
+        [
+            [0.0625, 0.28125, 0.375, 0.15625],
+            [0.1875, 0.65625, 0.75, 0.21875],
+            [0.1875, 0.46875, 0.375, 0.09375],
+            [0.0625, 0.09375, 0.0, -0.03125],
+        ],
+    )
     init.set_global_initializer(init.Constant(0.5), init.Constant(-1.0))
     try:
         conv = nn.Conv2D(1, 2, 3)

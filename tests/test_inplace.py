@@ -1,6 +1,7 @@
 """In-place `_` forms (``minidp/ops/inplace.py``): Paddle's rules for leaves, buffers shared with views,
 and graphs; the forms of the index, scatter and diagonal ops, their gradients, and ``copy_``; and
 ``inplace_version``, through which backward sees updates made after an op read its inputs."""
+
 import weakref
 
 import numpy as np
@@ -20,13 +21,69 @@ def leaf(values):
     return minidp.to_tensor(np.asarray(values, dtype="float64"), stop_gradient=False)
 
 
-UNARY_NAMES = [n for n in ("abs", "acos", "asin", "atan", "ceil", "cos", "cosh", "erf", "erfinv", "exp", "expm1",
-                           "floor", "frac", "log", "log10", "log1p", "log2", "logit", "neg", "reciprocal", "round",
-                           "rsqrt", "sigmoid", "sin", "sinh", "sqrt", "square", "tan", "tanh", "trunc", "asinh",
-                           "atanh", "cumsum", "cumprod", "flatten", "squeeze")]
-BINARY_NAMES = ["add", "subtract", "multiply", "divide", "pow", "remainder", "mod", "floor_mod", "floor_divide",
-                "hypot", "copysign", "equal", "not_equal", "less_than", "less_equal", "greater_than",
-                "greater_equal", "logical_and", "logical_or", "logical_xor"]
+UNARY_NAMES = [
+    n
+    for n in (
+        "abs",
+        "acos",
+        "asin",
+        "atan",
+        "ceil",
+        "cos",
+        "cosh",
+        "erf",
+        "erfinv",
+        "exp",
+        "expm1",
+        "floor",
+        "frac",
+        "log",
+        "log10",
+        "log1p",
+        "log2",
+        "logit",
+        "neg",
+        "reciprocal",
+        "round",
+        "rsqrt",
+        "sigmoid",
+        "sin",
+        "sinh",
+        "sqrt",
+        "square",
+        "tan",
+        "tanh",
+        "trunc",
+        "asinh",
+        "atanh",
+        "cumsum",
+        "cumprod",
+        "flatten",
+        "squeeze",
+    )
+]
+BINARY_NAMES = [
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "pow",
+    "remainder",
+    "mod",
+    "floor_mod",
+    "floor_divide",
+    "hypot",
+    "copysign",
+    "equal",
+    "not_equal",
+    "less_than",
+    "less_equal",
+    "greater_than",
+    "greater_equal",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+]
 
 
 @pytest.mark.parametrize("name", UNARY_NAMES)
@@ -74,8 +131,15 @@ def test_arguments_pass_through():
 
 def test_leaf_that_requires_grad_refuses_inplace_updates_unless_gradients_are_off():
     p = minidp.nn.Parameter(np.ones(3, np.float32))
-    for update in (lambda: p.add_(minidp.ones([3])), lambda: p.exp_(), lambda: p.zero_(), lambda: p.fill_(2.0),
-                   lambda: p.uniform_(), lambda: minidp.tanh_(p), lambda: F.relu_(p)):
+    for update in (
+        lambda: p.add_(minidp.ones([3])),
+        lambda: p.exp_(),
+        lambda: p.zero_(),
+        lambda: p.fill_(2.0),
+        lambda: p.uniform_(),
+        lambda: minidp.tanh_(p),
+        lambda: F.relu_(p),
+    ):
         with pytest.raises(ValueError, match="no_grad"):
             update()
     with minidp.no_grad():
@@ -126,10 +190,16 @@ def test_fill_style_updates():
 
 
 def test_functional_inplace_activations():
-    for function, expected in [(F.relu_, [0.0, 2.0]), (F.leaky_relu_, [-0.01, 2.0]), (F.hardtanh_, [-1.0, 1.0]),
-                               (F.thresholded_relu_, [0.0, 2.0]), (F.elu_, [np.expm1(-1.0), 2.0]),
-                               (F.tanh_, np.tanh([-1.0, 2.0])), (F.softmax_, np.exp([-1, 2]) / np.exp([-1, 2]).sum()),
-                               (lambda t: F.silu(t, inplace=True), [-1 / (1 + np.e), 2 / (1 + np.exp(-2))])]:
+    for function, expected in [
+        (F.relu_, [0.0, 2.0]),
+        (F.leaky_relu_, [-0.01, 2.0]),
+        (F.hardtanh_, [-1.0, 1.0]),
+        (F.thresholded_relu_, [0.0, 2.0]),
+        (F.elu_, [np.expm1(-1.0), 2.0]),
+        (F.tanh_, np.tanh([-1.0, 2.0])),
+        (F.softmax_, np.exp([-1, 2]) / np.exp([-1, 2]).sum()),
+        (lambda t: F.silu(t, inplace=True), [-1 / (1 + np.e), 2 / (1 + np.exp(-2))]),
+    ]:
         x = data([-1.0, 2.0])
         assert function(x) is x
         np.testing.assert_allclose(x.numpy(), expected)
@@ -160,27 +230,58 @@ INPLACE_CASES = [
     ("tril_", lambda x: x.tril_(), lambda a: np.tril(a)),
     ("triu_", lambda x: x.triu_(1), lambda a: np.triu(a, 1)),
     ("t_", lambda x: x.t_(), lambda a: a.T),
-    ("masked_fill_", lambda x: x.masked_fill_(minidp.to_tensor([[True, False, True]] * 2), -1.0),
-     lambda a: np.where([[True, False, True]] * 2, -1.0, a)),
-    ("index_fill_", lambda x: x.index_fill_(minidp.to_tensor([0]), 0, -1.0),
-     lambda a: np.concatenate([np.full((1, 3), -1.0), a[1:]])),
-    ("index_add_", lambda x: x.index_add_(minidp.to_tensor([1]), 0, minidp.ones([1, 3], "float64")),
-     lambda a: a + np.array([[0.0], [1.0]])),
-    ("index_put_", lambda x: x.index_put_((minidp.to_tensor([0]), minidp.to_tensor([2])), minidp.to_tensor(9.0)),
-     lambda a: np.where(np.arange(6).reshape(2, 3) == 2, 9.0, a)),
-    ("scatter_", lambda x: x.scatter_(minidp.to_tensor([1]), minidp.to_tensor([[7.0, 8.0, 9.0]], dtype="float64")),
-     lambda a: np.array([a[0], [7.0, 8.0, 9.0]])),
-    ("scatter_add_", lambda x: x.scatter_add_(0, minidp.to_tensor([[0, 1, 0]]), minidp.ones([1, 3], "float64")),
-     lambda a: a + np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]])),
-    ("put_along_axis_", lambda x: x.put_along_axis_(minidp.to_tensor([[2], [0]]), 5.0, 1),
-     lambda a: np.array([[a[0, 0], a[0, 1], 5.0], [5.0, a[1, 1], a[1, 2]]])),
-    ("masked_scatter_", lambda x: x.masked_scatter_(minidp.to_tensor([[True, False, False]] * 2),
-                                                    minidp.to_tensor([10.0, 20.0], dtype="float64")),
-     lambda a: np.array([[10.0, a[0, 1], a[0, 2]], [20.0, a[1, 1], a[1, 2]]])),
-    ("renorm_", lambda x: x.renorm_(2.0, 0, 1.0), lambda a: a / np.maximum(np.linalg.norm(a, axis=1,
-                                                                                          keepdims=True), 1.0)),
-    ("fill_diagonal_tensor_", lambda x: x.fill_diagonal_tensor_(minidp.to_tensor([7.0, 8.0], dtype="float64")),
-     lambda a: np.where(np.eye(2, 3, dtype=bool), np.array([[7.0], [8.0]]), a)),
+    (
+        "masked_fill_",
+        lambda x: x.masked_fill_(minidp.to_tensor([[True, False, True]] * 2), -1.0),
+        lambda a: np.where([[True, False, True]] * 2, -1.0, a),
+    ),
+    (
+        "index_fill_",
+        lambda x: x.index_fill_(minidp.to_tensor([0]), 0, -1.0),
+        lambda a: np.concatenate([np.full((1, 3), -1.0), a[1:]]),
+    ),
+    (
+        "index_add_",
+        lambda x: x.index_add_(minidp.to_tensor([1]), 0, minidp.ones([1, 3], "float64")),
+        lambda a: a + np.array([[0.0], [1.0]]),
+    ),
+    (
+        "index_put_",
+        lambda x: x.index_put_((minidp.to_tensor([0]), minidp.to_tensor([2])), minidp.to_tensor(9.0)),
+        lambda a: np.where(np.arange(6).reshape(2, 3) == 2, 9.0, a),
+    ),
+    (
+        "scatter_",
+        lambda x: x.scatter_(minidp.to_tensor([1]), minidp.to_tensor([[7.0, 8.0, 9.0]], dtype="float64")),
+        lambda a: np.array([a[0], [7.0, 8.0, 9.0]]),
+    ),
+    (
+        "scatter_add_",
+        lambda x: x.scatter_add_(0, minidp.to_tensor([[0, 1, 0]]), minidp.ones([1, 3], "float64")),
+        lambda a: a + np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]]),
+    ),
+    (
+        "put_along_axis_",
+        lambda x: x.put_along_axis_(minidp.to_tensor([[2], [0]]), 5.0, 1),
+        lambda a: np.array([[a[0, 0], a[0, 1], 5.0], [5.0, a[1, 1], a[1, 2]]]),
+    ),
+    (
+        "masked_scatter_",
+        lambda x: x.masked_scatter_(
+            minidp.to_tensor([[True, False, False]] * 2), minidp.to_tensor([10.0, 20.0], dtype="float64")
+        ),
+        lambda a: np.array([[10.0, a[0, 1], a[0, 2]], [20.0, a[1, 1], a[1, 2]]]),
+    ),
+    (
+        "renorm_",
+        lambda x: x.renorm_(2.0, 0, 1.0),
+        lambda a: a / np.maximum(np.linalg.norm(a, axis=1, keepdims=True), 1.0),
+    ),
+    (
+        "fill_diagonal_tensor_",
+        lambda x: x.fill_diagonal_tensor_(minidp.to_tensor([7.0, 8.0], dtype="float64")),
+        lambda a: np.where(np.eye(2, 3, dtype=bool), np.array([[7.0], [8.0]]), a),
+    ),
 ]
 
 
@@ -194,8 +295,21 @@ def test_inplace_forms_update_the_tensor(name, update, expected):
 
 
 def test_inplace_forms_are_top_level_functions_too():
-    for name in ("baddbmm_", "index_add_", "index_fill_", "index_put_", "masked_fill_", "masked_scatter_",
-                 "renorm_", "scatter_", "scatter_add_", "t_", "tril_", "triu_", "where_"):
+    for name in (
+        "baddbmm_",
+        "index_add_",
+        "index_fill_",
+        "index_put_",
+        "masked_fill_",
+        "masked_scatter_",
+        "renorm_",
+        "scatter_",
+        "scatter_add_",
+        "t_",
+        "tril_",
+        "triu_",
+        "where_",
+    ):
         assert getattr(minidp, name) is getattr(minidp.Tensor, name), name
     x = minidp.to_tensor(_arange(2, 2))
     assert minidp.tril_(x) is x
@@ -229,12 +343,15 @@ def test_fill_diagonal_in_place_matches_paddle():
     x = minidp.zeros([3, 3])
     assert x.fill_diagonal_(5, offset=1) is x
     np.testing.assert_array_equal(x.numpy(), [[0, 5, 0], [0, 0, 5], [0, 0, 0]])
-    np.testing.assert_array_equal(minidp.zeros([5, 2]).fill_diagonal_(5, wrap=True).numpy(),
-                                  [[5, 0], [0, 5], [0, 0], [5, 0], [0, 5]])
-    np.testing.assert_array_equal(minidp.zeros([3, 4]).fill_diagonal_(3, offset=-1).numpy(),
-                                  [[0, 0, 0, 0], [3, 0, 0, 0], [0, 3, 0, 0]])
-    np.testing.assert_array_equal(minidp.zeros([2, 2, 2]).fill_diagonal_(3).numpy(),
-                                  [[[3, 0], [0, 0]], [[0, 0], [0, 3]]])
+    np.testing.assert_array_equal(
+        minidp.zeros([5, 2]).fill_diagonal_(5, wrap=True).numpy(), [[5, 0], [0, 5], [0, 0], [5, 0], [0, 5]]
+    )
+    np.testing.assert_array_equal(
+        minidp.zeros([3, 4]).fill_diagonal_(3, offset=-1).numpy(), [[0, 0, 0, 0], [3, 0, 0, 0], [0, 3, 0, 0]]
+    )
+    np.testing.assert_array_equal(
+        minidp.zeros([2, 2, 2]).fill_diagonal_(3).numpy(), [[[3, 0], [0, 0]], [[0, 0], [0, 3]]]
+    )
     with pytest.raises(ValueError, match="equal sides"):
         minidp.zeros([2, 3, 2]).fill_diagonal_(1)
     check_grad(lambda a: (a * 1.0).fill_diagonal_(2.0, offset=1), _arange(3, 4))
@@ -258,6 +375,7 @@ def test_inplace_form_refuses_a_leaf_that_needs_a_gradient():
 
 
 # --- inplace_version: ops recorded before an update read the old value ------------------------
+
 
 def test_every_update_autograd_sees_counts_in_inplace_version():
     x = data([1.0, 2.0])
@@ -319,8 +437,9 @@ def test_a_data_tensor_that_joins_the_graph_sends_nothing_back_through_its_earli
     np.testing.assert_allclose(w.grad.numpy(), [2.0, 2.0, 2.0])
 
 
-@pytest.mark.parametrize("update", [lambda x: x.add_(1.0), lambda x: x.zero_(), lambda x: x.uniform_(),
-                                    lambda x: x.copy_(data([5.0, 5.0]))])
+@pytest.mark.parametrize(
+    "update", [lambda x: x.add_(1.0), lambda x: x.zero_(), lambda x: x.uniform_(), lambda x: x.copy_(data([5.0, 5.0]))]
+)
 def test_overwriting_a_tensor_a_recorded_op_saved_raises_at_backward(update):
     w = leaf([1.0, 2.0])
     x = data([1.0, 1.0])
@@ -372,6 +491,7 @@ def test_assign_into_an_output_keeps_earlier_readers_on_the_old_value():
 
 
 # --- x[index] = value ---------------------------------------------------------------------------
+
 
 def test_setitem_on_a_data_tensor_writes_its_buffer_casting_and_broadcasting_the_value():
     x = data(np.zeros((2, 3)))

@@ -2,6 +2,7 @@
 DataLoader(num_workers > 0) (``minidp/io/worker.py``): worker processes load batches in order,
 run worker_init_fn, see get_worker_info, re-raise their errors naming the worker, time out, and
 leave no process behind."""
+
 import os
 import time
 
@@ -10,8 +11,17 @@ import psutil
 import pytest
 
 import minidp
-from minidp.io import (BatchSampler, DataLoader, Dataset, DistributedBatchSampler, RandomSampler,
-                       SequenceSampler, Subset, TensorDataset, default_collate_fn)
+from minidp.io import (
+    BatchSampler,
+    DataLoader,
+    Dataset,
+    DistributedBatchSampler,
+    RandomSampler,
+    SequenceSampler,
+    Subset,
+    TensorDataset,
+    default_collate_fn,
+)
 
 pytestmark = pytest.mark.timeout(60)  # a hung worker process fails its test instead of the run
 
@@ -71,8 +81,11 @@ def test_samplers_and_custom_collate():
     sampler = BatchSampler(sampler=SequenceSampler(range(7)), batch_size=3)
     assert list(sampler) == [[0, 1, 2], [3, 4, 5], [6]] and len(sampler) == 3
     assert len(BatchSampler(dataset=range(7), batch_size=3, drop_last=True)) == 2
-    loader = DataLoader(Subset(Squares(9), [8, 1]), batch_sampler=BatchSampler(dataset=range(2), batch_size=2),
-                        collate_fn=lambda samples: [s["y"] for s in samples])
+    loader = DataLoader(
+        Subset(Squares(9), [8, 1]),
+        batch_sampler=BatchSampler(dataset=range(2), batch_size=2),
+        collate_fn=lambda samples: [s["y"] for s in samples],
+    )
     assert list(loader) == [[64, 1]]
     with pytest.raises(ValueError, match="batch_sampler"):
         DataLoader(Squares(3), batch_size=2, batch_sampler=sampler)
@@ -145,16 +158,20 @@ class Indices(Dataset):
         return self.n
 
 
-@pytest.mark.parametrize("n,batch,ranks,drop_last,expected", [
-    # paddle.io.DistributedBatchSampler(..., shuffle=True) after set_epoch(3), Paddle 3.3
-    (10, 3, 3, False, [[[5, 4, 1], [9]], [[2, 1, 6], [8]], [[7, 0, 3], [0]]]),
-    (11, 2, 4, True, [[[5, 4]], [[1, 2]], [[0, 6]], [[7, 0]]]),
-    (7, 2, 2, False, [[[5, 0], [3, 1]], [[4, 6], [0, 2]]]),
-])
+@pytest.mark.parametrize(
+    "n,batch,ranks,drop_last,expected",
+    [
+        # paddle.io.DistributedBatchSampler(..., shuffle=True) after set_epoch(3), Paddle 3.3
+        (10, 3, 3, False, [[[5, 4, 1], [9]], [[2, 1, 6], [8]], [[7, 0, 3], [0]]]),
+        (11, 2, 4, True, [[[5, 4]], [[1, 2]], [[0, 6]], [[7, 0]]]),
+        (7, 2, 2, False, [[[5, 0], [3, 1]], [[4, 6], [0, 2]]]),
+    ],
+)
 def test_distributed_sampler_shuffles_exactly_as_paddle(n, batch, ranks, drop_last, expected):
     for rank in range(ranks):
-        sampler = DistributedBatchSampler(Indices(n), batch, num_replicas=ranks, rank=rank, shuffle=True,
-                                          drop_last=drop_last)
+        sampler = DistributedBatchSampler(
+            Indices(n), batch, num_replicas=ranks, rank=rank, shuffle=True, drop_last=drop_last
+        )
         sampler.set_epoch(3)
         assert list(sampler) == expected[rank]
 
@@ -162,8 +179,16 @@ def test_distributed_sampler_shuffles_exactly_as_paddle(n, batch, ranks, drop_la
 # ---------------------------------------------------------------------------------------------
 # More datasets and samplers, batch_size=None, iterable datasets (checked against Paddle 3.3.1)
 # ---------------------------------------------------------------------------------------------
-from minidp.io import (ChainDataset, ComposeDataset, ConcatDataset, IterableDataset,  # noqa: E402
-                       SubsetRandomSampler, WeightedRandomSampler, get_worker_info, random_split)
+from minidp.io import (
+    ChainDataset,
+    ComposeDataset,
+    ConcatDataset,
+    IterableDataset,  # noqa: E402
+    SubsetRandomSampler,
+    WeightedRandomSampler,
+    get_worker_info,
+    random_split,
+)
 
 
 class Pairs(Dataset):
@@ -248,8 +273,11 @@ def test_batch_size_none_yields_converted_samples():
 def test_iterable_dataset_batches_in_stream_order_and_has_no_length():
     loader = DataLoader(Counting(), batch_size=2)
     assert [b.numpy().tolist() for b in loader] == [[0, 1], [2, 3], [4, 5], [6]]
-    assert [b.numpy().tolist() for b in DataLoader(Counting(), batch_size=2, drop_last=True)] == [[0, 1], [2, 3],
-                                                                                                    [4, 5]]
+    assert [b.numpy().tolist() for b in DataLoader(Counting(), batch_size=2, drop_last=True)] == [
+        [0, 1],
+        [2, 3],
+        [4, 5],
+    ]
     with pytest.raises(TypeError, match="no length"):
         len(loader)
     with pytest.raises(ValueError, match="IterableDataset decides its own order"):
@@ -287,8 +315,16 @@ class WhoLoads(Dataset):
 
     def __getitem__(self, i):
         info = get_worker_info()
-        return np.array([i, info.id, info.num_workers, -1 if _initialised_by is None else _initialised_by,
-                         os.getpid(), minidp.rand([1]).item()])
+        return np.array(
+            [
+                i,
+                info.id,
+                info.num_workers,
+                -1 if _initialised_by is None else _initialised_by,
+                os.getpid(),
+                minidp.rand([1]).item(),
+            ]
+        )
 
 
 class Failing(Dataset):
@@ -350,8 +386,7 @@ def test_batches_arrive_in_sampler_order_with_the_same_values(no_leftover_worker
 
 
 def test_workers_run_init_fn_and_see_their_worker_info(no_leftover_workers):
-    batches = np.concatenate(rows(DataLoader(WhoLoads(), batch_size=2, num_workers=2,
-                                             worker_init_fn=remember_worker)))
+    batches = np.concatenate(rows(DataLoader(WhoLoads(), batch_size=2, num_workers=2, worker_init_fn=remember_worker)))
     assert batches[:, 0].tolist() == list(range(12))
     assert batches[:, 1].tolist() == [0, 0, 1, 1] * 3  # round-robin over the workers, two samples per batch
     assert set(batches[:, 2]) == {2}
@@ -417,12 +452,15 @@ def test_persistent_workers_serve_every_epoch_and_stop_with_the_loader(no_leftov
     del loader, streams
 
 
-@pytest.mark.parametrize("kwargs, error, match", [
-    ({"num_workers": -1}, ValueError, "num_workers must be a non-negative int"),
-    ({"num_workers": 1, "prefetch_factor": 0}, ValueError, "prefetch_factor must be a positive int"),
-    ({"num_workers": 1, "timeout": -1}, ValueError, "timeout must be a non-negative"),
-    ({"num_workers": 1, "worker_init_fn": 3}, TypeError, "worker_init_fn must be callable"),
-])
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"num_workers": -1}, ValueError, "num_workers must be a non-negative int"),
+        ({"num_workers": 1, "prefetch_factor": 0}, ValueError, "prefetch_factor must be a positive int"),
+        ({"num_workers": 1, "timeout": -1}, ValueError, "timeout must be a non-negative"),
+        ({"num_workers": 1, "worker_init_fn": 3}, TypeError, "worker_init_fn must be callable"),
+    ],
+)
 def test_worker_options_are_checked(kwargs, error, match):
     with pytest.raises(error, match=match):
         DataLoader(WhoLoads(), **kwargs)

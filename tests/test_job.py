@@ -1,5 +1,6 @@
 """minidp.distributed.job: port reservations, held by spawn's and the launcher's job plans until
 the job ends, so nothing else on the machine takes a port in between."""
+
 import socket
 
 import pytest
@@ -41,8 +42,7 @@ def test_spawn_keeps_its_ports_reserved_until_released():
 
 
 def test_launch_keeps_its_ports_reserved_until_the_job_ends():
-    plan = make_plan(build_parser().parse_args(["--nproc_per_node", "2", "--backend", "gloo",
-                                                str(jobs.RANK_TASKS)]))
+    plan = make_plan(build_parser().parse_args(["--nproc_per_node", "2", "--backend", "gloo", str(jobs.RANK_TASKS)]))
     port = int(plan.envs[0]["MASTER_PORT"])
     try:
         assert_taken_but_listenable(port)

@@ -4,6 +4,7 @@ Each tool exits 0 when everything it checked passed and 3 when it could check no
 compiler, outside CI); the test then skips with the tool's own reason. Under CI (``CI=true``) a
 missing compiler is a failure of the tool, and so of the test.
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -23,15 +24,16 @@ BROKEN_SOURCE = "fused_adam.cu"
 # Edits of BROKEN_SOURCE that the gate must reject, each with a word its compiler log must hold.
 BREAKAGES = {
     "error": (("(sqrt(m2) + eps_hat)));", "(sqrt_misspelt(m2) + eps_hat)));"), "sqrt_misspelt"),
-    "warning": (("const C one = static_cast<C>(1);",
-                 "const C one = static_cast<C>(1);\n    int minidp_unused = 0;"), "minidp_unused"),
+    "warning": (
+        ("const C one = static_cast<C>(1);", "const C one = static_cast<C>(1);\n    int minidp_unused = 0;"),
+        "minidp_unused",
+    ),
 }
 
 
 def run_tool(name: str) -> str:
     """Run ``tools/<name>``; skip if it checked nothing, fail if it failed; return its output."""
-    result = subprocess.run([sys.executable, str(TOOLS / name)], capture_output=True, text=True,
-                            timeout=280)
+    result = subprocess.run([sys.executable, str(TOOLS / name)], capture_output=True, text=True, timeout=280)
     output = result.stdout + result.stderr
     if result.returncode == NOTHING_CHECKED:
         pytest.skip(output.strip())
@@ -49,8 +51,7 @@ def test_every_kernel_compiles_for_sm80_and_sm90_without_warnings():
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("breakage", sorted(BREAKAGES))
 @pytest.mark.parametrize("compiler", ["nvrtc", "nvcc"])
-def test_a_kernel_source_with_an_error_or_a_warning_fails_the_gate(compiler, breakage, monkeypatch,
-                                                                     capsys):
+def test_a_kernel_source_with_an_error_or_a_warning_fails_the_gate(compiler, breakage, monkeypatch, capsys):
     (old, new), logged = BREAKAGES[breakage]
     clean = check_kernels.translation_unit
 
@@ -88,8 +89,9 @@ def test_a_name_expression_the_source_does_not_define_fails_the_gate(monkeypatch
 def _remove_compiler(name: str, monkeypatch) -> None:
     """Make compiler ``name`` look uninstalled: its wheel or its executable cannot be found."""
     if name == "nvrtc":
-        monkeypatch.setattr(check_kernels, "NVRTC_WHEEL",
-                            ("nvidia.minidp_absent_wheel", "nvidia-cuda-nvrtc-cu12", "lib/x.so"))
+        monkeypatch.setattr(
+            check_kernels, "NVRTC_WHEEL", ("nvidia.minidp_absent_wheel", "nvidia-cuda-nvrtc-cu12", "lib/x.so")
+        )
     else:
         monkeypatch.setenv("PATH", "")
         monkeypatch.setattr(check_kernels, "NVCC_LOCATIONS", ("/minidp/absent/nvcc",))
@@ -114,8 +116,7 @@ def test_a_missing_compiler_fails_the_gate_under_ci(compiler, monkeypatch, capsy
 
 
 @pytest.mark.parametrize("ci, status", [(None, NOTHING_CHECKED), ("true", 1)])
-def test_sanitizer_run_without_sanitizer_runtimes_skips_outside_ci_and_fails_under_ci(
-        ci, status, monkeypatch, capsys):
+def test_sanitizer_run_without_sanitizer_runtimes_skips_outside_ci_and_fails_under_ci(ci, status, monkeypatch, capsys):
     if ci is None:
         monkeypatch.delenv("CI", raising=False)
     else:
@@ -130,8 +131,9 @@ class _StopBeforeCompiling(Exception):
 
 
 def test_nvrtc_gets_the_options_cupy_rawmodule_gives_it(monkeypatch):
-    cupy = pytest.importorskip("cupy", reason="compared with CuPy's NVRTC call where CuPy is "
-                                              "installed (pip install -e '.[gpu]')")
+    cupy = pytest.importorskip(
+        "cupy", reason="compared with CuPy's NVRTC call where CuPy is installed (pip install -e '.[gpu]')"
+    )
     from cupy.cuda import compiler
 
     try:
@@ -161,14 +163,17 @@ def test_nvrtc_gets_the_options_cupy_rawmodule_gives_it(monkeypatch):
 
     monkeypatch.setattr(compiler, "_NVRTCProgram", RecordingProgram)
     monkeypatch.setattr(compiler, "_kernel_cache_backend", NoCache())
-    monkeypatch.setattr(compiler, "_get_arch_for_options_for_nvrtc",
-                        lambda arch=None: (f"-arch=sm_{arch}", "cubin"))
+    monkeypatch.setattr(compiler, "_get_arch_for_options_for_nvrtc", lambda arch=None: (f"-arch=sm_{arch}", "cubin"))
     monkeypatch.setattr(compiler, "_empty_file_preprocess_cache", {})
     with pytest.raises(_StopBeforeCompiling):
         cupy._core.core.compile_with_cache(
-            code, check_kernels.COMPILE_OPTIONS, arch="80", prepend_cupy_headers=False,
-            backend="nvrtc", name_expressions=list(check_kernels.NAME_EXPRESSIONS[BROKEN_SOURCE]))
+            code,
+            check_kernels.COMPILE_OPTIONS,
+            arch="80",
+            prepend_cupy_headers=False,
+            backend="nvrtc",
+            name_expressions=list(check_kernels.NAME_EXPRESSIONS[BROKEN_SOURCE]),
+        )
     ours = check_kernels.nvrtc_options(nvrtc.include, "80")
-    assert [o for o in seen[0] if not o.startswith("-I")] == [o for o in ours
-                                                               if not o.startswith("-I")]
+    assert [o for o in seen[0] if not o.startswith("-I")] == [o for o in ours if not o.startswith("-I")]
     assert f"-I{nvrtc.include}" in seen[0], "CuPy takes cuda_fp16.h from another folder"

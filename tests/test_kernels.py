@@ -4,6 +4,7 @@ The launches come from minidp.kernels.launch_args, the argument-building code th
 uses; only the pointers differ (host addresses instead of device ones). float32 and float64
 results must match NumPy bit for bit; casts round to nearest even exactly as NumPy does.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -66,8 +67,7 @@ def test_pack_then_unpack_match_numpy_bit_for_bit_fp32(case, shape):
 
         destinations = [numpy.full_like(source, ref.SENTINEL) for source in sources]
         expected = ref.unpack(flat, destinations, offsets, world_size)
-        run(unpack_launch(flat, destinations, offsets, world_size, block_size=block_size,
-                          grid_size=grid_size))
+        run(unpack_launch(flat, destinations, offsets, world_size, block_size=block_size, grid_size=grid_size))
         for index, (actual, wanted) in enumerate(zip(destinations, expected)):
             ref.assert_bits_equal(actual, wanted, f"unpack tensor {index}, world size {world_size}")
 
@@ -96,11 +96,28 @@ def test_pack_and_unpack_cast_like_numpy(pair):
 
 def _float32_edge_values() -> numpy.ndarray:
     """Float32 values around every rounding boundary of float16 and bfloat16, plus random bits."""
-    half_edges = numpy.array([0.0, -0.0, 2.0**-25, 2.0**-24, 1.5 * 2.0**-24, 2.0**-14, 65504.0,
-                              65519.0, 65520.0, 65536.0, 1e-8, 3.0e38, numpy.inf, -numpy.inf],
-                             dtype=numpy.float32)
-    neighbours = numpy.concatenate([numpy.nextafter(half_edges, numpy.float32(numpy.inf)),
-                                    numpy.nextafter(half_edges, numpy.float32(-numpy.inf))])
+    half_edges = numpy.array(
+        [
+            0.0,
+            -0.0,
+            2.0**-25,
+            2.0**-24,
+            1.5 * 2.0**-24,
+            2.0**-14,
+            65504.0,
+            65519.0,
+            65520.0,
+            65536.0,
+            1e-8,
+            3.0e38,
+            numpy.inf,
+            -numpy.inf,
+        ],
+        dtype=numpy.float32,
+    )
+    neighbours = numpy.concatenate(
+        [numpy.nextafter(half_edges, numpy.float32(numpy.inf)), numpy.nextafter(half_edges, numpy.float32(-numpy.inf))]
+    )
     random_bits = numpy.random.default_rng(5).integers(0, 2**32, 200_000, dtype=numpy.uint64)
     random_values = random_bits.astype(numpy.uint32).view(numpy.float32)
     values = numpy.concatenate([half_edges, neighbours, random_values])
@@ -136,9 +153,14 @@ def test_nan_rounds_to_nan_in_16_bit_types():
 
 
 # (parameter dtype, state dtype, with float32 master weights) of each optimizer kernel's cases.
-ADAM_TYPES = [("float32", "float32", False), ("float64", "float64", False),
-              ("float16", "float32", False), ("bfloat16", "float32", False),
-              ("float16", "float32", True), ("bfloat16", "float32", True)]
+ADAM_TYPES = [
+    ("float32", "float32", False),
+    ("float64", "float64", False),
+    ("float16", "float32", False),
+    ("bfloat16", "float32", False),
+    ("float16", "float32", True),
+    ("bfloat16", "float32", True),
+]
 MOMENTUM_TYPES = ADAM_TYPES + [("float16", "float16", False), ("bfloat16", "bfloat16", False)]
 SGD_TYPES = [(name, name, master) for name, _, master in ADAM_TYPES]
 OPTIMIZER_SHAPES = [(None, None), (1, 1), (32, 3), (1024, 2)]
@@ -161,11 +183,12 @@ class _OptimizerCase:
         # a master differs from its parameter: the parameter is the master rounded
         self.masters = [m.copy() for m in start] if with_master else None
         self.params = [m.astype(self.param_dtype) for m in start]
-        self.states = [[numpy.zeros(p.shape, _dtype(state_name)) for p in self.params]
-                       for _ in range(num_states)]
-        self.expected = [[p.copy() for p in self.params], *[[s.copy() for s in table]
-                                                              for table in self.states],
-                         [m.copy() for m in self.masters] if with_master else [None] * len(start)]
+        self.states = [[numpy.zeros(p.shape, _dtype(state_name)) for p in self.params] for _ in range(num_states)]
+        self.expected = [
+            [p.copy() for p in self.params],
+            *[[s.copy() for s in table] for table in self.states],
+            [m.copy() for m in self.masters] if with_master else [None] * len(start),
+        ]
 
     def grads(self) -> list:
         return ref.random_tensors(self.rng, self.sizes, self.param_dtype)
@@ -202,10 +225,21 @@ def test_fused_adam_matches_numpy_bit_for_bit_over_three_steps(types, variant, c
     for step in (1, 2, 3):
         grads = data.grads()
         pows = dict(beta1_pow=hyper["beta1"] ** step, beta2_pow=hyper["beta2"] ** step)
-        run(fused_adam_launch(data.params, grads, *data.states, masters=data.masters, **hyper,
-                              **pows, block_size=shape[0], grid_size=shape[1]))
-        data.step_reference(lambda p, g, m1, m2, master: ref.adam_step(
-            p, g, m1, m2, master=master, **hyper, **pows), grads)
+        run(
+            fused_adam_launch(
+                data.params,
+                grads,
+                *data.states,
+                masters=data.masters,
+                **hyper,
+                **pows,
+                block_size=shape[0],
+                grid_size=shape[1],
+            )
+        )
+        data.step_reference(
+            lambda p, g, m1, m2, master: ref.adam_step(p, g, m1, m2, master=master, **hyper, **pows), grads
+        )
         data.check(f"step {step}")
 
 
@@ -217,10 +251,20 @@ def test_sgd_kernel_matches_numpy_bit_for_bit_over_three_steps(types, weight_dec
     data = _OptimizerCase(case, types, num_states=0)
     for step in (1, 2, 3):
         grads = data.grads()
-        run(sgd_launch(data.params, grads, masters=data.masters, lr=0.1, weight_decay=weight_decay,
-                       block_size=shape[0], grid_size=shape[1]))
-        data.step_reference(lambda p, g, master: ref.sgd_step(
-            p, g, lr=0.1, weight_decay=weight_decay, master=master), grads)
+        run(
+            sgd_launch(
+                data.params,
+                grads,
+                masters=data.masters,
+                lr=0.1,
+                weight_decay=weight_decay,
+                block_size=shape[0],
+                grid_size=shape[1],
+            )
+        )
+        data.step_reference(
+            lambda p, g, master: ref.sgd_step(p, g, lr=0.1, weight_decay=weight_decay, master=master), grads
+        )
         data.check(f"step {step}")
 
 
@@ -233,10 +277,12 @@ def test_momentum_kernel_matches_numpy_bit_for_bit_over_three_steps(types, neste
     hyper = dict(lr=0.1, momentum=0.9, weight_decay=0.01, nesterov=nesterov)
     for step in (1, 2, 3):
         grads = data.grads()
-        run(momentum_launch(data.params, grads, *data.states, masters=data.masters, **hyper,
-                            block_size=shape[0], grid_size=shape[1]))
-        data.step_reference(lambda p, g, v, master: ref.momentum_step(
-            p, g, v, master=master, **hyper), grads)
+        run(
+            momentum_launch(
+                data.params, grads, *data.states, masters=data.masters, **hyper, block_size=shape[0], grid_size=shape[1]
+            )
+        )
+        data.step_reference(lambda p, g, v, master: ref.momentum_step(p, g, v, master=master, **hyper), grads)
         data.check(f"step {step}")
 
 
@@ -351,10 +397,12 @@ def test_public_wrappers_build_and_launch_the_right_kernels(monkeypatch):
 
     params = ref.random_tensors(numpy.random.default_rng(9), sizes, numpy.float32)
     moments = [[numpy.zeros_like(p) for p in params] for _ in range(2)]
-    hyper = dict(lr=0.1, beta1=0.9, beta2=0.99, epsilon=1e-8, beta1_pow=0.9, beta2_pow=0.99,
-                 weight_decay=0.1, decoupled=True)
-    expected = [ref.adam_step(p, g, numpy.zeros_like(p), numpy.zeros_like(p), **hyper)[0]
-                for p, g in zip(params, grads)]
+    hyper = dict(
+        lr=0.1, beta1=0.9, beta2=0.99, epsilon=1e-8, beta1_pow=0.9, beta2_pow=0.99, weight_decay=0.1, decoupled=True
+    )
+    expected = [
+        ref.adam_step(p, g, numpy.zeros_like(p), numpy.zeros_like(p), **hyper)[0] for p, g in zip(params, grads)
+    ]
     minidp.kernels.fused_adam(params, grads, *moments, **hyper)
     for actual, wanted in zip(params, expected):
         ref.assert_bits_equal(actual, wanted, "fused_adam")
@@ -365,8 +413,10 @@ def test_public_wrappers_build_and_launch_the_right_kernels(monkeypatch):
         ref.assert_bits_equal(actual, wanted, "sgd")
 
     velocities = [numpy.full_like(p, 0.5) for p in params]
-    expected = [ref.momentum_step(p, g, v, lr=0.1, momentum=0.9, weight_decay=0.0, nesterov=True)
-                for p, g, v in zip(params, grads, velocities)]
+    expected = [
+        ref.momentum_step(p, g, v, lr=0.1, momentum=0.9, weight_decay=0.0, nesterov=True)
+        for p, g, v in zip(params, grads, velocities)
+    ]
     minidp.kernels.momentum(params, grads, velocities, lr=0.1, momentum=0.9, nesterov=True)
     for actual, velocity, (wanted, wanted_velocity, _) in zip(params, velocities, expected):
         ref.assert_bits_equal(actual, wanted, "momentum")
@@ -435,8 +485,7 @@ def counting_module(monkeypatch):
 def test_launch_fetches_each_kernel_once_per_device(counting_module):
     name = NAME_EXPRESSIONS["bucket.cu"][0]
     for device_id in (1, 1, 2, 1):
-        minidp.kernels.launch(KernelLaunch("bucket.cu", name, (1, 1, 1), (1, 1, 1),
-                                           (_DeviceArray(device_id),)))
+        minidp.kernels.launch(KernelLaunch("bucket.cu", name, (1, 1, 1), (1, 1, 1), (_DeviceArray(device_id),)))
     assert counting_module.fetched == [("bucket.cu", name, 1), ("bucket.cu", name, 2)]
     assert len(counting_module.called) == 4
 

@@ -3,6 +3,7 @@
 Compiled with --fmad=false, every float32 operation is rounded as in NumPy, so results are
 compared bit for bit (the test data holds no subnormals, which CuPy's -ftz=true flushes).
 """
+
 from __future__ import annotations
 
 import ml_dtypes
@@ -17,8 +18,9 @@ from minidp.kernels.launch_args import unpack_launch
 pytestmark = [
     pytest.mark.gpu,
     pytest.mark.timeout(300),
-    pytest.mark.skipif(not backend.is_compiled_with_cuda(),
-                       reason="no CUDA device visible to CuPy (no GPU, driver or cupy)"),
+    pytest.mark.skipif(
+        not backend.is_compiled_with_cuda(), reason="no CUDA device visible to CuPy (no GPU, driver or cupy)"
+    ),
 ]
 
 
@@ -49,8 +51,9 @@ def test_pack_and_unpack_on_device_match_numpy(cupy, case, world_size):
         ref.assert_bits_equal(actual.get(), wanted, f"unpack tensor {index}")
 
 
-@pytest.mark.parametrize("pair", [("float32", "float16"), ("float16", "float32"),
-                                  ("float64", "float64")], ids="->".join)
+@pytest.mark.parametrize(
+    "pair", [("float32", "float16"), ("float16", "float32"), ("float64", "float64")], ids="->".join
+)
 def test_casting_pack_on_device_matches_numpy(cupy, pair):
     in_dtype, out_dtype = (numpy.dtype(name) for name in pair)
     sizes = ref.SIZE_CASES["random"]
@@ -72,13 +75,20 @@ def test_fused_adam_on_device_matches_numpy(cupy, dtype, decoupled):
     grads = ref.random_tensors(rng, sizes, dtype)
     moment1s = [numpy.full_like(p, 0.1) for p in params]
     moment2s = [numpy.full_like(p, 0.2) for p in params]
-    hyper = dict(lr=0.01, beta1=0.9, beta2=0.999, epsilon=1e-8, beta1_pow=0.9**5,
-                 beta2_pow=0.999**5, weight_decay=0.01, decoupled=decoupled)
+    hyper = dict(
+        lr=0.01,
+        beta1=0.9,
+        beta2=0.999,
+        epsilon=1e-8,
+        beta1_pow=0.9**5,
+        beta2_pow=0.999**5,
+        weight_decay=0.01,
+        decoupled=decoupled,
+    )
     device = [[cupy.asarray(a) for a in table] for table in (params, grads, moment1s, moment2s)]
     kernels.fused_adam(*device, **hyper)
     for index in range(len(sizes)):
-        wanted = ref.adam_step(params[index], grads[index], moment1s[index], moment2s[index],
-                               **hyper)
+        wanted = ref.adam_step(params[index], grads[index], moment1s[index], moment2s[index], **hyper)
         actual = (device[0][index], device[2][index], device[3][index])
         for name, a, w in zip(("param", "moment1", "moment2"), actual, wanted):
             ref.assert_bits_equal(a.get(), w, f"tensor {index}, {name}")
@@ -95,8 +105,16 @@ def _bfloat16_case(rng, sizes):
 def test_bfloat16_adam_with_master_weights_on_device_matches_numpy(cupy):
     params, grads, masters = _bfloat16_case(numpy.random.default_rng(6), ref.SIZE_CASES["random"])
     moments = [[numpy.full(p.shape, 0.1, numpy.float32) for p in params] for _ in range(2)]
-    hyper = dict(lr=0.01, beta1=0.9, beta2=0.999, epsilon=1e-8, beta1_pow=0.9**2,
-                 beta2_pow=0.999**2, weight_decay=0.01, decoupled=True)
+    hyper = dict(
+        lr=0.01,
+        beta1=0.9,
+        beta2=0.999,
+        epsilon=1e-8,
+        beta1_pow=0.9**2,
+        beta2_pow=0.999**2,
+        weight_decay=0.01,
+        decoupled=True,
+    )
     device = [[cupy.asarray(a) for a in table] for table in (params, grads, masters, *moments)]
     kernels.fused_adam(device[0], device[1], device[3], device[4], masters=device[2], **hyper)
     for index, row in enumerate(zip(params, grads, *moments, masters)):
@@ -121,11 +139,9 @@ def test_sgd_and_momentum_on_device_match_numpy(cupy, nesterov):
     grads = ref.random_tensors(rng, sizes, numpy.float32)
     velocities = [numpy.full_like(p, 0.5) for p in params]
     device = [[cupy.asarray(a) for a in table] for table in (params, grads, velocities)]
-    kernels.momentum(device[0], device[1], device[2], lr=0.1, momentum=0.9, weight_decay=0.01,
-                     nesterov=nesterov)
+    kernels.momentum(device[0], device[1], device[2], lr=0.1, momentum=0.9, weight_decay=0.01, nesterov=nesterov)
     for index, (p, g, v) in enumerate(zip(params, grads, velocities)):
-        wanted = ref.momentum_step(p, g, v, lr=0.1, momentum=0.9, weight_decay=0.01,
-                                   nesterov=nesterov)
+        wanted = ref.momentum_step(p, g, v, lr=0.1, momentum=0.9, weight_decay=0.01, nesterov=nesterov)
         ref.assert_bits_equal(device[0][index].get(), wanted[0], f"momentum param {index}")
         ref.assert_bits_equal(device[2][index].get(), wanted[1], f"momentum velocity {index}")
 

@@ -1,5 +1,6 @@
 """python -m minidp.distributed.launch: rank environments, logs, failures, signals, nodes;
 blaming the rank that failed first, and a failure on one node stopping every node."""
+
 import logging
 import os
 import pty
@@ -22,14 +23,17 @@ from minidp.distributed.launch.main import build_parser, make_plan
 LAUNCH = [sys.executable, "-m", "minidp.distributed.launch"]
 
 
-@pytest.mark.parametrize("arguments, match", [
-    (["--nnodes", "2"], "needs --master"),
-    (["--nnodes", "2", "--node_rank", "2", "--master", "127.0.0.1:6170"], "node_rank must be in"),
-    (["--nnodes", "2", "--master", "127.0.0.1"], "HOST:PORT"),
-    (["--nproc_per_node", "0"], "at least 1"),
-    (["--backend", "gloo", "--devices", "0,1"], "drop it for gloo"),
-    (["--nnodes", "2", "--master", "127.0.0.1:6170"], "same MINIDP_JOB_SECRET on every node"),
-])
+@pytest.mark.parametrize(
+    "arguments, match",
+    [
+        (["--nnodes", "2"], "needs --master"),
+        (["--nnodes", "2", "--node_rank", "2", "--master", "127.0.0.1:6170"], "node_rank must be in"),
+        (["--nnodes", "2", "--master", "127.0.0.1"], "HOST:PORT"),
+        (["--nproc_per_node", "0"], "at least 1"),
+        (["--backend", "gloo", "--devices", "0,1"], "drop it for gloo"),
+        (["--nnodes", "2", "--master", "127.0.0.1:6170"], "same MINIDP_JOB_SECRET on every node"),
+    ],
+)
 def test_bad_command_lines_are_rejected(arguments, match, monkeypatch):
     monkeypatch.delenv("MINIDP_JOB_SECRET", raising=False)
     args = build_parser().parse_args([*arguments, str(jobs.RANK_TASKS)])
@@ -38,8 +42,7 @@ def test_bad_command_lines_are_rejected(arguments, match, monkeypatch):
 
 
 def test_missing_script_is_a_usage_error(tmp_path):
-    result = subprocess.run([*LAUNCH, str(tmp_path / "absent.py")], capture_output=True,
-                            text=True, timeout=60)
+    result = subprocess.run([*LAUNCH, str(tmp_path / "absent.py")], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert "absent.py' not found" in result.stderr
 
@@ -56,9 +59,21 @@ def test_gpu_plan_gives_each_rank_its_card(monkeypatch):
 
 @pytest.mark.timeout(90)
 def test_two_jobs_at_once_with_and_without_log_dir(job_token, tmp_path):
-    logged = jobs.start([*LAUNCH, "--nproc_per_node", "2", "--backend", "gloo",
-                         "--log_dir", str(tmp_path), "--job_id", "first",
-                         str(jobs.RANK_TASKS)], job_token)
+    logged = jobs.start(
+        [
+            *LAUNCH,
+            "--nproc_per_node",
+            "2",
+            "--backend",
+            "gloo",
+            "--log_dir",
+            str(tmp_path),
+            "--job_id",
+            "first",
+            str(jobs.RANK_TASKS),
+        ],
+        job_token,
+    )
     echoed = jobs.start([*LAUNCH, "--nproc_per_node", "3", str(jobs.RANK_TASKS)], job_token)
     logged_result, echoed_result = jobs.finish(logged), jobs.finish(echoed)
     assert logged_result.returncode == 0, logged_result.stderr
@@ -85,8 +100,12 @@ def test_two_jobs_at_once_with_and_without_log_dir(job_token, tmp_path):
 
 @pytest.mark.timeout(30)
 def test_a_failing_rank_stops_the_job(job_token, tmp_path):
-    result = jobs.finish(jobs.start([*LAUNCH, "--nproc_per_node", "3", "--log_dir", str(tmp_path),
-                                     str(jobs.RANK_TASKS), "--fail-rank", "1"], job_token))
+    result = jobs.finish(
+        jobs.start(
+            [*LAUNCH, "--nproc_per_node", "3", "--log_dir", str(tmp_path), str(jobs.RANK_TASKS), "--fail-rank", "1"],
+            job_token,
+        )
+    )
     assert result.returncode == 1
     assert "rank 1 (pid" in result.stderr and "exited with code 1" in result.stderr
     assert "last lines of rank 1" in result.stderr
@@ -100,8 +119,7 @@ def test_a_failing_rank_stops_the_job(job_token, tmp_path):
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
 def test_signals_reach_every_rank(job_token, signum):
-    launcher = jobs.start([*LAUNCH, "--nproc_per_node", "2", str(jobs.RANK_TASKS),
-                           "--sleep", "120"], job_token)
+    launcher = jobs.start([*LAUNCH, "--nproc_per_node", "2", str(jobs.RANK_TASKS), "--sleep", "120"], job_token)
     try:
         ready = sorted(launcher.stdout.readline().split()[:3] for _ in range(2))
         assert ready == [["[rank", "0]", "ready"], ["[rank", "1]", "ready"]]
@@ -122,23 +140,37 @@ def test_two_nodes_meet_at_the_master(job_token):
     # retries until node 0's launcher is up.
     with PortReservation("127.0.0.1", 1) as reserved:
         master = f"127.0.0.1:{reserved.ports[0]}"
-        nodes = [jobs.start([*LAUNCH, "--nnodes", "2", "--node_rank", str(node), "--master",
-                             master, "--nproc_per_node", str(nproc), str(jobs.RANK_TASKS)],
-                            job_token, MINIDP_JOB_SECRET=job_token)
-                 for node, nproc in ((1, 2), (0, 1))]
+        nodes = [
+            jobs.start(
+                [
+                    *LAUNCH,
+                    "--nnodes",
+                    "2",
+                    "--node_rank",
+                    str(node),
+                    "--master",
+                    master,
+                    "--nproc_per_node",
+                    str(nproc),
+                    str(jobs.RANK_TASKS),
+                ],
+                job_token,
+                MINIDP_JOB_SECRET=job_token,
+            )
+            for node, nproc in ((1, 2), (0, 1))
+        ]
         results = [jobs.finish(node) for node in nodes]
     for result in results:
         assert result.returncode == 0, result.stderr
     assert [report["rank"] for report in jobs.reports(results[0].stdout)] == [1, 2]
     assert [report["torchrun"] for report in jobs.reports(results[0].stdout)] == [
-        {"RANK": str(rank), "LOCAL_RANK": str(rank - 1), "WORLD_SIZE": "3",
-         "LOCAL_WORLD_SIZE": "2"} for rank in (1, 2)]
+        {"RANK": str(rank), "LOCAL_RANK": str(rank - 1), "WORLD_SIZE": "3", "LOCAL_WORLD_SIZE": "2"} for rank in (1, 2)
+    ]
     jobs.check_reports(jobs.reports(results[0].stdout + results[1].stdout), 3, "gloo")
 
 
 def test_console_script_is_installed():
-    script = shutil.which("minidp-launch") or shutil.which(
-        "minidp-launch", path=os.path.dirname(sys.executable))
+    script = shutil.which("minidp-launch") or shutil.which("minidp-launch", path=os.path.dirname(sys.executable))
     if script is None:
         pytest.skip("minidp-launch is not on PATH: install the package with pip install -e .")
     result = subprocess.run([script, "--help"], capture_output=True, text=True, timeout=60)
@@ -150,10 +182,20 @@ def test_console_script_is_installed():
 # Checks made before any rank starts, torchrun's conventions, the launcher's own errors
 # ---------------------------------------------------------------------------------------------
 
+
 def test_help_lists_the_environment_variables():
     text = build_parser().format_help()
-    for name in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MINIDP_JOB_SECRET",
-                 "OMP_NUM_THREADS", "PADDLE_MASTER", "MINIDP_LAUNCHER_TTY", "-m, --module"):
+    for name in (
+        "RANK",
+        "LOCAL_RANK",
+        "WORLD_SIZE",
+        "LOCAL_WORLD_SIZE",
+        "MINIDP_JOB_SECRET",
+        "OMP_NUM_THREADS",
+        "PADDLE_MASTER",
+        "MINIDP_LAUNCHER_TTY",
+        "-m, --module",
+    ):
         assert name in text
 
 
@@ -168,8 +210,7 @@ def test_too_many_ranks_for_the_open_file_limit_are_refused():
 
 def test_an_unresolvable_master_fails_at_once(monkeypatch):
     monkeypatch.setenv("MINIDP_JOB_SECRET", "s")
-    args = build_parser().parse_args(["--nnodes", "2", "--master", "no-such-host.invalid:6170",
-                                      str(jobs.RANK_TASKS)])
+    args = build_parser().parse_args(["--nnodes", "2", "--master", "no-such-host.invalid:6170", str(jobs.RANK_TASKS)])
     started = time.monotonic()
     with pytest.raises(ValueError, match="'no-such-host.invalid' does not resolve"):
         make_plan(args)
@@ -179,8 +220,7 @@ def test_an_unresolvable_master_fails_at_once(monkeypatch):
 def test_an_unwritable_log_dir_is_a_clear_error_not_a_traceback(job_token, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
-    result = jobs.finish(jobs.start([*LAUNCH, "--log_dir", str(blocker / "logs"),
-                                     str(jobs.RANK_TASKS)], job_token))
+    result = jobs.finish(jobs.start([*LAUNCH, "--log_dir", str(blocker / "logs"), str(jobs.RANK_TASKS)], job_token))
     assert result.returncode == 1
     assert "cannot run the job" in result.stderr and "logs" in result.stderr
     assert "Traceback" not in result.stderr
@@ -190,8 +230,7 @@ def test_an_unwritable_log_dir_is_a_clear_error_not_a_traceback(job_token, tmp_p
 def test_waiting_for_other_launchers_is_logged(monkeypatch, caplog):
     monkeypatch.setattr(nodes, "WAIT_LOG_SECONDS", 0.05)
     with caplog.at_level(logging.INFO, logger="minidp.distributed.launch"):
-        assert nodes.while_logging("node 0's launcher at 10.0.0.1:6170",
-                                         lambda: time.sleep(0.3) or 7, 300) == 7
+        assert nodes.while_logging("node 0's launcher at 10.0.0.1:6170", lambda: time.sleep(0.3) or 7, 300) == 7
     assert "still waiting for node 0's launcher at 10.0.0.1:6170" in caplog.text
 
 
@@ -199,17 +238,21 @@ def test_waiting_for_other_launchers_is_logged(monkeypatch, caplog):
 def test_a_module_calling_spawn_runs_as_the_launched_ranks(job_token):
     # `-m rank_tasks --spawn` calls spawn(report, nprocs=2) under __main__, as the README's
     # first script does: each launched rank runs report itself, so the job has 2 ranks, not 4.
-    result = jobs.finish(jobs.start(
-        [*LAUNCH, "--nproc_per_node", "2", "-m", "rank_tasks", "--spawn"], job_token,
-        PYTHONPATH=os.pathsep.join([str(jobs.REPO), str(jobs.SCRIPTS)]), OMP_NUM_THREADS="3"))
+    result = jobs.finish(
+        jobs.start(
+            [*LAUNCH, "--nproc_per_node", "2", "-m", "rank_tasks", "--spawn"],
+            job_token,
+            PYTHONPATH=os.pathsep.join([str(jobs.REPO), str(jobs.SCRIPTS)]),
+            OMP_NUM_THREADS="3",
+        )
+    )
     assert result.returncode == 0, result.stderr
     found = jobs.reports(result.stdout)
     jobs.check_reports(found, 2, "gloo")
     assert result.stdout.count("already is rank") == 2
     for report in found:
         rank = str(report["rank"])
-        assert report["torchrun"] == {"RANK": rank, "LOCAL_RANK": rank, "WORLD_SIZE": "2",
-                                      "LOCAL_WORLD_SIZE": "2"}
+        assert report["torchrun"] == {"RANK": rank, "LOCAL_RANK": rank, "WORLD_SIZE": "2", "LOCAL_WORLD_SIZE": "2"}
         assert report["omp_num_threads"] == "3"
     assert "OMP_NUM_THREADS=1" not in result.stderr
     assert jobs.wait_until_gone(job_token) == []
@@ -218,8 +261,9 @@ def test_a_module_calling_spawn_runs_as_the_launched_ranks(job_token):
 def run_on_a_terminal(token, *arguments):
     """Run the launcher with its stdout on a pseudo-terminal; return what the terminal got."""
     reader, writer = pty.openpty()
-    launcher = subprocess.Popen([*LAUNCH, *arguments], env=jobs.job_environment(token),
-                                stdout=writer, stderr=subprocess.PIPE, text=True)
+    launcher = subprocess.Popen(
+        [*LAUNCH, *arguments], env=jobs.job_environment(token), stdout=writer, stderr=subprocess.PIPE, text=True
+    )
     os.close(writer)
     received = b""
     try:
@@ -241,8 +285,7 @@ def run_on_a_terminal(token, *arguments):
 
 @pytest.mark.timeout(60)
 def test_rank0_progress_line_reaches_the_launchers_terminal(job_token):
-    text = run_on_a_terminal(job_token, "--nproc_per_node", "2", str(jobs.RANK_TASKS),
-                             "--progress", "3")
+    text = run_on_a_terminal(job_token, "--nproc_per_node", "2", str(jobs.RANK_TASKS), "--progress", "3")
     # Each update is drawn as it comes, on a line cleared first...
     for step in (1, 2, 3):
         assert f"\r\x1b[K[rank 0] step {step}/3" in text
@@ -255,49 +298,79 @@ def test_rank0_progress_line_reaches_the_launchers_terminal(job_token):
 
 @pytest.mark.timeout(60)
 def test_progress_updates_stay_out_of_the_log_file(job_token, tmp_path):
-    text = run_on_a_terminal(job_token, "--nproc_per_node", "2", "--log_dir", str(tmp_path),
-                             str(jobs.RANK_TASKS), "--progress", "2")
+    text = run_on_a_terminal(
+        job_token, "--nproc_per_node", "2", "--log_dir", str(tmp_path), str(jobs.RANK_TASKS), "--progress", "2"
+    )
     assert "\r\x1b[K[rank 0] step 2/2" in text
     assert (tmp_path / "default.workerlog.0").read_text() == "step 2/2\ndone 0\n"
-    assert (tmp_path / "default.workerlog.1").read_text() == (
-        "line 1 of rank 1\nline 2 of rank 1\ndone 1\n")
+    assert (tmp_path / "default.workerlog.1").read_text() == ("line 1 of rank 1\nline 2 of rank 1\ndone 1\n")
 
 
 # ---------------------------------------------------------------------------------------------
 # Blaming the rank that failed first; a failure on one node stops every node
 # ---------------------------------------------------------------------------------------------
 
+
 @pytest.mark.timeout(60)
 def test_the_rank_that_failed_first_is_blamed_even_when_it_exits_last(job_token, tmp_path):
     # Rank 1 raises, closes its connections, and exits 1.5 s later: ranks 0 and 2 lose their
     # connections to it and exit first. The launcher must still name rank 1.
     started = time.monotonic()
-    result = jobs.finish(jobs.start([*LAUNCH, "--nproc_per_node", "3", "--log_dir", str(tmp_path),
-                                     str(jobs.RANK_TASKS), "--fail-rank", "1", "--linger", "1.5"],
-                                    job_token), timeout=45)
+    result = jobs.finish(
+        jobs.start(
+            [
+                *LAUNCH,
+                "--nproc_per_node",
+                "3",
+                "--log_dir",
+                str(tmp_path),
+                str(jobs.RANK_TASKS),
+                "--fail-rank",
+                "1",
+                "--linger",
+                "1.5",
+            ],
+            job_token,
+        ),
+        timeout=45,
+    )
     assert result.returncode == 1, result.stderr
     assert "rank 1 (pid" in result.stderr and "exited with code 1" in result.stderr
     assert "last lines of rank 1" in result.stderr
     assert "ValueError: rank 1 fails on purpose" in result.stderr
-    assert "failed after it, most likely because they lost their connections to it" in \
-        result.stderr
+    assert "failed after it, most likely because they lost their connections to it" in result.stderr
     assert time.monotonic() - started < 30
     assert jobs.wait_until_gone(job_token) == []
 
 
 def two_nodes(token, node0_args, node1_args, master_port):
     master = f"127.0.0.1:{master_port}"
-    return [jobs.start([*LAUNCH, "--nnodes", "2", "--node_rank", str(node), "--master", master,
-                        "--nproc_per_node", "1", str(jobs.RANK_TASKS), *node_args], token,
-                       MINIDP_JOB_SECRET=token)
-            for node, node_args in ((1, node1_args), (0, node0_args))]
+    return [
+        jobs.start(
+            [
+                *LAUNCH,
+                "--nnodes",
+                "2",
+                "--node_rank",
+                str(node),
+                "--master",
+                master,
+                "--nproc_per_node",
+                "1",
+                str(jobs.RANK_TASKS),
+                *node_args,
+            ],
+            token,
+            MINIDP_JOB_SECRET=token,
+        )
+        for node, node_args in ((1, node1_args), (0, node0_args))
+    ]
 
 
 @pytest.mark.timeout(60)
 def test_a_failing_node_stops_the_other_nodes(job_token):
     with PortReservation("127.0.0.1", 1) as master:
-        node1, node0 = two_nodes(job_token, ["--exit-code", "3"], ["--sleep", "120"],
-                                 master.ports[0])
+        node1, node0 = two_nodes(job_token, ["--exit-code", "3"], ["--sleep", "120"], master.ports[0])
         started = time.monotonic()
         result0, result1 = jobs.finish(node0, timeout=30), jobs.finish(node1, timeout=30)
     assert result0.returncode == 3, result0.stderr
@@ -311,8 +384,7 @@ def test_a_failing_node_stops_the_other_nodes(job_token):
 @pytest.mark.timeout(60)
 def test_a_vanished_node0_launcher_stops_the_other_nodes(job_token):
     with PortReservation("127.0.0.1", 1) as master:
-        node1, node0 = two_nodes(job_token, ["--sleep", "120"], ["--sleep", "120"],
-                                 master.ports[0])
+        node1, node0 = two_nodes(job_token, ["--sleep", "120"], ["--sleep", "120"], master.ports[0])
         try:
             ready = [node.stdout.readline() for node in (node0, node1)]
             assert all("ready" in line for line in ready), ready
@@ -330,8 +402,9 @@ def test_a_vanished_node0_launcher_stops_the_other_nodes(job_token):
 def test_the_rank_blamed_by_the_records_is_blamed_whatever_the_error_text(job_token):
     # Ranks 0 and 2 fail first, with an MPI-style message no regex of the old launcher knew,
     # but their failure records blame rank 1, which fails 0.5 s later.
-    result = jobs.finish(jobs.start([*LAUNCH, "--nproc_per_node", "3", str(jobs.RANK_TASKS),
-                                     "--blame", "1"], job_token), timeout=45)
+    result = jobs.finish(
+        jobs.start([*LAUNCH, "--nproc_per_node", "3", str(jobs.RANK_TASKS), "--blame", "1"], job_token), timeout=45
+    )
     assert result.returncode == 1, result.stderr
     assert "rank 1 (pid" in result.stderr and "exited with code 1" in result.stderr
     assert "last lines of rank 1" in result.stderr

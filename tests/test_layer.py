@@ -1,5 +1,6 @@
 """The Layer API (``minidp/nn/layer.py``): registration order, state dicts, hooks, buffers, modes,
 names and dtype casts."""
+
 import warnings
 
 import numpy as np
@@ -39,11 +40,29 @@ class Net(nn.Layer):
 def test_named_members_follow_registration_order():
     net = Net()
     assert [name for name, _ in net.named_parameters()] == [
-        "first.scale", "first.fc.weight", "first.fc.bias", "first.norm.weight", "first.norm.bias",
-        "first.norm._mean", "first.norm._variance",
-        "head.weight", "head.bias", "blocks.0.weight", "blocks.0.bias", "blocks.1.weight", "blocks.1.bias"]
+        "first.scale",
+        "first.fc.weight",
+        "first.fc.bias",
+        "first.norm.weight",
+        "first.norm.bias",
+        "first.norm._mean",
+        "first.norm._variance",
+        "head.weight",
+        "head.bias",
+        "blocks.0.weight",
+        "blocks.0.bias",
+        "blocks.1.weight",
+        "blocks.1.bias",
+    ]
     assert [name for name, _ in net.named_sublayers()] == [
-        "first", "first.fc", "first.norm", "head", "blocks", "blocks.0", "blocks.1"]
+        "first",
+        "first.fc",
+        "first.norm",
+        "head",
+        "blocks",
+        "blocks.0",
+        "blocks.1",
+    ]
     assert [name for name, _ in net.named_buffers()] == ["first.steps", "first.cache"]
     assert list(net.children()) == [net.first, net.head, net.blocks]
     assert len(net.parameters(include_sublayers=False)) == 0
@@ -56,8 +75,15 @@ def test_named_members_follow_registration_order():
 def test_state_dict_holds_parameters_and_persistable_buffers():
     net = Net()
     keys = list(net.state_dict())
-    assert keys[:7] == ["first.scale", "first.steps", "first.fc.weight", "first.fc.bias", "first.norm.weight",
-                        "first.norm.bias", "first.norm._mean"]
+    assert keys[:7] == [
+        "first.scale",
+        "first.steps",
+        "first.fc.weight",
+        "first.fc.bias",
+        "first.norm.weight",
+        "first.norm.bias",
+        "first.norm._mean",
+    ]
     assert "first.cache" not in keys and len(keys) == 14
     assert net.state_dict()["head.weight"] is net.head.weight
     prefixed = net.head.state_dict(structured_name_prefix="model.")
@@ -176,8 +202,7 @@ def test_create_parameter_options():
     bias = layer.create_parameter([3], is_bias=True)
     assert bias.numpy().tolist() == [0, 0, 0] and bias.dtype == np.float32
     assert layer.create_parameter([2], attr=False) is None
-    clipped = layer.create_parameter([2], attr=nn.ParamAttr(learning_rate=0.5, need_clip=False),
-                                     dtype="float64")
+    clipped = layer.create_parameter([2], attr=nn.ParamAttr(learning_rate=0.5, need_clip=False), dtype="float64")
     assert clipped.optimize_attr["learning_rate"] == 0.5 and not clipped.need_clip and clipped.dtype == np.float64
     assert layer.create_parameter([2], attr=nn.initializer.Constant(3.0)).numpy().tolist() == [3, 3]
 
@@ -209,9 +234,14 @@ def test_default_name_scopes_follow_paddles_snake_case():
         pass
 
     # Paddle 3.3: my_mlp_0, bce_with_logits_loss_0, batch_norm2d_0, re_lu_0, layer_list_0
-    for layer, scope in [(MyMLP(), "my_mlp"), (nn.BCEWithLogitsLoss(), "bce_with_logits_loss"),
-                         (nn.BatchNorm2D(3), "batch_norm2d"), (nn.ReLU(), "re_lu"), (nn.LayerList(), "layer_list"),
-                         (nn.Conv2D(1, 1, 1), "conv2d")]:
+    for layer, scope in [
+        (MyMLP(), "my_mlp"),
+        (nn.BCEWithLogitsLoss(), "bce_with_logits_loss"),
+        (nn.BatchNorm2D(3), "batch_norm2d"),
+        (nn.ReLU(), "re_lu"),
+        (nn.LayerList(), "layer_list"),
+        (nn.Conv2D(1, 1, 1), "conv2d"),
+    ]:
         assert layer.full_name().rsplit("_", 1)[0] == scope
 
 

@@ -1,4 +1,5 @@
 """Layers and their functional ops: outputs against hand computation, gradients against finite differences."""
+
 import math
 
 import numpy as np
@@ -63,8 +64,10 @@ def naive_conv2d(x, w, b, stride, padding, dilation, groups):
                     for ci in range(cg):
                         for p in range(kh):
                             for q in range(kw):
-                                acc += w[oc, ci, p, q] * x[bi, g * cg + ci, i * stride + p * dilation,
-                                                           j * stride + q * dilation]
+                                acc += (
+                                    w[oc, ci, p, q]
+                                    * x[bi, g * cg + ci, i * stride + p * dilation, j * stride + q * dilation]
+                                )
                     out[bi, oc, i, j] = acc
     return out
 
@@ -136,8 +139,11 @@ def naive_pool(x, k, s, p, reduce, ceil_mode=False, exclusive=True):
                 out[:, :, i, j] = window.max(axis=(2, 3))
             else:
                 # Paddle (and PyTorch): without `exclusive` the padding counts, the ceil_mode overhang not
-                count = (window.shape[2] * window.shape[3] if exclusive
-                         else (min(r0 + k, h + p) - r0) * (min(c0 + k, w + p) - c0))
+                count = (
+                    window.shape[2] * window.shape[3]
+                    if exclusive
+                    else (min(r0 + k, h + p) - r0) * (min(c0 + k, w + p) - c0)
+                )
                 out[:, :, i, j] = window.sum(axis=(2, 3)) / count
     return out
 
@@ -166,11 +172,11 @@ def test_max_pool2d_mask_and_layers():
     x = distinct(rng, 1, 2, 4, 6)
     out, mask = F.max_pool2d(t(x), 2, return_mask=True)
     flat = x.reshape(1, 2, -1)
-    np.testing.assert_array_equal(np.take_along_axis(flat, mask.numpy().reshape(1, 2, -1), 2).reshape(out.shape),
-                                  out.numpy())
+    np.testing.assert_array_equal(
+        np.take_along_axis(flat, mask.numpy().reshape(1, 2, -1), 2).reshape(out.shape), out.numpy()
+    )
     np.testing.assert_array_equal(nn.MaxPool2D(2)(t(x)).numpy(), out.numpy())
-    np.testing.assert_allclose(nn.AvgPool2D(2, divisor_override=1)(t(x)).numpy(),
-                               naive_pool(x, 2, 2, 0, "avg") * 4)
+    np.testing.assert_allclose(nn.AvgPool2D(2, divisor_override=1)(t(x)).numpy(), naive_pool(x, 2, 2, 0, "avg") * 4)
 
 
 # --- normalisation -------------------------------------------------------------------------------
@@ -207,14 +213,19 @@ def test_batch_norm_training_statistics_and_running_update():
 
 
 @pytest.mark.parametrize("training", [True, False])
-@pytest.mark.parametrize("shape,fmt", [((4, 3), "NCL"), ((3, 2, 4), "NCL"), ((2, 2, 3, 3), "NCHW"),
-                                       ((2, 3, 3, 2), "NHWC")])
+@pytest.mark.parametrize(
+    "shape,fmt", [((4, 3), "NCL"), ((3, 2, 4), "NCL"), ((2, 2, 3, 3), "NCHW"), ((2, 3, 3, 2), "NHWC")]
+)
 def test_batch_norm_gradients(shape, fmt, training):
     channels = shape[-1] if fmt == "NHWC" else shape[1]
     running_mean = t(rng.normal(size=channels))
     running_var = t(rng.uniform(0.5, 2, size=channels))
-    check_grad(lambda a, w, b: F.batch_norm(a, running_mean, running_var, w, b, training=training, data_format=fmt),
-               rng.normal(size=shape), rng.normal(size=channels), rng.normal(size=channels))
+    check_grad(
+        lambda a, w, b: F.batch_norm(a, running_mean, running_var, w, b, training=training, data_format=fmt),
+        rng.normal(size=shape),
+        rng.normal(size=channels),
+        rng.normal(size=channels),
+    )
 
 
 def test_batch_norm_layers_check_input_rank():
@@ -285,9 +296,14 @@ def test_dropout_gradient_is_the_mask():
 
 def test_activation_layers_match_ops():
     x = minidp.to_tensor(rng.normal(size=(3, 4)))
-    for layer, op in [(nn.ReLU(), minidp.relu), (nn.Tanh(), minidp.tanh), (nn.Sigmoid(), minidp.sigmoid),
-                      (nn.GELU(), minidp.gelu), (nn.Softmax(0), lambda v: minidp.softmax(v, 0)),
-                      (nn.LogSoftmax(), minidp.log_softmax)]:
+    for layer, op in [
+        (nn.ReLU(), minidp.relu),
+        (nn.Tanh(), minidp.tanh),
+        (nn.Sigmoid(), minidp.sigmoid),
+        (nn.GELU(), minidp.gelu),
+        (nn.Softmax(0), lambda v: minidp.softmax(v, 0)),
+        (nn.LogSoftmax(), minidp.log_softmax),
+    ]:
         np.testing.assert_array_equal(layer(x).numpy(), op(x).numpy())
     np.testing.assert_array_equal(nn.GELU(approximate=True)(x).numpy(), minidp.gelu(x, approximate=True).numpy())
     assert nn.Flatten()(minidp.ones([2, 3, 4])).shape == [2, 12]
@@ -311,12 +327,18 @@ def test_layers_match_torch():
     theirs = tf.conv2d(torch.tensor(x), torch.tensor(w), torch.tensor(b), stride=2, padding=1, groups=2)
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-10)
     x = distinct(rng, 2, 3, 7, 7)
-    np.testing.assert_allclose(F.max_pool2d(t(x), 3, 2, 1, ceil_mode=True).numpy(),
-                               tf.max_pool2d(torch.tensor(x), 3, 2, 1, ceil_mode=True).numpy())
-    np.testing.assert_allclose(F.avg_pool2d(t(x), 3, 2, 1, exclusive=True).numpy(),
-                               tf.avg_pool2d(torch.tensor(x), 3, 2, 1, count_include_pad=False).numpy(), rtol=1e-12)
-    np.testing.assert_allclose(F.layer_norm(t(x), [7, 7]).numpy(),
-                               tf.layer_norm(torch.tensor(x), [7, 7]).numpy(), rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(
+        F.max_pool2d(t(x), 3, 2, 1, ceil_mode=True).numpy(),
+        tf.max_pool2d(torch.tensor(x), 3, 2, 1, ceil_mode=True).numpy(),
+    )
+    np.testing.assert_allclose(
+        F.avg_pool2d(t(x), 3, 2, 1, exclusive=True).numpy(),
+        tf.avg_pool2d(torch.tensor(x), 3, 2, 1, count_include_pad=False).numpy(),
+        rtol=1e-12,
+    )
+    np.testing.assert_allclose(
+        F.layer_norm(t(x), [7, 7]).numpy(), tf.layer_norm(torch.tensor(x), [7, 7]).numpy(), rtol=1e-8, atol=1e-10
+    )
 
 
 # --- audit: Paddle semantics checked against Paddle 3.3 itself -----------------------------------
@@ -361,8 +383,11 @@ def test_avg_pool2d_ceil_mode_non_exclusive_divisor_matches_paddle():
 
 def test_truncated_normal_cut_offs_are_absolute_values():
     minidp.seed(0)
-    values = nn.Linear(1, 1).create_parameter(
-        [20000], attr=nn.initializer.TruncatedNormal(mean=1.0, std=1.0, a=-1.0, b=2.0)).numpy()
+    values = (
+        nn.Linear(1, 1)
+        .create_parameter([20000], attr=nn.initializer.TruncatedNormal(mean=1.0, std=1.0, a=-1.0, b=2.0))
+        .numpy()
+    )
     assert values.min() >= -1.0 and values.max() <= 2.0
     assert values.min() < -0.9 and values.max() > 1.9
     narrow = nn.Linear(1, 1).create_parameter([20000], attr=nn.initializer.TruncatedNormal(0.0, 0.02)).numpy()
@@ -388,9 +413,11 @@ def test_kaiming_initializers_take_paddles_mode_argument():
 # --- dropout variants, Unflatten, Identity ---------------------------------------------------------
 def seeded(seed, fn):
     """``fn`` that reseeds minidp before each call, so every call draws the same mask."""
+
     def call(*args):
         minidp.seed(seed)
         return fn(*args)
+
     return call
 
 
@@ -424,7 +451,7 @@ def test_alpha_dropout_keeps_mean_and_variance():
     out = F.alpha_dropout(t(x), 0.2).numpy()
     assert abs(out.mean()) < 0.02 and abs(out.std() - 1) < 0.02
     alpha = -1.0507009873554805 * 1.6732632423543772
-    a = ((1 - 0.2) * (1 + 0.2 * alpha ** 2)) ** -0.5
+    a = ((1 - 0.2) * (1 + 0.2 * alpha**2)) ** -0.5
     dropped_value = a * alpha * (1 - 0.2)  # a * alpha + b with b = -a * alpha * p
     assert 0.18 < np.isclose(out, dropped_value).mean() < 0.22
     np.testing.assert_array_equal(nn.AlphaDropout(0.2).eval()(t(x)).numpy(), x)
@@ -513,8 +540,9 @@ def test_gather_tree_follows_parent_beams():
 
 def test_bilinear_function_and_layer():
     x1, x2, w, b = rng.normal(size=(3, 4)), rng.normal(size=(3, 2)), rng.normal(size=(5, 4, 2)), rng.normal(size=(1, 5))
-    np.testing.assert_allclose(F.bilinear(t(x1), t(x2), t(w), t(b)).numpy(),
-                               np.einsum("ni,oij,nj->no", x1, w, x2) + b, rtol=1e-10)
+    np.testing.assert_allclose(
+        F.bilinear(t(x1), t(x2), t(w), t(b)).numpy(), np.einsum("ni,oij,nj->no", x1, w, x2) + b, rtol=1e-10
+    )
     check_grad(F.bilinear, x1, x2, w, b)
     layer = nn.Bilinear(4, 2, 5)
     assert layer.weight.shape == [5, 4, 2] and layer.bias.shape == [1, 5]

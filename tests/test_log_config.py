@@ -1,4 +1,5 @@
 """MINIDP_LOG_LEVEL switches on minidp's logging, with the rank in every line."""
+
 import os
 import subprocess
 import sys
@@ -9,12 +10,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def run(code: str, **env: str) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("PADDLE_", "MINIDP_", "OMPI_", "PMI_"))}
     clean["PYTHONPATH"] = os.pathsep.join(filter(None, [ROOT, clean.get("PYTHONPATH")]))
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                          env=dict(clean, **env))
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=dict(clean, **env)
+    )
 
 
-LOG_TWO_LINES = ("import logging, minidp; log = logging.getLogger('minidp.distributed'); "
-                 "log.debug('bucket layout'); log.info('ready')")
+LOG_TWO_LINES = (
+    "import logging, minidp; log = logging.getLogger('minidp.distributed'); "
+    "log.debug('bucket layout'); log.info('ready')"
+)
 
 
 def test_debug_level_prints_every_line_with_the_rank():

@@ -2,6 +2,7 @@
 and CTC in ``ctc.py``) and their layers (``nn/layers/loss.py``): values against hand
 computation, gradients against finite differences, Paddle's reductions. One file: the tables of
 Paddle's values and of gradient cases list every loss side by side."""
+
 import numpy as np
 import pytest
 
@@ -100,12 +101,16 @@ def test_cross_entropy_other_axis_probabilities_and_layer():
     check_grad(lambda a: F.cross_entropy(a, t(labels), axis=1), x)
     probs = rng.dirichlet(np.ones(4), size=3)
     labels = np.array([1, 0, 3])
-    np.testing.assert_allclose(F.cross_entropy(t(probs), t(labels), use_softmax=False).numpy(),
-                               -np.log(probs[np.arange(3), labels]).mean(), rtol=1e-12)
+    np.testing.assert_allclose(
+        F.cross_entropy(t(probs), t(labels), use_softmax=False).numpy(),
+        -np.log(probs[np.arange(3), labels]).mean(),
+        rtol=1e-12,
+    )
     check_grad(lambda a: F.cross_entropy(a, t(labels), use_softmax=False), probs)
     layer = nn.CrossEntropyLoss(reduction="sum")
-    np.testing.assert_allclose(layer(t(probs), t(labels)).numpy(),
-                               F.cross_entropy(t(probs), t(labels), reduction="sum").numpy())
+    np.testing.assert_allclose(
+        layer(t(probs), t(labels)).numpy(), F.cross_entropy(t(probs), t(labels), reduction="sum").numpy()
+    )
 
 
 def test_cross_entropy_is_stable_for_large_logits():
@@ -147,15 +152,17 @@ def test_nll_loss(reduction):
     out = F.nll_loss(t(logp), t(labels), weight=t(weight), reduction=reduction)
     np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12)
     check_grad(lambda a: F.nll_loss(a, t(labels), weight=t(weight), reduction=reduction), logp)
-    np.testing.assert_allclose(nn.NLLLoss(weight=t(weight), reduction=reduction)(t(logp), t(labels)).numpy(),
-                               expected, rtol=1e-12)
+    np.testing.assert_allclose(
+        nn.NLLLoss(weight=t(weight), reduction=reduction)(t(logp), t(labels)).numpy(), expected, rtol=1e-12
+    )
 
 
 def test_nll_of_log_softmax_equals_cross_entropy():
     x = t(rng.normal(size=(5, 4)))
     labels = t([0, 1, 2, 3, 0])
-    np.testing.assert_allclose(F.nll_loss(F.log_softmax(x), labels).numpy(),
-                               F.cross_entropy(x, labels).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(
+        F.nll_loss(F.log_softmax(x), labels).numpy(), F.cross_entropy(x, labels).numpy(), rtol=1e-12
+    )
 
 
 # --- regression and binary losses ------------------------------------------------------------------
@@ -199,8 +206,9 @@ def test_bce_with_logits(reduction):
     check_grad(lambda a, b: F.binary_cross_entropy_with_logits(a, b, reduction=reduction), x, y)
     check_grad(lambda a, b: F.binary_cross_entropy_with_logits(a, b, t(weight), reduction, t(pos_weight)), x, y)
     layer = nn.BCEWithLogitsLoss(t(weight), reduction, t(pos_weight))
-    np.testing.assert_allclose(layer(t(x), t(y)).numpy(), reduce(naive_bce(x, y, weight, pos_weight), reduction),
-                               rtol=1e-10)
+    np.testing.assert_allclose(
+        layer(t(x), t(y)).numpy(), reduce(naive_bce(x, y, weight, pos_weight), reduction), rtol=1e-10
+    )
 
 
 def test_bce_with_logits_is_stable():
@@ -222,14 +230,16 @@ def test_losses_match_torch():
     weight = rng.uniform(0.5, 2.0, size=4)
     for reduction in REDUCTIONS:
         ours = F.cross_entropy(t(x), t(labels), weight=t(weight), reduction=reduction)
-        theirs = tf.cross_entropy(torch.tensor(x), torch.tensor(labels), weight=torch.tensor(weight),
-                                  reduction=reduction)
+        theirs = tf.cross_entropy(
+            torch.tensor(x), torch.tensor(labels), weight=torch.tensor(weight), reduction=reduction
+        )
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
     y = rng.uniform(size=(6, 4))
     np.testing.assert_allclose(
         F.binary_cross_entropy_with_logits(t(x), t(y), pos_weight=t(weight)).numpy(),
         tf.binary_cross_entropy_with_logits(torch.tensor(x), torch.tensor(y), pos_weight=torch.tensor(weight)).numpy(),
-        rtol=1e-12)
+        rtol=1e-12,
+    )
 
 
 # --- the other Paddle losses -----------------------------------------------------------------------
@@ -242,13 +252,24 @@ SIGN = np.sign(Y)
 CLASSES = np.array([0, 3, 1])
 DICE_P = Q[:, :3] / Q[:, :3].sum(1, keepdims=True)
 PADDLE = {
-    "bce": 0.95203037, "kl": -0.79048052, "soft_margin": 0.91794953, "hinge": 5.18181818, "poisson": 2.93624273,
-    "gauss": 3.06898537, "dice": 0.56877936,
-    "smooth_l1": [[1.125, 0.73606024, 0.10012344, 0.098807], [0.09089607, 0.01857688, 0.15053969, 0.00035457],
-                  [0.47047729, 1.01238331, 1.13544486, 0.87278715]],
-    "mrl": [2.7, 0.0, 0.64748953, 0.64453795], "cel": [1.3659107, 0.80745805, 1.71707172],
-    "triplet": [0.49885553, 1.35020906, 2.555605], "mml": [1.22727273, 0.27272727, 0.90909091],
-    "mlsm": [0.96720056, 0.65956866, 1.12707938], "ls": [[1.87822974], [1.01913888], [1.59186612]],
+    "bce": 0.95203037,
+    "kl": -0.79048052,
+    "soft_margin": 0.91794953,
+    "hinge": 5.18181818,
+    "poisson": 2.93624273,
+    "gauss": 3.06898537,
+    "dice": 0.56877936,
+    "smooth_l1": [
+        [1.125, 0.73606024, 0.10012344, 0.098807],
+        [0.09089607, 0.01857688, 0.15053969, 0.00035457],
+        [0.47047729, 1.01238331, 1.13544486, 0.87278715],
+    ],
+    "mrl": [2.7, 0.0, 0.64748953, 0.64453795],
+    "cel": [1.3659107, 0.80745805, 1.71707172],
+    "triplet": [0.49885553, 1.35020906, 2.555605],
+    "mml": [1.22727273, 0.27272727, 0.90909091],
+    "mlsm": [0.96720056, 0.65956866, 1.12707938],
+    "ls": [[1.87822974], [1.01913888], [1.59186612]],
 }
 
 
@@ -274,38 +295,90 @@ def np_smooth_target(labels, classes, eps):
 
 LOSS_CASES = {
     # name: (minidp call on tensors, the same loss in NumPy, inputs, indices of inputs to differentiate)
-    "bce": (lambda a, b: F.binary_cross_entropy(a, b),
-            lambda a, b: -(b * np.log(a) + (1 - b) * np.log(1 - a)).mean(), [P, Q], [0, 1]),
-    "smooth_l1": (lambda a, b: F.smooth_l1_loss(a, b, reduction="none", delta=0.5),
-                  lambda a, b: np.where(np.abs(a - b) < 0.5, 0.5 * (a - b) ** 2, 0.5 * (np.abs(a - b) - 0.25)),
-                  [X, Y], [0, 1]),
-    "kl": (lambda a, b: F.kl_div(a, b, reduction="batchmean"),
-           lambda a, b: (b * (np.log(b) - a)).sum() / 3, [X, Q], [0]),
-    "soft_margin": (lambda a, b: F.soft_margin_loss(a, b), lambda a, b: np.log1p(np.exp(-a * b)).mean(),
-                    [X, SIGN], [0]),
-    "hinge": (lambda a, b: F.hinge_embedding_loss(a, b, reduction="sum"),
-              lambda a, b: np.where(b == 1, a, np.maximum(0, 1 - a)).sum(), [X, SIGN], [0]),
-    "poisson": (lambda a, b: F.poisson_nll_loss(a, b, full=True),
-                lambda a, b: (np.exp(a) - b * a + np_stirling(b)).mean(), [X, np.round(Q * 3)], [0]),
-    "gauss": (lambda a, b, v: F.gaussian_nll_loss(a, b, v),
-              lambda a, b, v: (0.5 * (np.log(v) + (a - b) ** 2 / v)).mean(), [X, Y, Q + 0.1], [0, 1, 2]),
-    "mrl": (lambda a, b, c: F.margin_ranking_loss(a, b, c, margin=0.2, reduction="none"),
-            lambda a, b, c: np.maximum(0, -c * (a - b) + 0.2), [X[0], Y[0], np.array([1., -1., 1., -1.])],
-            [0, 1]),
-    "cel": (lambda a, b, c: F.cosine_embedding_loss(a, b, c.astype("int64"), margin=0.1, reduction="none"),
-            lambda a, b, c: np.where(c == 1, 1 - np_cos(a, b), np.maximum(0, np_cos(a, b) - 0.1)),
-            [X, Y, np.array([1., -1., 1.])], [0, 1]),
-    "triplet": (lambda a, b, c: F.triplet_margin_loss(a, b, c, reduction="none"),
-                lambda a, b, c: np.maximum(np_distance(a, b) - np_distance(a, c) + 1, 0), [X, Y, Q], [0, 1, 2]),
-    "mml": (lambda a: F.multi_margin_loss(a, t(CLASSES), reduction="none"),
-            lambda a: (np.maximum(0, 1 - a[np.arange(3), CLASSES][:, None] + a) * (1 - np.eye(4)[CLASSES])).sum(1) / 4,
-            [X], [0]),
-    "mlsm": (lambda a: F.multi_label_soft_margin_loss(a, t((Q > 0.5) * 1.0), reduction="none"),
-             lambda a: -((Q > 0.5) * np_log_sigmoid(a) + (Q <= 0.5) * np_log_sigmoid(-a)).mean(1), [X], [0]),
-    "dice": (lambda a: F.dice_loss(a, t([[0], [2], [1]])),
-             lambda a: (1 - 2 * (a * np.eye(3)[[0, 2, 1]]).sum(1) / (a.sum(1) + 1 + 1e-5)).mean(), [DICE_P], [0]),
-    "ls": (lambda a: F.cross_entropy(a, t(CLASSES), label_smoothing=0.1, reduction="none"),
-           lambda a: -(np_smooth_target(CLASSES, 4, 0.1) * log_softmax(a)).sum(1, keepdims=True), [X], [0]),
+    "bce": (
+        lambda a, b: F.binary_cross_entropy(a, b),
+        lambda a, b: -(b * np.log(a) + (1 - b) * np.log(1 - a)).mean(),
+        [P, Q],
+        [0, 1],
+    ),
+    "smooth_l1": (
+        lambda a, b: F.smooth_l1_loss(a, b, reduction="none", delta=0.5),
+        lambda a, b: np.where(np.abs(a - b) < 0.5, 0.5 * (a - b) ** 2, 0.5 * (np.abs(a - b) - 0.25)),
+        [X, Y],
+        [0, 1],
+    ),
+    "kl": (
+        lambda a, b: F.kl_div(a, b, reduction="batchmean"),
+        lambda a, b: (b * (np.log(b) - a)).sum() / 3,
+        [X, Q],
+        [0],
+    ),
+    "soft_margin": (
+        lambda a, b: F.soft_margin_loss(a, b),
+        lambda a, b: np.log1p(np.exp(-a * b)).mean(),
+        [X, SIGN],
+        [0],
+    ),
+    "hinge": (
+        lambda a, b: F.hinge_embedding_loss(a, b, reduction="sum"),
+        lambda a, b: np.where(b == 1, a, np.maximum(0, 1 - a)).sum(),
+        [X, SIGN],
+        [0],
+    ),
+    "poisson": (
+        lambda a, b: F.poisson_nll_loss(a, b, full=True),
+        lambda a, b: (np.exp(a) - b * a + np_stirling(b)).mean(),
+        [X, np.round(Q * 3)],
+        [0],
+    ),
+    "gauss": (
+        lambda a, b, v: F.gaussian_nll_loss(a, b, v),
+        lambda a, b, v: (0.5 * (np.log(v) + (a - b) ** 2 / v)).mean(),
+        [X, Y, Q + 0.1],
+        [0, 1, 2],
+    ),
+    "mrl": (
+        lambda a, b, c: F.margin_ranking_loss(a, b, c, margin=0.2, reduction="none"),
+        lambda a, b, c: np.maximum(0, -c * (a - b) + 0.2),
+        [X[0], Y[0], np.array([1.0, -1.0, 1.0, -1.0])],
+        [0, 1],
+    ),
+    "cel": (
+        lambda a, b, c: F.cosine_embedding_loss(a, b, c.astype("int64"), margin=0.1, reduction="none"),
+        lambda a, b, c: np.where(c == 1, 1 - np_cos(a, b), np.maximum(0, np_cos(a, b) - 0.1)),
+        [X, Y, np.array([1.0, -1.0, 1.0])],
+        [0, 1],
+    ),
+    "triplet": (
+        lambda a, b, c: F.triplet_margin_loss(a, b, c, reduction="none"),
+        lambda a, b, c: np.maximum(np_distance(a, b) - np_distance(a, c) + 1, 0),
+        [X, Y, Q],
+        [0, 1, 2],
+    ),
+    "mml": (
+        lambda a: F.multi_margin_loss(a, t(CLASSES), reduction="none"),
+        lambda a: (np.maximum(0, 1 - a[np.arange(3), CLASSES][:, None] + a) * (1 - np.eye(4)[CLASSES])).sum(1) / 4,
+        [X],
+        [0],
+    ),
+    "mlsm": (
+        lambda a: F.multi_label_soft_margin_loss(a, t((Q > 0.5) * 1.0), reduction="none"),
+        lambda a: -((Q > 0.5) * np_log_sigmoid(a) + (Q <= 0.5) * np_log_sigmoid(-a)).mean(1),
+        [X],
+        [0],
+    ),
+    "dice": (
+        lambda a: F.dice_loss(a, t([[0], [2], [1]])),
+        lambda a: (1 - 2 * (a * np.eye(3)[[0, 2, 1]]).sum(1) / (a.sum(1) + 1 + 1e-5)).mean(),
+        [DICE_P],
+        [0],
+    ),
+    "ls": (
+        lambda a: F.cross_entropy(a, t(CLASSES), label_smoothing=0.1, reduction="none"),
+        lambda a: -(np_smooth_target(CLASSES, 4, 0.1) * log_softmax(a)).sum(1, keepdims=True),
+        [X],
+        [0],
+    ),
 }
 
 
@@ -322,8 +395,9 @@ def test_loss_matches_numpy_paddle_and_finite_differences(name):
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 def test_new_losses_follow_reduction(reduction):
     per_element = F.smooth_l1_loss(t(X), t(Y), reduction="none").numpy()
-    np.testing.assert_allclose(F.smooth_l1_loss(t(X), t(Y), reduction=reduction).numpy(),
-                               reduce(per_element, reduction))
+    np.testing.assert_allclose(
+        F.smooth_l1_loss(t(X), t(Y), reduction=reduction).numpy(), reduce(per_element, reduction)
+    )
     layer = nn.SmoothL1Loss(reduction=reduction)
     np.testing.assert_allclose(layer(t(X), t(Y)).numpy(), reduce(per_element, reduction))
 
@@ -344,16 +418,19 @@ def test_bce_floors_the_log_at_minus_100_and_takes_a_weight():
     out = F.binary_cross_entropy(t([0.0, 1.0, 0.5]), t([1.0, 0.0, 0.3]), reduction="none").numpy()
     np.testing.assert_allclose(out, [100.0, 100.0, np.log(2)])  # Paddle 3.3.1 gives the same
     w = np.array([0.5, 2.0, 1.0, 3.0])
-    np.testing.assert_allclose(nn.BCELoss(weight=t(w), reduction="sum")(t(P), t(Q)).numpy(),
-                               (w * -(Q * np.log(P) + (1 - Q) * np.log(1 - P))).sum())
+    np.testing.assert_allclose(
+        nn.BCELoss(weight=t(w), reduction="sum")(t(P), t(Q)).numpy(),
+        (w * -(Q * np.log(P) + (1 - Q) * np.log(1 - P))).sum(),
+    )
     check_grad(lambda a: F.binary_cross_entropy(a, t(Q), t(w)), P)
 
 
 def test_poisson_rate_input_and_gaussian_variance_floor():
     rate, target = P, np.round(Q * 3)
     expected = rate - target * np.log(rate + 1e-8)
-    np.testing.assert_allclose(F.poisson_nll_loss(t(rate), t(target), log_input=False, reduction="none").numpy(),
-                               expected)
+    np.testing.assert_allclose(
+        F.poisson_nll_loss(t(rate), t(target), log_input=False, reduction="none").numpy(), expected
+    )
     check_grad(lambda a: F.poisson_nll_loss(a, t(target), log_input=False), rate)
     # variances below epsilon are raised to epsilon (Paddle 3.3.1: 499993.092 for this element)
     tiny = F.gaussian_nll_loss(t([2.0]), t([3.0]), t([1e-9]), reduction="none").numpy()
@@ -381,12 +458,14 @@ def test_sigmoid_focal_loss_against_numpy():
 def test_triplet_swap_p1_and_custom_distance():
     def swapped(a, p, n):
         return np.maximum(np_distance(a, p, 1) - np.minimum(np_distance(a, n, 1), np_distance(p, n, 1)) + 2, 0)
+
     out = F.triplet_margin_loss(t(X), t(Y), t(Q), margin=2.0, p=1, swap=True, reduction="none").numpy()
     np.testing.assert_allclose(out, swapped(X, Y, Q))
     layer = nn.TripletMarginLoss(margin=2.0, p=1, swap=True)
     np.testing.assert_allclose(layer(t(X), t(Y), t(Q)).numpy(), swapped(X, Y, Q).mean())
-    cosine = F.triplet_margin_with_distance_loss(t(X), t(Y), t(Q), lambda a, b: 1 - F.cosine_similarity(a, b),
-                                                 reduction="none").numpy()
+    cosine = F.triplet_margin_with_distance_loss(
+        t(X), t(Y), t(Q), lambda a, b: 1 - F.cosine_similarity(a, b), reduction="none"
+    ).numpy()
     np.testing.assert_allclose(cosine, np.maximum((1 - np_cos(X, Y)) - (1 - np_cos(X, Q)) + 1, 0))
 
 
@@ -410,8 +489,9 @@ def test_label_smoothing_with_weight_and_soft_labels():
     expected = -(smoothed * log_softmax(x)).sum(1).mean()
     np.testing.assert_allclose(F.cross_entropy(t(x), t(soft), soft_label=True, label_smoothing=0.2).numpy(), expected)
     layer = nn.CrossEntropyLoss(label_smoothing=0.2)
-    np.testing.assert_allclose(layer(t(x), t([0, 2])).numpy(),
-                               -(np_smooth_target(np.array([0, 2]), 3, 0.2) * log_softmax(x)).sum(1).mean())
+    np.testing.assert_allclose(
+        layer(t(x), t([0, 2])).numpy(), -(np_smooth_target(np.array([0, 2]), 3, 0.2) * log_softmax(x)).sum(1).mean()
+    )
     with pytest.raises(ValueError, match="label_smoothing"):
         F.cross_entropy(t(x), t([0, 2]), label_smoothing=1.5)
 
@@ -430,8 +510,9 @@ def test_square_error_and_log_loss_are_unreduced():
     np.testing.assert_allclose(F.square_error_cost(t(X), t(Y)).numpy(), (X - Y) ** 2)
     out = F.log_loss(t(P), t(Q)).numpy()
     np.testing.assert_allclose(out, -Q * np.log(P + 1e-4) - (1 - Q) * np.log(1 - P + 1e-4))
-    np.testing.assert_allclose(F.log_loss(t([[0.2], [0.8]]), t([[1.], [0.]])).numpy(), [[1.608938]] * 2,
-                               rtol=1e-6)  # Paddle 3.3.1 (float32)
+    np.testing.assert_allclose(
+        F.log_loss(t([[0.2], [0.8]]), t([[1.0], [0.0]])).numpy(), [[1.608938]] * 2, rtol=1e-6
+    )  # Paddle 3.3.1 (float32)
     check_grad(lambda a, b: F.log_loss(a, b), P, Q)
 
 
@@ -442,8 +523,11 @@ LAYER_CASES = [
     (nn.PoissonNLLLoss(log_input=False), lambda: F.poisson_nll_loss(t(P), t(Q), False), (P, Q)),
     (nn.MultiLabelSoftMarginLoss(), lambda: F.multi_label_soft_margin_loss(t(X), t(Q > 0.5)), (X, Q > 0.5)),
     (nn.MarginRankingLoss(0.1), lambda: F.margin_ranking_loss(t(X), t(Y), t(SIGN), 0.1), (X, Y, SIGN)),
-    (nn.CosineEmbeddingLoss(0.1), lambda: F.cosine_embedding_loss(t(X), t(Y), t([1, -1, 1]), 0.1),
-     (X, Y, np.array([1, -1, 1]))),
+    (
+        nn.CosineEmbeddingLoss(0.1),
+        lambda: F.cosine_embedding_loss(t(X), t(Y), t([1, -1, 1]), 0.1),
+        (X, Y, np.array([1, -1, 1])),
+    ),
     (nn.GaussianNLLLoss(full=True), lambda: F.gaussian_nll_loss(t(X), t(Y), t(Q), True), (X, Y, Q)),
 ]
 
@@ -476,8 +560,10 @@ def test_multi_label_margin_loss():
     np.testing.assert_allclose(out.numpy(), 0.85)
     labels = np.array([[3, 0, -1, 1], [1, -1, 0, 0], [0, 1, 2, 3]])
     targets = [{3, 0}, {1}, {0, 1, 2, 3}]
-    expected = [sum(max(0, 1 - (X[n, j] - X[n, i])) for j in targets[n] for i in range(4) if i not in targets[n]) / 4
-                for n in range(3)]
+    expected = [
+        sum(max(0, 1 - (X[n, j] - X[n, i])) for j in targets[n] for i in range(4) if i not in targets[n]) / 4
+        for n in range(3)
+    ]
     np.testing.assert_allclose(nn.MultiLabelMarginLoss(reduction="none")(t(X), t(labels)).numpy(), expected)
     check_grad(lambda a: F.multi_label_margin_loss(a, t(labels)), X)
     with pytest.raises(ValueError, match="both be"):
@@ -497,8 +583,7 @@ def test_npair_loss():
     same = (labels[:, None] == labels[None, :]) * 1.0
     target = same / same.sum(1, keepdims=True)
     ce = -(target * log_softmax(anchor @ positive.T)).sum(1, keepdims=True)
-    expected = (0.25 * 0.002 * ((anchor ** 2).sum(1).mean() + (positive ** 2).sum(1).mean())
-                + (target * ce).sum(0).mean())
+    expected = 0.25 * 0.002 * ((anchor**2).sum(1).mean() + (positive**2).sum(1).mean()) + (target * ce).sum(0).mean()
     np.testing.assert_allclose(F.npair_loss(t(anchor), t(positive), t(labels)).numpy(), expected)
     check_grad(lambda a, p: F.npair_loss(a, p, t(labels)), anchor, positive)
 
@@ -506,6 +591,7 @@ def test_npair_loss():
 def brute_force_ctc(logits, label, blank=0):
     """-log of the summed probability of every path that collapses to ``label``."""
     import itertools
+
     probs = np.exp(log_softmax(logits))
     total = 0.0
     for path in itertools.product(range(logits.shape[1]), repeat=logits.shape[0]):
@@ -525,12 +611,12 @@ def test_ctc_loss_matches_brute_force_paddle_and_gradients():
     mean = F.ctc_loss(t(logits), t(labels), t(lengths), t(label_lengths)).numpy()
     np.testing.assert_allclose(mean, np.mean(np.array(expected) / 2))
     check_grad(lambda a: F.ctc_loss(a, t(labels), t(lengths), t(label_lengths)), logits)
-    check_grad(lambda a: F.ctc_loss(a, t(labels), t(lengths), t(label_lengths), reduction="sum", blank=2),
-               logits)
+    check_grad(lambda a: F.ctc_loss(a, t(labels), t(lengths), t(label_lengths), reduction="sum", blank=2), logits)
     # Paddle 3.3.1 (float32): per-sequence losses for these logits
     paddle_logits = np.random.default_rng(0).normal(size=(5, 2, 4)).astype("float32")
-    values = nn.CTCLoss(reduction="none")(t(paddle_logits), t(np.array([[1, 2], [3, 0]], "int32")), t([5, 4]),
-                                          t([2, 1])).numpy()
+    values = nn.CTCLoss(reduction="none")(
+        t(paddle_logits), t(np.array([[1, 2], [3, 0]], "int32")), t([5, 4]), t([2, 1])
+    ).numpy()
     np.testing.assert_allclose(values, [4.6604357, 4.2003098], rtol=1e-6)
     # no alignment of one step can produce two labels: Paddle's warp-ctc reports 0
     impossible = F.ctc_loss(t(logits), t(labels), t([1, 4]), t(label_lengths), reduction="none").numpy()

@@ -4,6 +4,7 @@ The pytest side starts ``mpiexec -n 2 python tests/test_mpi.py MODE DIR``; the
 ``__main__`` side runs in each MPI rank and writes its report to ``DIR/rank<N>.json`` (separate
 files: the ranks' standard outputs interleave).
 """
+
 import json
 import os
 import signal
@@ -22,9 +23,17 @@ pytestmark = pytest.mark.mpi
 
 REPO = Path(__file__).resolve().parent.parent
 
-_CLEARED = ("PADDLE_TRAINER_ID", "PADDLE_TRAINERS_NUM", "PADDLE_CURRENT_ENDPOINT",
-            "PADDLE_TRAINER_ENDPOINTS", "PADDLE_MASTER", "MASTER_ADDR", "MASTER_PORT",
-            "PADDLE_DISTRI_BACKEND", "FLAGS_selected_gpus")
+_CLEARED = (
+    "PADDLE_TRAINER_ID",
+    "PADDLE_TRAINERS_NUM",
+    "PADDLE_CURRENT_ENDPOINT",
+    "PADDLE_TRAINER_ENDPOINTS",
+    "PADDLE_MASTER",
+    "MASTER_ADDR",
+    "MASTER_PORT",
+    "PADDLE_DISTRI_BACKEND",
+    "FLAGS_selected_gpus",
+)
 
 
 def run_under_mpiexec(mode, directory, nprocs=2, timeout=60, extra_env=None):
@@ -36,10 +45,14 @@ def run_under_mpiexec(mode, directory, nprocs=2, timeout=60, extra_env=None):
     # the ranks import minidp from this working tree, not from whatever copy is installed
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     env.update(extra_env or {})
-    process = subprocess.Popen([mpiexec, "-n", str(nprocs), sys.executable, __file__, mode,
-                                str(directory)],
-                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               start_new_session=True)
+    process = subprocess.Popen(
+        [mpiexec, "-n", str(nprocs), sys.executable, __file__, mode, str(directory)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         out, err = process.communicate(timeout=timeout)
     finally:
@@ -90,14 +103,20 @@ def mpi_rank_main(mode):
     group = dist.init_parallel_env()
     env = dist.ParallelEnv()
     rank, size = dist.get_rank(), dist.get_world_size()
-    report = {"rank": rank, "world_size": size, "backend": group.backend,
-              "launched_by_mpi": env.launched_by_mpi, "current_endpoint": env.current_endpoint,
-              "trainer_endpoints": env.trainer_endpoints, "minidp_file": minidp.__file__,
-              "environment_untouched": not any(name in os.environ for name in (
-                  "PADDLE_CURRENT_ENDPOINT", "PADDLE_TRAINER_ENDPOINTS", "PADDLE_MASTER"))}
+    report = {
+        "rank": rank,
+        "world_size": size,
+        "backend": group.backend,
+        "launched_by_mpi": env.launched_by_mpi,
+        "current_endpoint": env.current_endpoint,
+        "trainer_endpoints": env.trainer_endpoints,
+        "minidp_file": minidp.__file__,
+        "environment_untouched": not any(
+            name in os.environ for name in ("PADDLE_CURRENT_ENDPOINT", "PADDLE_TRAINER_ENDPOINTS", "PADDLE_MASTER")
+        ),
+    }
     if mode == "mismatch":
-        report["mismatch"] = run_mismatch_cases(
-            lambda: dist.new_group(timeout=30).process_group)
+        report["mismatch"] = run_mismatch_cases(lambda: dist.new_group(timeout=30).process_group)
         group.process_group.barrier()
         return report
     if mode == "gloo":
@@ -115,9 +134,13 @@ def mpi_rank_main(mode):
                 mine = (np.arange(count) % 5 + 1 + rank).astype(dtype)
                 pg.all_reduce(mine, op)
                 parts = [(np.arange(count) % 5 + 1 + r).astype(np.float64) for r in range(size)]
-                want = {ReduceOp.SUM: sum(parts), ReduceOp.MAX: np.maximum(*parts),
-                        ReduceOp.MIN: np.minimum(*parts), ReduceOp.PROD: parts[0] * parts[1],
-                        ReduceOp.AVG: sum(parts) / size}[op]
+                want = {
+                    ReduceOp.SUM: sum(parts),
+                    ReduceOp.MAX: np.maximum(*parts),
+                    ReduceOp.MIN: np.minimum(*parts),
+                    ReduceOp.PROD: parts[0] * parts[1],
+                    ReduceOp.AVG: sum(parts) / size,
+                }[op]
                 if op == ReduceOp.AVG and dtype.startswith("int"):
                     want = np.floor(want)
                 if not np.allclose(mine.astype(np.float64), want, rtol=1e-3):
@@ -133,7 +156,7 @@ def mpi_rank_main(mode):
         failures.append("all_gather")
     out = np.empty(4)
     pg.reduce_scatter(out, np.arange(4.0 * size) + rank, ReduceOp.SUM)
-    if not np.allclose(out, 2 * np.arange(4.0 * size)[rank * 4:rank * 4 + 4] + 1):
+    if not np.allclose(out, 2 * np.arange(4.0 * size)[rank * 4 : rank * 4 + 4] + 1):
         failures.append("reduce_scatter")
     token = np.zeros(3, np.int32)
     if rank == 0:

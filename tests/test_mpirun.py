@@ -1,4 +1,5 @@
 """A bare ``mpirun -n N python train.py`` (the pip-installed MPICH of the ``mpi`` extra)."""
+
 import importlib.util
 import sys
 
@@ -12,16 +13,15 @@ MPIEXEC = find_mpiexec()
 
 pytestmark = [
     pytest.mark.mpi,
-    pytest.mark.skipif(importlib.util.find_spec("mpi4py") is None,
-                       reason="mpi4py is not installed (pip install 'minidp[mpi]')"),
-    pytest.mark.skipif(MPIEXEC is None,
-                       reason="no mpiexec next to Python or on PATH (pip install 'minidp[mpi]')"),
+    pytest.mark.skipif(
+        importlib.util.find_spec("mpi4py") is None, reason="mpi4py is not installed (pip install 'minidp[mpi]')"
+    ),
+    pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec next to Python or on PATH (pip install 'minidp[mpi]')"),
 ]
 
 
 def mpirun(ranks: int, token: str, *script_args: str, **env: str):
-    return jobs.start([MPIEXEC, "-n", str(ranks), sys.executable, str(jobs.RANK_TASKS),
-                       *script_args], token, **env)
+    return jobs.start([MPIEXEC, "-n", str(ranks), sys.executable, str(jobs.RANK_TASKS), *script_args], token, **env)
 
 
 @pytest.mark.timeout(90)

@@ -1,5 +1,6 @@
 """The public namespaces (``minidp/__init__.py`` and the packages' ``__init__``): dtype and math
 constants, ``newaxis``, and aliases that are the very same objects as the names they stand for."""
+
 import math
 
 import numpy as np
@@ -9,8 +10,17 @@ import minidp.nn.functional as F
 
 
 def test_dtype_constants_name_the_numpy_dtypes():
-    expected = {"int8": "int8", "int16": "int16", "uint8": "uint8", "uint32": "uint32", "uint64": "uint64",
-                "float": "float32", "double": "float64", "half": "float16", "uint16": "bfloat16"}
+    expected = {
+        "int8": "int8",
+        "int16": "int16",
+        "uint8": "uint8",
+        "uint32": "uint32",
+        "uint64": "uint64",
+        "float": "float32",
+        "double": "float64",
+        "half": "float16",
+        "uint16": "bfloat16",
+    }
     for attr, name in expected.items():
         assert getattr(minidp, attr).name == name, attr
     assert isinstance(minidp.float32, minidp.dtype)

@@ -4,6 +4,7 @@ Ranks are threads sharing NumPy "device" memory; each gets its own store client 
 runtime. Only ``CupyRuntime`` (the real CUDA and NCCL calls) stays out of reach here; it runs
 in tests/test_gpu.py on machines with GPUs.
 """
+
 from __future__ import annotations
 
 import os
@@ -24,8 +25,7 @@ from minidp import backend
 from minidp.distributed.backends import GroupSpec, ReduceOp
 from minidp.distributed.backends.base import Collective, Fingerprint
 from minidp.distributed.backends import nccl
-from minidp.distributed.backends.flight_recorder import (RECORD_LENGTH, compare_records,
-                                                         decode_record)
+from minidp.distributed.backends.flight_recorder import RECORD_LENGTH, compare_records, decode_record
 from minidp.distributed.store import TCPStore
 from nccl_standin import DeviceArray, StandinNcclError, StandinRuntime, World, device_array
 from reduce_cases import check_every_op_and_dtype
@@ -34,6 +34,7 @@ pytestmark = pytest.mark.timeout(60)
 
 
 # --- harness ---------------------------------------------------------------------------------
+
 
 class Job:
     """A store and one stand-in runtime per rank; ``groups`` builds a group on given ranks."""
@@ -48,10 +49,13 @@ class Job:
 
     def groups(self, ranks=None, timeout: float = 10.0, name: str = "default"):
         members = tuple(range(self.size)) if ranks is None else tuple(ranks)
-        groups = [nccl.create_process_group(
-            GroupSpec(name=name, global_ranks=members, global_rank=rank, timeout=timeout,
-                      store=self.stores[rank]), runtime=self.runtimes[rank])
-            for rank in range(self.size)]
+        groups = [
+            nccl.create_process_group(
+                GroupSpec(name=name, global_ranks=members, global_rank=rank, timeout=timeout, store=self.stores[rank]),
+                runtime=self.runtimes[rank],
+            )
+            for rank in range(self.size)
+        ]
         self.built += [group for group in groups if group is not None]
         return groups
 
@@ -89,8 +93,7 @@ def in_threads(groups, body, timeout: float = 30.0) -> list:
         except BaseException as error:  # re-raised in the test's thread
             errors[index] = error
 
-    threads = [threading.Thread(target=target, args=(i,), daemon=True)
-               for i in range(len(groups))]
+    threads = [threading.Thread(target=target, args=(i,), daemon=True) for i in range(len(groups))]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -108,6 +111,7 @@ def connect(groups) -> None:
 
 
 # --- the unique id ---------------------------------------------------------------------------
+
 
 def test_unique_id_is_normalised_from_bytes_and_from_signed_or_unsigned_ints():
     raw = bytes(range(128))
@@ -151,8 +155,7 @@ def test_subgroup_id_comes_from_its_first_member_and_non_members_get_none(job_of
     assert [r.unique_id_calls for r in job.runtimes] == [0, 1, 0]
     assert job.runtimes[0].calls == []
     assert in_threads(groups[1:], _all_reduce_rank) == [3.0, 3.0]
-    assert (groups[1].describe("all_reduce")
-            == "nccl all_reduce on group 'group_1' at rank 0 (global 1)")
+    assert groups[1].describe("all_reduce") == "nccl all_reduce on group 'group_1' at rank 0 (global 1)"
 
 
 def test_reinitialising_a_group_name_gets_a_fresh_id(job_of):
@@ -189,15 +192,14 @@ def test_id_travels_over_mpi_bcast_when_there_is_no_store(members):
     shared = {"barrier": threading.Barrier(world_size)}
     runtimes = [StandinRuntime(world) for _ in range(world_size)]
     try:
+
         def build(rank: int):
             spec = GroupSpec(name="g", global_ranks=members, global_rank=rank, timeout=10)
-            return nccl.create_process_group(spec, runtime=runtimes[rank],
-                                             mpi_comm=ThreadMpiComm(shared, rank))
+            return nccl.create_process_group(spec, runtime=runtimes[rank], mpi_comm=ThreadMpiComm(shared, rank))
 
         groups = in_threads(list(range(world_size)), build)
         assert [g is None for g in groups] == [r not in members for r in range(world_size)]
-        assert [r.unique_id_calls for r in runtimes] == [int(r == members[0])
-                                                         for r in range(world_size)]
+        assert [r.unique_id_calls for r in runtimes] == [int(r == members[0]) for r in range(world_size)]
         member_groups = [groups[r] for r in members]
         total = sum(range(1, len(members) + 1))
         assert in_threads(member_groups, _all_reduce_rank) == [float(total)] * len(members)
@@ -240,10 +242,8 @@ def test_id_travels_over_real_mpi_under_mpiexec(tmp_path):
         report = f"{group.rank} {group._unique_id.hex()} {runtime.unique_id_calls}"
         Path(sys.argv[1], f"rank{rank}.txt").write_text(f"{report} {'cupy' in sys.modules}")
     """)
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PADDLE_", "MASTER_", "OMPI_", "PMI_"))}
-    command = [mpiexec, "-n", "2", sys.executable, "-c", script, str(tmp_path),
-               str(Path(__file__).parent)]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PADDLE_", "MASTER_", "OMPI_", "PMI_"))}
+    command = [mpiexec, "-n", "2", sys.executable, "-c", script, str(tmp_path), str(Path(__file__).parent)]
     result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr
     reports = [(tmp_path / f"rank{r}.txt").read_text().split() for r in range(2)]
@@ -254,8 +254,7 @@ def test_id_travels_over_real_mpi_under_mpiexec(tmp_path):
 
 def test_an_id_that_never_arrives_is_reported(job_of):
     job = job_of(2)
-    spec = GroupSpec(name="default", global_ranks=(0, 1), global_rank=1, timeout=0.2,
-                     store=job.stores[1])
+    spec = GroupSpec(name="default", global_ranks=(0, 1), global_rank=1, timeout=0.2, store=job.stores[1])
     with pytest.raises(RuntimeError, match="rank 1: the NCCL id from rank 0 did not arrive"):
         nccl.create_process_group(spec, runtime=job.runtimes[1])
 
@@ -281,8 +280,7 @@ def test_mpirun_without_mpi4py_is_explained(monkeypatch):
 def test_without_a_device_the_factory_says_so():
     master = TCPStore("127.0.0.1", 0, is_master=True, timeout=5)
     try:
-        spec = GroupSpec(name="default", global_ranks=(0, 1), global_rank=1, timeout=5,
-                         store=master)
+        spec = GroupSpec(name="default", global_ranks=(0, 1), global_rank=1, timeout=5, store=master)
         with pytest.raises(RuntimeError, match="rank 1: the nccl backend needs a CUDA device"):
             nccl.create_process_group(spec)
         assert master.num_keys() == 0
@@ -292,12 +290,12 @@ def test_without_a_device_the_factory_says_so():
 
 def test_importing_the_backend_does_not_import_cupy():
     code = "import sys, minidp.distributed.backends.nccl; print('cupy' in sys.modules)"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=60)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.stdout.strip() == "False", result.stderr
 
 
 # --- collectives against NumPy -----------------------------------------------------------------
+
 
 def _collectives(group) -> dict:
     rank, size = group.rank, group.size
@@ -318,8 +316,7 @@ def _collectives(group) -> dict:
     out["all_gather"] = np.asarray(gathered)
     for op in (ReduceOp.SUM, ReduceOp.AVG, ReduceOp.MAX):
         scattered = device_array(np.zeros(3, "float32"))
-        group.reduce_scatter(scattered, device_array(np.arange(3 * size, dtype="float32") + rank),
-                             op)
+        group.reduce_scatter(scattered, device_array(np.arange(3 * size, dtype="float32") + rank), op)
         out[f"reduce_scatter {op.name}"] = np.asarray(scattered)
     empty = device_array(np.zeros(0, "float32"))
     group.all_reduce(empty)
@@ -331,16 +328,20 @@ def _collectives(group) -> dict:
     elif rank == 1:
         group.recv(token, src=0)
     out["recv"] = np.asarray(token)
-    works = [group.all_reduce(device_array(np.full(100, i + rank, "float64")), sync_op=False)
-             for i in range(8)]
+    works = [group.all_reduce(device_array(np.full(100, i + rank, "float64")), sync_op=False) for i in range(8)]
     out["async"] = [w.wait() for w in works]
     group.barrier()
     return out
 
 
 def _reference(size: int) -> dict:
-    reduce = {ReduceOp.SUM: np.sum, ReduceOp.AVG: np.sum, ReduceOp.MAX: np.max,
-              ReduceOp.MIN: np.min, ReduceOp.PROD: np.prod}
+    reduce = {
+        ReduceOp.SUM: np.sum,
+        ReduceOp.AVG: np.sum,
+        ReduceOp.MAX: np.max,
+        ReduceOp.MIN: np.min,
+        ReduceOp.PROD: np.prod,
+    }
     out = {}
     for op in ReduceOp:
         for dtype in ("float32", "float64", "int64"):
@@ -374,8 +375,9 @@ def test_collectives_match_numpy(job_of, size):
 
 def test_every_reduce_op_on_every_dtype_including_bfloat16(job_of):
     job = job_of(2)
-    results = in_threads(job.groups(), lambda g: check_every_op_and_dtype(
-        g, to_device=lambda a: a.view(DeviceArray), to_host=np.asarray))
+    results = in_threads(
+        job.groups(), lambda g: check_every_op_and_dtype(g, to_device=lambda a: a.view(DeviceArray), to_host=np.asarray)
+    )
     for rank, failures in enumerate(results):
         assert failures == [], f"rank {rank}: {failures}"
 
@@ -404,6 +406,7 @@ def test_numpy_arrays_and_host_tensors_are_staged_and_complete_before_returning(
 
 # --- streams, events and ordering ----------------------------------------------------------
 
+
 def test_nccl_stream_waits_for_an_event_of_the_producing_stream_before_each_call(job_of):
     job = job_of(2)
     groups = job.groups()
@@ -428,9 +431,11 @@ def test_async_collective_runs_after_the_producing_stream_and_wait_follows_the_e
     gate = threading.Event()
     buffers = [device_array(np.zeros(4, "float32")) for _ in groups]
     for rank, runtime in enumerate(job.runtimes):  # a "kernel" still running on the GPU
+
         def kernel(buffer=buffers[rank], value=rank + 1.0):
             gate.wait(10)
             buffer[:] = value
+
         runtime.compute.enqueue(kernel)
 
     started = time.monotonic()
@@ -466,6 +471,7 @@ def test_operations_are_issued_on_the_group_device_whatever_device_is_current(jo
 
 
 # --- failures ------------------------------------------------------------------------------
+
 
 def test_timeout_aborts_the_communicator_and_names_rank_and_operation(job_of):
     job = job_of(2)
@@ -605,8 +611,7 @@ def test_a_cuda_error_fails_the_group_at_once_naming_rank_and_operation(job_of):
     connect(groups)
     work = groups[0].all_reduce(device_array([1.0]), sync_op=False)  # rank 1 never joins
     assert not work.is_completed()
-    job.runtimes[0].inject_cuda_error("cudaErrorIllegalAddress: an illegal memory access was "
-                                      "encountered")
+    job.runtimes[0].inject_cuda_error("cudaErrorIllegalAddress: an illegal memory access was encountered")
     started = time.monotonic()
     with pytest.raises(RuntimeError) as caught:
         work.wait()
@@ -675,6 +680,7 @@ def test_bad_arrays_are_refused_before_anything_is_queued(job_of, monkeypatch):
 
 # --- start-up: FLAGS_selected_gpus selects the device under nccl --------------------------------
 
+
 def device_selection_worker():
     """A rank of a job that asks for nccl: record set_device; carry the group over gloo."""
     import minidp.backend
@@ -691,8 +697,7 @@ def device_selection_worker():
 
 
 def test_init_parallel_env_selects_the_gpu_named_by_flags_selected_gpus():
-    results = run_workers(device_selection_worker, 2, env={"PADDLE_DISTRI_BACKEND": "nccl"},
-                          timeout=60)
+    results = run_workers(device_selection_worker, 2, env={"PADDLE_DISTRI_BACKEND": "nccl"}, timeout=60)
     assert results == [(["gpu:0"], 2), (["gpu:1"], 2)]
 
 
@@ -718,8 +723,7 @@ def test_periodic_check_names_both_operations_of_a_mismatch_on_every_rank(job_of
     for rank, (message, seconds) in enumerate(errors):
         assert seconds < 5, "the check must not wait for the group timeout"
         assert f"at rank {rank}" in message
-        assert ("rank 0 called barrier (#2) while rank 1 called all_reduce SUM float32[1000] (#2)"
-                in message)
+        assert "rank 0 called barrier (#2) while rank 1 called all_reduce SUM float32[1000] (#2)" in message
     issued = [[call for call in runtime.calls if call[0] == "allReduce"] for runtime in job.runtimes]
     assert [len(calls) for calls in issued] == [1, 1], "only connect's all_reduce reached NCCL"
 
@@ -758,18 +762,17 @@ def test_a_mismatch_that_fails_in_nccl_is_named_from_the_flight_records(job_of, 
     in_threads(groups, mismatched)
     for message in messages:
         assert "asynchronous error" in message
-        assert ("rank 0 called barrier (#2) while rank 1 called all_reduce SUM float32[1000] (#2)"
-                in message)
+        assert "rank 0 called barrier (#2) while rank 1 called all_reduce SUM float32[1000] (#2)" in message
 
 
 @pytest.mark.parametrize("every, checked", [("0", []), ("4", [4, 8])])
-def test_the_check_touches_the_store_only_every_n_collectives(job_of, monkeypatch, every,
-                                                              checked):
+def test_the_check_touches_the_store_only_every_n_collectives(job_of, monkeypatch, every, checked):
     monkeypatch.setenv("MINIDP_NCCL_CHECK_EVERY", every)
     job = job_of(2)
     groups = job.groups(timeout=30)
     requests = [[], []]
     for rank, store in enumerate(job.stores):
+
         def counted(*args, _request=store._request, _rank=rank):
             requests[_rank].append(args[0])
             return _request(*args)
@@ -795,18 +798,28 @@ def test_the_periodic_check_names_a_rank_that_never_reaches_it(job_of, monkeypat
     job = job_of(2)
     groups = job.groups(timeout=0.5)
     connect(groups)
-    with pytest.raises(RuntimeError, match=r"nccl all_reduce on group 'default' at rank 0: rank 1 "
-                                           r"did not reach collective #2 within 0.5 s"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"nccl all_reduce on group 'default' at rank 0: rank 1 "
+        r"did not reach collective #2 within 0.5 s",
+    ):
         groups[0].all_reduce(device_array([1.0]))  # rank 1 never issues it
     assert [call for call in job.runtimes[0].calls if call[0] == "allReduce"] == [
-        ("allReduce", "nccl1", nccl.NCCL_SUM)], "the unchecked collective never reached NCCL"
+        ("allReduce", "nccl1", nccl.NCCL_SUM)
+    ], "the unchecked collective never reached NCCL"
 
 
 def test_compared_records_name_the_first_difference_else_who_is_behind():
     def record(ops, start=1):
-        return [Fingerprint.of(Collective(op, np.dtype("float32"), 8, 1.0, reduce_op=ReduceOp.SUM)
-                               if op == "all_reduce" else Collective(op, None, 0, 1.0), seq)
-                for seq, op in enumerate(ops, start)]
+        return [
+            Fingerprint.of(
+                Collective(op, np.dtype("float32"), 8, 1.0, reduce_op=ReduceOp.SUM)
+                if op == "all_reduce"
+                else Collective(op, None, 0, 1.0),
+                seq,
+            )
+            for seq, op in enumerate(ops, start)
+        ]
 
     def describe(rank):
         return f"rank {rank}"
@@ -821,8 +834,7 @@ def test_compared_records_name_the_first_difference_else_who_is_behind():
     differing = record(["all_reduce", "barrier", "barrier"])
     text = compare_records({0: record(["all_reduce"] * 3), 1: differing}, describe)
     assert "rank 0 called all_reduce SUM float32[8] (#2) while rank 1 called barrier (#2)" in text
-    assert compare_records({0: ahead, 1: ahead}, describe) == (
-        "the ranks' records agree up to collective #163")
+    assert compare_records({0: ahead, 1: ahead}, describe) == ("the ranks' records agree up to collective #163")
 
 
 def test_a_timeout_keeps_its_message_when_the_store_is_gone(job_of):
@@ -836,6 +848,7 @@ def test_a_timeout_keeps_its_message_when_the_store_is_gone(job_of):
 
 
 # --- the watchdog: records on request, and the timeout of work nobody waits on -------------------
+
 
 def test_a_rank_stuck_outside_every_collective_is_named_through_its_watchdog(job_of):
     job = job_of(2)
@@ -882,8 +895,9 @@ def test_work_nobody_waits_on_is_failed_by_the_watchdog_at_the_group_timeout(job
     work = groups[0].all_reduce(device_array([1.0]), sync_op=False)  # rank 1 never joins
     assert work._done.wait(30), "the watchdog fails the work though nobody waits on it"
     assert job.runtimes[0].communicators[0].aborted
-    errors = [record for record in caplog.records if record.levelname == "ERROR"
-              and "group 'unwaited'" in record.getMessage()]
+    errors = [
+        record for record in caplog.records if record.levelname == "ERROR" and "group 'unwaited'" in record.getMessage()
+    ]
     assert [record.threadName for record in errors] == ["minidp-nccl-watchdog-unwaited-0"]
     logged = errors[0].getMessage()
     assert logged.startswith("nccl all_reduce on group 'unwaited' at rank 0: timed out")
@@ -898,8 +912,10 @@ def test_work_nobody_waits_on_is_failed_by_the_watchdog_at_the_group_timeout(job
 def test_a_group_without_a_store_fails_work_nobody_waits_on_too():
     world = World()
     runtimes = [StandinRuntime(world) for _ in range(2)]
-    groups = [nccl.NcclProcessGroup(bytes(128), rank, 2, runtime=runtimes[rank], name="storeless",
-                                    timeout=0.5) for rank in range(2)]
+    groups = [
+        nccl.NcclProcessGroup(bytes(128), rank, 2, runtime=runtimes[rank], name="storeless", timeout=0.5)
+        for rank in range(2)
+    ]
     try:
         connect(groups)
         work = groups[0].all_reduce(device_array([1.0]), sync_op=False)  # rank 1 never joins
@@ -919,13 +935,17 @@ def test_shutdown_stops_the_watchdogs_and_closes_their_store_connections(job_of)
     groups = job.groups()
     clients = 1 + job.size  # the master's own connection and one per rank
     connect(groups)
-    watchdogs = [thread for thread in set(threading.enumerate()) - before
-                 if thread.name.startswith("minidp-nccl-watchdog")]
+    watchdogs = [
+        thread for thread in set(threading.enumerate()) - before if thread.name.startswith("minidp-nccl-watchdog")
+    ]
     assert sorted(thread.name for thread in watchdogs) == [
-        "minidp-nccl-watchdog-default-0", "minidp-nccl-watchdog-default-1"]
+        "minidp-nccl-watchdog-default-0",
+        "minidp-nccl-watchdog-default-1",
+    ]
     in_threads(groups, lambda g: g.shutdown())
     assert not any(thread.is_alive() for thread in watchdogs)
-    assert not [thread for thread in set(threading.enumerate()) - before
-                if thread.name.startswith("minidp-nccl-watchdog")]
+    assert not [
+        thread for thread in set(threading.enumerate()) - before if thread.name.startswith("minidp-nccl-watchdog")
+    ]
     job.master._server.wait_for_clients(clients, 30)
     assert len(job.master._server._clients) == clients

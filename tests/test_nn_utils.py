@@ -1,5 +1,6 @@
 """``minidp.nn.utils`` (``minidp/nn/utils.py``): gradient clipping in place, parameters to one
 vector and back, and weight normalisation."""
+
 import numpy as np
 import pytest
 
@@ -11,7 +12,7 @@ def test_clip_grad_norm_and_value_in_place():
     layer = nn.Linear(2, 2)
     (layer(minidp.ones([3, 2])) * 10).sum().backward()
     grads = [p.grad.numpy().copy() for p in layer.parameters()]
-    total = np.sqrt(sum((g ** 2).sum() for g in grads))
+    total = np.sqrt(sum((g**2).sum() for g in grads))
     returned = nn.utils.clip_grad_norm_(layer.parameters(), 1.0)
     np.testing.assert_allclose(returned.numpy(), total, rtol=1e-6)
     np.testing.assert_allclose(layer.weight.grad.numpy(), grads[0] / (total + 1e-6), rtol=1e-6)

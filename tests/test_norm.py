@@ -18,20 +18,35 @@ import sync_bn_tasks
 rng = np.random.default_rng(0)
 Z = np.linspace(-1, 1, 24).reshape(1, 4, 3, 2) ** 2
 PADDLE = {
-    "gn": [[[[1.97279881, 1.45815564], [0.99029822, 0.56922654], [0.19494059, -0.1325596]],
+    "gn": [
+        [
+            [[1.97279881, 1.45815564], [0.99029822, 0.56922654], [0.19494059, -0.1325596]],
             [[-0.41327406, -0.64720277], [-0.83434574, -0.97470297], [-1.06827446, -1.1150602]],
             [[-1.1150602, -1.06827446], [-0.97470297, -0.83434574], [-0.64720277, -0.41327406]],
-            [[-0.1325596, 0.19494059], [0.56922654, 0.99029822], [1.45815564, 1.97279881]]]],
-    "in": [[[[1.56698858, 0.8537386], [0.20532954, -0.37823862], [-0.89696588, -1.35085222]],
+            [[-0.1325596, 0.19494059], [0.56922654, 0.99029822], [1.45815564, 1.97279881]],
+        ]
+    ],
+    "in": [
+        [
+            [[1.56698858, 0.8537386], [0.20532954, -0.37823862], [-0.89696588, -1.35085222]],
             [[1.73701852, 0.78955387], [0.03158215, -0.53689663], [-0.91588249, -1.10537542]],
             [[-1.10537542, -0.91588249], [-0.53689663, 0.03158215], [0.78955387, 1.73701852]],
-            [[-1.35085222, -0.89696588], [-0.37823862, 0.20532954], [0.8537386, 1.56698858]]]],
-    "lrn": [[[[0.88585874, 0.76585443], [0.64457215, 0.52664069], [0.415945, 0.31545458]],
-             [[0.20262546, 0.1406626], [0.08746777, 0.04551068], [0.01659063, 0.00185468]],
-             [[0.00185468, 0.01659063], [0.04551068, 0.08746777], [0.1406626, 0.20262546]],
-             [[0.31545458, 0.415945], [0.52664069, 0.64457215], [0.76585443, 0.88585874]]]],
-    "normalize": [[-0.69262954, -0.54570812, -0.39878671, -0.25186529],
-                  [-0.26135419, 0.10454167, 0.47043754, 0.8363334], [0.33428255, 0.43602072, 0.53775889, 0.63949706]],
+            [[-1.35085222, -0.89696588], [-0.37823862, 0.20532954], [0.8537386, 1.56698858]],
+        ]
+    ],
+    "lrn": [
+        [
+            [[0.88585874, 0.76585443], [0.64457215, 0.52664069], [0.415945, 0.31545458]],
+            [[0.20262546, 0.1406626], [0.08746777, 0.04551068], [0.01659063, 0.00185468]],
+            [[0.00185468, 0.01659063], [0.04551068, 0.08746777], [0.1406626, 0.20262546]],
+            [[0.31545458, 0.415945], [0.52664069, 0.64457215], [0.76585443, 0.88585874]],
+        ]
+    ],
+    "normalize": [
+        [-0.69262954, -0.54570812, -0.39878671, -0.25186529],
+        [-0.26135419, 0.10454167, 0.47043754, 0.8363334],
+        [0.33428255, 0.43602072, 0.53775889, 0.63949706],
+    ],
 }
 
 
@@ -54,7 +69,7 @@ def np_group_norm(x, groups, w=None, b=None, eps=1e-5):
 def np_lrn(x, size, alpha, beta, k):
     c = x.shape[1]
     sq = np.pad(x * x, [(0, 0), (size // 2, (size - 1) // 2)] + [(0, 0)] * (x.ndim - 2))
-    window = sum(sq[:, i:i + c] for i in range(size))
+    window = sum(sq[:, i : i + c] for i in range(size))
     return x / (k + alpha * window / size) ** beta
 
 
@@ -74,8 +89,12 @@ def test_group_norm_channels_last_and_layer():
     check_grad(lambda a: F.group_norm(a, 2, data_format="NHWC"), x)
     layer = nn.GroupNorm(2, 4)
     assert list(layer.state_dict()) == ["weight", "bias"]
-    np.testing.assert_allclose(layer(t(x.transpose(0, 3, 1, 2)).astype("float32")).numpy(),
-                               np_group_norm(x.transpose(0, 3, 1, 2), 2), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        layer(t(x.transpose(0, 3, 1, 2)).astype("float32")).numpy(),
+        np_group_norm(x.transpose(0, 3, 1, 2), 2),
+        rtol=1e-5,
+        atol=1e-6,
+    )
     assert nn.GroupNorm(2, 4, affine=False).parameters() == []
     with pytest.raises(ValueError, match="divisible"):
         nn.GroupNorm(3, 4)
@@ -95,8 +114,11 @@ def test_instance_norm_function_and_layers():
     layer = nn.InstanceNorm2D(3)
     assert list(layer.state_dict()) == ["scale", "bias"]  # Paddle's names; no running statistics
     assert nn.InstanceNorm1D(3, weight_attr=False, bias_attr=False).state_dict() == {}
-    np.testing.assert_allclose(nn.InstanceNorm3D(3)(t(rng.normal(size=(1, 3, 2, 2, 2))).astype("float32")).numpy()
-                               .mean(axis=(2, 3, 4)), 0, atol=1e-6)
+    np.testing.assert_allclose(
+        nn.InstanceNorm3D(3)(t(rng.normal(size=(1, 3, 2, 2, 2))).astype("float32")).numpy().mean(axis=(2, 3, 4)),
+        0,
+        atol=1e-6,
+    )
     with pytest.raises(ValueError, match="both be False"):
         nn.InstanceNorm2D(3, weight_attr=False)
 
@@ -116,8 +138,7 @@ def test_local_response_norm():
 
 def test_normalize():
     x = np.linspace(-1.5, 2.0, 12).reshape(3, 4)
-    np.testing.assert_allclose(F.normalize(t(x), axis=1).numpy(),
-                               PADDLE["normalize"], rtol=1e-7)
+    np.testing.assert_allclose(F.normalize(t(x), axis=1).numpy(), PADDLE["normalize"], rtol=1e-7)
     y = rng.normal(size=(3, 4, 2))
     np.testing.assert_allclose(F.normalize(t(y), p=1, axis=-1).numpy(), y / np.abs(y).sum(-1, keepdims=True))
     check_grad(lambda a: F.normalize(a), y)
@@ -151,8 +172,18 @@ def test_sync_batchnorm_on_one_process_and_conversion():
     assert converted is model
     assert isinstance(model[1], nn.SyncBatchNorm) and isinstance(model[2][0], nn.SyncBatchNorm)
     assert model[1].weight is bn.weight and model[1]._mean is bn._mean
-    assert list(model.state_dict()) == ["0.weight", "0.bias", "1.weight", "1.bias", "1._mean", "1._variance",
-                                        "2.0.weight", "2.0.bias", "2.0._mean", "2.0._variance"]
+    assert list(model.state_dict()) == [
+        "0.weight",
+        "0.bias",
+        "1.weight",
+        "1.bias",
+        "1._mean",
+        "1._variance",
+        "2.0.weight",
+        "2.0.bias",
+        "2.0._mean",
+        "2.0._variance",
+    ]
 
 
 def test_layer_norm_affine_switches():
@@ -173,6 +204,7 @@ def np_power_iteration(w, u, v, iterations):
 
 def test_spectral_norm_layer_and_hook():
     from minidp.nn.functional.norm import spectral_normalize
+
     layer = nn.SpectralNorm([3, 4], dim=0, power_iters=20, dtype="float64")
     assert list(layer.state_dict()) == ["weight_u", "weight_v"] and layer.parameters()[0].stop_gradient
     w = rng.normal(size=(3, 4))
@@ -208,12 +240,15 @@ def test_spectral_norm_layer_and_hook():
 
 @pytest.mark.parametrize("world_size", [2, 3])
 def test_sync_batchnorm_across_ranks_equals_batchnorm_on_the_whole_batch(world_size):
-    ranks = run_workers(sync_bn_tasks.worker, world_size, timeout=120,
-                        env={"PADDLE_DISTRI_BACKEND": "gloo", "PADDLE_PG_TIMEOUT": "30000"})
+    ranks = run_workers(
+        sync_bn_tasks.worker,
+        world_size,
+        timeout=120,
+        env={"PADDLE_DISTRI_BACKEND": "gloo", "PADDLE_PG_TIMEOUT": "30000"},
+    )
     expected = sync_bn_tasks.reference()
     np.testing.assert_allclose(np.concatenate([r["out"] for r in ranks]), expected["out"], rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(np.concatenate([r["x_grad"] for r in ranks]), expected["x_grad"], rtol=1e-9,
-                               atol=1e-12)
+    np.testing.assert_allclose(np.concatenate([r["x_grad"] for r in ranks]), expected["x_grad"], rtol=1e-9, atol=1e-12)
     for result in ranks:
         np.testing.assert_allclose(result["mean"], expected["mean"], rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(result["variance"], expected["variance"], rtol=1e-10)

@@ -1,6 +1,7 @@
 """The object format of the object collectives (``minidp.distributed.object_codec``): exact round
 trips, refusals that name the type and the opt-in, pickles refused unless opted in, and corrupt
 or hostile bytes rejected with ``ValueError`` before anything large is allocated."""
+
 import collections
 import math
 import pickle
@@ -22,8 +23,29 @@ def typed():
 
 
 ROUND_TRIPS = [
-    None, True, False, 0, -1, 255, -129, 2 ** 200, -(2 ** 70), 1.5, -0.0, math.inf, 1e-310,
-    complex(1, -2), "", "héllo ✓", b"", b"\x00\xff", [], (), {}, [1, [2, (3, "x")]], (None,),
+    None,
+    True,
+    False,
+    0,
+    -1,
+    255,
+    -129,
+    2**200,
+    -(2**70),
+    1.5,
+    -0.0,
+    math.inf,
+    1e-310,
+    complex(1, -2),
+    "",
+    "héllo ✓",
+    b"",
+    b"\x00\xff",
+    [],
+    (),
+    {},
+    [1, [2, (3, "x")]],
+    (None,),
     {1: "a", "k": [1.0], (1, 2): None, None: b"x", 2.5: True},
     collections.OrderedDict([("w", 1), ("b", 2)]),
 ]
@@ -45,8 +67,10 @@ def test_nested_types_survive(typed):
     assert math.isnan(decode_object(encode_object(float("nan"))))
 
 
-@pytest.mark.parametrize("dtype", ["bool", "uint8", "int8", "int16", "int32", "int64", "uint64",
-                                   "float16", "float32", "float64", "complex64", ">i4"])
+@pytest.mark.parametrize(
+    "dtype",
+    ["bool", "uint8", "int8", "int16", "int32", "int64", "uint64", "float16", "float32", "float64", "complex64", ">i4"],
+)
 @pytest.mark.parametrize("shape", [[], [0], [3], [2, 0, 4], [2, 3]])
 def test_arrays_and_scalars_round_trip_bit_for_bit(typed, dtype, shape):
     array = (np.arange(int(np.prod(shape))) % 7 - 3).astype(dtype).reshape(shape)
@@ -78,12 +102,18 @@ class Custom:
     pass
 
 
-@pytest.mark.parametrize("value, named", [
-    ({1, 2}, "builtins.set"), (bytearray(b"x"), "builtins.bytearray"),
-    (Custom(), "Custom"), (collections.defaultdict(list), "collections.defaultdict"),
-    (collections.namedtuple("Point", "x y")(1, 2), "Point"),
-    (dist.ReduceOp.SUM, "ReduceOp"), ([1, {"k": print}], "builtin_function_or_method"),
-])
+@pytest.mark.parametrize(
+    "value, named",
+    [
+        ({1, 2}, "builtins.set"),
+        (bytearray(b"x"), "builtins.bytearray"),
+        (Custom(), "Custom"),
+        (collections.defaultdict(list), "collections.defaultdict"),
+        (collections.namedtuple("Point", "x y")(1, 2), "Point"),
+        (dist.ReduceOp.SUM, "ReduceOp"),
+        ([1, {"k": print}], "builtin_function_or_method"),
+    ],
+)
 def test_unsupported_objects_name_their_type_and_the_opt_in(typed, value, named):
     with pytest.raises(TypeError, match=named) as caught:
         encode_object(value)
@@ -129,24 +159,27 @@ def count(n):
     return struct.pack("<Q", n)
 
 
-@pytest.mark.parametrize("data, problem", [
-    (b"", "not in minidp's object format"),
-    (pickle.dumps([1]), "not in minidp's object format"),
-    (b"T", "1 bytes announced but only 0 left"),
-    (b"Tz", "unknown tag b'z'"),
-    (b"Ts" + count(10) + b"abc", "10 bytes announced but only 3 left"),
-    (b"Ts" + count(1) + b"\xff", "invalid UTF-8"),
-    (b"Tl" + count(2 ** 60), "items announced"),
-    (b"Td" + count(2 ** 40), "dict entries announced"),
-    (b"Td" + count(1) + b"l" + count(0) + b"N", "unhashable dict key of type list"),
-    (b"Ta" + count(2) + b"|O" + count(0), "dtype object"),
-    (b"Ta" + count(3) + b"<xx", "unreadable array dtype"),
-    (b"Ta" + count(3) + b"<f8" + count(2) + count(2 ** 40) + count(2 ** 40), "bytes announced"),
-    (b"Ta" + count(3) + b"<f8" + count(1000), "1000 dimensions"),
-    (b"Tg" + count(3) + b"<f8" + count(1) + count(1) + b"\0" * 8, "NumPy scalar with a shape"),
-    (b"TN" + b"N", "1 trailing bytes"),
-    (b"T" + b"l" + count(1) * 1 + (b"l" + count(1)) * (MAX_DEPTH + 2) + b"N", "nesting deeper"),
-])
+@pytest.mark.parametrize(
+    "data, problem",
+    [
+        (b"", "not in minidp's object format"),
+        (pickle.dumps([1]), "not in minidp's object format"),
+        (b"T", "1 bytes announced but only 0 left"),
+        (b"Tz", "unknown tag b'z'"),
+        (b"Ts" + count(10) + b"abc", "10 bytes announced but only 3 left"),
+        (b"Ts" + count(1) + b"\xff", "invalid UTF-8"),
+        (b"Tl" + count(2**60), "items announced"),
+        (b"Td" + count(2**40), "dict entries announced"),
+        (b"Td" + count(1) + b"l" + count(0) + b"N", "unhashable dict key of type list"),
+        (b"Ta" + count(2) + b"|O" + count(0), "dtype object"),
+        (b"Ta" + count(3) + b"<xx", "unreadable array dtype"),
+        (b"Ta" + count(3) + b"<f8" + count(2) + count(2**40) + count(2**40), "bytes announced"),
+        (b"Ta" + count(3) + b"<f8" + count(1000), "1000 dimensions"),
+        (b"Tg" + count(3) + b"<f8" + count(1) + count(1) + b"\0" * 8, "NumPy scalar with a shape"),
+        (b"TN" + b"N", "1 trailing bytes"),
+        (b"T" + b"l" + count(1) * 1 + (b"l" + count(1)) * (MAX_DEPTH + 2) + b"N", "nesting deeper"),
+    ],
+)
 def test_corrupt_or_hostile_bytes_raise_value_error(typed, data, problem):
     with pytest.raises(ValueError, match=problem):
         decode_object(data, "rank 1")

@@ -1,5 +1,6 @@
 """Comparisons and logical ops (``minidp/ops/compare.py``): boolean results that carry no gradient,
 non-zero read as true, and the inf, NaN and closeness tests."""
+
 import numpy as np
 
 import minidp

@@ -2,6 +2,7 @@
 shortcuts, moves between devices, ``requires_grad``, ``grad_``, ``data``, ``detach_``,
 ``apply`` and ``retain_grads``. Expected values not computed with NumPy were recorded from
 Paddle 3.3.1 by hand."""
+
 import numpy as np
 import pytest
 
@@ -9,17 +10,35 @@ import minidp
 from gradcheck import check_grad
 
 
-@pytest.mark.parametrize("method, dtype", [
-    ("bfloat16", "bfloat16"), ("bool", "bool"), ("byte", "uint8"), ("char", "int8"), ("double", "float64"),
-    ("float", "float32"), ("float16", "float16"), ("float32", "float32"), ("float64", "float64"),
-    ("half", "float16"), ("int", "int32"), ("int8", "int8"), ("int16", "int16"), ("int32", "int32"),
-    ("int64", "int64"), ("long", "int64"), ("short", "int16"), ("uint8", "uint8"),
-])
+@pytest.mark.parametrize(
+    "method, dtype",
+    [
+        ("bfloat16", "bfloat16"),
+        ("bool", "bool"),
+        ("byte", "uint8"),
+        ("char", "int8"),
+        ("double", "float64"),
+        ("float", "float32"),
+        ("float16", "float16"),
+        ("float32", "float32"),
+        ("float64", "float64"),
+        ("half", "float16"),
+        ("int", "int32"),
+        ("int8", "int8"),
+        ("int16", "int16"),
+        ("int32", "int32"),
+        ("int64", "int64"),
+        ("long", "int64"),
+        ("short", "int16"),
+        ("uint8", "uint8"),
+    ],
+)
 def test_cast_methods(method, dtype):
     out = getattr(minidp.to_tensor([1.5, 2.0, 0.0]), method)()
     assert out.dtype.name == dtype
-    np.testing.assert_array_equal(out.numpy().astype("float64"),
-                                  np.array([1.5, 2.0, 0.0]).astype(out.dtype).astype("float64"))
+    np.testing.assert_array_equal(
+        out.numpy().astype("float64"), np.array([1.5, 2.0, 0.0]).astype(out.dtype).astype("float64")
+    )
 
 
 def test_cast_methods_pass_gradients():
@@ -106,8 +125,9 @@ def test_retain_grads_keeps_a_non_leaf_gradient():
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(not minidp.is_compiled_with_cuda(),
-                    reason="no CUDA device visible to CuPy (no GPU, driver or cupy)")
+@pytest.mark.skipif(
+    not minidp.is_compiled_with_cuda(), reason="no CUDA device visible to CuPy (no GPU, driver or cupy)"
+)
 def test_moves_between_host_and_gpu_keep_values_and_gradients():
     x = minidp.to_tensor([1.0, 2.0], stop_gradient=False)
     on_gpu = x.cuda()

@@ -1,4 +1,5 @@
 """Creation ops: values and dtypes against NumPy and Paddle's rules, gradients of the differentiable ones."""
+
 import numpy as np
 import pytest
 
@@ -45,8 +46,9 @@ def test_empty_and_structural():
     assert minidp.empty([2, 3]).shape == [2, 3] and minidp.empty([2], "int64").dtype == np.int64
     like = minidp.empty_like(T(np.ones((2, 2), dtype=np.float64)))
     assert like.shape == [2, 2] and like.dtype == np.float64
-    np.testing.assert_allclose(minidp.diag(T([1.0, 2.0]), offset=1, padding_value=7).numpy(),
-                               [[7, 1, 7], [7, 7, 2], [7, 7, 7]])
+    np.testing.assert_allclose(
+        minidp.diag(T([1.0, 2.0]), offset=1, padding_value=7).numpy(), [[7, 1, 7], [7, 7, 2], [7, 7, 7]]
+    )
     np.testing.assert_array_equal(minidp.tril_indices(3, 3, 0).numpy(), np.stack(np.tril_indices(3, 0, 3)))
     upper = minidp.triu_indices(3, None, 1)
     np.testing.assert_array_equal(upper.numpy(), [[0, 0, 1], [1, 2, 2]])
@@ -117,11 +119,20 @@ def test_to_tensor_takes_place_strings_and_objects(place):
     np.testing.assert_array_equal(tensor.numpy(), [1.0, 2.0])
 
 
-@pytest.mark.parametrize("data, dtype", [
-    (np.float64(1.5), "float64"), (np.int32(3), "int32"), (np.bool_(True), "bool"),
-    (1.5, "float32"), (3, "int64"), (True, "bool"), ([1, 2.5], "float32"),
-    ([minidp.to_tensor(1.0), minidp.to_tensor(2.0)], "float32"),
-], ids=["np-float64", "np-int32", "np-bool", "float", "int", "bool", "mixed-list", "list-of-tensors"])
+@pytest.mark.parametrize(
+    "data, dtype",
+    [
+        (np.float64(1.5), "float64"),
+        (np.int32(3), "int32"),
+        (np.bool_(True), "bool"),
+        (1.5, "float32"),
+        (3, "int64"),
+        (True, "bool"),
+        ([1, 2.5], "float32"),
+        ([minidp.to_tensor(1.0), minidp.to_tensor(2.0)], "float32"),
+    ],
+    ids=["np-float64", "np-int32", "np-bool", "float", "int", "bool", "mixed-list", "list-of-tensors"],
+)
 def test_to_tensor_dtype_rules_follow_paddle(data, dtype):
     assert minidp.to_tensor(data).dtype == np.dtype(dtype)
 

@@ -1,5 +1,6 @@
 """Table-defined elementwise ops: values against NumPy, gradients against finite differences
 (float64), and Paddle's dtype rules. One line per op."""
+
 import math
 
 import numpy as np
@@ -56,34 +57,63 @@ def _erf(v):
 
 
 UNARY = [  # op, reference, input maker
-    (minidp.sin, np.sin, r), (minidp.cos, np.cos, r), (minidp.tan, np.tan, unit),
-    (minidp.asin, np.arcsin, unit), (minidp.acos, np.arccos, unit), (minidp.atan, np.arctan, r),
-    (minidp.sinh, np.sinh, r), (minidp.cosh, np.cosh, r), (minidp.tanh, np.tanh, r),
-    (minidp.asinh, np.arcsinh, r), (minidp.acosh, np.arccosh, above_one), (minidp.atanh, np.arctanh, unit),
-    (minidp.exp, np.exp, r), (minidp.expm1, np.expm1, r), (minidp.log, np.log, positive),
-    (minidp.log2, np.log2, positive), (minidp.log10, np.log10, positive), (minidp.log1p, np.log1p, positive),
-    (minidp.sqrt, np.sqrt, positive), (minidp.rsqrt, lambda v: 1 / np.sqrt(v), positive),
-    (minidp.square, np.square, r), (minidp.reciprocal, np.reciprocal, away_from_zero),
-    (minidp.erf, _erf, r), (minidp.erfinv, _erfinv, unit),
+    (minidp.sin, np.sin, r),
+    (minidp.cos, np.cos, r),
+    (minidp.tan, np.tan, unit),
+    (minidp.asin, np.arcsin, unit),
+    (minidp.acos, np.arccos, unit),
+    (minidp.atan, np.arctan, r),
+    (minidp.sinh, np.sinh, r),
+    (minidp.cosh, np.cosh, r),
+    (minidp.tanh, np.tanh, r),
+    (minidp.asinh, np.arcsinh, r),
+    (minidp.acosh, np.arccosh, above_one),
+    (minidp.atanh, np.arctanh, unit),
+    (minidp.exp, np.exp, r),
+    (minidp.expm1, np.expm1, r),
+    (minidp.log, np.log, positive),
+    (minidp.log2, np.log2, positive),
+    (minidp.log10, np.log10, positive),
+    (minidp.log1p, np.log1p, positive),
+    (minidp.sqrt, np.sqrt, positive),
+    (minidp.rsqrt, lambda v: 1 / np.sqrt(v), positive),
+    (minidp.square, np.square, r),
+    (minidp.reciprocal, np.reciprocal, away_from_zero),
+    (minidp.erf, _erf, r),
+    (minidp.erfinv, _erfinv, unit),
     (minidp.lgamma, lambda v: _scipy("gammaln")(v), lambda *s: rng.uniform(0.2, 5.0, s)),
     (minidp.lgamma, lambda v: _scipy("gammaln")(v), lambda *s: rng.uniform(-2.9, -2.1, s)),
     (minidp.digamma, lambda v: _scipy("digamma")(v), lambda *s: rng.uniform(0.2, 5.0, s)),
     (minidp.digamma, lambda v: _scipy("digamma")(v), lambda *s: rng.uniform(-1.9, -1.1, s)),
-    (minidp.sigmoid, lambda v: 1 / (1 + np.exp(-v)), r), (minidp.relu, lambda v: np.maximum(v, 0), away_from_zero),
-    (minidp.floor, np.floor, off_integers), (minidp.ceil, np.ceil, off_integers),
-    (minidp.trunc, np.trunc, off_integers), (minidp.round, np.round, off_integers),
-    (minidp.frac, lambda v: v - np.trunc(v), off_integers), (minidp.sign, np.sign, away_from_zero),
-    (minidp.sgn, np.sign, away_from_zero), (minidp.abs, np.abs, away_from_zero), (minidp.neg, np.negative, r),
-    (minidp.deg2rad, np.deg2rad, r), (minidp.rad2deg, np.rad2deg, r),
+    (minidp.sigmoid, lambda v: 1 / (1 + np.exp(-v)), r),
+    (minidp.relu, lambda v: np.maximum(v, 0), away_from_zero),
+    (minidp.floor, np.floor, off_integers),
+    (minidp.ceil, np.ceil, off_integers),
+    (minidp.trunc, np.trunc, off_integers),
+    (minidp.round, np.round, off_integers),
+    (minidp.frac, lambda v: v - np.trunc(v), off_integers),
+    (minidp.sign, np.sign, away_from_zero),
+    (minidp.sgn, np.sign, away_from_zero),
+    (minidp.abs, np.abs, away_from_zero),
+    (minidp.neg, np.negative, r),
+    (minidp.deg2rad, np.deg2rad, r),
+    (minidp.rad2deg, np.rad2deg, r),
     (minidp.logit, lambda v: np.log(v / (1 - v)), probability),
-    (lambda x: minidp.logit(x, eps=0.2), lambda v: np.log(np.clip(v, 0.2, 0.8) / (1 - np.clip(v, 0.2, 0.8))),
-     lambda *s: np.concatenate([rng.uniform(0.05, 0.15, s), rng.uniform(0.25, 0.75, s)])),
+    (
+        lambda x: minidp.logit(x, eps=0.2),
+        lambda v: np.log(np.clip(v, 0.2, 0.8) / (1 - np.clip(v, 0.2, 0.8))),
+        lambda *s: np.concatenate([rng.uniform(0.05, 0.15, s), rng.uniform(0.25, 0.75, s)]),
+    ),
     (minidp.stanh, lambda v: 1.7159 * np.tanh(0.67 * v), r),
     (lambda x: minidp.stanh(x, 2.0, 0.5), lambda v: 0.5 * np.tanh(2.0 * v), r),
     (lambda x: minidp.round(x, decimals=1), lambda v: np.round(v, 1), lambda *s: rng.integers(-30, 30, s) / 10 + 0.02),
-    (minidp.sinc, np.sinc, r), (minidp.positive, lambda v: v, r),
-    (lambda x: minidp.nan_to_num(minidp.log(x), nan=-1.0, posinf=9.0), lambda v: np.nan_to_num(np.log(v), nan=-1.0),
-     positive),
+    (minidp.sinc, np.sinc, r),
+    (minidp.positive, lambda v: v, r),
+    (
+        lambda x: minidp.nan_to_num(minidp.log(x), nan=-1.0, posinf=9.0),
+        lambda v: np.nan_to_num(np.log(v), nan=-1.0),
+        positive,
+    ),
 ]
 
 
@@ -95,15 +125,22 @@ def test_unary_values_and_gradients(op, reference, make):
 
 
 BINARY = [  # op, reference, x maker, y maker
-    (minidp.atan2, np.arctan2, r, away_from_zero), (minidp.hypot, np.hypot, away_from_zero, away_from_zero),
-    (minidp.logaddexp, np.logaddexp, r, r), (minidp.fmax, np.fmax, r, r), (minidp.fmin, np.fmin, r, r),
+    (minidp.atan2, np.arctan2, r, away_from_zero),
+    (minidp.hypot, np.hypot, away_from_zero, away_from_zero),
+    (minidp.logaddexp, np.logaddexp, r, r),
+    (minidp.fmax, np.fmax, r, r),
+    (minidp.fmin, np.fmin, r, r),
     (minidp.copysign, np.copysign, away_from_zero, away_from_zero),
     (minidp.heaviside, np.heaviside, away_from_zero, r),
     (minidp.remainder, np.mod, lambda *s: rng.uniform(0.5, 6.0, s), lambda *s: rng.choice([-2.3, 1.7], s)),
     (lambda x, y: minidp.lerp(x, y, 0.3), lambda a, b: a + 0.3 * (b - a), r, r),
-    (minidp.ldexp, lambda a, b: a * 2.0 ** b, r, r),
-    (lambda x, y: minidp.lerp(x, y, minidp.to_tensor(np.full((1, 3), 0.7), x.dtype)), lambda a, b: a + 0.7 * (b - a),
-     r, r),
+    (minidp.ldexp, lambda a, b: a * 2.0**b, r, r),
+    (
+        lambda x, y: minidp.lerp(x, y, minidp.to_tensor(np.full((1, 3), 0.7), x.dtype)),
+        lambda a, b: a + 0.7 * (b - a),
+        r,
+        r,
+    ),
 ]
 
 
@@ -166,8 +203,14 @@ def test_operands_of_different_dtypes_promote_as_in_paddle():
     (float16 with bfloat16 at float32)."""
     f32, f64 = minidp.ones([2], "float32"), minidp.to_tensor(np.ones(2))
     f16, bf16 = minidp.ones([2], "float16"), minidp.ones([2], "bfloat16")
-    cases = [(f32 * f64, "float64"), (f16 + bf16, "float32"), (f16 - f32, "float32"), (bf16 / f64, "float64"),
-             (minidp.atan2(f32, f64), "float64"), (minidp.maximum(f32, f64), "float64")]
+    cases = [
+        (f32 * f64, "float64"),
+        (f16 + bf16, "float32"),
+        (f16 - f32, "float32"),
+        (bf16 / f64, "float64"),
+        (minidp.atan2(f32, f64), "float64"),
+        (minidp.maximum(f32, f64), "float64"),
+    ]
     assert [str(out.dtype) for out, _ in cases] == [dtype for _, dtype in cases]
     f32.stop_gradient = f64.stop_gradient = False
     (f32 - 2 * f64).sum().backward()
@@ -216,9 +259,11 @@ def test_special_functions_without_scipy_match_scipy():
     from minidp.ops import special
 
     x = np.concatenate([np.linspace(-4.7, -0.1, 40), np.linspace(0.05, 30.0, 120)])
-    for own, reference in [(special._digamma_by_series, _scipy("digamma")),
-                           (special._trigamma_by_series, lambda v: _scipy("polygamma")(1, v)),
-                           (special._lgamma_from_math, _scipy("gammaln"))]:
+    for own, reference in [
+        (special._digamma_by_series, _scipy("digamma")),
+        (special._trigamma_by_series, lambda v: _scipy("polygamma")(1, v)),
+        (special._lgamma_from_math, _scipy("gammaln")),
+    ]:
         np.testing.assert_allclose(own(x), reference(x), rtol=1e-9, atol=1e-12)
     inside = np.linspace(-0.999, 0.999, 101)
     np.testing.assert_allclose(special._erfinv_by_newton(inside), _scipy("erfinv")(inside), rtol=1e-12, atol=1e-14)
@@ -226,10 +271,24 @@ def test_special_functions_without_scipy_match_scipy():
 
 
 def test_aliases_are_the_same_functions():
-    pairs = [("clamp", "clip"), ("div", "divide"), ("true_divide", "divide"), ("mul", "multiply"),
-             ("sub", "subtract"), ("eq", "equal"), ("ne", "not_equal"), ("lt", "less_than"), ("less", "less_than"),
-             ("le", "less_equal"), ("gt", "greater_than"), ("greater", "greater_than"), ("ge", "greater_equal"),
-             ("negative", "neg"), ("gammaln", "lgamma"), ("sgn", "sign")]
+    pairs = [
+        ("clamp", "clip"),
+        ("div", "divide"),
+        ("true_divide", "divide"),
+        ("mul", "multiply"),
+        ("sub", "subtract"),
+        ("eq", "equal"),
+        ("ne", "not_equal"),
+        ("lt", "less_than"),
+        ("less", "less_than"),
+        ("le", "less_equal"),
+        ("gt", "greater_than"),
+        ("greater", "greater_than"),
+        ("ge", "greater_equal"),
+        ("negative", "neg"),
+        ("gammaln", "lgamma"),
+        ("sgn", "sign"),
+    ]
     for alias, name in pairs:
         assert getattr(minidp, alias) is getattr(minidp, name), alias
 
@@ -239,8 +298,9 @@ def test_integer_and_float_bit_helpers():
     assert minidp.gcd(a, b).numpy().tolist() == [4, 4, 5]
     assert minidp.lcm(a, b).numpy().tolist() == [24, 24, 0]
     assert minidp.signbit(minidp.to_tensor([-0.0, 1.0, -2.0])).numpy().tolist() == [True, False, True]
-    assert minidp.nextafter(minidp.to_tensor([1.0], "float32"), minidp.to_tensor([2.0], "float32")).item() == \
-        np.nextafter(np.float32(1), np.float32(2))
+    assert minidp.nextafter(
+        minidp.to_tensor([1.0], "float32"), minidp.to_tensor([2.0], "float32")
+    ).item() == np.nextafter(np.float32(1), np.float32(2))
     mantissa, exponent = minidp.frexp(minidp.to_tensor([8.0, 3.0]))
     assert mantissa.numpy().tolist() == [0.5, 0.75] and exponent.numpy().tolist() == [4.0, 2.0]
     assert exponent.dtype == np.float32

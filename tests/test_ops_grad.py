@@ -3,6 +3,7 @@
 The fixed cases name the shapes someone thought of; the last tests let hypothesis draw others
 (broadcasting pairs, size-1 axes, reduction axes; kept small, so finite differences stay cheap).
 """
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -29,13 +30,18 @@ def away_from_zero(*shape):
     return v * rng.choice([-1.0, 1.0], shape)
 
 
-BROADCAST_PAIRS = [((3, 4), (3, 4)), ((3, 4), (4,)), ((3, 1), (1, 4)), ((2, 3, 4), (3, 1)),
-                   ((1,), (2, 3)), ((), (2, 2))]
+BROADCAST_PAIRS = [
+    ((3, 4), (3, 4)),
+    ((3, 4), (4,)),
+    ((3, 1), (1, 4)),
+    ((2, 3, 4), (3, 1)),
+    ((1,), (2, 3)),
+    ((), (2, 2)),
+]
 
 
 @pytest.mark.parametrize("xs,ys", BROADCAST_PAIRS)
-@pytest.mark.parametrize("op", [minidp.add, minidp.subtract, minidp.multiply, minidp.maximum,
-                                minidp.minimum])
+@pytest.mark.parametrize("op", [minidp.add, minidp.subtract, minidp.multiply, minidp.maximum, minidp.minimum])
 def test_binary_ops(op, xs, ys):
     check_grad(op, r(*xs), r(*ys))
 
@@ -51,17 +57,29 @@ def test_pow_tensor_exponent(xs, ys):
 
 
 def test_pow_scalar_and_operators():
-    check_grad(lambda x: x ** 3 + 2 * x - x / 4 + 1 - (3 - x) * 0.5 + 2 / (x * x + 1), r(3, 5))
-    check_grad(lambda x: 2.0 ** x, r(4))
+    check_grad(lambda x: x**3 + 2 * x - x / 4 + 1 - (3 - x) * 0.5 + 2 / (x * x + 1), r(3, 5))
+    check_grad(lambda x: 2.0**x, r(4))
 
 
 @pytest.mark.parametrize("shape", [(5,), (3, 4), (2, 1, 3)])
-@pytest.mark.parametrize("op,make", [
-    (minidp.neg, r), (minidp.abs, away_from_zero), (minidp.exp, r), (minidp.log, positive),
-    (minidp.sqrt, positive), (minidp.square, r), (minidp.tanh, r), (minidp.sigmoid, r),
-    (minidp.relu, away_from_zero), (minidp.gelu, r), (lambda x: minidp.gelu(x, approximate=True), r),
-    (lambda x: minidp.clip(x, -0.5, 0.7), away_from_zero), (lambda x: minidp.scale(x, 3.0, 1.0), r),
-])
+@pytest.mark.parametrize(
+    "op,make",
+    [
+        (minidp.neg, r),
+        (minidp.abs, away_from_zero),
+        (minidp.exp, r),
+        (minidp.log, positive),
+        (minidp.sqrt, positive),
+        (minidp.square, r),
+        (minidp.tanh, r),
+        (minidp.sigmoid, r),
+        (minidp.relu, away_from_zero),
+        (minidp.gelu, r),
+        (lambda x: minidp.gelu(x, approximate=True), r),
+        (lambda x: minidp.clip(x, -0.5, 0.7), away_from_zero),
+        (lambda x: minidp.scale(x, 3.0, 1.0), r),
+    ],
+)
 def test_unary_ops(op, make, shape):
     values = make(*shape)
     if op is not minidp.relu and make is away_from_zero:
@@ -74,20 +92,28 @@ def test_where():
     check_grad(lambda x, y: minidp.where(cond, x, y), r(3, 4), r(1, 4))
 
 
-@pytest.mark.parametrize("xs,ys,tx,ty", [
-    ((3, 4), (4, 5), False, False), ((4, 3), (4, 5), True, False), ((3, 4), (5, 4), False, True),
-    ((2, 3, 4), (2, 4, 5), False, False), ((2, 3, 4), (4, 5), False, False),
-    ((3, 4), (2, 4, 5), False, False), ((4,), (4, 5), False, False), ((3, 4), (4,), False, False),
-    ((2, 1, 3, 4), (5, 4, 2), False, False),
-])
+@pytest.mark.parametrize(
+    "xs,ys,tx,ty",
+    [
+        ((3, 4), (4, 5), False, False),
+        ((4, 3), (4, 5), True, False),
+        ((3, 4), (5, 4), False, True),
+        ((2, 3, 4), (2, 4, 5), False, False),
+        ((2, 3, 4), (4, 5), False, False),
+        ((3, 4), (2, 4, 5), False, False),
+        ((4,), (4, 5), False, False),
+        ((3, 4), (4,), False, False),
+        ((2, 1, 3, 4), (5, 4, 2), False, False),
+    ],
+)
 def test_matmul(xs, ys, tx, ty):
     check_grad(lambda x, y: minidp.matmul(x, y, transpose_x=tx, transpose_y=ty), r(*xs), r(*ys))
 
 
-@pytest.mark.parametrize("axis,keepdim", [(None, False), (0, False), (1, True), ([0, 2], False),
-                                          (-1, True), ([1], False)])
-@pytest.mark.parametrize("op", [minidp.sum, minidp.mean, minidp.max, minidp.min,
-                                minidp.logsumexp])
+@pytest.mark.parametrize(
+    "axis,keepdim", [(None, False), (0, False), (1, True), ([0, 2], False), (-1, True), ([1], False)]
+)
+@pytest.mark.parametrize("op", [minidp.sum, minidp.mean, minidp.max, minidp.min, minidp.logsumexp])
 def test_reductions(op, axis, keepdim):
     check_grad(lambda x: op(x, axis=axis, keepdim=keepdim), r(2, 3, 4))
 
@@ -111,15 +137,19 @@ def test_shape_ops():
 def test_concat_stack_split():
     check_grad(lambda x, y: minidp.concat([x, y, x], axis=1), r(2, 3), r(2, 1))
     check_grad(lambda x, y: minidp.stack([x, y], axis=1), r(2, 3), r(2, 3))
-    check_grad(lambda x: minidp.split(x, 2, axis=1)[1] * 2 + minidp.split(x, [1, -1], axis=1)[1][:, :2],
-               r(3, 4))
+    check_grad(lambda x: minidp.split(x, 2, axis=1)[1] * 2 + minidp.split(x, [1, -1], axis=1)[1][:, :2], r(3, 4))
 
 
-@pytest.mark.parametrize("index", [
-    (slice(1, 3),), (slice(None), 1), (Ellipsis, slice(None, None, -1)),
-    (np.array([0, 2, 0, 0]),),  # repeated indices scatter-add
-    (np.array([1, 0]), np.array([2, 2])),
-])
+@pytest.mark.parametrize(
+    "index",
+    [
+        (slice(1, 3),),
+        (slice(None), 1),
+        (Ellipsis, slice(None, None, -1)),
+        (np.array([0, 2, 0, 0]),),  # repeated indices scatter-add
+        (np.array([1, 0]), np.array([2, 2])),
+    ],
+)
 def test_indexing(index):
     check_grad(lambda x: x[index if len(index) > 1 else index[0]], r(3, 4))
 
@@ -171,8 +201,19 @@ def test_pylayer_single_and_multi_output():
 # --- randomly drawn shapes ---------------------------------------------------------------------
 
 SETTINGS = settings(max_examples=25, deadline=None, derandomize=True)
-BINARY_OPS = [minidp.add, minidp.subtract, minidp.multiply, minidp.divide, minidp.maximum, minidp.minimum,
-              minidp.logaddexp, minidp.hypot, minidp.fmax, minidp.fmin, minidp.atan2]
+BINARY_OPS = [
+    minidp.add,
+    minidp.subtract,
+    minidp.multiply,
+    minidp.divide,
+    minidp.maximum,
+    minidp.minimum,
+    minidp.logaddexp,
+    minidp.hypot,
+    minidp.fmax,
+    minidp.fmin,
+    minidp.atan2,
+]
 NEEDS_NONZERO_Y = (minidp.divide, minidp.atan2)
 
 
@@ -184,20 +225,34 @@ def values(shape, seed, avoid_zero=False):
 
 
 @SETTINGS
-@given(shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=3),
-       op=st.sampled_from(BINARY_OPS), seed=st.integers(0, 2**16))
+@given(
+    shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=3),
+    op=st.sampled_from(BINARY_OPS),
+    seed=st.integers(0, 2**16),
+)
 def test_broadcasting_binary_ops(shapes, op, seed):
     x_shape, y_shape = shapes.input_shapes
     check_grad(op, values(x_shape, seed), values(y_shape, seed + 1, avoid_zero=op in NEEDS_NONZERO_Y))
 
 
 @SETTINGS
-@given(shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=3), data=st.data(),
-       op=st.sampled_from([minidp.sum, minidp.mean, minidp.max, minidp.logsumexp, minidp.prod, minidp.amin,
-                           minidp.nansum]),
-       keepdim=st.booleans(), seed=st.integers(0, 2**16))
+@given(
+    shape=hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=3),
+    data=st.data(),
+    op=st.sampled_from(
+        [minidp.sum, minidp.mean, minidp.max, minidp.logsumexp, minidp.prod, minidp.amin, minidp.nansum]
+    ),
+    keepdim=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
 def test_reductions_over_drawn_axes(shape, data, op, keepdim, seed):
-    axes = data.draw(st.lists(st.integers(-len(shape), len(shape) - 1), min_size=1, max_size=len(shape),
-                              unique_by=lambda a: a % len(shape)))
+    axes = data.draw(
+        st.lists(
+            st.integers(-len(shape), len(shape) - 1),
+            min_size=1,
+            max_size=len(shape),
+            unique_by=lambda a: a % len(shape),
+        )
+    )
     axis = axes[0] if len(axes) == 1 else axes
     check_grad(lambda x: op(x, axis=axis, keepdim=keepdim), values(shape, seed))

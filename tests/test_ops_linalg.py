@@ -1,6 +1,7 @@
 """Linear-algebra ops (``minidp/ops/linalg.py``, also reached as ``minidp.linalg``): values
 against NumPy, gradients against finite differences, bad input; lstsq, what each driver fills as
 Paddle 3.3.1 on the CPU does, batches and argument checks."""
+
 import numpy as np
 import pytest
 
@@ -99,8 +100,13 @@ GRAD_CASES = [
     ("matrix_transpose", minidp.matrix_transpose, [r(2, 3, 4)]),
     ("vecdot", minidp.vecdot, [r(3, 4), r(4)]),
     ("cov", lambda x: minidp.linalg.cov(x), [r(3, 5)]),
-    ("cov_weighted_columns", lambda x: minidp.linalg.cov(x, rowvar=False, fweights=T(np.array([1, 2, 1, 3])),
-                                                         aweights=T(np.array([0.5, 1.0, 2.0, 1.0]))), [r(4, 2)]),
+    (
+        "cov_weighted_columns",
+        lambda x: minidp.linalg.cov(
+            x, rowvar=False, fweights=T(np.array([1, 2, 1, 3])), aweights=T(np.array([0.5, 1.0, 2.0, 1.0]))
+        ),
+        [r(4, 2)],
+    ),
     ("corrcoef", lambda x: minidp.linalg.corrcoef(x) * T(1 - np.eye(3)), [r(3, 5)]),
     ("ger", minidp.ger, [r(3), r(2)]),
     ("mm", minidp.mm, [r(3, 4), r(4, 2)]),
@@ -113,12 +119,17 @@ GRAD_CASES = [
     ("vander", lambda x: minidp.vander(x, 4), [r(3)]),
     ("vander_increasing", lambda x: x.vander(increasing=True), [r(3)]),
     ("triangular_solve", minidp.linalg.triangular_solve, [well_conditioned(3), r(3, 2)]),
-    ("triangular_solve_lower_unit_transposed",
-     lambda x, y: minidp.linalg.triangular_solve(x, y, upper=False, transpose=True, unitriangular=True),
-     [well_conditioned(3), r(3, 2)]),
+    (
+        "triangular_solve_lower_unit_transposed",
+        lambda x, y: minidp.linalg.triangular_solve(x, y, upper=False, transpose=True, unitriangular=True),
+        [well_conditioned(3), r(3, 2)],
+    ),
     ("cholesky_solve", lambda b, f: minidp.linalg.cholesky_solve(b, f), [r(3, 2), well_conditioned(3)]),
-    ("cholesky_solve_upper", lambda b, f: minidp.linalg.cholesky_solve(b, f, upper=True),
-     [r(3, 2), well_conditioned(3)]),
+    (
+        "cholesky_solve_upper",
+        lambda b, f: minidp.linalg.cholesky_solve(b, f, upper=True),
+        [r(3, 2), well_conditioned(3)],
+    ),
     ("cholesky_inverse", lambda f: minidp.linalg.cholesky_inverse(f), [well_conditioned(3)]),
     ("tensor_fill_diagonal_tensor", lambda x, y: x.fill_diagonal_tensor(y, -1), [r(3, 3), r(2)]),
     ("tensor_cholesky_solve", lambda b, f: b.cholesky_solve(f), [r(3, 2), well_conditioned(3)]),
@@ -127,8 +138,14 @@ GRAD_CASES = [
 
 def svd_invariants(u, s, vh):
     """Functions of U, S, Vh that do not depend on the sign each singular pair is given."""
-    return minidp.concat([minidp.reshape(u * u, [-1]), minidp.reshape(s, [-1]), minidp.reshape(vh * vh, [-1]),
-                          minidp.reshape(minidp.matmul(u * minidp.unsqueeze(s * s, -2), vh), [-1])])
+    return minidp.concat(
+        [
+            minidp.reshape(u * u, [-1]),
+            minidp.reshape(s, [-1]),
+            minidp.reshape(vh * vh, [-1]),
+            minidp.reshape(minidp.matmul(u * minidp.unsqueeze(s * s, -2), vh), [-1]),
+        ]
+    )
 
 
 def eigh_invariants(w, v):
@@ -163,8 +180,7 @@ def test_values_match_numpy():
     np.testing.assert_allclose(minidp.norm(x, p=1, axis=[0, 1]).numpy(), 7.0)
     np.testing.assert_allclose(minidp.norm(x, p="fro", axis=1).numpy(), np.linalg.norm(x.numpy(), axis=1), rtol=1e-6)
     np.testing.assert_allclose(minidp.norm(x, p=0).numpy(), 5.0)
-    np.testing.assert_allclose(minidp.cdist(T(a), T(b.T)).numpy(),
-                               np.linalg.norm(a[:, None] - b.T[None], axis=-1))
+    np.testing.assert_allclose(minidp.cdist(T(a), T(b.T)).numpy(), np.linalg.norm(a[:, None] - b.T[None], axis=-1))
     m = well_conditioned(3)
     np.testing.assert_allclose(minidp.linalg.inv(T(m)).numpy(), np.linalg.inv(m))
     np.testing.assert_allclose(minidp.linalg.det(T(m)).numpy(), np.linalg.det(m))
@@ -191,14 +207,18 @@ def test_values_match_numpy():
     assert minidp.linalg.matrix_rank(T(np.stack([m, np.zeros((3, 3))]))).numpy().tolist() == [3, 0]
     assert int(minidp.linalg.matrix_rank(T(m), tol=10.0)) < 3
     np.testing.assert_allclose(minidp.linalg.cov(T(a)).numpy(), np.cov(a))
-    np.testing.assert_allclose(minidp.linalg.cov(T(a), rowvar=False, ddof=False).numpy(),
-                               np.cov(a, rowvar=False, ddof=0))
+    np.testing.assert_allclose(
+        minidp.linalg.cov(T(a), rowvar=False, ddof=False).numpy(), np.cov(a, rowvar=False, ddof=0)
+    )
     fw, aw = np.array([1, 2, 1]), np.array([0.5, 1.0, 2.0])
-    np.testing.assert_allclose(minidp.linalg.cov(T(a), rowvar=False, fweights=T(fw), aweights=T(aw)).numpy(),
-                               np.cov(a, rowvar=False, fweights=fw, aweights=aw))
+    np.testing.assert_allclose(
+        minidp.linalg.cov(T(a), rowvar=False, fweights=T(fw), aweights=T(aw)).numpy(),
+        np.cov(a, rowvar=False, fweights=fw, aweights=aw),
+    )
     np.testing.assert_allclose(minidp.linalg.corrcoef(T(a)).numpy(), np.corrcoef(a))
-    np.testing.assert_allclose(minidp.diagonal_scatter(T(a), T(np.zeros(3))).numpy(),
-                               np.where(np.eye(3, 4, dtype=bool), 0, a))
+    np.testing.assert_allclose(
+        minidp.diagonal_scatter(T(a), T(np.zeros(3))).numpy(), np.where(np.eye(3, 4, dtype=bool), 0, a)
+    )
     np.testing.assert_allclose(minidp.linalg.multi_dot([T(a), T(b), T(b.T)]).numpy(), a @ b @ b.T)
     assert minidp.swapaxes(T(np.ones((2, 3, 4))), 0, 2).shape == [4, 3, 2]
     np.testing.assert_allclose(minidp.tensordot(T(a), T(b), 1).numpy(), np.tensordot(a, b, 1))
@@ -209,8 +229,9 @@ def test_values_match_numpy():
     upper = np.triu(m)
     np.testing.assert_allclose(minidp.linalg.triangular_solve(T(m), T(b[:3])).numpy(), np.linalg.solve(upper, b[:3]))
     lower = np.tril(m)
-    np.testing.assert_allclose(minidp.linalg.cholesky_solve(T(b[:3]), T(lower)).numpy(),
-                               np.linalg.solve(lower @ lower.T, b[:3]))
+    np.testing.assert_allclose(
+        minidp.linalg.cholesky_solve(T(b[:3]), T(lower)).numpy(), np.linalg.solve(lower @ lower.T, b[:3])
+    )
     np.testing.assert_allclose(minidp.linalg.cholesky_inverse(T(lower)).numpy(), np.linalg.inv(lower @ lower.T))
     big = np.array([[3.0, 4.0], [0.1, 0.2]])
     np.testing.assert_allclose(minidp.renorm(T(big), 2.0, 0, 1.0).numpy(), [[0.6, 0.8], [0.1, 0.2]], rtol=1e-6)
@@ -271,8 +292,13 @@ def test_lstsq_matches_paddle_per_driver():
     y = minidp.to_tensor([[1.0], [2.0], [4.0]])
     expected_solution = np.linalg.lstsq(x.numpy().astype("float64"), y.numpy().astype("float64"), rcond=None)[0]
     # Paddle 3.3.1 on the CPU: which of residuals, rank, singular values each driver fills
-    filled = {None: (0, "int32", 0), "gelsy": (0, "int32", 0), "gelss": (1, "int32", 2), "gelsd": (1, "int32", 2),
-              "gels": (1, "int64", 0)}
+    filled = {
+        None: (0, "int32", 0),
+        "gelsy": (0, "int32", 0),
+        "gelss": (1, "int32", 2),
+        "gelsd": (1, "int32", 2),
+        "gels": (1, "int64", 0),
+    }
     for driver, (n_residuals, rank_dtype, n_singular) in filled.items():
         solution, residuals, rank, singular = minidp.linalg.lstsq(x, y, driver=driver)
         np.testing.assert_allclose(solution.numpy(), expected_solution, rtol=1e-5)
@@ -312,7 +338,7 @@ def test_matrix_exp_matches_paddle_and_its_series():
     rotation = minidp.linalg.matrix_exp(generator)
     np.testing.assert_allclose(rotation.numpy(), [[np.cos(1), np.sin(1)], [-np.sin(1), np.cos(1)]], rtol=1e-14)
     rotation.sum().backward()
-    paddle_grad = [[5.40302306e-01, 2.77555756e-17], [1.68294197e+00, 5.40302306e-01]]  # Paddle 3.3.1
+    paddle_grad = [[5.40302306e-01, 2.77555756e-17], [1.68294197e00, 5.40302306e-01]]  # Paddle 3.3.1
     np.testing.assert_allclose(generator.grad.numpy(), paddle_grad, rtol=1e-8, atol=1e-15)
     x = rng.uniform(-1.0, 1.0, (2, 3, 3)) * 6  # a norm that needs scaling and squaring
     series = sum(np.linalg.matrix_power(x / 64, k) / np.prod(np.arange(1, k + 1)) for k in range(30))

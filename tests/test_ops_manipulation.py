@@ -1,4 +1,5 @@
 """Shape ops: values against NumPy, gradients against finite differences, bad input."""
+
 import numpy as np
 import pytest
 
@@ -76,8 +77,9 @@ def test_gradients(name, fn, shape):
 def test_values_match_numpy():
     a = r(2, 3, 4)
     np.testing.assert_allclose(minidp.tile(T(a), [2, 1, 1, 2]).numpy(), np.tile(a, [2, 1, 1, 2]))
-    np.testing.assert_allclose(minidp.repeat_interleave(T(a), T(np.array([2, 1])), axis=0).numpy(),
-                               np.repeat(a, [2, 1], axis=0))
+    np.testing.assert_allclose(
+        minidp.repeat_interleave(T(a), T(np.array([2, 1])), axis=0).numpy(), np.repeat(a, [2, 1], axis=0)
+    )
     np.testing.assert_allclose(minidp.flip(T(a), 1).numpy(), np.flip(a, 1))
     np.testing.assert_allclose(minidp.rot90(T(a), -1, [2, 0]).numpy(), np.rot90(a, -1, (2, 0)))
     np.testing.assert_allclose(minidp.roll(T(a), 2, 2).numpy(), np.roll(a, 2, 2))
@@ -106,10 +108,11 @@ def test_stacking_and_windows_values():
     np.testing.assert_allclose(minidp.cat([T(a), T(b)]).numpy(), np.concatenate([a, b]))
     np.testing.assert_allclose(minidp.concatenate([T(a), T(b)]).numpy(), np.concatenate([a, b]))
     np.testing.assert_allclose(minidp.reverse(T(a), 0).numpy(), a[::-1])
-    np.testing.assert_allclose(minidp.block_diag([T([[1.0, 2.0]]), T(3.0), T([4.0, 5.0])]).numpy(),
-                               [[1, 2, 0, 0, 0], [0, 0, 3, 0, 0], [0, 0, 0, 4, 5]])
-    np.testing.assert_allclose(minidp.cartesian_prod([T(a[:2]), T(b)]).numpy(),
-                               [[p, q] for p in a[:2] for q in b])
+    np.testing.assert_allclose(
+        minidp.block_diag([T([[1.0, 2.0]]), T(3.0), T([4.0, 5.0])]).numpy(),
+        [[1, 2, 0, 0, 0], [0, 0, 3, 0, 0], [0, 0, 0, 4, 5]],
+    )
+    np.testing.assert_allclose(minidp.cartesian_prod([T(a[:2]), T(b)]).numpy(), [[p, q] for p in a[:2] for q in b])
     assert minidp.cartesian_prod([T(a)]).shape == [3]
     np.testing.assert_allclose(minidp.combinations(T(a), 2).numpy(), [[0, 1], [0, 2], [1, 2]])
     assert minidp.combinations(T(a[:2]), 3).shape == [0, 3]
@@ -175,24 +178,71 @@ def _flat(value):
 
 I = T(np.array([[1, 0], [0, 1]], dtype=np.int64))
 METHOD_CASES = [
-    ("topk", (2,)), ("sort", ()), ("argsort", ()), ("nonzero", ()), ("masked_select", (T(np.eye(2, dtype=bool)),)),
-    ("bucketize", (T([0.0, 1.0]),)), ("unique", ()), ("unique_consecutive", ()), ("kthvalue", (1,)), ("mode", ()),
-    ("index_sample", (I,)), ("gather", (I[0],)), ("gather_nd", (I,)), ("scatter", (I[0], T(np.ones((2, 2))))),
-    ("scatter_nd_add", (I, T(np.ones(2)))), ("index_select", (I[0], 1)), ("index_add", (I[0], 0, T(np.ones((2, 2))))),
-    ("index_put", ((I[0], I[1]), T(1.0))), ("index_fill", (I[0], 1, 3.0)), ("take_along_axis", (I, 1)),
-    ("put_along_axis", (I, 2.0, 1)), ("masked_fill", (T(np.eye(2, dtype=bool)), 5.0)),
-    ("masked_scatter", (T(np.eye(2, dtype=bool)), T(np.ones(2)))), ("take", (I,)), ("tile", ([2],)),
-    ("repeat_interleave", (2,)), ("flip", (0,)), ("rot90", ()), ("roll", (1,)), ("chunk", (2,)), ("unbind", ()),
-    ("tensor_split", (2,)), ("hsplit", (2,)), ("vsplit", (2,)), ("moveaxis", (0, 1)), ("broadcast_to", ([3, 2, 2],)),
-    ("expand_as", (T(np.ones((3, 2, 2))),)), ("view", ([4],)), ("view_as", (T(np.ones(4)),)),
-    ("unflatten", (1, [2, 1])), ("unstack", ()), ("strided_slice", ([0], [0], [2], [2])),
-    ("bmm", (T(np.ones((1, 2, 3))),), T(np.ones((1, 2, 2)))), ("dot", (T(np.ones((2, 2))),)),
-    ("mv", (T(np.ones(2)),)), ("outer", (T(np.ones(3)),)), ("inner", (T(np.ones((3, 2))),)), ("t", ()), ("tril", ()),
-    ("triu", (1,)), ("cross", (T(np.ones((3, 2))),), T(np.arange(6.0).reshape(3, 2))),
-    ("kron", (T(np.ones((2, 1))),)), ("trace", ()), ("diagonal", ()),
-    ("diag_embed", ()), ("norm", ()), ("dist", (T(np.ones(2)),)), ("cdist", (T(np.ones((3, 2))),)),
-    ("addmm", (T(np.ones((2, 2))), T(np.ones((2, 2))))), ("cholesky", ()), ("inverse", ()), ("clone", ()),
-    ("numel", ()), ("diag", ()), ("diagflat", ()),
+    ("topk", (2,)),
+    ("sort", ()),
+    ("argsort", ()),
+    ("nonzero", ()),
+    ("masked_select", (T(np.eye(2, dtype=bool)),)),
+    ("bucketize", (T([0.0, 1.0]),)),
+    ("unique", ()),
+    ("unique_consecutive", ()),
+    ("kthvalue", (1,)),
+    ("mode", ()),
+    ("index_sample", (I,)),
+    ("gather", (I[0],)),
+    ("gather_nd", (I,)),
+    ("scatter", (I[0], T(np.ones((2, 2))))),
+    ("scatter_nd_add", (I, T(np.ones(2)))),
+    ("index_select", (I[0], 1)),
+    ("index_add", (I[0], 0, T(np.ones((2, 2))))),
+    ("index_put", ((I[0], I[1]), T(1.0))),
+    ("index_fill", (I[0], 1, 3.0)),
+    ("take_along_axis", (I, 1)),
+    ("put_along_axis", (I, 2.0, 1)),
+    ("masked_fill", (T(np.eye(2, dtype=bool)), 5.0)),
+    ("masked_scatter", (T(np.eye(2, dtype=bool)), T(np.ones(2)))),
+    ("take", (I,)),
+    ("tile", ([2],)),
+    ("repeat_interleave", (2,)),
+    ("flip", (0,)),
+    ("rot90", ()),
+    ("roll", (1,)),
+    ("chunk", (2,)),
+    ("unbind", ()),
+    ("tensor_split", (2,)),
+    ("hsplit", (2,)),
+    ("vsplit", (2,)),
+    ("moveaxis", (0, 1)),
+    ("broadcast_to", ([3, 2, 2],)),
+    ("expand_as", (T(np.ones((3, 2, 2))),)),
+    ("view", ([4],)),
+    ("view_as", (T(np.ones(4)),)),
+    ("unflatten", (1, [2, 1])),
+    ("unstack", ()),
+    ("strided_slice", ([0], [0], [2], [2])),
+    ("bmm", (T(np.ones((1, 2, 3))),), T(np.ones((1, 2, 2)))),
+    ("dot", (T(np.ones((2, 2))),)),
+    ("mv", (T(np.ones(2)),)),
+    ("outer", (T(np.ones(3)),)),
+    ("inner", (T(np.ones((3, 2))),)),
+    ("t", ()),
+    ("tril", ()),
+    ("triu", (1,)),
+    ("cross", (T(np.ones((3, 2))),), T(np.arange(6.0).reshape(3, 2))),
+    ("kron", (T(np.ones((2, 1))),)),
+    ("trace", ()),
+    ("diagonal", ()),
+    ("diag_embed", ()),
+    ("norm", ()),
+    ("dist", (T(np.ones(2)),)),
+    ("cdist", (T(np.ones((3, 2))),)),
+    ("addmm", (T(np.ones((2, 2))), T(np.ones((2, 2))))),
+    ("cholesky", ()),
+    ("inverse", ()),
+    ("clone", ()),
+    ("numel", ()),
+    ("diag", ()),
+    ("diagflat", ()),
 ]
 
 

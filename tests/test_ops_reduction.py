@@ -2,6 +2,7 @@
 the statistics of ``statistics.py`` in the same case table: values against NumPy and float64
 gradients against finite differences, one line per case; then the tie, zero and NaN rules Paddle
 follows."""
+
 import numpy as np
 import pytest
 
@@ -32,8 +33,7 @@ CASES = [  # function of a tensor, NumPy reference of the array
     (lambda x: minidp.logcumsumexp(x), lambda v: np.logaddexp.accumulate(v.reshape(-1))),
     (lambda x: minidp.var(x), lambda v: v.var(ddof=1)),
     (lambda x: minidp.var(x, axis=1, unbiased=False), lambda v: v.var(axis=1)),
-    (lambda x: minidp.var(x, axis=[0, 2], keepdim=True, correction=0),
-     lambda v: v.var(axis=(0, 2), keepdims=True)),
+    (lambda x: minidp.var(x, axis=[0, 2], keepdim=True, correction=0), lambda v: v.var(axis=(0, 2), keepdims=True)),
     (lambda x: minidp.std(x, axis=2), lambda v: v.std(axis=2, ddof=1)),
     (lambda x: minidp.median(x), np.median),
     (lambda x: minidp.median(x, axis=2), lambda v: np.median(v, axis=2)),
@@ -42,26 +42,38 @@ CASES = [  # function of a tensor, NumPy reference of the array
     (lambda x: minidp.nanmedian(x, axis=0), lambda v: np.nanmedian(v, axis=0)),
     (lambda x: minidp.quantile(x, 0.3), lambda v: np.quantile(v, 0.3)),
     (lambda x: minidp.quantile(x, [0.25, 0.9], axis=1), lambda v: np.quantile(v, [0.25, 0.9], axis=1)),
-    (lambda x: minidp.quantile(x, 0.4, axis=[0, 2], keepdim=True, interpolation="midpoint"),
-     lambda v: np.quantile(v, 0.4, axis=(0, 2), keepdims=True, method="midpoint")),
-    (lambda x: minidp.quantile(x, 0.7, axis=2, interpolation="lower"),
-     lambda v: np.quantile(v, 0.7, axis=2, method="lower")),
-    (lambda x: minidp.quantile(x, 0.7, axis=2, interpolation="higher"),
-     lambda v: np.quantile(v, 0.7, axis=2, method="higher")),
-    (lambda x: minidp.quantile(x, 0.6, axis=2, interpolation="nearest"),
-     lambda v: np.quantile(v, 0.6, axis=2, method="nearest")),
+    (
+        lambda x: minidp.quantile(x, 0.4, axis=[0, 2], keepdim=True, interpolation="midpoint"),
+        lambda v: np.quantile(v, 0.4, axis=(0, 2), keepdims=True, method="midpoint"),
+    ),
+    (
+        lambda x: minidp.quantile(x, 0.7, axis=2, interpolation="lower"),
+        lambda v: np.quantile(v, 0.7, axis=2, method="lower"),
+    ),
+    (
+        lambda x: minidp.quantile(x, 0.7, axis=2, interpolation="higher"),
+        lambda v: np.quantile(v, 0.7, axis=2, method="higher"),
+    ),
+    (
+        lambda x: minidp.quantile(x, 0.6, axis=2, interpolation="nearest"),
+        lambda v: np.quantile(v, 0.6, axis=2, method="nearest"),
+    ),
     (lambda x: minidp.nansum(x, axis=1), lambda v: np.nansum(v, axis=1)),
     (lambda x: minidp.nanmean(x, axis=[1, 2]), lambda v: np.nanmean(v, axis=(1, 2))),
     (lambda x: minidp.mean(x, axis=1, dtype="float64"), lambda v: v.mean(axis=1)),
     (lambda x: minidp.nanquantile(x, [0.3, 0.6], axis=2), lambda v: np.nanquantile(v, [0.3, 0.6], axis=2)),
     (lambda x: minidp.diff(x), lambda v: np.diff(v)),
     (lambda x: minidp.diff(x, n=2, axis=1), lambda v: np.diff(v, n=2, axis=1)),
-    (lambda x: minidp.diff(x, axis=0, prepend=x[:1], append=x[1:] * 2),
-     lambda v: np.diff(v, axis=0, prepend=v[:1], append=v[1:] * 2)),
+    (
+        lambda x: minidp.diff(x, axis=0, prepend=x[:1], append=x[1:] * 2),
+        lambda v: np.diff(v, axis=0, prepend=v[:1], append=v[1:] * 2),
+    ),
     (lambda x: minidp.trapezoid(x), lambda v: np.trapezoid(v)),
     (lambda x: minidp.trapezoid(x, dx=0.5, axis=1), lambda v: np.trapezoid(v, dx=0.5, axis=1)),
-    (lambda x: minidp.trapezoid(x, x=minidp.to_tensor([0.0, 0.5, 2.0], x.dtype), axis=1),
-     lambda v: np.trapezoid(v, x=[0.0, 0.5, 2.0], axis=1)),
+    (
+        lambda x: minidp.trapezoid(x, x=minidp.to_tensor([0.0, 0.5, 2.0], x.dtype), axis=1),
+        lambda v: np.trapezoid(v, x=[0.0, 0.5, 2.0], axis=1),
+    ),
     (lambda x: minidp.cumulative_trapezoid(x, axis=0), lambda v: np.cumsum((v[1:] + v[:-1]) / 2, axis=0)),
 ]
 
@@ -69,8 +81,7 @@ CASES = [  # function of a tensor, NumPy reference of the array
 @pytest.mark.parametrize("function, reference", CASES)
 def test_values_and_gradients(function, reference):
     values = distinct(2, 3, 4)
-    np.testing.assert_allclose(function(minidp.to_tensor(values)).numpy(), reference(values), rtol=1e-10,
-                               atol=1e-12)
+    np.testing.assert_allclose(function(minidp.to_tensor(values)).numpy(), reference(values), rtol=1e-10, atol=1e-12)
     check_grad(function, values)
 
 

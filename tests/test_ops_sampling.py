@@ -6,6 +6,7 @@ distribution bounds as the samplers they refill with.
 Distribution checks use many draws and loose bounds (several standard errors), and a fixed seed,
 so they are deterministic and not flaky.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -22,11 +23,17 @@ def _seeded():
 
 
 def test_draws_repeat_after_seeding():
-    first = [minidp.bernoulli(minidp.full([50], 0.5)).numpy(), minidp.poisson(minidp.full([50], 3.0)).numpy(),
-             minidp.multinomial(minidp.to_tensor([0.2, 0.8]), 5, True).numpy()]
+    first = [
+        minidp.bernoulli(minidp.full([50], 0.5)).numpy(),
+        minidp.poisson(minidp.full([50], 3.0)).numpy(),
+        minidp.multinomial(minidp.to_tensor([0.2, 0.8]), 5, True).numpy(),
+    ]
     minidp.manual_seed(2024)
-    second = [minidp.bernoulli(minidp.full([50], 0.5)).numpy(), minidp.poisson(minidp.full([50], 3.0)).numpy(),
-              minidp.multinomial(minidp.to_tensor([0.2, 0.8]), 5, True).numpy()]
+    second = [
+        minidp.bernoulli(minidp.full([50], 0.5)).numpy(),
+        minidp.poisson(minidp.full([50], 3.0)).numpy(),
+        minidp.multinomial(minidp.to_tensor([0.2, 0.8]), 5, True).numpy(),
+    ]
     for a, b in zip(first, second):
         np.testing.assert_array_equal(a, b)
 
@@ -128,7 +135,7 @@ def test_in_place_random_refills():
     assert ints.random_(5) is ints and set(np.unique(ints.numpy())) == {0, 1, 2, 3, 4}
     assert set(np.unique(ints.random_(-2, 0).numpy())) == {-2, -1}
     floats = minidp.zeros([N]).random_()
-    assert np.array_equal(floats.numpy(), np.round(floats.numpy())) and floats.numpy().max() > 2 ** 20
+    assert np.array_equal(floats.numpy(), np.round(floats.numpy())) and floats.numpy().max() > 2**20
     with pytest.raises(ValueError, match="below to"):
         ints.random_(3, 3)
 

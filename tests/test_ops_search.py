@@ -1,4 +1,5 @@
 """Search and sort ops: values against NumPy, gradients against finite differences, bad input."""
+
 import numpy as np
 import pytest
 
@@ -91,8 +92,7 @@ def test_searchsorted_and_bucketize():
 def test_unique():
     a = np.array([3, 1, 3, 2])
     assert isinstance(minidp.unique(T(a)), minidp.Tensor)
-    values, index, inverse, counts = minidp.unique(T(a), return_index=True, return_inverse=True,
-                                                   return_counts=True)
+    values, index, inverse, counts = minidp.unique(T(a), return_index=True, return_inverse=True, return_counts=True)
     np.testing.assert_array_equal(values.numpy(), [1, 2, 3])
     np.testing.assert_array_equal(index.numpy(), [1, 3, 0])
     np.testing.assert_array_equal(inverse.numpy(), [2, 0, 2, 1])
@@ -104,8 +104,7 @@ def test_unique():
 
 
 def test_unique_consecutive():
-    values, inverse, counts = minidp.unique_consecutive(T([3, 3, 1, 3, 2]), return_inverse=True,
-                                                        return_counts=True)
+    values, inverse, counts = minidp.unique_consecutive(T([3, 3, 1, 3, 2]), return_inverse=True, return_counts=True)
     np.testing.assert_array_equal(values.numpy(), [3, 1, 3, 2])
     np.testing.assert_array_equal(inverse.numpy(), [0, 0, 1, 2, 3])
     np.testing.assert_array_equal(counts.numpy(), [2, 1, 1, 1])

@@ -6,6 +6,7 @@ whose operations give up after a timeout. Batches with random peers, sizes and i
 must complete with every array where it belongs; the naive order (all sends, then all
 receives) must not, which shows the stand-in would catch a schedule that can deadlock.
 """
+
 import queue
 import threading
 
@@ -52,8 +53,7 @@ def run_ranks(size, plans, schedule):
         except Exception as error:  # reported to the test
             errors[rank] = error
 
-    threads = [threading.Thread(target=rank_main, args=(rank,), daemon=True)
-               for rank in range(size)]
+    threads = [threading.Thread(target=rank_main, args=(rank,), daemon=True) for rank in range(size)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -92,8 +92,7 @@ def test_rings_complete_in_both_directions(size):
     for step in (1, -1):
         outgoing = [np.full(8, rank, np.float64) for rank in range(size)]
         incoming = [np.zeros(8) for _ in range(size)]
-        plans = [([(outgoing[r], (r + step) % size)], [(incoming[r], (r - step) % size)])
-                 for r in range(size)]
+        plans = [([(outgoing[r], (r + step) % size)], [(incoming[r], (r - step) % size)]) for r in range(size)]
         assert run_ranks(size, plans, exchange) == [None] * size
         assert [float(a[0]) for a in incoming] == [float((r - step) % size) for r in range(size)]
 
@@ -127,8 +126,7 @@ def test_the_stand_in_catches_the_naive_order():
 def test_sends_to_this_rank_pair_with_its_receives():
     group = Group(0, 0, [0], RendezvousGroup(0, {}), "alone")
     first, second = np.zeros(2), np.zeros(3)
-    exchange(group, [(np.array([1.0, 2.0]), 0), (np.array([3.0, 4.0, 5.0]), 0)],
-             [(first, 0), (second, 0)])
+    exchange(group, [(np.array([1.0, 2.0]), 0), (np.array([3.0, 4.0, 5.0]), 0)], [(first, 0), (second, 0)])
     assert first.tolist() == [1.0, 2.0] and second.tolist() == [3.0, 4.0, 5.0]
     with pytest.raises(ValueError, match="each send to itself needs a receive of the same size"):
         exchange(group, [(np.ones(2), 0)], [(np.zeros(3), 0)])

@@ -1,5 +1,6 @@
 """minidp.load reads Paddle's pickled checkpoints (tests/fixtures/, written by
 tools/record_paddle_checkpoints.py with Paddle 3.3.1) and refuses any other pickle unexecuted."""
+
 import collections
 import os
 import pickle
@@ -15,8 +16,11 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 # saved optimizer state (printed by tools/record_paddle_checkpoints.py).
 PADDLE_OUTPUT = [0.13452665507793427, 0.044212356209754944, 0.05133452266454697, 0.12243685871362686]
 PADDLE_AFTER_SECOND_STEP = {
-    "0.weight": [[-1.0362889766693115, 0.5604243874549866], [0.40571361780166626, -1.0142062902450562],
-                 [-0.2261935919523239, 0.9979432225227356]],
+    "0.weight": [
+        [-1.0362889766693115, 0.5604243874549866],
+        [0.40571361780166626, -1.0142062902450562],
+        [-0.2261935919523239, 0.9979432225227356],
+    ],
     "0.bias": [-0.019991347566246986, -0.01999301090836525],
     "2.weight": [[0.32951754331588745], [0.40283530950546265]],
     "2.bias": [-0.01999996416270733],
@@ -87,11 +91,15 @@ def test_a_pickle_that_calls_a_function_is_refused_without_running(tmp_path):
     assert not marker.exists()
 
 
-@pytest.mark.parametrize("payload, refused", [
-    (pickle.dumps(collections.Counter(a=1)), "collections.Counter"),
-    (pickle.dumps(numpy.array([object()], dtype=object)), "object dtype"),
-    (b"\x80\x02c__builtin__\neval\nq\x00X\x06\x00\x00\x001 + 1q\x01\x85q\x02Rq\x03.", "__builtin__.eval"),
-], ids=["other-class", "object-array", "protocol2-eval"])
+@pytest.mark.parametrize(
+    "payload, refused",
+    [
+        (pickle.dumps(collections.Counter(a=1)), "collections.Counter"),
+        (pickle.dumps(numpy.array([object()], dtype=object)), "object dtype"),
+        (b"\x80\x02c__builtin__\neval\nq\x00X\x06\x00\x00\x001 + 1q\x01\x85q\x02Rq\x03.", "__builtin__.eval"),
+    ],
+    ids=["other-class", "object-array", "protocol2-eval"],
+)
 def test_other_globals_and_object_arrays_are_refused(tmp_path, payload, refused):
     path = tmp_path / "bad.pdopt"
     path.write_bytes(payload)
@@ -115,8 +123,12 @@ def test_minidp_checkpoints_stay_pickle_free(tmp_path):
 
 def test_keep_name_table_keeps_paddles_parameter_names():
     state = minidp.load(FIXTURES / "paddle_mlp.pdparams", keep_name_table=True)
-    assert state["StructuredToParameterName@@"] == {"0.weight": "linear_0.w_0", "0.bias": "linear_0.b_0",
-                                                    "2.weight": "linear_1.w_0", "2.bias": "linear_1.b_0"}
+    assert state["StructuredToParameterName@@"] == {
+        "0.weight": "linear_0.w_0",
+        "0.bias": "linear_0.b_0",
+        "2.weight": "linear_1.w_0",
+        "2.bias": "linear_1.b_0",
+    }
     assert isinstance(state["0.weight"], minidp.Tensor)
 
 
@@ -124,8 +136,12 @@ def test_arrays_paddle_split_into_slices_are_joined(tmp_path):
     # The layout paddle.save writes with protocol 2 or 3 for arrays over 1 GiB, on a small array.
     whole = numpy.arange(12, dtype=numpy.float32).reshape(3, 4)
     flat = whole.reshape(-1)
-    saved = {"w@@.0": flat[:5], "w@@.1": flat[5:], "b": numpy.ones(2, numpy.float32),
-             "UnpackBigParamInfor@@": {"w": {"OriginShape": (3, 4), "slices": ["w@@.0", "w@@.1"]}}}
+    saved = {
+        "w@@.0": flat[:5],
+        "w@@.1": flat[5:],
+        "b": numpy.ones(2, numpy.float32),
+        "UnpackBigParamInfor@@": {"w": {"OriginShape": (3, 4), "slices": ["w@@.0", "w@@.1"]}},
+    }
     path = tmp_path / "big.pdparams"
     path.write_bytes(pickle.dumps(saved, protocol=2))
     loaded = minidp.load(path, return_numpy=True)

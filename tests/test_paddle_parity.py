@@ -3,6 +3,7 @@
 Paddle's answers were recorded by ``tools/record_paddle_fixtures.py`` into
 ``tests/fixtures/paddle_ops.npz``; Paddle itself is not needed here.
 """
+
 from pathlib import Path
 
 import numpy as np
@@ -38,8 +39,7 @@ def test_matches_paddle(index):
         want = FIXTURES[f"{case_id}/out{i}"]
         assert str(out.dtype) == str(FIXTURES[f"{case_id}/dtype{i}"]), f"{case_id} output {i} dtype"
         assert out.shape == list(want.shape), f"{case_id} output {i} shape"
-        np.testing.assert_allclose(out.numpy(), want, rtol=1e-6, atol=1e-9,
-                                   err_msg=f"{case_id} output {i}")
+        np.testing.assert_allclose(out.numpy(), want, rtol=1e-6, atol=1e-9, err_msg=f"{case_id} output {i}")
         if out.dtype in (minidp.float32, minidp.float64) and not out.stop_gradient:
             w = minidp.to_tensor(output_weights(index * 16 + i, tuple(want.shape)).astype(want.dtype))
             term = (out * w).sum()
@@ -50,7 +50,8 @@ def test_matches_paddle(index):
         key = f"{case_id}/grad{j}"
         if key in FIXTURES.files:
             assert t.grad is not None, f"{case_id}: input {j} got no gradient"
-            np.testing.assert_allclose(t.grad.numpy(), FIXTURES[key], rtol=1e-6, atol=1e-9,
-                                       err_msg=f"{case_id} gradient of input {j}")
+            np.testing.assert_allclose(
+                t.grad.numpy(), FIXTURES[key], rtol=1e-6, atol=1e-9, err_msg=f"{case_id} gradient of input {j}"
+            )
         elif not t.stop_gradient:
             assert t.grad is None or not np.any(t.grad.numpy()), f"{case_id}: Paddle gives input {j} no gradient"

@@ -8,6 +8,7 @@ A run must train (its loss falls, its metric clears the stated floor) and report
 schedules, flags: ``tests/fixtures/paddle_scripts_3.3.1.json``, written by
 ``tools/record_paddle_scripts.py``); its metric must also come within a stated margin of Paddle's.
 """
+
 import json
 import math
 import subprocess
@@ -25,27 +26,68 @@ PADDLE = json.loads((ROOT / "tests" / "fixtures" / "paddle_scripts_3.3.1.json").
 # the margin by which it may fall short of Paddle's (random initialisation differs)
 EXPECTED = {
     "mlp_classifier.py": dict(
-        same=["batch_shapes", "batch_dtypes_match", "batches_per_epoch", "state_dict_keys", "saved_lr",
-              "restored_lr", "restored_scheduler_epoch", "final_lr"],
-        metric="test_accuracy", floor=0.7, margin=0.08),
+        same=[
+            "batch_shapes",
+            "batch_dtypes_match",
+            "batches_per_epoch",
+            "state_dict_keys",
+            "saved_lr",
+            "restored_lr",
+            "restored_scheduler_epoch",
+            "final_lr",
+        ],
+        metric="test_accuracy",
+        floor=0.7,
+        margin=0.08,
+    ),
     "cnn_classifier.py": dict(
         same=["num_parameters", "num_decayed", "bn_buffers", "bn_mean_moved", "state_dict_keys", "final_lr"],
-        metric="test_accuracy", floor=0.9, margin=0.08),
-    "sequence_model.py": dict(
-        same=["shapes", "ignored_positions"], metric="class_accuracy", floor=0.85, margin=0.1),
+        metric="test_accuracy",
+        floor=0.9,
+        margin=0.08,
+    ),
+    "sequence_model.py": dict(same=["shapes", "ignored_positions"], metric="class_accuracy", floor=0.85, margin=0.1),
     "data_parallel.py": dict(
         same=["world_size", "batches_per_rank", "samples_seen", "replicas_identical", "saved_keys"],
-        metric="final_accuracy", floor=0.85, margin=0.05),
+        metric="final_accuracy",
+        floor=0.85,
+        margin=0.05,
+    ),
     "custom_regression.py": dict(
-        same=["pylayer_grad_matches", "parameter_shapes", "bias_initially_zero",
-              "paddle_grad_left_parameter_grads_alone", "no_grad_stop_gradient", "worst_sorted",
-              "worst_dtype_is_float32", "order_dtype_is_int64", "target_variance"],
-        metric="explained_variance", floor=0.9, margin=0.05),
+        same=[
+            "pylayer_grad_matches",
+            "parameter_shapes",
+            "bias_initially_zero",
+            "paddle_grad_left_parameter_grads_alone",
+            "no_grad_stop_gradient",
+            "worst_sorted",
+            "worst_dtype_is_float32",
+            "order_dtype_is_int64",
+            "target_variance",
+        ],
+        metric="explained_variance",
+        floor=0.9,
+        margin=0.05,
+    ),
     "training_utilities.py": dict(
-        same=["schedules", "split_sizes", "batches", "hook_calls", "hook_shape", "train_mode_is_random",
-              "eval_mode_is_deterministic", "training_flags", "num_params_vector", "missing_keys",
-              "unexpected_keys", "round_trip_matches"],
-        metric="val_accuracy", floor=0.85, margin=0.08),
+        same=[
+            "schedules",
+            "split_sizes",
+            "batches",
+            "hook_calls",
+            "hook_shape",
+            "train_mode_is_random",
+            "eval_mode_is_deterministic",
+            "training_flags",
+            "num_params_vector",
+            "missing_keys",
+            "unexpected_keys",
+            "round_trip_matches",
+        ],
+        metric="val_accuracy",
+        floor=0.85,
+        margin=0.08,
+    ),
 }
 
 
@@ -100,15 +142,19 @@ def test_paddle_script_trains_under_minidp_as_under_paddle(script, workdir):
     metric = ours[expected["metric"]]
     assert metric >= expected["floor"], f"{script}: {expected['metric']} {metric} below {expected['floor']}"
     assert metric >= paddles[expected["metric"]] - expected["margin"], (
-        f"{script}: {expected['metric']} {metric} trails Paddle's {paddles[expected['metric']]}")
+        f"{script}: {expected['metric']} {metric} trails Paddle's {paddles[expected['metric']]}"
+    )
 
 
 def test_translation_changes_only_the_imports():
-    source = ("import paddle\nimport paddle.nn as nn\nfrom paddle.io import DataLoader\n"
-              "    from paddle import nn as layers\nx = paddle.to_tensor([1])  # import paddle\n")
+    source = (
+        "import paddle\nimport paddle.nn as nn\nfrom paddle.io import DataLoader\n"
+        "    from paddle import nn as layers\nx = paddle.to_tensor([1])  # import paddle\n"
+    )
     assert to_minidp(source) == (
         "import minidp as paddle\nimport minidp.nn as nn\nfrom minidp.io import DataLoader\n"
-        "    from minidp import nn as layers\nx = paddle.to_tensor([1])  # import paddle\n")
+        "    from minidp import nn as layers\nx = paddle.to_tensor([1])  # import paddle\n"
+    )
     with pytest.raises(ValueError, match="line 1: cannot translate 'import paddle.nn'"):
         to_minidp("import paddle.nn\n")
 

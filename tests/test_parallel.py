@@ -1,5 +1,6 @@
 """init_parallel_env (minidp.distributed.parallel): the backend it picks, the world of one
 process, and the variables it needs, named when missing or wrong."""
+
 import pytest
 
 import minidp
@@ -17,8 +18,7 @@ def auto_backend_worker():
 
 @pytest.mark.timeout(60)
 def test_auto_backend_is_gloo_without_gpu_or_mpi_launcher():
-    assert run_workers(auto_backend_worker, 2, timeout=50, env={"PADDLE_DISTRI_BACKEND": "auto"}) \
-        == ["gloo", "gloo"]
+    assert run_workers(auto_backend_worker, 2, timeout=50, env={"PADDLE_DISTRI_BACKEND": "auto"}) == ["gloo", "gloo"]
 
 
 def test_single_process_world_warns_and_returns_none(clean_env):

@@ -1,4 +1,5 @@
 """minidp/nn/param_attr.py: ParamAttr at the top level with Paddle's defaults."""
+
 import minidp
 
 

@@ -4,6 +4,7 @@ test_volume.py.)
 
 Literal values were recorded by hand from PaddlePaddle 3.3.1 (CPU, float64).
 """
+
 import numpy as np
 import pytest
 
@@ -27,8 +28,11 @@ def test_adaptive_pooling_literals_from_paddle():
     ramp = np.arange(35.0).reshape(1, 1, 5, 7)
     np.testing.assert_array_equal(F.adaptive_avg_pool2d(t(ramp), [2, 3]).numpy(), [[[[8, 10, 12], [22, 24, 26]]]])
     wave = np.cos(np.arange(35.0)).reshape(1, 1, 5, 7)
-    np.testing.assert_allclose(F.adaptive_max_pool2d(t(wave), [2, 3]).numpy(),
-                               [[[[1.0, 0.66031671, 0.98870462], [0.15425145, 0.99120281, 0.99120281]]]], rtol=1e-7)
+    np.testing.assert_allclose(
+        F.adaptive_max_pool2d(t(wave), [2, 3]).numpy(),
+        [[[[1.0, 0.66031671, 0.98870462], [0.15425145, 0.99120281, 0.99120281]]]],
+        rtol=1e-7,
+    )
 
 
 @pytest.mark.parametrize("out_hw", [(3, 2), (1, 1), (5, 4), (2, 5)])
@@ -43,15 +47,18 @@ def test_adaptive_pools_match_numpy_and_gradients(out_hw):
 def test_adaptive_max_mask_channels_last_and_1d():
     x = distinct(rng, 1, 2, 5, 4)
     out, mask = F.adaptive_max_pool2d(t(x), 2, return_mask=True)
-    np.testing.assert_array_equal(np.take_along_axis(x.reshape(1, 2, -1), mask.numpy().reshape(1, 2, -1), 2),
-                                  out.numpy().reshape(1, 2, -1))
+    np.testing.assert_array_equal(
+        np.take_along_axis(x.reshape(1, 2, -1), mask.numpy().reshape(1, 2, -1), 2), out.numpy().reshape(1, 2, -1)
+    )
     last = F.adaptive_avg_pool2d(t(x.transpose(0, 2, 3, 1)), [2, 3], data_format="NHWC").numpy()
     np.testing.assert_allclose(last.transpose(0, 3, 1, 2), np_adaptive(x, (2, 3), np.mean))
     seq = distinct(rng, 2, 3, 7)
-    np.testing.assert_allclose(F.adaptive_avg_pool1d(t(seq), 3).numpy(),
-                               np_adaptive(seq[:, :, None], (1, 3), np.mean)[:, :, 0])
-    np.testing.assert_array_equal(nn.AdaptiveMaxPool1D(4)(t(seq)).numpy(),
-                                  np_adaptive(seq[:, :, None], (1, 4), np.max)[:, :, 0])
+    np.testing.assert_allclose(
+        F.adaptive_avg_pool1d(t(seq), 3).numpy(), np_adaptive(seq[:, :, None], (1, 3), np.mean)[:, :, 0]
+    )
+    np.testing.assert_array_equal(
+        nn.AdaptiveMaxPool1D(4)(t(seq)).numpy(), np_adaptive(seq[:, :, None], (1, 4), np.max)[:, :, 0]
+    )
     assert nn.AdaptiveAvgPool2D(1)(t(x)).shape == [1, 2, 1, 1]
     assert nn.AdaptiveAvgPool1D(2)(t(seq)).shape == [2, 3, 2]
     assert nn.AdaptiveMaxPool2D([None, 2])(t(x)).shape == [1, 2, 5, 2]
@@ -64,7 +71,7 @@ def test_1d_pooling():
     x = distinct(rng, 2, 3, 7)
     out = F.max_pool1d(t(x), 3, 2, 1).numpy()
     padded = np.pad(x, [(0, 0), (0, 0), (1, 1)], constant_values=-np.inf)
-    np.testing.assert_array_equal(out, np.stack([padded[:, :, i:i + 3].max(-1) for i in range(0, 7, 2)], -1))
+    np.testing.assert_array_equal(out, np.stack([padded[:, :, i : i + 3].max(-1) for i in range(0, 7, 2)], -1))
     check_grad(lambda a: F.max_pool1d(a, 3, 2, 1), x)
     avg = F.avg_pool1d(t(x), 2).numpy()
     np.testing.assert_allclose(avg, x[:, :, :6].reshape(2, 3, 3, 2).mean(-1))
@@ -79,7 +86,7 @@ def test_1d_pooling():
 def test_lp_pooling():
     x = rng.uniform(0.1, 1.0, size=(1, 2, 4, 6))
     windows = x.reshape(1, 2, 2, 2, 3, 2).transpose(0, 1, 2, 4, 3, 5).reshape(1, 2, 2, 3, 4)
-    np.testing.assert_allclose(F.lp_pool2d(t(x), 3.0, 2).numpy(), (windows ** 3).sum(-1) ** (1 / 3))
+    np.testing.assert_allclose(F.lp_pool2d(t(x), 3.0, 2).numpy(), (windows**3).sum(-1) ** (1 / 3))
     check_grad(lambda a: F.lp_pool2d(a, 2.0, 3, 2, 1, ceil_mode=True), x)
     seq = rng.uniform(0.1, 1.0, size=(1, 2, 6))
     np.testing.assert_allclose(nn.LPPool1D(2.0, 2)(t(seq)).numpy(), np.sqrt((seq.reshape(1, 2, 3, 2) ** 2).sum(-1)))

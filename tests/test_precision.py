@@ -2,6 +2,7 @@
 Paddle's ``multi_precision``): a bfloat16 run with master weights follows a float32 run exactly,
 one without them rounds small updates away and warns, the state dtypes follow Paddle, and master
 weights survive a state-dict round trip."""
+
 import warnings
 
 import numpy as np

@@ -1,4 +1,5 @@
 """minidp/printing.py: set_printoptions changes how tensors print."""
+
 import numpy as np
 import pytest
 

@@ -1,6 +1,7 @@
 """minidp.random: unseeded processes differ, seed() repeats a run, states round-trip, and every
 consumer (creation ops, dropout, initializers, samplers, DataLoader shuffle) draws from it; and
 ``minidp.Generator``, an independent host generator with Paddle's seed and state methods."""
+
 import os
 import subprocess
 import sys
@@ -17,14 +18,17 @@ from minidp.distributed.spawn import spawn
 import random_tasks
 
 REPO = str(Path(__file__).resolve().parents[1])
-DRAW = ("import minidp; d = minidp.io.DataLoader(list(range(20)), batch_size=20, shuffle=True); "
-        "print(minidp.rand([4]).numpy().tolist(), next(iter(d)).numpy().tolist())")
+DRAW = (
+    "import minidp; d = minidp.io.DataLoader(list(range(20)), batch_size=20, shuffle=True); "
+    "print(minidp.rand([4]).numpy().tolist(), next(iter(d)).numpy().tolist())"
+)
 
 
 def fresh_process_draw(prefix: str = "") -> str:
     env = dict(os.environ, PYTHONPATH=REPO)
-    return subprocess.run([sys.executable, "-c", prefix + DRAW], env=env, capture_output=True, text=True,
-                          check=True, timeout=60).stdout
+    return subprocess.run(
+        [sys.executable, "-c", prefix + DRAW], env=env, capture_output=True, text=True, check=True, timeout=60
+    ).stdout
 
 
 def test_unseeded_processes_draw_different_values():
@@ -42,17 +46,21 @@ def test_seed_returns_the_host_generator_with_its_seed():
     assert generator.initial_seed() == 123
 
 
-@pytest.mark.parametrize("draw", [
-    lambda: minidp.randn([5]).numpy(),
-    lambda: minidp.rand([5]).numpy(),
-    lambda: minidp.uniform([5]).numpy(),
-    lambda: minidp.randint(0, 100, [5]).numpy(),
-    lambda: minidp.randperm(10).numpy(),
-    lambda: minidp.nn.functional.dropout(minidp.ones([64]), p=0.5).numpy(),
-    lambda: minidp.nn.Linear(4, 3).weight.numpy(),
-    lambda: numpy.array(list(minidp.io.RandomSampler(list(range(30))))),
-    lambda: next(iter(minidp.io.DataLoader(list(range(30)), batch_size=30, shuffle=True))).numpy(),
-], ids=["randn", "rand", "uniform", "randint", "randperm", "dropout", "initializer", "sampler", "shuffle"])
+@pytest.mark.parametrize(
+    "draw",
+    [
+        lambda: minidp.randn([5]).numpy(),
+        lambda: minidp.rand([5]).numpy(),
+        lambda: minidp.uniform([5]).numpy(),
+        lambda: minidp.randint(0, 100, [5]).numpy(),
+        lambda: minidp.randperm(10).numpy(),
+        lambda: minidp.nn.functional.dropout(minidp.ones([64]), p=0.5).numpy(),
+        lambda: minidp.nn.Linear(4, 3).weight.numpy(),
+        lambda: numpy.array(list(minidp.io.RandomSampler(list(range(30))))),
+        lambda: next(iter(minidp.io.DataLoader(list(range(30)), batch_size=30, shuffle=True))).numpy(),
+    ],
+    ids=["randn", "rand", "uniform", "randint", "randperm", "dropout", "initializer", "sampler", "shuffle"],
+)
 def test_every_consumer_repeats_after_seed_and_after_state_restore(draw):
     minidp.seed(42)
     first = draw()
@@ -85,12 +93,15 @@ def test_cuda_states_are_empty_without_gpus_as_in_paddle():
         minidp.set_cuda_rng_state(minidp.get_rng_state())
 
 
-@pytest.mark.parametrize("call, error, match", [
-    (lambda: minidp.seed(1.5), TypeError, "must be an int"),
-    (lambda: minidp.set_rng_state([]), ValueError, "one generator"),
-    (lambda: minidp.set_rng_state(["state"]), TypeError, "GeneratorState"),
-    (lambda: minidp.get_rng_state(device=3), TypeError, "device must be"),
-])
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda: minidp.seed(1.5), TypeError, "must be an int"),
+        (lambda: minidp.set_rng_state([]), ValueError, "one generator"),
+        (lambda: minidp.set_rng_state(["state"]), TypeError, "GeneratorState"),
+        (lambda: minidp.get_rng_state(device=3), TypeError, "device must be"),
+    ],
+)
 def test_bad_arguments_are_named(call, error, match):
     with pytest.raises(error, match=match):
         call()
@@ -192,6 +203,7 @@ class _StandinCurand:
 
     def generateUniform(self, handle, pointer, count):  # noqa: N802
         import ctypes
+
         positions = handle["offset"] + numpy.arange(count)
         values = ((handle["seed"] % 9973) * 7919 + positions * 104729) % 99991 / 99991.0 + 1e-6
         numpy.ctypeslib.as_array((ctypes.c_float * count).from_address(pointer))[:] = values

@@ -3,6 +3,7 @@
 The expected updates are Paddle's rule written in NumPy (clip the gradient, add the
 regularizer's term, then update); Paddle 3.3.1 gives the same numbers for each case here.
 """
+
 import numpy as np
 import pytest
 
@@ -48,7 +49,7 @@ def test_param_attr_regularizer_adds_to_the_gradient_before_adamws_decoupled_dec
     attr = minidp.ParamAttr(regularizer=L2Decay(0.2))
     w, _ = one_step(lambda p: minidp.optimizer.AdamW(0.1, parameters=p, weight_decay=0.5), attr)
     grad = GRAD_W + 0.2 * W
-    m, v = 0.1 * grad, 0.001 * grad ** 2
+    m, v = 0.1 * grad, 0.001 * grad**2
     expected = W * (1 - 0.1 * 0.5) - 0.1 * (m / 0.1) / (np.sqrt(v / 0.001) + 1e-8)
     np.testing.assert_allclose(w, expected, rtol=1e-5)
 
@@ -56,7 +57,7 @@ def test_param_attr_regularizer_adds_to_the_gradient_before_adamws_decoupled_dec
 def test_regularizer_acts_on_the_clipped_gradient():
     clip = nn.ClipGradByGlobalNorm(0.1)
     w, b = one_step(lambda p: minidp.optimizer.SGD(0.1, parameters=p, weight_decay=L2Decay(0.5), grad_clip=clip))
-    scale = 0.1 / np.sqrt((GRAD_W ** 2).sum() + (GRAD_B ** 2).sum())
+    scale = 0.1 / np.sqrt((GRAD_W**2).sum() + (GRAD_B**2).sum())
     np.testing.assert_allclose(w, W - 0.1 * (GRAD_W * scale + 0.5 * W), rtol=1e-5)
     np.testing.assert_allclose(b, B - 0.1 * (GRAD_B * scale + 0.5 * B), rtol=1e-5)
 

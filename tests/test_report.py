@@ -1,6 +1,7 @@
 """tools/report.py renders docs/benchmarks.md from the benchmarks' results (a fixed fixture here;
 running the full benchmarks takes minutes and is done by hand), and bench_dp.py's sweep over world
 size and bucket size runs for real on a tiny model."""
+
 import json
 import math
 import os
@@ -30,8 +31,14 @@ def page():
 def test_names_the_machine_and_how_it_was_made(page):
     assert page.startswith("# Benchmarks\n")
     assert "`python tools/report.py --quick`" in page
-    for line in ("- cpu: Test CPU 3000", "- cores: 2", "- python: 3.11.0", "- numpy: 2.0.0",
-                 "- load average: 1.00 0.50 0.25", "- pytorch: 2.3.0"):
+    for line in (
+        "- cpu: Test CPU 3000",
+        "- cores: 2",
+        "- python: 3.11.0",
+        "- numpy: 2.0.0",
+        "- load average: 1.00 0.50 0.25",
+        "- pytorch: 2.3.0",
+    ):
         assert line in page.splitlines()
 
 
@@ -67,19 +74,18 @@ def test_engine_output_is_quoted_verbatim(page):
 
 def test_sweep_section_has_a_table_per_axis(page):
     lines = page.splitlines()
-    assert "## Step time and exposed communication against bucket size and world size " \
-           "(tools/bench_dp.py --sweep)" in lines
+    assert (
+        "## Step time and exposed communication against bucket size and world size (tools/bench_dp.py --sweep)" in lines
+    )
     # world size 2, default buckets: steps 20, 22, 24, 26 ms and waits 2, 4, 6, 8 ms
     assert "| 0.0001 MiB | 80 B, 256 B, 64 B, 512 B | 30.00 (30.00-30.00) | 3.00 (3.00-3.00) | 10% |" in lines
     assert "| default (25 / 1 MiB) | 848 B | 23.00 (21.50-24.50) | 5.00 (3.50-6.50) | 22% |" in lines
     assert "| 1 | 0.5 | none (one rank reduces nothing) | 11.00 (10.50-11.50) | 0.00 (0.00-0.00) | 0% |" in lines
     assert "| 2 | 1 | 848 B | 23.00 (21.50-24.50) | 5.00 (3.50-6.50) | 22% |" in lines
     assert "| 4 | 2 (oversubscribed) | 848 B | 100.00 (100.00-100.00) | 50.00 (50.00-50.00) | 50% |" in lines
-    assert any(line.startswith("- Oversubscribed: world size 4 runs more ranks than the 2 cores")
-               for line in lines)
+    assert any(line.startswith("- Oversubscribed: world size 4 runs more ranks than the 2 cores") for line in lines)
     assert "- 2 rank(s), buckets of 8 MiB: FAILED (timed out after 120 s:)" in lines
-    assert "![step time and exposed communication against bucket size and world size]" \
-           "(bench_dp_sweep.png)" in lines
+    assert "![step time and exposed communication against bucket size and world size](bench_dp_sweep.png)" in lines
 
 
 def test_without_matplotlib_the_report_says_its_plots_were_not_drawn():
@@ -103,11 +109,31 @@ def sweep(tmp_path_factory):
     token = uuid.uuid4().hex
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(TOKEN_VARIABLE, token)
-        code = bench_dp.main(["--sweep", "--nproc", "1", "2", "--bucket-mb", str(SMALL_BUCKET),
-                              str(LARGE_BUCKET), "--mlp", "8,16,4", "--steps", str(STEPS),
-                              "--warmup", "1", "--rounds", "1", "--timeout", "120",
-                              "--json", str(folder / "sweep.json"),
-                              "--plot", str(folder / "sweep.png")])
+        code = bench_dp.main(
+            [
+                "--sweep",
+                "--nproc",
+                "1",
+                "2",
+                "--bucket-mb",
+                str(SMALL_BUCKET),
+                str(LARGE_BUCKET),
+                "--mlp",
+                "8,16,4",
+                "--steps",
+                str(STEPS),
+                "--warmup",
+                "1",
+                "--rounds",
+                "1",
+                "--timeout",
+                "120",
+                "--json",
+                str(folder / "sweep.json"),
+                "--plot",
+                str(folder / "sweep.png"),
+            ]
+        )
     leftovers = wait_until_gone(token)
     for process in leftovers:
         process.kill()
@@ -120,8 +146,7 @@ def test_sweep_measures_every_configuration_with_finite_positive_times(sweep):
     data, _, leftovers = sweep
     assert leftovers == [] and data["failed"] == []
     by_config = {(c["world"], c["bucket_mb"]): c for c in data["configs"]}
-    assert sorted(by_config, key=str) == sorted(
-        [(1, None), (2, None), (2, SMALL_BUCKET), (2, LARGE_BUCKET)], key=str)
+    assert sorted(by_config, key=str) == sorted([(1, None), (2, None), (2, SMALL_BUCKET), (2, LARGE_BUCKET)], key=str)
     for (world, _), config in by_config.items():
         assert len(config["step"]) == len(config["wait"]) == STEPS * world
         assert all(math.isfinite(t) and t > 0 for t in config["step"])
@@ -155,8 +180,11 @@ def test_sweep_tables_are_well_formed_with_a_row_per_configuration(sweep):
         assert all(cell == "---" for cell in rule) and len(rule) == len(header)
         assert all(len(row) == len(header) and all(row) for row in rows)
     by_bucket, by_world = tables
-    assert [row[0] for row in by_bucket[2:]] == [f"{SMALL_BUCKET:g} MiB", f"{LARGE_BUCKET:g} MiB",
-                                                 "default (25 / 1 MiB)"]
+    assert [row[0] for row in by_bucket[2:]] == [
+        f"{SMALL_BUCKET:g} MiB",
+        f"{LARGE_BUCKET:g} MiB",
+        "default (25 / 1 MiB)",
+    ]
     assert [row[0] for row in by_world[2:]] == ["1", "2"]
     for row in by_bucket[2:] + by_world[2:]:
         step, wait = (float(cell.split()[0]) for cell in row[-3:-1])
@@ -173,13 +201,16 @@ def test_sweep_plot_is_written_when_matplotlib_exists(sweep, tmp_path, monkeypat
     assert "no plot: matplotlib is not installed" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--nproc", "2"], "set the sweep's axes and model: add --sweep"),
-    (["--sweep", "--nproc", "0"], "--nproc takes world sizes of 1 or more"),
-    (["--sweep", "--bucket-mb", "-1"], "--bucket-mb positive sizes"),
-    (["--sweep", "--mlp", "784"], "--mlp takes two or more positive layer widths"),
-    (["--sweep", "--steps", "0"], "--steps and --rounds must be at least 1"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--nproc", "2"], "set the sweep's axes and model: add --sweep"),
+        (["--sweep", "--nproc", "0"], "--nproc takes world sizes of 1 or more"),
+        (["--sweep", "--bucket-mb", "-1"], "--bucket-mb positive sizes"),
+        (["--sweep", "--mlp", "784"], "--mlp takes two or more positive layer widths"),
+        (["--sweep", "--steps", "0"], "--steps and --rounds must be at least 1"),
+    ],
+)
 def test_sweep_refuses_bad_arguments_before_starting_anything(argv, message, capsys):
     with pytest.raises(SystemExit) as exit_info:
         bench_dp.main(argv)
@@ -188,8 +219,12 @@ def test_sweep_refuses_bad_arguments_before_starting_anything(argv, message, cap
 
 
 def test_help_describes_the_sweep_without_running_it():
-    done = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "bench_dp.py"), "--help"],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "tools", "bench_dp.py"), "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0
     for option in ("--sweep", "--nproc", "--bucket-mb", "--mlp", "--warmup"):
         assert option in done.stdout

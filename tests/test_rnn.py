@@ -3,6 +3,7 @@
 Literal values were recorded by hand from PaddlePaddle 3.3.1 (CPU, float32) with the weights
 that ``fill`` sets.
 """
+
 import numpy as np
 import pytest
 
@@ -13,13 +14,24 @@ from gradcheck import check_grad
 rng = np.random.default_rng(0)
 X = np.cos(np.arange(30.0) * 0.4).reshape(2, 5, 3).astype("float32")
 PADDLE = {
-    "LSTM": ([[-0.215504, 0.02827, -0.050838, -0.610242], [-0.001585, 0.112763, -0.190726, -0.299486],
-              [0.104481, 0.201381, -0.204374, 0.05829], [0, 0, 0, 0], [0, 0, 0, 0]],
-             [[[0.097085, 0.144968], [0.104481, 0.201381]], [[-0.106929, -0.586643], [-0.050838, -0.610242]]]),
-    "GRU": ([[-0.321446, -0.32834], [-0.485146, -0.484857], [-0.612162, -0.57525], [0, 0], [0, 0]],
-            [[[0.208773, 0.438348], [0.56444, 0.180872]], [[-0.717583, -0.624439], [-0.612162, -0.57525]]]),
-    "SimpleRNN": ([[0.0, 1.262176], [0.0, 1.094979], [0.865968, 0.485322], [0, 0], [0, 0]],
-                  [[[0.0, 1.434716], [0.865968, 0.485322]]]),
+    "LSTM": (
+        [
+            [-0.215504, 0.02827, -0.050838, -0.610242],
+            [-0.001585, 0.112763, -0.190726, -0.299486],
+            [0.104481, 0.201381, -0.204374, 0.05829],
+            [0, 0, 0, 0],
+            [0, 0, 0, 0],
+        ],
+        [[[0.097085, 0.144968], [0.104481, 0.201381]], [[-0.106929, -0.586643], [-0.050838, -0.610242]]],
+    ),
+    "GRU": (
+        [[-0.321446, -0.32834], [-0.485146, -0.484857], [-0.612162, -0.57525], [0, 0], [0, 0]],
+        [[[0.208773, 0.438348], [0.56444, 0.180872]], [[-0.717583, -0.624439], [-0.612162, -0.57525]]],
+    ),
+    "SimpleRNN": (
+        [[0.0, 1.262176], [0.0, 1.094979], [0.865968, 0.485322], [0, 0], [0, 0]],
+        [[[0.0, 1.434716], [0.865968, 0.485322]]],
+    ),
 }
 OPTIONS = {"LSTM": {"direction": "bidirect"}, "GRU": {"num_layers": 2}, "SimpleRNN": {"activation": "relu"}}
 
@@ -151,8 +163,9 @@ def test_cell_initial_states_follow_paddle():
     assert isinstance(cell, nn.RNNCellBase) and cell.state_shape == ((4,), (4,))
     h, c = cell.get_initial_states(t(np.ones((5, 3), "float32")))
     assert h.shape == [5, 4] and c.shape == [5, 4] and float(h.abs().sum()) == 0
-    filled = nn.GRUCell(3, 2).get_initial_states(t(np.ones((7, 6, 3))), shape=[2, 2], dtype="float64",
-                                                 init_value=1.5, batch_dim_idx=1)
+    filled = nn.GRUCell(3, 2).get_initial_states(
+        t(np.ones((7, 6, 3))), shape=[2, 2], dtype="float64", init_value=1.5, batch_dim_idx=1
+    )
     assert filled.shape == [6, 2, 2] and filled.dtype == minidp.float64 and float(filled.min()) == 1.5
     assert nn.SimpleRNNCell(3, 2).state_dtype == minidp.float32
 

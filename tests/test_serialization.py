@@ -1,4 +1,5 @@
 """minidp.save / minidp.load: round trips, atomic writes, clear errors, no pickle, exact resumption."""
+
 import io
 import os
 import zipfile
@@ -22,7 +23,7 @@ def test_round_trip_keeps_types_structure_and_order(tmp_path):
         "numbers": [1, 2.25, -7, True, None, "text", float("inf")],
         "tuple": (1, ("nested", [])),
         3: {"deep": {"empty": {}}},
-        "big": 2 ** 70,
+        "big": 2**70,
     }
     path = tmp_path / "ckpt"
     save(obj, path)
@@ -34,7 +35,7 @@ def test_round_trip_keeps_types_structure_and_order(tmp_path):
     assert back["scalar"] == np.float32(1.5) and isinstance(back["scalar"], np.float32)
     assert back["numbers"] == obj["numbers"] and isinstance(back["numbers"][3], bool)
     assert back["tuple"] == (1, ("nested", [])) and back[3] == {"deep": {"empty": {}}}
-    assert back["big"] == 2 ** 70
+    assert back["big"] == 2**70
     as_numpy = load(path, return_numpy=True)
     assert isinstance(as_numpy["tensor"], np.ndarray)
 
@@ -108,8 +109,9 @@ def test_pickled_arrays_are_never_loaded(tmp_path):
 
 
 def make_model():
-    return nn.Sequential(nn.Conv2D(1, 3, 3, padding=1), nn.BatchNorm2D(3), nn.ReLU(), nn.Flatten(),
-                         nn.Linear(3 * 16, 5))
+    return nn.Sequential(
+        nn.Conv2D(1, 3, 3, padding=1), nn.BatchNorm2D(3), nn.ReLU(), nn.Flatten(), nn.Linear(3 * 16, 5)
+    )
 
 
 def train_step(model, opt, x, y):
@@ -146,9 +148,15 @@ def test_model_and_optimizer_resume_to_the_identical_next_step(tmp_path):
 
 # --- audit ---------------------------------------------------------------------------------------
 def test_numpy_number_keys_and_edge_values_round_trip(tmp_path):
-    obj = {np.int64(3): "three", np.bool_(True): None, "f16": np.ones(2, np.float16),
-           "i64": minidp.to_tensor(np.arange(3, dtype=np.int64)), "zero_d": minidp.to_tensor(2.5), "empty": [],
-           "tuple": (None, False, 0.5)}
+    obj = {
+        np.int64(3): "three",
+        np.bool_(True): None,
+        "f16": np.ones(2, np.float16),
+        "i64": minidp.to_tensor(np.arange(3, dtype=np.int64)),
+        "zero_d": minidp.to_tensor(2.5),
+        "empty": [],
+        "tuple": (None, False, 0.5),
+    }
     save(obj, tmp_path / "c")
     back = load(tmp_path / "c")
     assert back[3] == "three" and back[True] is None and type(list(back)[0]) is int
@@ -182,8 +190,10 @@ def test_bfloat16_tensors_and_optimizer_state_survive_save_and_load(tmp_path):
     opt = optim.Adam(0.01, parameters=layer.parameters(), multi_precision=True)
     layer(minidp.ones([2, 3], "bfloat16")).sum().backward()
     opt.step()
-    minidp.save({"model": layer.state_dict(), "opt": opt.state_dict(),
-                 "array": np.ones(2, BF16), "scalar": BF16.type(1.5)}, str(tmp_path / "ckpt"))
+    minidp.save(
+        {"model": layer.state_dict(), "opt": opt.state_dict(), "array": np.ones(2, BF16), "scalar": BF16.type(1.5)},
+        str(tmp_path / "ckpt"),
+    )
     loaded = minidp.load(str(tmp_path / "ckpt"))
     for name, value in layer.state_dict().items():
         assert loaded["model"][name].dtype == BF16

@@ -1,5 +1,6 @@
 """gloo's shared-memory transport on real processes: bit-identical with the TCP ring, correct
 against NumPy, hierarchical across simulated hosts, nothing left in /dev/shm, dead peers named."""
+
 import hashlib
 import os
 import signal
@@ -16,8 +17,7 @@ from minidp.distributed.backends import get_backend_factory
 from minidp.distributed.backends.base import GroupSpec, ReduceOp
 from minidp.distributed.backends.gloo import SMALL_ALL_REDUCE_BYTES, GlooProcessGroup
 from minidp.distributed.backends.host import discover_hosts, host_identity, transport_choice
-from minidp.distributed.backends.shm import (CHUNK_BYTES, INITIAL_SLOT_BYTES, RING_ROWS,
-                                             SharedMemoryGlooGroup)
+from minidp.distributed.backends.shm import CHUNK_BYTES, INITIAL_SLOT_BYTES, RING_ROWS, SharedMemoryGlooGroup
 from minidp.distributed.store import TCPStore
 
 DTYPES = ["float16", "bfloat16", "float32", "float64", "int32", "int64"]
@@ -33,8 +33,14 @@ def counts_for(name):
     for two dtypes also blocks of four ranks long enough to go round the large all-reduce's
     ring of rows (the ring depends on the item size only)."""
     item = dtype_of(name).itemsize
-    counts = [0, 1, 7, SMALL_ALL_REDUCE_BYTES // item + 3, CHUNK_BYTES // item + 5,
-              INITIAL_SLOT_BYTES // item + INITIAL_SLOT_BYTES // item // 2 + 1]
+    counts = [
+        0,
+        1,
+        7,
+        SMALL_ALL_REDUCE_BYTES // item + 3,
+        CHUNK_BYTES // item + 5,
+        INITIAL_SLOT_BYTES // item + INITIAL_SLOT_BYTES // item // 2 + 1,
+    ]
     if name in ("bfloat16", "float32"):
         counts.append(4 * (RING_ROWS + 1) * CHUNK_BYTES // item + 3)
     return counts
@@ -44,8 +50,7 @@ def values(rank, count, name, op, salt=0):
     """Inexact floats (so the reduction order shows in the bits), small integers, PROD near 1."""
     rng = np.random.default_rng([rank, count, salt, int(op), DTYPES.index(name)])
     if dtype_of(name).kind in "iu":
-        raw = rng.choice([1, 2], size=count) if op == ReduceOp.PROD else \
-            rng.integers(-50, 51, size=count)
+        raw = rng.choice([1, 2], size=count) if op == ReduceOp.PROD else rng.integers(-50, 51, size=count)
     else:
         raw = rng.uniform(0.9, 1.1, count) if op == ReduceOp.PROD else rng.normal(size=count)
     return raw.astype(dtype_of(name))
@@ -55,9 +60,13 @@ def reference(arrays, op, size):
     stacked = np.stack([a.astype(np.float64) for a in arrays])
     if op == ReduceOp.AVG and arrays[0].dtype.kind == "i":
         return np.trunc(stacked.sum(0) / size)
-    return {ReduceOp.SUM: stacked.sum(0), ReduceOp.MAX: stacked.max(0),
-            ReduceOp.MIN: stacked.min(0), ReduceOp.PROD: stacked.prod(0),
-            ReduceOp.AVG: stacked.sum(0) / size}[op]
+    return {
+        ReduceOp.SUM: stacked.sum(0),
+        ReduceOp.MAX: stacked.max(0),
+        ReduceOp.MIN: stacked.min(0),
+        ReduceOp.PROD: stacked.prod(0),
+        ReduceOp.AVG: stacked.sum(0) / size,
+    }[op]
 
 
 def close_to(got, want, name):
@@ -71,8 +80,7 @@ def rank_and_size():
 
 def job_store(timeout=30.0):
     rank, _ = rank_and_size()
-    return TCPStore("127.0.0.1", int(os.environ["MASTER_PORT"]), is_master=rank == 0,
-                    timeout=timeout)
+    return TCPStore("127.0.0.1", int(os.environ["MASTER_PORT"]), is_master=rank == 0, timeout=timeout)
 
 
 def shm_group(store, name, timeout=30.0):
@@ -113,33 +121,49 @@ def equivalence_worker():
                     array = inputs[rank].copy()
                     group.all_reduce(array, op)
                     return array
-                both(f"all_reduce {op.name} {name} x{count}", all_reduce,
-                     reference(inputs, op, size), name)
+
+                both(f"all_reduce {op.name} {name} x{count}", all_reduce, reference(inputs, op, size), name)
 
                 def reduce_scatter(group, op=op, inputs=inputs, count=count):
                     block = count // size
                     out = np.empty(block, inputs[rank].dtype)
-                    group.reduce_scatter(out, inputs[rank][:block * size].copy(), op)
+                    group.reduce_scatter(out, inputs[rank][: block * size].copy(), op)
                     return out
+
                 block = count // size
-                want = reference([a[:block * size] for a in inputs], op, size)
-                both(f"reduce_scatter {op.name} {name} x{count}", reduce_scatter,
-                     want[rank * block:(rank + 1) * block], name, same_on_every_rank=False)
+                want = reference([a[: block * size] for a in inputs], op, size)
+                both(
+                    f"reduce_scatter {op.name} {name} x{count}",
+                    reduce_scatter,
+                    want[rank * block : (rank + 1) * block],
+                    name,
+                    same_on_every_rank=False,
+                )
             for src in range(size):
+
                 def broadcast(group, src=src, count=count, name=name):
                     array = values(rank, count, name, ReduceOp.SUM, salt=1)
                     group.broadcast(array, src)
                     return array
-                both(f"broadcast {src} {name} x{count}", broadcast,
-                     values(src, count, name, ReduceOp.SUM, salt=1).astype(np.float64), name)
+
+                both(
+                    f"broadcast {src} {name} x{count}",
+                    broadcast,
+                    values(src, count, name, ReduceOp.SUM, salt=1).astype(np.float64),
+                    name,
+                )
 
             def all_gather(group, count=count, name=name):
                 out = np.empty((size, count), dtype_of(name))
                 group.all_gather(out, values(rank, count, name, ReduceOp.SUM, salt=2))
                 return out
-            both(f"all_gather {name} x{count}", all_gather,
-                 np.stack([values(r, count, name, ReduceOp.SUM, salt=2) for r in range(size)])
-                 .astype(np.float64), name)
+
+            both(
+                f"all_gather {name} x{count}",
+                all_gather,
+                np.stack([values(r, count, name, ReduceOp.SUM, salt=2) for r in range(size)]).astype(np.float64),
+                name,
+            )
     shm.barrier()
     tcp.barrier()
     shm.shutdown()
@@ -167,8 +191,7 @@ def zero_copy_worker():
     # after it on every rank, so the layouts agree
     growing = np.full(INITIAL_SLOT_BYTES // 2 + 1, float(rank), np.float32)
     work = shm.all_reduce(growing, sync_op=False)
-    buckets = [shm.allocate((n,), dtype) for n, dtype in
-               [(3 << 18, "float32"), (100_001, "float64"), (5, "float32")]]
+    buckets = [shm.allocate((n,), dtype) for n, dtype in [(3 << 18, "float32"), (100_001, "float64"), (5, "float32")]]
     work.wait()
     if not (growing == sum(range(size))).all():
         failures.append("the queued all_reduce before allocate")
@@ -176,8 +199,9 @@ def zero_copy_worker():
         for index, bucket in enumerate(buckets):
             # one rank passes plain arrays, read by the others through its slot's ring of rows
             plain = index < 2 and step == 1 and rank == 0
-            contribution = values(rank, bucket.size, "float32" if bucket.dtype == np.float32
-                                  else "float64", ReduceOp.SUM, salt=step)
+            contribution = values(
+                rank, bucket.size, "float32" if bucket.dtype == np.float32 else "float64", ReduceOp.SUM, salt=step
+            )
             target = contribution.copy() if plain else bucket
             target[...] = contribution
             shm.all_reduce(target, ReduceOp.AVG)
@@ -243,8 +267,7 @@ def two_hosts_worker(hosts):
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("hosts", [("a", "a", "b", "b"), ("a", "b", "a"), ("a", "a", "b")])
 def test_ranks_on_two_simulated_hosts_reduce_hierarchically(hosts):
-    for rank, failures in enumerate(run_workers(two_hosts_worker, len(hosts), (hosts,),
-                                                timeout=100)):
+    for rank, failures in enumerate(run_workers(two_hosts_worker, len(hosts), (hosts,), timeout=100)):
         assert failures == [], f"rank {rank}: {failures}"
 
 
@@ -411,8 +434,7 @@ def data_parallel_buckets_worker():
     dist.init_parallel_env()
     rank = dist.get_rank()
     minidp.seed(0)
-    model = minidp.DataParallel(minidp.nn.Linear(6, 3), comm_buffer_size=1,
-                                last_comm_buffer_size=1)
+    model = minidp.DataParallel(minidp.nn.Linear(6, 3), comm_buffer_size=1, last_comm_buffer_size=1)
     x = minidp.to_tensor(np.full((2, 6), float(rank + 1), dtype="float32"))
     model(x).sum().backward()
     pg = dist.get_group().process_group

@@ -1,4 +1,5 @@
 """minidp.Size, the type of Tensor.shape, behaves as paddle.Size does in Paddle 3.3.1."""
+
 import copy
 
 import numpy as np
@@ -18,9 +19,15 @@ def test_a_shape_is_a_size_that_equals_the_list_and_the_tuple_of_its_sizes():
 
 def test_slices_sums_products_and_copies_stay_sizes():
     shape = minidp.Size([2, 3, 4])
-    for derived, expected in [(shape[1:], [3, 4]), (shape + [5], [2, 3, 4, 5]), (shape + (5,), [2, 3, 4, 5]),
-                              (shape * 2, [2, 3, 4, 2, 3, 4]), (2 * shape[:1], [2, 2]), (shape.copy(), [2, 3, 4]),
-                              (copy.deepcopy(shape), [2, 3, 4])]:
+    for derived, expected in [
+        (shape[1:], [3, 4]),
+        (shape + [5], [2, 3, 4, 5]),
+        (shape + (5,), [2, 3, 4, 5]),
+        (shape * 2, [2, 3, 4, 2, 3, 4]),
+        (2 * shape[:1], [2, 2]),
+        (shape.copy(), [2, 3, 4]),
+        (copy.deepcopy(shape), [2, 3, 4]),
+    ]:
         assert type(derived) is minidp.Size and derived == expected
 
 

@@ -1,6 +1,7 @@
 """minidp.distributed.spawn: option checks, rank environments, results, failures, clean-up;
 ranks never joined do not hang the parent's exit, unnamed signals are named, and the rank that
 the failure records blame is the one reported."""
+
 import os
 import signal
 import subprocess
@@ -22,10 +23,22 @@ from minidp.distributed.spawn import (
     spawn,
 )
 
-RANK_VARIABLES = {"PADDLE_TRAINER_ID", "PADDLE_TRAINERS_NUM", "PADDLE_CURRENT_ENDPOINT",
-                  "PADDLE_TRAINER_ENDPOINTS", "PADDLE_MASTER", "MASTER_ADDR", "MASTER_PORT",
-                  "PADDLE_DISTRI_BACKEND", "MINIDP_JOB_SECRET", "MINIDP_FAILURE_DIR",
-                  "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"}
+RANK_VARIABLES = {
+    "PADDLE_TRAINER_ID",
+    "PADDLE_TRAINERS_NUM",
+    "PADDLE_CURRENT_ENDPOINT",
+    "PADDLE_TRAINER_ENDPOINTS",
+    "PADDLE_MASTER",
+    "MASTER_ADDR",
+    "MASTER_PORT",
+    "PADDLE_DISTRI_BACKEND",
+    "MINIDP_JOB_SECRET",
+    "MINIDP_FAILURE_DIR",
+    "RANK",
+    "LOCAL_RANK",
+    "WORLD_SIZE",
+    "LOCAL_WORLD_SIZE",
+}
 
 
 def assert_all_reaped(context) -> None:
@@ -38,18 +51,22 @@ def assert_all_reaped(context) -> None:
 # Options, checked before any process starts
 # ---------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("kwargs, error, match", [
-    ({"nprocs": 1, "unknown_option": 1}, ValueError, "does not support the option 'unknown_"),
-    ({"nprocs": 1, "xpus": "0"}, ValueError, "does not support the option 'xpus'"),
-    ({"nprocs": 0}, ValueError, "nprocs must be -1 or a positive int"),
-    ({"nprocs": "2"}, TypeError, "nprocs must be an int"),
-    ({"nprocs": 2, "backend": "mpi"}, ValueError, "mpirun -n N"),
-    ({"nprocs": 2, "backend": "bkcl"}, ValueError, "backend must be one of"),
-    ({"nprocs": 2, "backend": "gloo", "gpus": "0,1"}, ValueError, "drop it for gloo"),
-    ({"nprocs": 2, "start_method": "thread"}, ValueError, "start_method must be one of"),
-    ({"nprocs": 2, "ips": "10.0.0.1,10.0.0.2"}, ValueError, "minidp.distributed.launch --nnodes"),
-    ({"nprocs": 2, "ips": "203.0.113.7"}, ValueError, "cannot bind a port on '203.0.113.7'"),
-])
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"nprocs": 1, "unknown_option": 1}, ValueError, "does not support the option 'unknown_"),
+        ({"nprocs": 1, "xpus": "0"}, ValueError, "does not support the option 'xpus'"),
+        ({"nprocs": 0}, ValueError, "nprocs must be -1 or a positive int"),
+        ({"nprocs": "2"}, TypeError, "nprocs must be an int"),
+        ({"nprocs": 2, "backend": "mpi"}, ValueError, "mpirun -n N"),
+        ({"nprocs": 2, "backend": "bkcl"}, ValueError, "backend must be one of"),
+        ({"nprocs": 2, "backend": "gloo", "gpus": "0,1"}, ValueError, "drop it for gloo"),
+        ({"nprocs": 2, "start_method": "thread"}, ValueError, "start_method must be one of"),
+        ({"nprocs": 2, "ips": "10.0.0.1,10.0.0.2"}, ValueError, "minidp.distributed.launch --nnodes"),
+        ({"nprocs": 2, "ips": "203.0.113.7"}, ValueError, "cannot bind a port on '203.0.113.7'"),
+    ],
+)
 def test_invalid_options_are_rejected(kwargs, error, match):
     with pytest.raises(error, match=match):
         spawn(rank_tasks.report, **kwargs)
@@ -62,8 +79,9 @@ def test_func_and_args_are_checked():
         spawn(rank_tasks.report, args=1, nprocs=1)
 
 
-@pytest.mark.parametrize("option", ["started_port", "node_ip", "use_paddlecloud",
-                                    "cluster_node_ips", "selected_devices"])
+@pytest.mark.parametrize(
+    "option", ["started_port", "node_ip", "use_paddlecloud", "cluster_node_ips", "selected_devices"]
+)
 def test_deprecated_options_warn(option):
     # nprocs=0 stops spawn right after the option check, so nothing starts.
     with pytest.warns(DeprecationWarning, match=option), pytest.raises(ValueError, match="nprocs"):
@@ -72,17 +90,18 @@ def test_deprecated_options_warn(option):
 
 def test_selected_devices_still_selects_gpus(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
-    with pytest.warns(DeprecationWarning, match="use 'gpus'"), \
-            pytest.raises(ValueError, match="selects 1 card"):
+    with pytest.warns(DeprecationWarning, match="use 'gpus'"), pytest.raises(ValueError, match="selects 1 card"):
         spawn(rank_tasks.report, nprocs=2, backend="nccl", selected_devices="1")
 
 
-@pytest.mark.parametrize("nprocs, gpus, error, match", [
-    (2, "0", ValueError, r"gpus selects 1 card\(s\) but 2 processes"),
-    (2, "0,5", ValueError,
-     r"GPU card 5 is not among the visible cards \(CUDA_VISIBLE_DEVICES=0,1,2\)"),
-    (4, None, RuntimeError, r"only 3 GPU\(s\) are visible"),
-])
+@pytest.mark.parametrize(
+    "nprocs, gpus, error, match",
+    [
+        (2, "0", ValueError, r"gpus selects 1 card\(s\) but 2 processes"),
+        (2, "0,5", ValueError, r"GPU card 5 is not among the visible cards \(CUDA_VISIBLE_DEVICES=0,1,2\)"),
+        (4, None, RuntimeError, r"only 3 GPU\(s\) are visible"),
+    ],
+)
 def test_gpus_are_checked_against_visible_devices(monkeypatch, nprocs, gpus, error, match):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1,2")
     with pytest.raises(error, match=match):
@@ -136,6 +155,7 @@ def test_default_nprocs_is_the_cpu_count_under_gloo():
 # Running ranks
 # ---------------------------------------------------------------------------------------------
 
+
 @pytest.mark.timeout(90)
 def test_two_jobs_of_two_and_three_ranks_run_at_once():
     two = spawn(rank_tasks.report, nprocs=2, join=False)
@@ -150,8 +170,7 @@ def test_two_jobs_of_two_and_three_ranks_run_at_once():
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("start_method", ["spawn", "fork"])
 def test_large_return_values_do_not_block(start_method, capsys):
-    context = spawn(rank_tasks.large_array, args=(50,), nprocs=2, start_method=start_method,
-                    print_config=True)
+    context = spawn(rank_tasks.large_array, args=(50,), nprocs=2, start_method=start_method, print_config=True)
     for rank, queue in enumerate(context.return_queues):
         array = queue.get()
         assert array.nbytes == 50 << 20
@@ -196,9 +215,9 @@ spawn(rank_tasks.announce_and_sleep, args=(120,), nprocs=2)
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
 def test_no_rank_outlives_its_parent(job_token, signum):
-    parent = subprocess.Popen([sys.executable, "-c", PARENT_SCRIPT],
-                              env=jobs.job_environment(job_token),
-                              stdout=subprocess.PIPE, text=True)
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT_SCRIPT], env=jobs.job_environment(job_token), stdout=subprocess.PIPE, text=True
+    )
     try:
         ready = [parent.stdout.readline().split() for _ in range(2)]
         assert sorted(words[1] for words in ready) == ["0", "1"]
@@ -224,6 +243,7 @@ def test_spawn_inside_a_launched_job_runs_as_that_rank(monkeypatch, caplog):
     assert "already is rank 1 of a job of 2" in caplog.text
     with pytest.raises(ValueError, match="does not support the option"):
         spawn(divmod, args=(7, 2), nprocs=2, unknown=1)
+
 
 NEVER_JOINED = f"""
 import sys

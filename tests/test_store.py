@@ -1,6 +1,7 @@
 """TCPStore: the operations, blocking gets, 16 concurrent clients, and malformed frames; and its
 robustness: closing stops every server thread, declared sizes cost nothing, the client never
 talks to itself and never reads a stale reply, a busy port gets an actionable error."""
+
 import socket
 import struct
 import threading
@@ -101,13 +102,17 @@ def test_sixteen_concurrent_clients(master):
     assert master.num_keys() == 1 + 16 * 25
 
 
-@pytest.mark.parametrize("garbage", [
-    struct.pack("!I", MAX_FRAME_BYTES + 1),           # oversized frame
-    struct.pack("!I", 0),                             # empty frame
-    struct.pack("!I", 3) + b"\x63ab",                 # unknown command
-    struct.pack("!I", 5) + b"\x01\xff\xff\xff\xff",   # field longer than the frame
-    struct.pack("!I", 7) + b"\x02\x00\x00\x00\x02\xff\xfe" ,  # key that is not UTF-8
-], ids=["oversized", "empty", "unknown-command", "truncated-field", "bad-utf8"])
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        struct.pack("!I", MAX_FRAME_BYTES + 1),  # oversized frame
+        struct.pack("!I", 0),  # empty frame
+        struct.pack("!I", 3) + b"\x63ab",  # unknown command
+        struct.pack("!I", 5) + b"\x01\xff\xff\xff\xff",  # field longer than the frame
+        struct.pack("!I", 7) + b"\x02\x00\x00\x00\x02\xff\xfe",  # key that is not UTF-8
+    ],
+    ids=["oversized", "empty", "unknown-command", "truncated-field", "bad-utf8"],
+)
 def test_malformed_frame_closes_only_that_connection(master, garbage):
     client = client_of(master)
     client.set("before", b"1")
@@ -125,8 +130,9 @@ def test_client_retries_until_the_master_starts():
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     holder = {}
-    starter = threading.Timer(0.3, lambda: holder.setdefault(
-        "master", TCPStore("127.0.0.1", port, is_master=True, timeout=10)))
+    starter = threading.Timer(
+        0.3, lambda: holder.setdefault("master", TCPStore("127.0.0.1", port, is_master=True, timeout=10))
+    )
     starter.start()
     try:
         client = TCPStore("127.0.0.1", port, timeout=10)
@@ -149,8 +155,7 @@ def test_client_gives_up_after_its_timeout_with_a_hint():
 
 
 def store_threads(before):
-    return [t for t in threading.enumerate() if t.is_alive() and t not in before
-            and t.name.startswith("minidp-store")]
+    return [t for t in threading.enumerate() if t.is_alive() and t not in before and t.name.startswith("minidp-store")]
 
 
 def test_close_wakes_blocked_gets_and_ends_every_server_thread():
@@ -211,8 +216,7 @@ def test_a_self_connected_socket_is_dropped_and_the_connection_retried(monkeypat
             return sock
         return real_create_connection(address, timeout=timeout)
 
-    monkeypatch.setattr(store_module.socket, "create_connection",
-                        first_attempt_connects_to_itself)
+    monkeypatch.setattr(store_module.socket, "create_connection", first_attempt_connects_to_itself)
     try:
         client = TCPStore("127.0.0.1", master.port, timeout=10)
         client.set("key", b"value")
@@ -256,14 +260,14 @@ def test_a_request_that_timed_out_leaves_the_client_closed_not_out_of_step():
 def test_hosting_on_a_busy_port_says_what_to_do():
     with socket.create_server(("127.0.0.1", 0)) as busy:
         port = busy.getsockname()[1]
-        with pytest.raises(RuntimeError, match=f"cannot host the store at 127.0.0.1:{port}.*"
-                                               "pick another free port"):
+        with pytest.raises(RuntimeError, match=f"cannot host the store at 127.0.0.1:{port}.*pick another free port"):
             TCPStore("127.0.0.1", port, is_master=True, timeout=1)
 
 
 def test_no_descriptor_outlives_closed_stores():
     def open_descriptors():
         import os
+
         return len(os.listdir("/proc/self/fd"))
 
     before = open_descriptors()

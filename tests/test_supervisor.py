@@ -1,5 +1,6 @@
 """minidp.distributed.supervisor: blaming by failure records, then by time; stopping ranks that
 ignore SIGTERM. Ranks are stand-ins without processes."""
+
 import json
 import signal
 
@@ -46,17 +47,18 @@ def supervised(tmp_path, count, **kwargs):
 
 
 def record(tmp_path, rank, when, blamed=None):
-    (tmp_path / f"rank-{rank}.json").write_text(json.dumps(
-        {"rank": rank, "pid": 1000 + rank, "time": when, "error": "E: x", "blamed_rank": blamed}))
+    (tmp_path / f"rank-{rank}.json").write_text(
+        json.dumps({"rank": rank, "pid": 1000 + rank, "time": when, "error": "E: x", "blamed_rank": blamed})
+    )
 
 
 def test_supervisor_blames_by_records_then_by_time(tmp_path):
     supervisor, ranks = supervised(tmp_path, 4)
-    record(tmp_path, 0, 10.0, blamed=2)   # earliest, but blames rank 2, which failed too
+    record(tmp_path, 0, 10.0, blamed=2)  # earliest, but blames rank 2, which failed too
     record(tmp_path, 2, 11.0)
     ranks[0].exit(1)
     ranks[2].exit(1)
-    ranks[3].exit(-signal.SIGKILL)      # no record: ordered by when its exit was seen (now)
+    ranks[3].exit(-signal.SIGKILL)  # no record: ordered by when its exit was seen (now)
     event = supervisor.wait(5)
     assert event.kind == "failed"
     assert [event.value.culprit.rank] + [r.rank for r in event.value.others] == [2, 3, 0]

@@ -3,6 +3,7 @@ the functions that minidp.ops also attaches as methods (``a.add_n``, ``cond.wher
 very same function objects), and Python's operators with Paddle's integer rules. ``to_tensor``
 is specified in test_ops_creation.py, ``reduce_as`` in test_ops_reduction.py and
 ``shard_index`` in test_ops_indexing.py, beside the ops they belong to."""
+
 import numpy as np
 import pytest
 
@@ -26,15 +27,91 @@ def test_method_forms_of_functions():
     assert counter.increment(2.0) is counter and counter.item() == 3.0
 
 
-METHOD_NAMES = ["sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "expm1",
-                "log2", "log10", "log1p", "rsqrt", "reciprocal", "erf", "erfinv", "floor", "ceil", "round", "trunc",
-                "frac", "sign", "sgn", "logit", "deg2rad", "rad2deg", "stanh", "atan2", "floor_divide", "remainder",
-                "mod", "floor_mod", "fmax", "fmin", "hypot", "logaddexp", "copysign", "heaviside", "lerp", "addmm",
-                "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
-                "bitwise_right_shift", "logical_and", "logical_or", "logical_xor", "equal_all", "isclose", "isinf",
-                "isneginf", "isposinf", "isreal", "all", "any", "prod", "amax", "amin", "nansum", "nanmean",
-                "count_nonzero", "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "std", "var", "median",
-                "nanmedian", "quantile", "add_", "exp_", "clip_", "zero_", "fill_", "uniform_", "normal_"]
+METHOD_NAMES = [
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "expm1",
+    "log2",
+    "log10",
+    "log1p",
+    "rsqrt",
+    "reciprocal",
+    "erf",
+    "erfinv",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "frac",
+    "sign",
+    "sgn",
+    "logit",
+    "deg2rad",
+    "rad2deg",
+    "stanh",
+    "atan2",
+    "floor_divide",
+    "remainder",
+    "mod",
+    "floor_mod",
+    "fmax",
+    "fmin",
+    "hypot",
+    "logaddexp",
+    "copysign",
+    "heaviside",
+    "lerp",
+    "addmm",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bitwise_not",
+    "bitwise_left_shift",
+    "bitwise_right_shift",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "equal_all",
+    "isclose",
+    "isinf",
+    "isneginf",
+    "isposinf",
+    "isreal",
+    "all",
+    "any",
+    "prod",
+    "amax",
+    "amin",
+    "nansum",
+    "nanmean",
+    "count_nonzero",
+    "cumsum",
+    "cumprod",
+    "cummax",
+    "cummin",
+    "logcumsumexp",
+    "std",
+    "var",
+    "median",
+    "nanmedian",
+    "quantile",
+    "add_",
+    "exp_",
+    "clip_",
+    "zero_",
+    "fill_",
+    "uniform_",
+    "normal_",
+]
 
 
 def test_type_is_paddles_dense_tensor_kind():
@@ -66,9 +143,11 @@ def test_repr_has_paddles_layout():
     assert repr(minidp.to_tensor([[1.0, 2.0], [3.0, 4.0]])) == (
         "Tensor(shape=[2, 2], dtype=float32, place=Place(cpu), stop_gradient=True,\n"
         "       [[1., 2.],\n"
-        "        [3., 4.]])")
+        "        [3., 4.]])"
+    )
     assert repr(minidp.to_tensor(3)) == (
-        "Tensor(shape=[], dtype=int64, place=Place(cpu), stop_gradient=True,\n       3)")
+        "Tensor(shape=[], dtype=int64, place=Place(cpu), stop_gradient=True,\n       3)"
+    )
     assert repr(minidp.nn.Linear(1, 1).bias) == (
-        "Parameter containing:\n"
-        "Tensor(shape=[1], dtype=float32, place=Place(cpu), stop_gradient=False,\n       [0.])")
+        "Parameter containing:\nTensor(shape=[1], dtype=float32, place=Place(cpu), stop_gradient=False,\n       [0.])"
+    )

@@ -1,5 +1,6 @@
 """minidp.testing: golden files repeat exactly, hold what they promise, and comparisons catch
 a perturbed tensor; the equivalence check passes a correct job and fails a wrong one."""
+
 import os
 import subprocess
 import sys
@@ -13,8 +14,9 @@ import minidp.testing as mt
 
 ROOT = Path(__file__).resolve().parent.parent
 rng = np.random.default_rng(0)
-DATA = [(rng.standard_normal((8, 5)).astype("float32"),
-         rng.standard_normal((8, 1)).astype("float32")) for _ in range(3)]
+DATA = [
+    (rng.standard_normal((8, 5)).astype("float32"), rng.standard_normal((8, 1)).astype("float32")) for _ in range(3)
+]
 
 
 def model():
@@ -32,8 +34,7 @@ def sgd(params):
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory):
     directory = tmp_path_factory.mktemp("golden")
-    paths = [mt.golden(model, mse, DATA, 2, 3, sgd, out=str(directory / f"run{i}.npz"), seed=3)
-             for i in range(2)]
+    paths = [mt.golden(model, mse, DATA, 2, 3, sgd, out=str(directory / f"run{i}.npz"), seed=3) for i in range(2)]
     return paths
 
 
@@ -53,21 +54,20 @@ def test_a_golden_file_holds_inputs_local_and_averaged_gradients_and_parameters(
     assert [k for k in data.files if k.startswith("init/")] == [f"init/param/{n}" for n in names]
     for step in range(3):
         for rank in range(2):
-            assert np.array_equal(data[f"step{step}/rank{rank}/input0"],
-                                  DATA[step][0][rank * 4:(rank + 1) * 4])
+            assert np.array_equal(data[f"step{step}/rank{rank}/input0"], DATA[step][0][rank * 4 : (rank + 1) * 4])
         for name in names:
             local = [data[f"step{step}/rank{r}/local_grad/{name}"] for r in range(2)]
             assert not np.array_equal(local[0], local[1])  # each rank saw other rows
             averaged = data[f"step{step}/rank0/avg_grad/{name}"]
             np.testing.assert_allclose(averaged, (local[0] + local[1]) / 2, rtol=1e-6, atol=1e-7)
             assert np.array_equal(averaged, data[f"step{step}/rank1/avg_grad/{name}"])
-            assert np.array_equal(data[f"step{step}/rank0/param/{name}"],
-                                  data[f"step{step}/rank1/param/{name}"])
+            assert np.array_equal(data[f"step{step}/rank0/param/{name}"], data[f"step{step}/rank1/param/{name}"])
 
 
 def run_compare(*args):
-    return subprocess.run([sys.executable, "-m", "minidp.testing", "compare", *args],
-                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "minidp.testing", "compare", *args], capture_output=True, text=True, timeout=60, cwd=ROOT
+    )
 
 
 def test_compare_passes_identical_files_and_catches_a_perturbed_gradient(recorded, tmp_path):
@@ -102,15 +102,19 @@ def test_equivalence_passes_a_correct_job_and_fails_a_wrong_one():
         mt.assert_data_parallel_equivalent(model, summed, DATA, 2, sgd, steps=1)
 
 
-@pytest.mark.parametrize("kwargs, error, match", [
-    ({"world_size": 3}, ValueError, "divisible by world_size=3"),
-    ({"steps": 5}, ValueError, "fewer than steps=5"),
-    ({"steps": 0}, ValueError, "positive int"),
-    ({"model": lambda: "not a layer", "world_size": 1}, TypeError, "minidp.nn.Layer"),
-])
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"world_size": 3}, ValueError, "divisible by world_size=3"),
+        ({"steps": 5}, ValueError, "fewer than steps=5"),
+        ({"steps": 0}, ValueError, "positive int"),
+        ({"model": lambda: "not a layer", "world_size": 1}, TypeError, "minidp.nn.Layer"),
+    ],
+)
 def test_bad_arguments_are_named(kwargs, error, match, tmp_path):
-    arguments = dict(model=model, loss=mse, data=DATA, world_size=2, steps=2, optimizer=sgd,
-                     out=str(tmp_path / "g.npz"))
+    arguments = dict(
+        model=model, loss=mse, data=DATA, world_size=2, steps=2, optimizer=sgd, out=str(tmp_path / "g.npz")
+    )
     arguments.update(kwargs)
     with pytest.raises(error, match=match):
         mt.golden(**arguments)
@@ -120,9 +124,13 @@ def test_pytorch_ddp_matches_minidp_golden_file(tmp_path):
     """Optional: runs where PyTorch is installed (it is never a dependency of minidp)."""
     pytest.importorskip("torch")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    result = subprocess.run([sys.executable, str(ROOT / "examples" / "torch_ddp_against_golden.py"),
-                             "--workdir", str(tmp_path)], capture_output=True, text=True,
-                            timeout=300, env=env)
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "torch_ddp_against_golden.py"), "--workdir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     summary = result.stdout.strip().splitlines()[-1]
     total = int(summary.split()[2])

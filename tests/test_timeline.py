@@ -1,6 +1,7 @@
 """The timeline: MINIDP_TIMELINE and minidp.distributed.timeline record each rank's step as
 Chrome-trace JSON, the launcher and spawn merge the ranks, python -m minidp.tools.timeline
 draws a step."""
+
 import json
 import subprocess
 import sys
@@ -91,8 +92,11 @@ def test_some_all_reduce_runs_inside_backward(launched):
     for rank in (0, 1):
         events = _events(launched / f"rank-{rank}.json")
         backwards = _intervals(events, "backward")
-        inside = [(a0, a1) for a0, a1 in _intervals(events, "all_reduce")
-                  if any(b0 <= a0 and a1 <= b1 for b0, b1 in backwards)]
+        inside = [
+            (a0, a1)
+            for a0, a1 in _intervals(events, "all_reduce")
+            if any(b0 <= a0 and a1 <= b1 for b0, b1 in backwards)
+        ]
         assert inside, f"rank {rank}: no all-reduce ran while backward computed"
 
 
@@ -134,12 +138,15 @@ def test_the_context_manager_records_only_its_block(tmp_path):
 
 
 def test_off_by_default(tmp_path):
-    script = ("import minidp, minidp.nn as nn; m = nn.Linear(3, 1); m(minidp.ones([2, 3])).sum()"
-              ".backward(); print(minidp.timeline.recorder)")
+    script = (
+        "import minidp, minidp.nn as nn; m = nn.Linear(3, 1); m(minidp.ones([2, 3])).sum()"
+        ".backward(); print(minidp.timeline.recorder)"
+    )
     env = jobs.job_environment(uuid.uuid4().hex)
     env.pop(timeline.TIMELINE_ENV, None)
-    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "None"
     assert list(tmp_path.iterdir()) == []
@@ -148,10 +155,13 @@ def test_off_by_default(tmp_path):
 def test_the_plot_command_writes_a_png(launched, tmp_path):
     pytest.importorskip("matplotlib")
     out = tmp_path / "step.png"
-    done = subprocess.run([sys.executable, "-m", "minidp.tools.timeline",
-                           str(launched / timeline.MERGED_NAME), "-o", str(out)],
-                          env=jobs.job_environment(uuid.uuid4().hex), capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "minidp.tools.timeline", str(launched / timeline.MERGED_NAME), "-o", str(out)],
+        env=jobs.job_environment(uuid.uuid4().hex),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

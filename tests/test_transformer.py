@@ -3,6 +3,7 @@
 Literal values were recorded by hand from PaddlePaddle 3.3.1 (CPU, float32) with the weights
 that ``fill`` sets.
 """
+
 import numpy as np
 import pytest
 
@@ -14,13 +15,22 @@ from gradcheck import check_grad
 rng = np.random.default_rng(0)
 X = np.cos(np.arange(24.0) * 0.3).reshape(2, 3, 4).astype("float32")
 MASK = np.array([[True, True, False], [True, True, True], [False, True, True]])
-PADDLE_MHA = [[0.477272, 0.491624, 0.274758, -0.071331], [0.441905, 0.488558, 0.305435, -0.021339],
-              [0.40909, 0.486262, 0.334738, 0.025781]]
+PADDLE_MHA = [
+    [0.477272, 0.491624, 0.274758, -0.071331],
+    [0.441905, 0.488558, 0.305435, -0.021339],
+    [0.40909, 0.486262, 0.334738, 0.025781],
+]
 PADDLE_WEIGHTS = [[0.454062, 0.545938, 0.0], [0.311529, 0.35039, 0.338081], [0.0, 0.504982, 0.495018]]
-PADDLE_ENCODER = [[-0.087763, -0.441473, -0.107075, -0.585333], [-0.085564, -0.420006, -0.09526, -0.559894],
-                  [-0.379025, 0.162136, -0.117949, -0.438694]]
-PADDLE_ENCODER_PRE_GELU = [[-0.952026, -0.610846, -0.258947, 0.027954], [0.033, 0.49152, 0.862876, 1.070218],
-                           [0.90498, 1.033385, 1.056708, 0.945072]]
+PADDLE_ENCODER = [
+    [-0.087763, -0.441473, -0.107075, -0.585333],
+    [-0.085564, -0.420006, -0.09526, -0.559894],
+    [-0.379025, 0.162136, -0.117949, -0.438694],
+]
+PADDLE_ENCODER_PRE_GELU = [
+    [-0.952026, -0.610846, -0.258947, 0.027954],
+    [0.033, 0.49152, 0.862876, 1.070218],
+    [0.90498, 1.033385, 1.056708, 0.945072],
+]
 
 
 def t(array):
@@ -50,6 +60,7 @@ def np_attention(q, k, v, mask=None):
 
 def test_sdpa_matches_numpy_with_masks_and_gradients():
     q, k, v = rng.normal(size=(2, 3, 2, 4)), rng.normal(size=(2, 5, 2, 4)), rng.normal(size=(2, 5, 2, 4))
+
     def heads(a):
         return a.transpose(0, 2, 1, 3)
 
@@ -58,8 +69,9 @@ def test_sdpa_matches_numpy_with_masks_and_gradients():
     keep = rng.random((3, 5)) > 0.3
     keep[:, 0] = True
     masked = F.scaled_dot_product_attention(t(q), t(k), t(v), attn_mask=t(keep)).numpy()
-    np.testing.assert_allclose(masked, heads(np_attention(heads(q), heads(k), heads(v), np.where(keep, 0, -1e9))),
-                               rtol=1e-10)
+    np.testing.assert_allclose(
+        masked, heads(np_attention(heads(q), heads(k), heads(v), np.where(keep, 0, -1e9))), rtol=1e-10
+    )
     check_grad(lambda a, b, c: F.scaled_dot_product_attention(a, b, c, attn_mask=t(keep)), q, k, v)
     causal = F.scaled_dot_product_attention(t(q), t(q), t(q), is_causal=True).numpy()
     tril = np.where(np.tril(np.ones((3, 3), bool)), 0, -1e9)
@@ -81,8 +93,16 @@ def test_sdpa_grouped_query_heads_and_errors():
 
 def test_multi_head_attention_matches_paddle():
     layer = fill(nn.MultiHeadAttention(4, 2, need_weights=True))
-    assert list(layer.state_dict()) == ["q_proj.weight", "q_proj.bias", "k_proj.weight", "k_proj.bias",
-                                        "v_proj.weight", "v_proj.bias", "out_proj.weight", "out_proj.bias"]
+    assert list(layer.state_dict()) == [
+        "q_proj.weight",
+        "q_proj.bias",
+        "k_proj.weight",
+        "k_proj.bias",
+        "v_proj.weight",
+        "v_proj.bias",
+        "out_proj.weight",
+        "out_proj.bias",
+    ]
     out, weights = layer(t(X), t(X), t(X), t(MASK))
     np.testing.assert_allclose(out.numpy()[0], PADDLE_MHA, atol=2e-6)
     np.testing.assert_allclose(weights.numpy()[0, 0], PADDLE_WEIGHTS, atol=2e-6)
@@ -110,11 +130,13 @@ def test_multi_head_attention_numpy_reference_and_gradients():
         layer(t(q), cache=object())
 
 
-@pytest.mark.parametrize("normalize_before, activation, expected",
-                         [(False, "relu", PADDLE_ENCODER), (True, "gelu", PADDLE_ENCODER_PRE_GELU)])
+@pytest.mark.parametrize(
+    "normalize_before, activation, expected", [(False, "relu", PADDLE_ENCODER), (True, "gelu", PADDLE_ENCODER_PRE_GELU)]
+)
 def test_encoder_layer_matches_paddle(normalize_before, activation, expected):
-    layer = fill(nn.TransformerEncoderLayer(4, 2, 6, dropout=0.0, activation=activation,
-                                            normalize_before=normalize_before))
+    layer = fill(
+        nn.TransformerEncoderLayer(4, 2, 6, dropout=0.0, activation=activation, normalize_before=normalize_before)
+    )
     np.testing.assert_allclose(layer(t(X)).numpy()[1], expected, atol=3e-6)
 
 
@@ -124,8 +146,11 @@ def test_encoder_layer_gradients_and_stack():
     check_grad(lambda a: layer(a, t(np.where(MASK, 0.0, -1e9))), x, rtol=1e-4, atol=1e-6)
     encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, 6), 3, nn.LayerNorm(4))
     names = [name for name, _ in encoder.named_parameters()]
-    assert names[:3] == ["layers.0.self_attn.q_proj.weight", "layers.0.self_attn.q_proj.bias",
-                         "layers.0.self_attn.k_proj.weight"]
+    assert names[:3] == [
+        "layers.0.self_attn.q_proj.weight",
+        "layers.0.self_attn.q_proj.bias",
+        "layers.0.self_attn.k_proj.weight",
+    ]
     assert names[-2:] == ["norm.weight", "norm.bias"] and len(encoder.layers) == 3
     assert encoder.layers[1].linear1.weight is not encoder.layers[0].linear1.weight
     encoder.eval()
@@ -138,8 +163,10 @@ def test_decoder_and_transformer_structure_and_masks():
     model = nn.Transformer(4, 2, 1, 1, 6, dropout=0.0)
     keys = list(model.state_dict())
     assert keys[:2] == ["encoder.layers.0.self_attn.q_proj.weight", "encoder.layers.0.self_attn.q_proj.bias"]
-    assert "decoder.layers.0.cross_attn.out_proj.bias" in keys and keys[-2:] == ["decoder.norm.weight",
-                                                                                 "decoder.norm.bias"]
+    assert "decoder.layers.0.cross_attn.out_proj.bias" in keys and keys[-2:] == [
+        "decoder.norm.weight",
+        "decoder.norm.bias",
+    ]
     mask = model.generate_square_subsequent_mask(3)
     np.testing.assert_array_equal(mask.numpy(), [[0, -np.inf, -np.inf], [0, 0, -np.inf], [0, 0, 0]])
     src, tgt = t(rng.normal(size=(2, 4, 4)).astype("float32")), t(X)
@@ -161,7 +188,7 @@ def test_cached_decoding_matches_the_full_causal_pass():
     cache = decoder.gen_cache(t(memory))
     steps = []
     for step in range(3):
-        out, cache = decoder(t(tgt[:, step:step + 1]), t(memory), None, None, cache)
+        out, cache = decoder(t(tgt[:, step : step + 1]), t(memory), None, None, cache)
         steps.append(out.numpy())
     np.testing.assert_allclose(np.concatenate(steps, axis=1), full, atol=1e-12)
     incremental, static = cache[0]
@@ -177,7 +204,7 @@ def test_encoder_cache_and_static_attention_cache():
     cache = encoder.gen_cache(t(src))
     outs = []
     for step in range(3):
-        out, cache = encoder(t(src[:, step:step + 1]), None, cache)
+        out, cache = encoder(t(src[:, step : step + 1]), None, cache)
         outs.append(out.numpy())
     np.testing.assert_allclose(np.concatenate(outs, axis=1), full, atol=1e-12)
     attention = fill(nn.MultiHeadAttention(4, 2, need_weights=True)).to(dtype="float64")
@@ -199,7 +226,8 @@ def test_transformer_layers_hold_paddles_state_dict_keys_in_paddles_order():
     encoder = list(nn.TransformerEncoderLayer(4, 2, 8).state_dict())
     decoder = list(nn.TransformerDecoderLayer(4, 2, 8).state_dict())
     assert encoder == [f"self_attn.{key}" for key in attention] + feed_forward + norms[:4]
-    assert decoder == ([f"self_attn.{key}" for key in attention] + [f"cross_attn.{key}" for key in attention]
-                       + feed_forward + norms)
+    assert decoder == (
+        [f"self_attn.{key}" for key in attention] + [f"cross_attn.{key}" for key in attention] + feed_forward + norms
+    )
     with pytest.raises(ValueError, match="TransformerDecoderLayer: weight_attr/bias_attr lists must have 1 or 3"):
         nn.TransformerDecoderLayer(4, 2, 8, weight_attr=[None, None])

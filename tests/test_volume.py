@@ -1,5 +1,6 @@
 """3-D convolution and pooling (``minidp/nn/functional/volume.py``) against NumPy loops, finite
 differences and Paddle 3.3.1 shapes; max_unpool3d puts each maximum back."""
+
 import itertools
 
 import numpy as np
@@ -25,8 +26,10 @@ def np_conv3d(x, w, stride, pads, dilation, groups):
     for j in range(o):
         g = j // per_group
         for pos in itertools.product(*[range(v) for v in outs]):
-            window = x[(slice(None), slice(g * cg, (g + 1) * cg)) + tuple(
-                slice(p * s, p * s + span, d) for p, s, span, d in zip(pos, stride, spans, dilation))]
+            window = x[
+                (slice(None), slice(g * cg, (g + 1) * cg))
+                + tuple(slice(p * s, p * s + span, d) for p, s, span, d in zip(pos, stride, spans, dilation))
+            ]
             out[(slice(None), j) + pos] = (window * w[j]).sum(axis=(1, 2, 3, 4))
     return out
 
@@ -40,10 +43,14 @@ def np_pool3d(x, kernel, stride, reduce):
     return out
 
 
-@pytest.mark.parametrize("stride, padding, dilation, groups, pads", [
-    (1, 0, 1, 1, [(0, 0)] * 3),
-    ((2, 1, 2), (1, 0, 1), (1, 2, 1), 2, [(1, 1), (0, 0), (1, 1)]),
-    (1, [1, 0, 0, 2, 1, 1], 1, 1, [(1, 0), (0, 2), (1, 1)])])
+@pytest.mark.parametrize(
+    "stride, padding, dilation, groups, pads",
+    [
+        (1, 0, 1, 1, [(0, 0)] * 3),
+        ((2, 1, 2), (1, 0, 1), (1, 2, 1), 2, [(1, 1), (0, 0), (1, 1)]),
+        (1, [1, 0, 0, 2, 1, 1], 1, 1, [(1, 0), (0, 2), (1, 1)]),
+    ],
+)
 def test_conv3d_matches_numpy_and_gradients(stride, padding, dilation, groups, pads):
     x, w, b = rng.normal(size=(1, 4, 4, 5, 4)), rng.normal(size=(4, 4 // groups, 2, 3, 2)), rng.normal(size=4)
     strides = (stride,) * 3 if isinstance(stride, int) else stride
@@ -73,15 +80,17 @@ def test_3d_pooling_matches_numpy_and_gradients():
     x = rng.normal(size=(2, 2, 4, 4, 6))
     np.testing.assert_array_equal(F.max_pool3d(t(x), 2).numpy(), np_pool3d(x, (2, 2, 2), (2, 2, 2), np.max))
     np.testing.assert_allclose(F.avg_pool3d(t(x), 2).numpy(), np_pool3d(x, (2, 2, 2), (2, 2, 2), np.mean))
-    np.testing.assert_allclose(nn.AvgPool3D(2, divisor_override=3)(t(x)).numpy(),
-                               np_pool3d(x, (2, 2, 2), (2, 2, 2), np.sum) / 3)
+    np.testing.assert_allclose(
+        nn.AvgPool3D(2, divisor_override=3)(t(x)).numpy(), np_pool3d(x, (2, 2, 2), (2, 2, 2), np.sum) / 3
+    )
     padded = np.pad(x, [(0, 0)] * 2 + [(1, 1)] * 3)
     inclusive = F.avg_pool3d(t(x), 3, 2, 1, exclusive=False).numpy()
     np.testing.assert_allclose(inclusive, np_pool3d(padded, (3, 3, 3), (2, 2, 2), np.mean))
     ones = np.pad(np.ones_like(x), [(0, 0)] * 2 + [(1, 1)] * 3)
     exclusive = F.avg_pool3d(t(x), 3, 2, 1).numpy()
-    np.testing.assert_allclose(exclusive, np_pool3d(padded, (3, 3, 3), (2, 2, 2), np.sum)
-                               / np_pool3d(ones, (3, 3, 3), (2, 2, 2), np.sum))
+    np.testing.assert_allclose(
+        exclusive, np_pool3d(padded, (3, 3, 3), (2, 2, 2), np.sum) / np_pool3d(ones, (3, 3, 3), (2, 2, 2), np.sum)
+    )
     small = rng.normal(size=(1, 2, 4, 3, 5))
     check_grad(lambda a: F.max_pool3d(a, 3, 2, 1, ceil_mode=True), small)
     check_grad(lambda a: F.avg_pool3d(a, 3, 2, 1, ceil_mode=True, exclusive=False), small)
@@ -126,14 +135,16 @@ def np_conv3d_transpose(x, w, stride, pads, dilation, groups):
         for pos in itertools.product(*[range(v) for v in x.shape[2:]]):
             for off in itertools.product(*[range(k) for k in kernel]):
                 at = tuple(p * s + o * d for p, s, o, d in zip(pos, stride, off, dilation))
-                out[(slice(None), slice(g * og, (g + 1) * og)) + at] += x[(slice(None), ci) + pos][:, None] * w[
-                    (ci, slice(None)) + off]
+                out[(slice(None), slice(g * og, (g + 1) * og)) + at] += (
+                    x[(slice(None), ci) + pos][:, None] * w[(ci, slice(None)) + off]
+                )
     return out[(slice(None), slice(None)) + tuple(slice(a, size - b) for (a, b), size in zip(pads, full))]
 
 
-@pytest.mark.parametrize("stride, padding, dilation, groups, pads", [
-    (1, 0, 1, 1, [(0, 0)] * 3),
-    ((2, 1, 2), (1, 0, 1), (2, 1, 1), 2, [(1, 1), (0, 0), (1, 1)])])
+@pytest.mark.parametrize(
+    "stride, padding, dilation, groups, pads",
+    [(1, 0, 1, 1, [(0, 0)] * 3), ((2, 1, 2), (1, 0, 1), (2, 1, 1), 2, [(1, 1), (0, 0), (1, 1)])],
+)
 def test_conv3d_transpose_matches_numpy_and_gradients(stride, padding, dilation, groups, pads):
     x, w, b = rng.normal(size=(1, 4, 3, 3, 2)), rng.normal(size=(4, 2, 3, 2, 2)), rng.normal(size=2 * groups)
     strides = (stride,) * 3 if isinstance(stride, int) else stride
@@ -160,7 +171,7 @@ def _max_pool3d_with_indices(x, k):
     """Non-overlapping k x k x k max pooling in NumPy, with Paddle's flat indices d * H * W + h * W + w."""
     n, c, d, h, w = x.shape
     windows = x.reshape(n, c, d // k, k, h // k, k, w // k, k).transpose(0, 1, 2, 4, 6, 3, 5, 7)
-    windows = windows.reshape(n, c, d // k, h // k, w // k, k ** 3)
+    windows = windows.reshape(n, c, d // k, h // k, w // k, k**3)
     at = windows.argmax(-1)
     dd, hh, ww = np.unravel_index(at, (k, k, k))
     od, oh, ow = np.meshgrid(np.arange(d // k), np.arange(h // k), np.arange(w // k), indexing="ij")

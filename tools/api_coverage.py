@@ -11,6 +11,7 @@ Python that has Paddle installed (kept in its own virtual environment; minidp ne
 A name is *in scope* unless a group in ``EXCLUDED`` names it with the reason minidp leaves it out.
 An exclusion that minidp implements after all is reported as stale, so the list stays honest.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -56,97 +57,308 @@ with open(sys.argv[1], "w") as f:
 
 # (reason, {namespace: [names or fnmatch patterns]}): what minidp leaves out, and why.
 EXCLUDED: List[Tuple[str, Dict[str, List[str]]]] = [
-    ("Complex numbers: minidp's tensors are real (float, int, bool).", {
-        "paddle": ["as_complex", "as_real", "angle", "complex", "complex64", "complex128",
-                   "cdouble", "cfloat", "conj", "imag", "real", "polar", "view_as_complex",
-                   "view_as_real"],
-        "paddle.Tensor": ["as_complex", "as_real", "angle", "complex64", "complex128", "cdouble",
-                          "cfloat", "conj", "imag", "real", "polar", "view_as_complex",
-                          "view_as_real"],
-        "paddle.linalg": ["eig", "eigvals"],
-    }),
-    ("Sparse tensors and selected rows (parameter-server formats).", {
-        "paddle.Tensor": ["coalesce", "crows", "cols", "indices", "values", "is_sparse*",
-                          "to_sparse_*", "to_dense", "nnz", "sparse_dim", "dense_dim",
-                          "is_coalesced", "is_dense", "get_selected_rows", "is_selected_rows",
-                          "rows", "layout"],
-    }),
-    ("Static graph, program and inference internals: minidp is dygraph only.", {
-        "paddle": ["LazyGuard", "flops", "summary", "Model", "disable_signal_handler",
-                   "get_flags", "set_flags", "enable_compat", "disable_compat", "check_shape",
-                   "create_parameter"],
-        "paddle.Tensor": ["block", "get_tensor", "set_tensor", "get_map_tensor", "value",
-                          "set_string_list", "set_vocab", "create_parameter", "create_tensor",
-                          "data_", "reconstruct_from_", "top_p_sampling",
-                          "grad_fn", "gradient"],
-    }),
-    ("Places, memory layout and interop beyond NumPy/CuPy (strides, pinned memory, DLPack, "
-     "mmap, custom devices).", {
-        "paddle": ["CUDAPinnedPlace", "XPUPinnedPlace", "MmapStorage", "from_dlpack", "to_dlpack",
-                   "pstring", "raw", "as_strided"],
-        "paddle.Tensor": ["as_strided", "get_strides", "stride", "strides", "offset",
-                          "is_contiguous", "contiguous", "pin_memory", "data_ptr", "element_size",
-                          "is_dist", "placements", "process_mesh", "num_shard", "resize_",
-                          "set_"],
-    }),
-    ("Legacy typed tensor classes (PyTorch-style aliases of dtypes).", {
-        "paddle": ["BFloat16Tensor", "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor",
-                   "FloatTensor", "HalfTensor", "IntTensor", "LongTensor", "ShortTensor"],
-    }),
-    ("Automatic mixed precision (paddle.amp) and 8-bit floats.", {
-        "paddle": ["autocast", "get_autocast_*", "is_autocast_enabled", "float8_*"],
-        "paddle.Tensor": [],
-    }),
-    ("Special functions whose derivatives NumPy cannot give (incomplete gamma, Bessel, "
-     "polygamma).", {
-        "paddle": ["gammainc*", "gammaincc*", "i0", "i0_", "i0e", "i1", "i1e",
-                   "polygamma*", "multigammaln*", "standard_gamma"],
-        "paddle.Tensor": ["gammainc*", "gammaincc*", "i0", "i0_", "i0e", "i1", "i1e",
-                          "polygamma*", "multigammaln*"],
-    }),
-    ("Signal processing and histograms of several dimensions.", {
-        "paddle": ["histogramdd"],
-        "paddle.Tensor": ["stft", "istft", "histogramdd"],
-    }),
-    ("Auto-parallel, tensor/pipeline/sequence parallelism and sharding: minidp is data "
-     "parallel only.", {
-        "paddle.distributed": ["ColWiseParallel", "ContextParallel", "ConvParallel", "DistAttr",
-                               "DistModel", "LocalLayer", "Partial", "Placement",
-                               "PrepareContextParallel", "PrepareLayerInput",
-                               "PrepareLayerOutput", "ProcessMesh", "ReduceType", "Replicate",
-                               "RowWiseParallel", "SequenceParallel*", "Shard",
-                               "ShardedStateDict", "ShardedWeight", "ShardingStage*",
-                               "SplitPoint", "Strategy", "build_sharded_state_dict",
-                               "dtensor_from_fn", "get_mesh", "set_mesh", "local_map",
-                               "parallelize", "reshard", "shard_*", "to_distributed",
-                               "to_static", "unshard_dtensor", "split",
-                               "load_merged_state_dict", "save_state_dict", "load_state_dict",
-                               "io", "create_nccl_config"],
-    }),
-    ("Parameter-server datasets and the fault-tolerant restart of process groups.", {
-        "paddle.distributed": ["InMemoryDataset", "QueueDataset", "CountFilterEntry",
-                               "ProbabilityEntry", "ShowClickEntry", "restart_process_group",
-                               "shutdown_process_group"],
-    }),
-    ("Beam-search decoding, task-specific heads and losses (RNN-T, hierarchical sigmoid, "
-     "margin softmax, adaptive softmax), fractional pooling and fused GPU attention/MoE "
-     "kernels.", {
-        "paddle.nn": ["BeamSearchDecoder", "dynamic_decode", "RNNTLoss",
-                      "HSigmoidLoss", "AdaptiveLogSoftmaxWithLoss", "FractionalMaxPool*"],
-        "paddle.nn.functional": ["rnnt_loss", "hsigmoid_loss",
-                                 "margin_cross_entropy", "class_center_sample",
-                                 "adaptive_log_softmax_with_loss", "flash_attention_v3_varlen",
-                                 "flash_attn_qkvpacked", "flash_attn_varlen_qkvpacked",
-                                 "flashmask_attention", "moe_permute", "moe_unpermute",
-                                 "sparse_attention", "fractional_max_pool*"],
-    }),
-    ("Decompositions without a stable gradient in minidp (LU, Householder, low-rank, "
-     "FP8 GEMM).", {
-        "paddle.linalg": ["lu", "lu_solve", "lu_unpack", "householder_product", "ormqr",
-                          "pca_lowrank", "svd_lowrank", "fp8_fp8_half_gemm_fused"],
-        "paddle.Tensor": ["lu", "lu_unpack", "householder_product", "ormqr", "pca_lowrank",
-                          "svd_lowrank", "eig", "eigvals"],
-    }),
+    (
+        "Complex numbers: minidp's tensors are real (float, int, bool).",
+        {
+            "paddle": [
+                "as_complex",
+                "as_real",
+                "angle",
+                "complex",
+                "complex64",
+                "complex128",
+                "cdouble",
+                "cfloat",
+                "conj",
+                "imag",
+                "real",
+                "polar",
+                "view_as_complex",
+                "view_as_real",
+            ],
+            "paddle.Tensor": [
+                "as_complex",
+                "as_real",
+                "angle",
+                "complex64",
+                "complex128",
+                "cdouble",
+                "cfloat",
+                "conj",
+                "imag",
+                "real",
+                "polar",
+                "view_as_complex",
+                "view_as_real",
+            ],
+            "paddle.linalg": ["eig", "eigvals"],
+        },
+    ),
+    (
+        "Sparse tensors and selected rows (parameter-server formats).",
+        {
+            "paddle.Tensor": [
+                "coalesce",
+                "crows",
+                "cols",
+                "indices",
+                "values",
+                "is_sparse*",
+                "to_sparse_*",
+                "to_dense",
+                "nnz",
+                "sparse_dim",
+                "dense_dim",
+                "is_coalesced",
+                "is_dense",
+                "get_selected_rows",
+                "is_selected_rows",
+                "rows",
+                "layout",
+            ],
+        },
+    ),
+    (
+        "Static graph, program and inference internals: minidp is dygraph only.",
+        {
+            "paddle": [
+                "LazyGuard",
+                "flops",
+                "summary",
+                "Model",
+                "disable_signal_handler",
+                "get_flags",
+                "set_flags",
+                "enable_compat",
+                "disable_compat",
+                "check_shape",
+                "create_parameter",
+            ],
+            "paddle.Tensor": [
+                "block",
+                "get_tensor",
+                "set_tensor",
+                "get_map_tensor",
+                "value",
+                "set_string_list",
+                "set_vocab",
+                "create_parameter",
+                "create_tensor",
+                "data_",
+                "reconstruct_from_",
+                "top_p_sampling",
+                "grad_fn",
+                "gradient",
+            ],
+        },
+    ),
+    (
+        "Places, memory layout and interop beyond NumPy/CuPy (strides, pinned memory, DLPack, mmap, custom devices).",
+        {
+            "paddle": [
+                "CUDAPinnedPlace",
+                "XPUPinnedPlace",
+                "MmapStorage",
+                "from_dlpack",
+                "to_dlpack",
+                "pstring",
+                "raw",
+                "as_strided",
+            ],
+            "paddle.Tensor": [
+                "as_strided",
+                "get_strides",
+                "stride",
+                "strides",
+                "offset",
+                "is_contiguous",
+                "contiguous",
+                "pin_memory",
+                "data_ptr",
+                "element_size",
+                "is_dist",
+                "placements",
+                "process_mesh",
+                "num_shard",
+                "resize_",
+                "set_",
+            ],
+        },
+    ),
+    (
+        "Legacy typed tensor classes (PyTorch-style aliases of dtypes).",
+        {
+            "paddle": [
+                "BFloat16Tensor",
+                "BoolTensor",
+                "ByteTensor",
+                "CharTensor",
+                "DoubleTensor",
+                "FloatTensor",
+                "HalfTensor",
+                "IntTensor",
+                "LongTensor",
+                "ShortTensor",
+            ],
+        },
+    ),
+    (
+        "Automatic mixed precision (paddle.amp) and 8-bit floats.",
+        {
+            "paddle": ["autocast", "get_autocast_*", "is_autocast_enabled", "float8_*"],
+            "paddle.Tensor": [],
+        },
+    ),
+    (
+        "Special functions whose derivatives NumPy cannot give (incomplete gamma, Bessel, polygamma).",
+        {
+            "paddle": [
+                "gammainc*",
+                "gammaincc*",
+                "i0",
+                "i0_",
+                "i0e",
+                "i1",
+                "i1e",
+                "polygamma*",
+                "multigammaln*",
+                "standard_gamma",
+            ],
+            "paddle.Tensor": [
+                "gammainc*",
+                "gammaincc*",
+                "i0",
+                "i0_",
+                "i0e",
+                "i1",
+                "i1e",
+                "polygamma*",
+                "multigammaln*",
+            ],
+        },
+    ),
+    (
+        "Signal processing and histograms of several dimensions.",
+        {
+            "paddle": ["histogramdd"],
+            "paddle.Tensor": ["stft", "istft", "histogramdd"],
+        },
+    ),
+    (
+        "Auto-parallel, tensor/pipeline/sequence parallelism and sharding: minidp is data parallel only.",
+        {
+            "paddle.distributed": [
+                "ColWiseParallel",
+                "ContextParallel",
+                "ConvParallel",
+                "DistAttr",
+                "DistModel",
+                "LocalLayer",
+                "Partial",
+                "Placement",
+                "PrepareContextParallel",
+                "PrepareLayerInput",
+                "PrepareLayerOutput",
+                "ProcessMesh",
+                "ReduceType",
+                "Replicate",
+                "RowWiseParallel",
+                "SequenceParallel*",
+                "Shard",
+                "ShardedStateDict",
+                "ShardedWeight",
+                "ShardingStage*",
+                "SplitPoint",
+                "Strategy",
+                "build_sharded_state_dict",
+                "dtensor_from_fn",
+                "get_mesh",
+                "set_mesh",
+                "local_map",
+                "parallelize",
+                "reshard",
+                "shard_*",
+                "to_distributed",
+                "to_static",
+                "unshard_dtensor",
+                "split",
+                "load_merged_state_dict",
+                "save_state_dict",
+                "load_state_dict",
+                "io",
+                "create_nccl_config",
+            ],
+        },
+    ),
+    (
+        "Parameter-server datasets and the fault-tolerant restart of process groups.",
+        {
+            "paddle.distributed": [
+                "InMemoryDataset",
+                "QueueDataset",
+                "CountFilterEntry",
+                "ProbabilityEntry",
+                "ShowClickEntry",
+                "restart_process_group",
+                "shutdown_process_group",
+            ],
+        },
+    ),
+    (
+        "Beam-search decoding, task-specific heads and losses (RNN-T, hierarchical sigmoid, "
+        "margin softmax, adaptive softmax), fractional pooling and fused GPU attention/MoE "
+        "kernels.",
+        {
+            "paddle.nn": [
+                "BeamSearchDecoder",
+                "dynamic_decode",
+                "RNNTLoss",
+                "HSigmoidLoss",
+                "AdaptiveLogSoftmaxWithLoss",
+                "FractionalMaxPool*",
+            ],
+            "paddle.nn.functional": [
+                "rnnt_loss",
+                "hsigmoid_loss",
+                "margin_cross_entropy",
+                "class_center_sample",
+                "adaptive_log_softmax_with_loss",
+                "flash_attention_v3_varlen",
+                "flash_attn_qkvpacked",
+                "flash_attn_varlen_qkvpacked",
+                "flashmask_attention",
+                "moe_permute",
+                "moe_unpermute",
+                "sparse_attention",
+                "fractional_max_pool*",
+            ],
+        },
+    ),
+    (
+        "Decompositions without a stable gradient in minidp (LU, Householder, low-rank, FP8 GEMM).",
+        {
+            "paddle.linalg": [
+                "lu",
+                "lu_solve",
+                "lu_unpack",
+                "householder_product",
+                "ormqr",
+                "pca_lowrank",
+                "svd_lowrank",
+                "fp8_fp8_half_gemm_fused",
+            ],
+            "paddle.Tensor": [
+                "lu",
+                "lu_unpack",
+                "householder_product",
+                "ormqr",
+                "pca_lowrank",
+                "svd_lowrank",
+                "eig",
+                "eigvals",
+            ],
+        },
+    ),
 ]
 
 
@@ -222,19 +434,24 @@ def render(table: Dict[str, dict], version: str) -> str:
         total = scope + n_excluded
         for i, value in enumerate((total, n_excluded, scope, len(row["have"]))):
             totals[i] += value
-        lines.append(f"| `{namespace}` | {total} | {n_excluded} | {scope} | {len(row['have'])} "
-                     f"| {_percent(len(row['have']), scope)} |")
-    lines.append(f"| **all** | {totals[0]} | {totals[1]} | {totals[2]} | {totals[3]} "
-                 f"| **{_percent(totals[3], totals[2])}** |")
+        lines.append(
+            f"| `{namespace}` | {total} | {n_excluded} | {scope} | {len(row['have'])} "
+            f"| {_percent(len(row['have']), scope)} |"
+        )
+    lines.append(
+        f"| **all** | {totals[0]} | {totals[1]} | {totals[2]} | {totals[3]} | **{_percent(totals[3], totals[2])}** |"
+    )
     lines += ["", "## Missing (in scope, not yet in minidp)", ""]
     for namespace, row in table.items():
         if row["lack"]:
-            lines.append(f"- `{namespace}` ({len(row['lack'])}): "
-                         + ", ".join(f"`{n}`" for n in row["lack"]))
+            lines.append(f"- `{namespace}` ({len(row['lack'])}): " + ", ".join(f"`{n}`" for n in row["lack"]))
     lines += ["", "## Left out on purpose", ""]
     for reason, _ in EXCLUDED:
-        names = [f"`{ns}.{n}`" if ns != "paddle" else f"`paddle.{n}`"
-                 for ns, row in table.items() for n in row["excluded"].get(reason, [])]
+        names = [
+            f"`{ns}.{n}`" if ns != "paddle" else f"`paddle.{n}`"
+            for ns, row in table.items()
+            for n in row["excluded"].get(reason, [])
+        ]
         if names:
             lines.append(f"- **{reason}** {', '.join(names)}")
     return "\n".join(lines) + "\n"
@@ -242,10 +459,10 @@ def render(table: Dict[str, dict], version: str) -> str:
 
 def main(argv: List[str] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--refresh", metavar="PADDLE_PYTHON",
-                        help="re-record Paddle's names with this interpreter first")
-    parser.add_argument("--check", action="store_true",
-                        help="do not write; exit 1 if the report is out of date")
+    parser.add_argument(
+        "--refresh", metavar="PADDLE_PYTHON", help="re-record Paddle's names with this interpreter first"
+    )
+    parser.add_argument("--check", action="store_true", help="do not write; exit 1 if the report is out of date")
     args = parser.parse_args(argv)
     if args.refresh:
         refresh_snapshot(args.refresh)

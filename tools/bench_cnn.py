@@ -8,6 +8,7 @@ optimizer add on top of the array work. Target: minidp / numpy <= 1.3.
 
 Run alone (``python tools/bench_cnn.py``) or through tools/bench_engine.py.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -56,7 +57,7 @@ def np_conv_forward(x, w, b):
     cols = np.empty((n, c, 3, 3, h, wd), x.dtype)
     for i in range(3):
         for j in range(3):
-            cols[:, :, i, j] = padded[:, :, i:i + h, j:j + wd]
+            cols[:, :, i, j] = padded[:, :, i : i + h, j : j + wd]
     cols = cols.reshape(n, 1, c * 9, h * wd)
     out = np.matmul(w.reshape(1, o, c * 9), cols).reshape(n, o, h, wd)
     out += b.reshape(1, o, 1, 1)
@@ -73,7 +74,7 @@ def np_conv_backward(g, x_shape, w, cols):
     g_padded = np.zeros((n, c, h + 2, wd + 2), g.dtype)
     for i in range(3):
         for j in range(3):
-            g_padded[:, :, i:i + h, j:j + wd] += g_cols[:, :, i, j]
+            g_padded[:, :, i : i + h, j : j + wd] += g_cols[:, :, i, j]
     return g_padded[:, :, 1:-1, 1:-1], gw, gb
 
 
@@ -82,7 +83,7 @@ def np_pool_forward(x):
     n, c, h, w = x.shape
     stacked = np.empty((4, n, c, h // 2, w // 2), x.dtype)
     for k in range(4):
-        stacked[k] = x[:, :, k // 2::2, k % 2::2]
+        stacked[k] = x[:, :, k // 2 :: 2, k % 2 :: 2]
     winner = stacked.argmax(axis=0)
     return np.take_along_axis(stacked, winner[None], axis=0)[0], winner
 
@@ -90,7 +91,7 @@ def np_pool_forward(x):
 def np_pool_backward(g, x_shape, winner):
     gx = np.zeros(x_shape, g.dtype)
     for k in range(4):
-        gx[:, :, k // 2::2, k % 2::2] += g * (winner == k)
+        gx[:, :, k // 2 :: 2, k % 2 :: 2] += g * (winner == k)
     return gx
 
 
@@ -127,9 +128,14 @@ def numpy_step(params, x, labels):
 # --- minidp ------------------------------------------------------------------------------------
 def minidp_model() -> nn.Layer:
     return nn.Sequential(
-        nn.Conv2D(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2D(2),
-        nn.Conv2D(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2D(2),
-        nn.Flatten(), nn.Linear(128, 10),
+        nn.Conv2D(1, 16, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2D(2),
+        nn.Conv2D(16, 32, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2D(2),
+        nn.Flatten(),
+        nn.Linear(128, 10),
     )
 
 
@@ -145,8 +151,6 @@ def minidp_step_fn(model: nn.Layer, x: np.ndarray, labels: np.ndarray):
         return loss.item()
 
     return step
-
-
 
 
 def bench_cnn(repeat: int = 5, inner: int = 30) -> float:

@@ -19,6 +19,7 @@ by the median of the rounds. ``minidp gloo shm, allocate`` all-reduces an array 
 PyTorch and mpi4py rows appear only where they are installed
 (PyTorch is never a minidp dependency). The table is printed in Markdown, the plot written as PNG.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -94,8 +95,7 @@ def worker_minidp(sizes: List[int], allocate: bool = False) -> Dict[int, float]:
     pg = group.process_group
     results = {}
     for nbytes in sizes:
-        array = pg.allocate((nbytes // 4,), "float32") if allocate else \
-            numpy.zeros(nbytes // 4, numpy.float32)
+        array = pg.allocate((nbytes // 4,), "float32") if allocate else numpy.zeros(nbytes // 4, numpy.float32)
         results[nbytes] = time_calls(lambda: pg.all_reduce(array), nbytes, pg.barrier)
     dist.destroy_process_group()
     return results
@@ -110,8 +110,7 @@ def worker_torch_gloo(sizes: List[int]) -> Dict[int, float]:
     import torch.distributed as tdist
 
     torch.set_num_threads(1)
-    tdist.init_process_group("gloo", rank=int(os.environ["RANK"]),
-                             world_size=int(os.environ["WORLD_SIZE"]))
+    tdist.init_process_group("gloo", rank=int(os.environ["RANK"]), world_size=int(os.environ["WORLD_SIZE"]))
     results = {}
     for nbytes in sizes:
         tensor = torch.zeros(nbytes // 4, dtype=torch.float32)
@@ -127,8 +126,7 @@ def worker_mpi4py(sizes: List[int]) -> Dict[int, float]:
     results = {}
     for nbytes in sizes:
         array = numpy.zeros(nbytes // 4, numpy.float32)
-        results[nbytes] = time_calls(lambda: comm.Allreduce(MPI.IN_PLACE, array), nbytes,
-                                     comm.Barrier)
+        results[nbytes] = time_calls(lambda: comm.Allreduce(MPI.IN_PLACE, array), nbytes, comm.Barrier)
     return results
 
 
@@ -204,8 +202,11 @@ def worker_loopback(sizes: List[int]) -> Dict[int, float]:
                     moved = True
             if not moved:
                 poller = select.poll()
-                poller.register(peer, (select.POLLOUT if done_sending < len(outgoing) else 0)
-                                | (select.POLLIN if done_receiving < len(incoming) else 0))
+                poller.register(
+                    peer,
+                    (select.POLLOUT if done_sending < len(outgoing) else 0)
+                    | (select.POLLIN if done_receiving < len(incoming) else 0),
+                )
                 poller.poll(WORKER_TIMEOUT_SECONDS * 1000)
 
     token_out, token_in = memoryview(bytearray(1)), memoryview(bytearray(1))
@@ -215,12 +216,16 @@ def worker_loopback(sizes: List[int]) -> Dict[int, float]:
         incoming = memoryview(numpy.empty(nbytes, numpy.uint8))
         peer.settimeout(WORKER_TIMEOUT_SECONDS)
         threading.Thread(target=sender, daemon=True).start()
-        threaded = time_calls(lambda: threaded_exchange(outgoing, incoming), nbytes,
-                              lambda: threaded_exchange(token_out, token_in))
+        threaded = time_calls(
+            lambda: threaded_exchange(outgoing, incoming), nbytes, lambda: threaded_exchange(token_out, token_in)
+        )
         outbox.put(None)
         peer.setblocking(False)
-        polled = time_calls(lambda: non_blocking_exchange(outgoing, incoming), nbytes,
-                            lambda: non_blocking_exchange(token_out, token_in))
+        polled = time_calls(
+            lambda: non_blocking_exchange(outgoing, incoming),
+            nbytes,
+            lambda: non_blocking_exchange(token_out, token_in),
+        )
         results[nbytes] = min(threaded, polled)
     peer.close()
     return results
@@ -255,9 +260,18 @@ def _importable(module: str) -> bool:
 
 
 def _clean_environment() -> Dict[str, str]:
-    drop = ("PADDLE_TRAINER_ID", "PADDLE_TRAINERS_NUM", "PADDLE_TRAINER_ENDPOINTS",
-            "PADDLE_CURRENT_ENDPOINT", "PADDLE_MASTER", "PADDLE_DISTRI_BACKEND", "RANK",
-            "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+    drop = (
+        "PADDLE_TRAINER_ID",
+        "PADDLE_TRAINERS_NUM",
+        "PADDLE_TRAINER_ENDPOINTS",
+        "PADDLE_CURRENT_ENDPOINT",
+        "PADDLE_MASTER",
+        "PADDLE_DISTRI_BACKEND",
+        "RANK",
+        "WORLD_SIZE",
+        "MASTER_ADDR",
+        "MASTER_PORT",
+    )
     return {k: v for k, v in os.environ.items() if k not in drop}
 
 
@@ -268,9 +282,11 @@ def _run(commands: List[List[str]], environments: List[Dict[str, str]]) -> Dict[
         for command, env in zip(commands, environments):
             out = tempfile.TemporaryFile("w+")
             outputs.append(out)
-            processes.append(subprocess.Popen(command, env=env, stdout=out,
-                                              stderr=subprocess.STDOUT, text=True,
-                                              start_new_session=True))
+            processes.append(
+                subprocess.Popen(
+                    command, env=env, stdout=out, stderr=subprocess.STDOUT, text=True, start_new_session=True
+                )
+            )
         deadline = time.monotonic() + WORKER_TIMEOUT_SECONDS
         for process in processes:
             process.wait(max(1.0, deadline - time.monotonic()))
@@ -293,8 +309,7 @@ def _run(commands: List[List[str]], environments: List[Dict[str, str]]) -> Dict[
 
 
 def run_contender(name: str, nprocs: int, sizes: List[int]) -> Dict[int, float]:
-    worker = [sys.executable, os.path.abspath(__file__), "--worker", name,
-              "--sizes", ",".join(map(str, sizes))]
+    worker = [sys.executable, os.path.abspath(__file__), "--worker", name, "--sizes", ",".join(map(str, sizes))]
     base = _clean_environment()
     if name in ("minidp-mpi", "mpi4py"):
         env = dict(base, PADDLE_DISTRI_BACKEND="mpi")
@@ -303,11 +318,20 @@ def run_contender(name: str, nprocs: int, sizes: List[int]) -> Dict[int, float]:
     endpoints = ",".join(f"127.0.0.1:{port + 1 + r}" for r in range(nprocs))
     environments = []
     for rank in range(nprocs):
-        environments.append(dict(
-            base, RANK=str(rank), WORLD_SIZE=str(nprocs), MASTER_ADDR="127.0.0.1",
-            MASTER_PORT=str(port), PADDLE_TRAINER_ID=str(rank), PADDLE_TRAINERS_NUM=str(nprocs),
-            PADDLE_TRAINER_ENDPOINTS=endpoints, PADDLE_DISTRI_BACKEND="gloo",
-            MINIDP_TRANSPORT="tcp" if name == "minidp-gloo" else "shm"))
+        environments.append(
+            dict(
+                base,
+                RANK=str(rank),
+                WORLD_SIZE=str(nprocs),
+                MASTER_ADDR="127.0.0.1",
+                MASTER_PORT=str(port),
+                PADDLE_TRAINER_ID=str(rank),
+                PADDLE_TRAINERS_NUM=str(nprocs),
+                PADDLE_TRAINER_ENDPOINTS=endpoints,
+                PADDLE_DISTRI_BACKEND="gloo",
+                MINIDP_TRANSPORT="tcp" if name == "minidp-gloo" else "shm",
+            )
+        )
     return _run([worker] * nprocs, environments)
 
 
@@ -334,8 +358,7 @@ def format_size(nbytes: int) -> str:
     return f"{nbytes} B"
 
 
-def shared_memory_notes(rounds: Dict[str, Dict[int, List[float]]], sizes: List[int],
-                        nprocs: int) -> List[str]:
+def shared_memory_notes(rounds: Dict[str, Dict[int, List[float]]], sizes: List[int], nprocs: int) -> List[str]:
     """minidp shm against PyTorch gloo and mpi4py: bus bandwidth and latency, best and median."""
     lines = []
     for name in ("minidp-shm", "minidp-shm-zc"):
@@ -344,34 +367,46 @@ def shared_memory_notes(rounds: Dict[str, Dict[int, List[float]]], sizes: List[i
         for nbytes in sizes:
             ours = rounds[name][nbytes]
             best, median = min(ours), statistics.median(ours)
-            cells = [(f"best {best * 1e6:,.1f} us / median {median * 1e6:,.1f} us "
-                      f"({bus_bandwidth(nbytes, best, nprocs, name) / 1e9:.2f} / "
-                      f"{bus_bandwidth(nbytes, median, nprocs, name) / 1e9:.2f} GB/s)")]
+            cells = [
+                (
+                    f"best {best * 1e6:,.1f} us / median {median * 1e6:,.1f} us "
+                    f"({bus_bandwidth(nbytes, best, nprocs, name) / 1e9:.2f} / "
+                    f"{bus_bandwidth(nbytes, median, nprocs, name) / 1e9:.2f} GB/s)"
+                )
+            ]
             for other in ("torch-gloo", "mpi4py"):
                 if other in rounds:
                     theirs = rounds[other][nbytes]
-                    cells.append(f"{min(theirs) / min(ours):.2f}x (median "
-                                 f"{statistics.median(theirs) / statistics.median(ours):.2f}x) "
-                                 f"{CONTENDERS[other]}'s speed")
+                    cells.append(
+                        f"{min(theirs) / min(ours):.2f}x (median "
+                        f"{statistics.median(theirs) / statistics.median(ours):.2f}x) "
+                        f"{CONTENDERS[other]}'s speed"
+                    )
             lines.append(f"- {CONTENDERS[name]} at {format_size(nbytes)}: " + ", ".join(cells))
     return lines
 
 
 def load_note(before: List[float], after: List[float]) -> str:
     """The load averages around the run: timings from a shared machine need them to be read."""
+
     def text(load: List[float]) -> str:
         return "/".join(f"{x:.2f}" for x in load)
 
-    return (f"load average (1/5/15 min) on {os.cpu_count()} cores: {text(before)} before, "
-            f"{text(after)} after (above the core count, contenders shared cores with other work)")
+    return (
+        f"load average (1/5/15 min) on {os.cpu_count()} cores: {text(before)} before, "
+        f"{text(after)} after (above the core count, contenders shared cores with other work)"
+    )
 
 
 def report(results: Dict[str, Dict[int, float]], sizes: List[int], nprocs: int) -> str:
     names = [n for n in CONTENDERS if n in results]
-    lines = [f"All-reduce of float32 on {nprocs} ranks (time per call / bus bandwidth GB/s); "
-             "loopback = per-direction bandwidth of a two-way TCP exchange", "",
-             "| size | " + " | ".join(CONTENDERS[n] for n in names) + " |",
-             "|---|" + "---|" * len(names)]
+    lines = [
+        f"All-reduce of float32 on {nprocs} ranks (time per call / bus bandwidth GB/s); "
+        "loopback = per-direction bandwidth of a two-way TCP exchange",
+        "",
+        "| size | " + " | ".join(CONTENDERS[n] for n in names) + " |",
+        "|---|" + "---|" * len(names),
+    ]
     for nbytes in sizes:
         cells = []
         for name in names:
@@ -388,8 +423,7 @@ def report(results: Dict[str, Dict[int, float]], sizes: List[int], nprocs: int) 
             notes.append(f"{torch_seconds / gloo[nbytes]:.2f}x PyTorch gloo's bandwidth")
         if "loopback" in results:
             ceiling = bus_bandwidth(nbytes, results["loopback"][nbytes], nprocs, "loopback")
-            notes.append(f"{bus_bandwidth(nbytes, gloo[nbytes], nprocs, 'gloo') / ceiling:.0%} "
-                         "of the loopback ceiling")
+            notes.append(f"{bus_bandwidth(nbytes, gloo[nbytes], nprocs, 'gloo') / ceiling:.0%} of the loopback ceiling")
         if notes:
             lines.append(f"- minidp gloo at {format_size(nbytes)}: " + ", ".join(notes))
     return "\n".join(lines)
@@ -404,8 +438,7 @@ def plot(results: Dict[str, Dict[int, float]], sizes: List[int], nprocs: int, pa
         if name not in results:
             continue
         values = [bus_bandwidth(s, results[name][s], nprocs, name) / 1e9 for s in sizes]
-        axis.plot(sizes, values, marker="o", label=CONTENDERS[name],
-                  linestyle="--" if name == "loopback" else "-")
+        axis.plot(sizes, values, marker="o", label=CONTENDERS[name], linestyle="--" if name == "loopback" else "-")
     axis.set_xscale("log", base=2)
     axis.set_xticks(sizes, [format_size(s) for s in sizes])
     axis.set_xlabel("message size (float32 all-reduce)")
@@ -421,15 +454,25 @@ def plot(results: Dict[str, Dict[int, float]], sizes: List[int], nprocs: int, pa
 def main(argv: Optional[List[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--nprocs", type=int, default=2)
-    parser.add_argument("--sizes", default=DEFAULT_SIZES,
-                        help="comma-separated sizes in bytes, with K/M suffixes")
-    parser.add_argument("--only", default="", help="comma-separated contenders to run "
-                        f"(default: all available of {', '.join(CONTENDERS)})")
-    parser.add_argument("--rounds", type=int, default=2, help="run every contender this many "
-                        "times, alternating, and keep each size's best (damps noise from other "
-                        "load)")
-    parser.add_argument("--plot", help="PNG path ('' for none)",
-                        default=str(Path(__file__).resolve().parent / "out" / "bench_collectives.png"))
+    parser.add_argument("--sizes", default=DEFAULT_SIZES, help="comma-separated sizes in bytes, with K/M suffixes")
+    parser.add_argument(
+        "--only",
+        default="",
+        help=f"comma-separated contenders to run (default: all available of {', '.join(CONTENDERS)})",
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=2,
+        help="run every contender this many "
+        "times, alternating, and keep each size's best (damps noise from other "
+        "load)",
+    )
+    parser.add_argument(
+        "--plot",
+        help="PNG path ('' for none)",
+        default=str(Path(__file__).resolve().parent / "out" / "bench_collectives.png"),
+    )
     parser.add_argument("--json", default="", help="also write the raw timings here")
     parser.add_argument("--worker", default="", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -439,24 +482,22 @@ def main(argv: Optional[List[str]] = None) -> None:
         if int(os.environ.get("RANK", os.environ.get("PMI_RANK", "0"))) == 0:
             print("RESULT " + json.dumps(result), flush=True)
         return
-    names = [n.strip() for n in args.only.split(",") if n.strip()] or \
-        available_contenders(args.nprocs)
+    names = [n.strip() for n in args.only.split(",") if n.strip()] or available_contenders(args.nprocs)
     rounds: Dict[str, Dict[int, List[float]]] = {}
     load_before = list(os.getloadavg())
     for round_index in range(args.rounds):
         for name in names:
-            print(f"round {round_index + 1}/{args.rounds}: {CONTENDERS[name]} ...",
-                  file=sys.stderr, flush=True)
+            print(f"round {round_index + 1}/{args.rounds}: {CONTENDERS[name]} ...", file=sys.stderr, flush=True)
             for nbytes, seconds in run_contender(name, args.nprocs, sizes).items():
                 rounds.setdefault(name, {}).setdefault(nbytes, []).append(seconds)
-    results = {name: {nbytes: min(times) for nbytes, times in by_size.items()}
-               for name, by_size in rounds.items()}
+    results = {name: {nbytes: min(times) for nbytes, times in by_size.items()} for name, by_size in rounds.items()}
     print(report(results, sizes, args.nprocs))
     print("\n".join(shared_memory_notes(rounds, sizes, args.nprocs)))
     print(load_note(load_before, list(os.getloadavg())))
     if args.json:
-        Path(args.json).write_text(json.dumps({n: {str(k): v for k, v in r.items()}
-                                               for n, r in results.items()}, indent=1))
+        Path(args.json).write_text(
+            json.dumps({n: {str(k): v for k, v in r.items()} for n, r in results.items()}, indent=1)
+        )
     if args.plot:
         Path(args.plot).parent.mkdir(parents=True, exist_ok=True)
         plot(results, sizes, args.nprocs, args.plot)

@@ -48,6 +48,7 @@ Usage: python tools/bench_dp.py [--steps N] [--rounds R] [--only single,gloo,mpi
                                 [--warmup N] [--rounds R] [--mlp 784,1024,1024,10]
                                 [--plot tools/out/bench_dp_sweep.png] [--json FILE]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -68,7 +69,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # bench_engine pins OMP/OpenBLAS/MKL to one thread before NumPy loads; the children inherit it.
 import bench_engine  # noqa: E402  (must come before NumPy)
 from bench_collectives import (  # noqa: E402
-    _clean_environment, _free_port, _importable, _mpiexec, format_size)
+    _clean_environment,
+    _free_port,
+    _importable,
+    _mpiexec,
+    format_size,
+)
 from bench_timing import pyplot  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -121,8 +127,9 @@ def local_batch(rank: int, sizes: List[int] = SIZES) -> Tuple[np.ndarray, np.nda
     return x, labels
 
 
-def time_modes(steps: Dict[str, Callable[[], None]], blocks: int, block: int,
-               sync: Callable[[], None], warmup: int) -> Dict[str, List[float]]:
+def time_modes(
+    steps: Dict[str, Callable[[], None]], blocks: int, block: int, sync: Callable[[], None], warmup: int
+) -> Dict[str, List[float]]:
     """Seconds per step of each mode, per block; modes alternate block by block.
 
     ``sync`` (a barrier) lines the ranks up before every block, so a block never includes the
@@ -236,10 +243,9 @@ class ReducerProbe:
     def summary(self, dp_blocks: List[float], block: int) -> dict:
         """Mean per-step timings over the fastest synchronised block (the table's 'best')."""
         best = min(range(len(dp_blocks)), key=dp_blocks.__getitem__)
-        rows = self.records[best * block:(best + 1) * block]
+        rows = self.records[best * block : (best + 1) * block]
         if len(self.records) != len(dp_blocks) * block or not rows:
-            raise RuntimeError(f"probe saw {len(self.records)} steps, expected "
-                               f"{len(dp_blocks) * block}")
+            raise RuntimeError(f"probe saw {len(self.records)} steps, expected {len(dp_blocks) * block}")
         out = {name: sum(r[i] for r in rows) / len(rows) for i, name in enumerate(self.FIELDS)}
         out["buckets"] = [[list(p.shape) for p in params] for params in self.reducer.buckets]
         out["bucket_bytes"] = [int(b.grad_bucket.copy().flat.nbytes) for b in self.reducer._buckets]
@@ -284,9 +290,9 @@ def numpy_dp_steps(rank: int, world: int) -> Dict[str, Callable[[], None]]:
     flat = np.zeros(sum(w.size + b.size for w, b in weights), np.float32)
     grads, offset = [], 0
     for w, b in weights:
-        gw = flat[offset:offset + w.size].reshape(w.shape)
+        gw = flat[offset : offset + w.size].reshape(w.shape)
         offset += w.size
-        gb = flat[offset:offset + b.size]
+        gb = flat[offset : offset + b.size]
         offset += b.size
         grads.append((gw, gb))
     return {
@@ -357,9 +363,15 @@ def worker_minidp(args) -> None:
 
     alone = time_calls(all_buckets, pg.barrier)
     if rank == 0:
-        emit({"steps": times, "probe": probe.summary(times["dp"], args.block),
-              "allreduce_alone": alone,
-              "replicas_identical": replicas_identical, "backend": backend})
+        emit(
+            {
+                "steps": times,
+                "probe": probe.summary(times["dp"], args.block),
+                "allreduce_alone": alone,
+                "replicas_identical": replicas_identical,
+                "backend": backend,
+            }
+        )
     dist.destroy_process_group()
 
 
@@ -372,8 +384,9 @@ def worker_ddp(args) -> None:
 
     torch.set_num_threads(1)
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-    tdist.init_process_group("gloo", rank=rank, world_size=world,
-                             timeout=datetime.timedelta(seconds=PG_TIMEOUT_SECONDS))
+    tdist.init_process_group(
+        "gloo", rank=rank, world_size=world, timeout=datetime.timedelta(seconds=PG_TIMEOUT_SECONDS)
+    )
     layers = []
     for i, (w, b) in enumerate(bench_engine.init_weights(SIZES)):
         linear = torch.nn.Linear(*w.shape)
@@ -407,13 +420,13 @@ def worker_ddp(args) -> None:
     tdist.all_gather(gathered, mine)
     replicas_identical = all(bool((g == gathered[0]).all()) for g in gathered)
 
-    times = time_modes({"dp": step, "no_sync": step_no_sync}, args.steps // args.block,
-                       args.block, tdist.barrier, args.warmup)
+    times = time_modes(
+        {"dp": step, "no_sync": step_no_sync}, args.steps // args.block, args.block, tdist.barrier, args.warmup
+    )
     flat = torch.zeros(sum(p.numel() for p in model.parameters()))
     alone = time_calls(lambda: tdist.all_reduce(flat), tdist.barrier)
     if rank == 0:
-        emit({"steps": times, "allreduce_alone": alone, "replicas_identical": replicas_identical,
-              "backend": "gloo"})
+        emit({"steps": times, "allreduce_alone": alone, "replicas_identical": replicas_identical, "backend": "gloo"})
     tdist.destroy_process_group()
 
 
@@ -434,10 +447,8 @@ def worker_sweep(args) -> None:
     rank = pg.rank if pg is not None else 0
     buffers = {}
     if args.worker_bucket_mb:
-        buffers = {"comm_buffer_size": args.worker_bucket_mb,
-                   "last_comm_buffer_size": args.worker_bucket_mb}
-    model = minidp.DataParallel(bench_engine.minidp_model(bench_engine.init_weights(sizes)),
-                                **buffers)
+        buffers = {"comm_buffer_size": args.worker_bucket_mb, "last_comm_buffer_size": args.worker_bucket_mb}
+    model = minidp.DataParallel(bench_engine.minidp_model(bench_engine.init_weights(sizes)), **buffers)
     opt = minidp.optimizer.SGD(learning_rate=LR, parameters=model.parameters())
     x, labels = local_batch(rank, sizes)
     xt, yt = minidp.to_tensor(x), minidp.to_tensor(labels)
@@ -470,8 +481,7 @@ def worker_sweep(args) -> None:
         dist.destroy_process_group()
 
 
-WORKERS = {"single": worker_single, "minidp": worker_minidp, "ddp": worker_ddp,
-           "sweep": worker_sweep}
+WORKERS = {"single": worker_single, "minidp": worker_minidp, "ddp": worker_ddp, "sweep": worker_sweep}
 
 
 # --- the driver ------------------------------------------------------------------------------
@@ -491,8 +501,9 @@ def _free_ports(count: int) -> List[int]:
             probe.close()
 
 
-def run_job(commands: List[List[str]], environments: List[Dict[str, str]],
-            timeout: float) -> Tuple[Optional[dict], str]:
+def run_job(
+    commands: List[List[str]], environments: List[Dict[str, str]], timeout: float
+) -> Tuple[Optional[dict], str]:
     """Start the processes, wait at most ``timeout`` s, kill what is left; (result, log).
 
     Each process leads its own session, so killing its process group also ends what it started
@@ -505,9 +516,11 @@ def run_job(commands: List[List[str]], environments: List[Dict[str, str]],
         for command, env in zip(commands, environments):
             out = tempfile.TemporaryFile("w+")
             outputs.append(out)
-            processes.append(subprocess.Popen(command, env=env, stdout=out,
-                                              stderr=subprocess.STDOUT, text=True,
-                                              start_new_session=True, cwd=REPO))
+            processes.append(
+                subprocess.Popen(
+                    command, env=env, stdout=out, stderr=subprocess.STDOUT, text=True, start_new_session=True, cwd=REPO
+                )
+            )
         deadline = time.monotonic() + timeout
         while True:
             codes = [p.poll() for p in processes]
@@ -562,26 +575,43 @@ def gloo_environments(base: Dict[str, str], nprocs: int, transport: str) -> List
     launcher write it (``transport``: shm or tcp)."""
     master, *rank_ports = _free_ports(nprocs + 1)
     endpoints = ",".join(f"127.0.0.1:{p}" for p in rank_ports)
-    return [dict(base, RANK=str(rank), WORLD_SIZE=str(nprocs), MASTER_ADDR="127.0.0.1",
-                 MASTER_PORT=str(master), PADDLE_TRAINER_ID=str(rank),
-                 PADDLE_TRAINERS_NUM=str(nprocs), PADDLE_TRAINER_ENDPOINTS=endpoints,
-                 PADDLE_CURRENT_ENDPOINT=f"127.0.0.1:{rank_ports[rank]}",
-                 PADDLE_DISTRI_BACKEND="gloo", MINIDP_TRANSPORT=transport)
-            for rank in range(nprocs)]
+    return [
+        dict(
+            base,
+            RANK=str(rank),
+            WORLD_SIZE=str(nprocs),
+            MASTER_ADDR="127.0.0.1",
+            MASTER_PORT=str(master),
+            PADDLE_TRAINER_ID=str(rank),
+            PADDLE_TRAINERS_NUM=str(nprocs),
+            PADDLE_TRAINER_ENDPOINTS=endpoints,
+            PADDLE_CURRENT_ENDPOINT=f"127.0.0.1:{rank_ports[rank]}",
+            PADDLE_DISTRI_BACKEND="gloo",
+            MINIDP_TRANSPORT=transport,
+        )
+        for rank in range(nprocs)
+    ]
 
 
 def run_config(name: str, args) -> Tuple[Optional[dict], str]:
     base = worker_environment()
-    worker = [sys.executable, os.path.abspath(__file__), "--steps", str(args.steps),
-              "--block", str(args.block), "--warmup", str(args.warmup)]
+    worker = [
+        sys.executable,
+        os.path.abspath(__file__),
+        "--steps",
+        str(args.steps),
+        "--block",
+        str(args.block),
+        "--warmup",
+        str(args.warmup),
+    ]
     if args.no_reference:
         worker.append("--no-reference")
     if name == "single":
         return run_job([worker + ["--worker", "single"]], [base], args.timeout)
     if name == "mpi":
         env = dict(base, PADDLE_DISTRI_BACKEND="mpi")
-        return run_job([[_mpiexec(), "-n", str(NPROCS), *worker, "--worker", "minidp"]], [env],
-                       args.timeout)
+        return run_job([[_mpiexec(), "-n", str(NPROCS), *worker, "--worker", "minidp"]], [env], args.timeout)
     environments = gloo_environments(base, NPROCS, "tcp" if name == "gloo-tcp" else "shm")
     kind = "ddp" if name == "ddp" else "minidp"
     return run_job([worker + ["--worker", kind]] * NPROCS, environments, args.timeout)
@@ -591,8 +621,9 @@ def available_configs(only: List[str]) -> Tuple[List[str], Dict[str, str]]:
     """The configurations to run, and a printed reason for each one skipped."""
     skipped: Dict[str, str] = {}
     if not (_importable("mpi4py") and _mpiexec()):
-        skipped["mpi"] = ("mpi4py is not installed" if not _importable("mpi4py")
-                          else "no mpiexec next to the interpreter or on PATH")
+        skipped["mpi"] = (
+            "mpi4py is not installed" if not _importable("mpi4py") else "no mpiexec next to the interpreter or on PATH"
+        )
     if not _importable("torch"):
         skipped["ddp"] = "torch is not installed"
     names = [n for n in (only or list(CONFIGS)) if n not in skipped]
@@ -623,16 +654,19 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1e3:.2f}"
 
 
-def report(raw: Dict[str, List[dict]], skipped: Dict[str, str], failed: Dict[str, str],
-           rounds: int, block: int) -> Tuple[str, Dict[str, float]]:
+def report(
+    raw: Dict[str, List[dict]], skipped: Dict[str, str], failed: Dict[str, str], rounds: int, block: int
+) -> Tuple[str, Dict[str, float]]:
     results = {name: pooled(r) for name, r in raw.items() if r}
     best: Dict[Tuple[str, str], float] = {}
-    lines = [f"MLP {'-'.join(map(str, SIZES))}, batch {BATCH} per rank, float32, one BLAS thread "
-             f"per rank; time per step of blocks of {block} steps: best and median over "
-             f"{rounds} round(s), and each round's best", "",
-             "| configuration | ms/step (best) | ms/step (median) | vs 1 process | "
-             "best per round |",
-             "|---|---|---|---|---|"]
+    lines = [
+        f"MLP {'-'.join(map(str, SIZES))}, batch {BATCH} per rank, float32, one BLAS thread "
+        f"per rank; time per step of blocks of {block} steps: best and median over "
+        f"{rounds} round(s), and each round's best",
+        "",
+        "| configuration | ms/step (best) | ms/step (median) | vs 1 process | best per round |",
+        "|---|---|---|---|---|",
+    ]
     single = None
     if "single" in results:
         single = min(results["single"]["steps"]["minidp"])
@@ -643,8 +677,7 @@ def report(raw: Dict[str, List[dict]], skipped: Dict[str, str], failed: Dict[str
         best[(config, mode)] = min(blocks)
         relative = f"{min(blocks) / single:.2f}x" if single else "n/a"
         rounds_text = " / ".join(ms(t) for t in results[config]["per_round"][mode])
-        lines.append(f"| {label} | {ms(min(blocks))} | {ms(statistics.median(blocks))} | "
-                     f"{relative} | {rounds_text} |")
+        lines.append(f"| {label} | {ms(min(blocks))} | {ms(statistics.median(blocks))} | {relative} | {rounds_text} |")
     for config, reason in skipped.items():
         lines.append(f"| {CONFIGS[config]} | skipped: {reason} | | | |")
     for config in failed:
@@ -664,35 +697,44 @@ def report(raw: Dict[str, List[dict]], skipped: Dict[str, str], failed: Dict[str
             comm_rows.append(
                 f"| {CONFIGS[config]} | {ms(exposed)} | {ms(probe['wait'])} | {ms(busy)} | "
                 f"{ms(overlap)} ({share}) | {alone} | "
-                f"{ms(probe['backward'])} / {ms(probe['first_launch'])} |")
+                f"{ms(probe['backward'])} / {ms(probe['first_launch'])} |"
+            )
         else:
-            comm_rows.append(f"| {CONFIGS[config]} | {ms(exposed)} | n/a | n/a | n/a | "
-                             f"{alone} | n/a |")
+            comm_rows.append(f"| {CONFIGS[config]} | {ms(exposed)} | n/a | n/a | n/a | {alone} | n/a |")
     if comm_rows:
-        note = ("Communication (ms per step). exposed = synchronised step - no_sync step (best "
-                "blocks); wait = main thread's wait for the buckets after the autograd walk; "
-                "all-reduce busy = time the communication thread spent in all-reduces; "
-                "overlapped = the part of it that ran while backward was still computing (with "
-                "2 ranks on 2 cores it shares the CPU with backward rather than hiding behind "
-                "it); alone = median (min) of the same all-reduce(s) with no computation around "
-                "them (PyTorch: one flat buffer of all gradients); backward / 1st launch = "
-                "autograd walk length and when, within it, the first bucket started. Probe "
-                "columns are means over the fastest synchronised block.")
-        lines += ["", textwrap.fill(note, 100), "",
-                  "| configuration | exposed | wait after backward | all-reduce busy | overlapped "
-                  "with backward | all-reduce alone, median (min) | backward / 1st launch |",
-                  "|---|---|---|---|---|---|---|"] + comm_rows
+        note = (
+            "Communication (ms per step). exposed = synchronised step - no_sync step (best "
+            "blocks); wait = main thread's wait for the buckets after the autograd walk; "
+            "all-reduce busy = time the communication thread spent in all-reduces; "
+            "overlapped = the part of it that ran while backward was still computing (with "
+            "2 ranks on 2 cores it shares the CPU with backward rather than hiding behind "
+            "it); alone = median (min) of the same all-reduce(s) with no computation around "
+            "them (PyTorch: one flat buffer of all gradients); backward / 1st launch = "
+            "autograd walk length and when, within it, the first bucket started. Probe "
+            "columns are means over the fastest synchronised block."
+        )
+        lines += [
+            "",
+            textwrap.fill(note, 100),
+            "",
+            "| configuration | exposed | wait after backward | all-reduce busy | overlapped "
+            "with backward | all-reduce alone, median (min) | backward / 1st launch |",
+            "|---|---|---|---|---|---|---|",
+        ] + comm_rows
         for config in ("gloo", "mpi"):
             probe = results.get(config, {}).get("probe")
             if probe:
-                sizes = ", ".join(f"{b / 2**20:.2f} MiB {shapes}" for b, shapes in
-                                  zip(probe["bucket_bytes"], probe["buckets"]))
+                sizes = ", ".join(
+                    f"{b / 2**20:.2f} MiB {shapes}" for b, shapes in zip(probe["bucket_bytes"], probe["buckets"])
+                )
                 lines.append(f"- {CONFIGS[config]} buckets, in launch order: {sizes}")
                 break
     for config, r in results.items():
         if "replicas_identical" in r:
-            lines.append(f"- {CONFIGS[config]}: replicas bit-identical after 3 synchronised steps: "
-                         f"{'yes' if r['replicas_identical'] else 'NO'}")
+            lines.append(
+                f"- {CONFIGS[config]}: replicas bit-identical after 3 synchronised steps: "
+                f"{'yes' if r['replicas_identical'] else 'NO'}"
+            )
     return "\n".join(lines), {f"{c}/{m}": v for (c, m), v in best.items()}
 
 
@@ -711,9 +753,12 @@ def targets(best: Dict[str, float]) -> List[str]:
     check("minidp gloo (shared memory) / PyTorch DDP", "gloo/dp", "ddp/dp", 0.8)
     check("minidp gloo (shared memory) / 1 process", "gloo/dp", "single/minidp", 1.25)
     check("minidp mpi DataParallel / 1 process  ", "mpi/dp", "single/minidp", 1.3)
-    for label, key in (("minidp gloo", "gloo/dp"), ("minidp gloo over TCP", "gloo-tcp/dp"),
-                       ("PyTorch DDP", "ddp/dp"),
-                       ("NumPy + MPI Allreduce", "mpi/numpy_allreduce")):
+    for label, key in (
+        ("minidp gloo", "gloo/dp"),
+        ("minidp gloo over TCP", "gloo-tcp/dp"),
+        ("PyTorch DDP", "ddp/dp"),
+        ("NumPy + MPI Allreduce", "mpi/numpy_allreduce"),
+    ):
         if key in best and "single/minidp" in best:
             lines.append(f"  ({label} / 1 process = {best[key] / best['single/minidp']:.3f})")
     return lines
@@ -726,8 +771,16 @@ def plot(best: Dict[str, float], path: str) -> None:
     keys = [f"{c}/{m}" for (c, m) in MODE_LABELS if f"{c}/{m}" in best]
     labels = [MODE_LABELS[tuple(k.split("/"))] for k in keys]
     values = [best[k] * 1e3 for k in keys]
-    colours = ["tab:gray" if k.startswith("single") else "tab:blue" if k.startswith("gloo")
-               else "tab:green" if k.startswith("mpi") else "tab:orange" for k in keys]
+    colours = [
+        "tab:gray"
+        if k.startswith("single")
+        else "tab:blue"
+        if k.startswith("gloo")
+        else "tab:green"
+        if k.startswith("mpi")
+        else "tab:orange"
+        for k in keys
+    ]
     figure, axis = plt.subplots(figsize=(8, 0.45 * len(keys) + 1.2))
     axis.barh(range(len(keys)), values, color=colours)
     axis.set_yticks(range(len(keys)), labels, fontsize=8)
@@ -755,8 +808,9 @@ def parse_mlp(text: str) -> List[int]:
     except ValueError:
         sizes = []
     if len(sizes) < 2 or min(sizes) < 1:
-        raise ValueError(f"--mlp takes two or more positive layer widths separated by commas, "
-                         f"such as 784,1024,1024,10; got {text!r}")
+        raise ValueError(
+            f"--mlp takes two or more positive layer widths separated by commas, such as 784,1024,1024,10; got {text!r}"
+        )
     return sizes
 
 
@@ -775,8 +829,18 @@ def sweep_label(config: SweepConfig) -> str:
 def run_sweep_config(config: SweepConfig, args) -> Tuple[Optional[dict], str]:
     """Run one configuration of the sweep in fresh processes; (rank 0's result, log)."""
     world, bucket_mb = config
-    worker = [sys.executable, os.path.abspath(__file__), "--worker", "sweep", "--steps",
-              str(args.steps), "--warmup", str(args.warmup), "--mlp", args.mlp]
+    worker = [
+        sys.executable,
+        os.path.abspath(__file__),
+        "--worker",
+        "sweep",
+        "--steps",
+        str(args.steps),
+        "--warmup",
+        str(args.warmup),
+        "--mlp",
+        args.mlp,
+    ]
     if bucket_mb is not None:
         worker += ["--worker-bucket-mb", repr(bucket_mb)]
     base = worker_environment()
@@ -788,16 +852,14 @@ def run_sweep_config(config: SweepConfig, args) -> Tuple[Optional[dict], str]:
 def run_sweep(args) -> dict:
     """Every configuration once per round (the order rotating), steps pooled over the rounds."""
     configs = sweep_configs(args.nproc, args.bucket_mb)
-    measured: Dict[SweepConfig, dict] = {c: {"step": [], "wait": [], "buckets": []}
-                                         for c in configs}
+    measured: Dict[SweepConfig, dict] = {c: {"step": [], "wait": [], "buckets": []} for c in configs}
     failed: Dict[SweepConfig, str] = {}
     for round_index in range(args.rounds):
         shift = round_index % len(configs)
         for config in configs[shift:] + configs[:shift]:
             if config in failed:
                 continue
-            print(f"round {round_index + 1}/{args.rounds}: {sweep_label(config)} ...",
-                  file=sys.stderr, flush=True)
+            print(f"round {round_index + 1}/{args.rounds}: {sweep_label(config)} ...", file=sys.stderr, flush=True)
             result, log = run_sweep_config(config, args)
             if result is None:
                 failed[config] = log
@@ -806,11 +868,16 @@ def run_sweep(args) -> dict:
             measured[config]["step"] += result["step"]
             measured[config]["wait"] += result["wait"]
             measured[config]["buckets"] = result["buckets"]
-    return {"cores": os.cpu_count(), "mlp": parse_mlp(args.mlp), "batch": BATCH,
-            "steps": args.steps, "warmup": args.warmup, "rounds": args.rounds,
-            "configs": [dict(world=w, bucket_mb=b, **measured[(w, b)]) for w, b in configs
-                        if (w, b) not in failed],
-            "failed": [{"world": w, "bucket_mb": b, "log": log} for (w, b), log in failed.items()]}
+    return {
+        "cores": os.cpu_count(),
+        "mlp": parse_mlp(args.mlp),
+        "batch": BATCH,
+        "steps": args.steps,
+        "warmup": args.warmup,
+        "rounds": args.rounds,
+        "configs": [dict(world=w, bucket_mb=b, **measured[(w, b)]) for w, b in configs if (w, b) not in failed],
+        "failed": [{"world": w, "bucket_mb": b, "log": log} for (w, b), log in failed.items()],
+    }
 
 
 def quartiles(values: List[float]) -> Tuple[float, float, float]:
@@ -825,10 +892,17 @@ def sweep_rows(data: dict) -> List[dict]:
     rows = []
     for config in data["configs"]:
         step, wait = quartiles(config["step"]), quartiles(config["wait"])
-        rows.append({"world": config["world"], "bucket_mb": config["bucket_mb"],
-                     "buckets": config["buckets"], "step": step, "wait": wait,
-                     "ratio": wait[1] / step[1],
-                     "oversubscribed": config["world"] > data["cores"]})
+        rows.append(
+            {
+                "world": config["world"],
+                "bucket_mb": config["bucket_mb"],
+                "buckets": config["buckets"],
+                "step": step,
+                "wait": wait,
+                "ratio": wait[1] / step[1],
+                "oversubscribed": config["world"] > data["cores"],
+            }
+        )
     return rows
 
 
@@ -848,43 +922,61 @@ def sweep_report(data: dict) -> str:
     (default buckets), with a note on oversubscribed world sizes and failed configurations."""
     rows = sweep_rows(data)
     cores = data["cores"]
-    note = (f"minidp DataParallel on gloo (shared memory), MLP {'-'.join(map(str, data['mlp']))}, "
-            f"batch {data['batch']} per rank (every rank trains its own batch), float32, one "
-            f"BLAS thread per rank, {cores} cores. Per configuration: {data['warmup']} warm-up "
-            f"steps, then {data['steps']} timed steps in each of {data['rounds']} round(s), every "
-            "rank's steps pooled: median (interquartile range) in ms. exposed = the wait after "
-            "backward for the all-reduces backward did not hide (DataParallel."
-            "communication_stats()); exposed / step = ratio of the medians. A bucket size of B "
-            "MiB caps every bucket (comm_buffer_size = last_comm_buffer_size = B); default = "
-            "DataParallel's 25 MiB with a last bucket of 1 MiB.")
+    note = (
+        f"minidp DataParallel on gloo (shared memory), MLP {'-'.join(map(str, data['mlp']))}, "
+        f"batch {data['batch']} per rank (every rank trains its own batch), float32, one "
+        f"BLAS thread per rank, {cores} cores. Per configuration: {data['warmup']} warm-up "
+        f"steps, then {data['steps']} timed steps in each of {data['rounds']} round(s), every "
+        "rank's steps pooled: median (interquartile range) in ms. exposed = the wait after "
+        "backward for the all-reduces backward did not hide (DataParallel."
+        "communication_stats()); exposed / step = ratio of the medians. A bucket size of B "
+        "MiB caps every bucket (comm_buffer_size = last_comm_buffer_size = B); default = "
+        "DataParallel's 25 MiB with a last bucket of 1 MiB."
+    )
     lines = [textwrap.fill(note, 100)]
-    by_bucket = sorted((r for r in rows if r["world"] == SWEEP_BUCKET_WORLD),
-                       key=lambda r: (r["bucket_mb"] is None, r["bucket_mb"] or 0))
+    by_bucket = sorted(
+        (r for r in rows if r["world"] == SWEEP_BUCKET_WORLD),
+        key=lambda r: (r["bucket_mb"] is None, r["bucket_mb"] or 0),
+    )
     if by_bucket:
-        lines += ["", f"Against bucket size, at world size {SWEEP_BUCKET_WORLD}:", "",
-                  "| bucket size | buckets in launch order | step time (ms) | exposed "
-                  "communication (ms) | exposed / step |",
-                  "|---|---|---|---|---|"]
+        lines += [
+            "",
+            f"Against bucket size, at world size {SWEEP_BUCKET_WORLD}:",
+            "",
+            "| bucket size | buckets in launch order | step time (ms) | exposed communication (ms) | exposed / step |",
+            "|---|---|---|---|---|",
+        ]
         for r in by_bucket:
             size = "default (25 / 1 MiB)" if r["bucket_mb"] is None else f"{r['bucket_mb']:g} MiB"
-            lines.append(f"| {size} | {_bucket_layout(r['buckets'])} | {_spread(r['step'])} | "
-                         f"{_spread(r['wait'])} | {r['ratio']:.0%} |")
+            lines.append(
+                f"| {size} | {_bucket_layout(r['buckets'])} | {_spread(r['step'])} | "
+                f"{_spread(r['wait'])} | {r['ratio']:.0%} |"
+            )
     by_world = sorted((r for r in rows if r["bucket_mb"] is None), key=lambda r: r["world"])
     if by_world:
-        lines += ["", "Against world size, at the default buckets:", "",
-                  "| world size | ranks per core | buckets in launch order | step time (ms) "
-                  "| exposed communication (ms) | exposed / step |",
-                  "|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            "Against world size, at the default buckets:",
+            "",
+            "| world size | ranks per core | buckets in launch order | step time (ms) "
+            "| exposed communication (ms) | exposed / step |",
+            "|---|---|---|---|---|---|",
+        ]
         for r in by_world:
             load = f"{r['world'] / cores:g}" + (" (oversubscribed)" if r["oversubscribed"] else "")
-            lines.append(f"| {r['world']} | {load} | {_bucket_layout(r['buckets'])} | "
-                         f"{_spread(r['step'])} | {_spread(r['wait'])} | {r['ratio']:.0%} |")
+            lines.append(
+                f"| {r['world']} | {load} | {_bucket_layout(r['buckets'])} | "
+                f"{_spread(r['step'])} | {_spread(r['wait'])} | {r['ratio']:.0%} |"
+            )
     crowded = sorted({r["world"] for r in rows if r["oversubscribed"]})
     if crowded:
-        lines += ["", f"- Oversubscribed: world size {', '.join(map(str, crowded))} runs more "
-                  f"ranks than the {cores} cores, so ranks also wait for a core and for peers "
-                  "that are descheduled; those step times and waits measure that contention, "
-                  "not the communication alone."]
+        lines += [
+            "",
+            f"- Oversubscribed: world size {', '.join(map(str, crowded))} runs more "
+            f"ranks than the {cores} cores, so ranks also wait for a core and for peers "
+            "that are descheduled; those step times and waits measure that contention, "
+            "not the communication alone.",
+        ]
     for failure in data["failed"]:
         config = (failure["world"], failure["bucket_mb"])
         lines.append(f"- {sweep_label(config)}: FAILED ({failure['log'].splitlines()[0]})")
@@ -901,19 +993,17 @@ def sweep_plot(data: dict, path: str) -> None:
     figure, (by_bucket, by_world) = plt.subplots(1, 2, figsize=(11, 4.2))
 
     def draw(axis, points: List[dict], x: Callable[[dict], float]) -> None:
-        for key, label, colour in (("step", "step time", "tab:blue"),
-                                   ("wait", "exposed communication", "tab:red")):
+        for key, label, colour in (("step", "step time", "tab:blue"), ("wait", "exposed communication", "tab:red")):
             xs = [x(r) for r in points]
             medians = [r[key][1] * 1e3 for r in points]
-            bars = [[(r[key][1] - r[key][0]) * 1e3 for r in points],
-                    [(r[key][2] - r[key][1]) * 1e3 for r in points]]
-            axis.errorbar(xs, medians, yerr=bars, marker="o", capsize=3, label=label,
-                          color=colour)
+            bars = [[(r[key][1] - r[key][0]) * 1e3 for r in points], [(r[key][2] - r[key][1]) * 1e3 for r in points]]
+            axis.errorbar(xs, medians, yerr=bars, marker="o", capsize=3, label=label, color=colour)
         axis.set_ylabel("ms per step (median, interquartile range)")
         axis.grid(True, alpha=0.3)
 
-    sized = sorted((r for r in rows if r["world"] == SWEEP_BUCKET_WORLD and r["bucket_mb"]),
-                   key=lambda r: r["bucket_mb"])
+    sized = sorted(
+        (r for r in rows if r["world"] == SWEEP_BUCKET_WORLD and r["bucket_mb"]), key=lambda r: r["bucket_mb"]
+    )
     if sized:
         draw(by_bucket, sized, lambda r: r["bucket_mb"])
         by_bucket.set_xscale("log", base=2)
@@ -932,15 +1022,21 @@ def sweep_plot(data: dict, path: str) -> None:
         draw(by_world, worlds, lambda r: r["world"])
         by_world.set_xticks([r["world"] for r in worlds])
         if any(r["oversubscribed"] for r in worlds):
-            by_world.axvspan(data["cores"] + 0.5, worlds[-1]["world"] + 0.5, color="gray",
-                             alpha=0.15, label=f"oversubscribed (> {data['cores']} cores)")
+            by_world.axvspan(
+                data["cores"] + 0.5,
+                worlds[-1]["world"] + 0.5,
+                color="gray",
+                alpha=0.15,
+                label=f"oversubscribed (> {data['cores']} cores)",
+            )
     by_world.set_xlabel("world size (ranks)")
     by_world.set_title("against world size, default buckets")
     by_world.legend(fontsize=8)
     for axis in (by_bucket, by_world):
         axis.set_ylim(bottom=0)
-    figure.suptitle(f"minidp DataParallel, gloo shared memory, MLP "
-                    f"{'-'.join(map(str, data['mlp']))}, batch {data['batch']}/rank")
+    figure.suptitle(
+        f"minidp DataParallel, gloo shared memory, MLP {'-'.join(map(str, data['mlp']))}, batch {data['batch']}/rank"
+    )
     figure.tight_layout()
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     figure.savefig(path, dpi=110)
@@ -952,8 +1048,7 @@ def main_sweep(args) -> int:
     """The sweep's driver: run, print the tables, write the JSON and the plot."""
     crowded = [n for n in args.nproc if n > (os.cpu_count() or 1)]
     if crowded:
-        print(f"note: world size(s) {crowded} exceed the {os.cpu_count()} cores: oversubscribed",
-              flush=True)
+        print(f"note: world size(s) {crowded} exceed the {os.cpu_count()} cores: oversubscribed", flush=True)
     started = time.monotonic()
     data = run_sweep(args)
     print()
@@ -969,34 +1064,55 @@ def main_sweep(args) -> int:
 
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--steps", type=int, default=60,
-                        help="timed steps per mode per round (default 60)")
+    parser.add_argument("--steps", type=int, default=60, help="timed steps per mode per round (default 60)")
     parser.add_argument("--block", type=int, default=10, help="steps per timed block")
-    parser.add_argument("--rounds", type=int, default=3, help="run every configuration this "
-                        "many times, alternating, and pool their blocks (default 3)")
-    parser.add_argument("--only", default="", help="comma-separated subset of "
-                        f"{','.join(CONFIGS)}")
-    parser.add_argument("--timeout", type=float, default=120.0,
-                        help="seconds one configuration may take before it is killed")
-    parser.add_argument("--no-reference", action="store_true",
-                        help="skip the NumPy + MPI Allreduce reference rows")
-    parser.add_argument("--warmup", type=int, default=WARMUP_STEPS,
-                        help=f"untimed steps per mode before timing (default {WARMUP_STEPS})")
-    parser.add_argument("--plot", default=None, help="PNG path ('' for none; default "
-                        "tools/out/bench_dp.png, with --sweep tools/out/bench_dp_sweep.png)")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=3,
+        help="run every configuration this many times, alternating, and pool their blocks (default 3)",
+    )
+    parser.add_argument("--only", default="", help=f"comma-separated subset of {','.join(CONFIGS)}")
+    parser.add_argument(
+        "--timeout", type=float, default=120.0, help="seconds one configuration may take before it is killed"
+    )
+    parser.add_argument("--no-reference", action="store_true", help="skip the NumPy + MPI Allreduce reference rows")
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        default=WARMUP_STEPS,
+        help=f"untimed steps per mode before timing (default {WARMUP_STEPS})",
+    )
+    parser.add_argument(
+        "--plot",
+        default=None,
+        help="PNG path ('' for none; default tools/out/bench_dp.png, with --sweep tools/out/bench_dp_sweep.png)",
+    )
     parser.add_argument("--json", default="", help="also write the raw step times here")
-    parser.add_argument("--sweep", action="store_true", help="instead of the comparison, sweep "
-                        "minidp DataParallel (gloo, shared memory) over world size and bucket "
-                        "size; --steps then counts the timed steps per configuration and round")
-    parser.add_argument("--nproc", type=int, nargs="+", default=None,
-                        help="the sweep's world sizes, at the default buckets (default "
-                        f"{' '.join(map(str, SWEEP_NPROCS))})")
-    parser.add_argument("--bucket-mb", type=float, nargs="+", default=None,
-                        help="the sweep's bucket sizes in MiB, at world size "
-                        f"{SWEEP_BUCKET_WORLD}: comm_buffer_size = last_comm_buffer_size (default "
-                        f"{' '.join(f'{b:g}' for b in SWEEP_BUCKET_MB)})")
-    parser.add_argument("--mlp", default=None, help="the sweep's layer widths (default "
-                        f"{','.join(map(str, SIZES))})")
+    parser.add_argument(
+        "--sweep",
+        action="store_true",
+        help="instead of the comparison, sweep "
+        "minidp DataParallel (gloo, shared memory) over world size and bucket "
+        "size; --steps then counts the timed steps per configuration and round",
+    )
+    parser.add_argument(
+        "--nproc",
+        type=int,
+        nargs="+",
+        default=None,
+        help=f"the sweep's world sizes, at the default buckets (default {' '.join(map(str, SWEEP_NPROCS))})",
+    )
+    parser.add_argument(
+        "--bucket-mb",
+        type=float,
+        nargs="+",
+        default=None,
+        help="the sweep's bucket sizes in MiB, at world size "
+        f"{SWEEP_BUCKET_WORLD}: comm_buffer_size = last_comm_buffer_size (default "
+        f"{' '.join(f'{b:g}' for b in SWEEP_BUCKET_MB)})",
+    )
+    parser.add_argument("--mlp", default=None, help=f"the sweep's layer widths (default {','.join(map(str, SIZES))})")
     parser.add_argument("--worker", default="", help=argparse.SUPPRESS)
     parser.add_argument("--worker-bucket-mb", type=float, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -1040,8 +1156,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         for name in names[shift:] + names[:shift]:
             if name in failed:
                 continue
-            print(f"round {round_index + 1}/{args.rounds}: {CONFIGS[name]} ...", file=sys.stderr,
-                  flush=True)
+            print(f"round {round_index + 1}/{args.rounds}: {CONFIGS[name]} ...", file=sys.stderr, flush=True)
             result, log = run_config(name, args)
             if result is None:
                 failed[name] = log

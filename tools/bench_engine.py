@@ -10,6 +10,7 @@ machine:
 
 Usage: python tools/bench_engine.py [--repeat N]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,11 +28,12 @@ import minidp.nn.functional as F  # noqa: E402
 from bench_timing import best_times  # noqa: E402
 
 
-
 def init_weights(sizes, seed: int = 0):
     rng = np.random.default_rng(seed)
-    return [((rng.standard_normal((a, b)) * np.sqrt(2.0 / a)).astype(np.float32),
-             np.zeros(b, np.float32)) for a, b in zip(sizes[:-1], sizes[1:])]
+    return [
+        ((rng.standard_normal((a, b)) * np.sqrt(2.0 / a)).astype(np.float32), np.zeros(b, np.float32))
+        for a, b in zip(sizes[:-1], sizes[1:])
+    ]
 
 
 def numpy_step(weights, x, labels, lr: float, loss: str):
@@ -129,8 +131,10 @@ def compare(title: str, sizes, batch: int, loss: str, repeat: int, inner: int) -
     numpy_weights = [(w.copy(), b.copy()) for w, b in weights]
     if any(a.dtype != np.float32 for pair in numpy_weights for a in pair):
         raise RuntimeError("the NumPy floor must run in float32 like minidp, or the ratio means nothing")
-    steps = {"numpy": lambda: numpy_step(numpy_weights, x, labels, 0.01, loss),
-             "minidp": minidp_step_fn(weights, x, labels, 0.01, loss)}
+    steps = {
+        "numpy": lambda: numpy_step(numpy_weights, x, labels, 0.01, loss),
+        "minidp": minidp_step_fn(weights, x, labels, 0.01, loss),
+    }
     try:
         steps["torch"] = torch_step_fn(weights, x, labels, 0.01, loss)
     except ImportError:
@@ -149,10 +153,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    big = compare("(a) MLP 784-1024-1024-10, batch 64, cross-entropy + SGD (target minidp/numpy <= 1.10)",
-                  [784, 1024, 1024, 10], 64, "ce", args.repeat, 20)
-    tiny = compare("(b) MLP 10-10-1, batch 10, MSE + SGD (target minidp/torch <= 1.0)",
-                   [10, 10, 1], 10, "mse", args.repeat, 2000)
+    big = compare(
+        "(a) MLP 784-1024-1024-10, batch 64, cross-entropy + SGD (target minidp/numpy <= 1.10)",
+        [784, 1024, 1024, 10],
+        64,
+        "ce",
+        args.repeat,
+        20,
+    )
+    tiny = compare(
+        "(b) MLP 10-10-1, batch 10, MSE + SGD (target minidp/torch <= 1.0)", [10, 10, 1], 10, "mse", args.repeat, 2000
+    )
     from bench_cnn import bench_cnn
 
     cnn_ratio = bench_cnn()

@@ -4,6 +4,7 @@ On a shared machine a burst of load can slow whichever contender happens to run 
 Interleaving the rounds (a, b, c, a, b, c, ...) and keeping each contender's fastest round makes
 the ratios between them stable even when the absolute times are not.
 """
+
 from __future__ import annotations
 
 import time

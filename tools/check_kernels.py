@@ -19,6 +19,7 @@ so a missing one means the check silently stopped running. Exit status: 0 when e
 that ran passed, 1 on a failure, 3 when neither compiler is installed outside CI (nothing was
 checked). One line per file and target.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -77,8 +78,7 @@ def wheel_file(wheel: tuple[str, str, str]) -> Path:
     for folder in (spec.submodule_search_locations or []) if spec else []:
         if (Path(folder) / relative).is_file():
             return Path(folder) / relative
-    raise CompilerMissing(f"no {relative} from {distribution}; pip install -e '.[kernels]' "
-                          f"(or '.[test]')")
+    raise CompilerMissing(f"no {relative} from {distribution}; pip install -e '.[kernels]' (or '.[test]')")
 
 
 def nvrtc_options(include: Path, arch: str) -> list[str]:
@@ -86,8 +86,14 @@ def nvrtc_options(include: Path, arch: str) -> list[str]:
     the loader's options, its compile cache's ``--std=c++17``, the CUDA headers' folder (CuPy
     adds its own headers' folders too, which the kernels do not include), ``-ftz=true``, the
     target, and the execution space its NVRTC path sets."""
-    return [*COMPILE_OPTIONS, "--std=c++17", f"-I{include}", "-ftz=true", f"-arch=sm_{arch}",
-            "--device-as-default-execution-space"]
+    return [
+        *COMPILE_OPTIONS,
+        "--std=c++17",
+        f"-I{include}",
+        "-ftz=true",
+        f"-arch=sm_{arch}",
+        "--device-as-default-execution-space",
+    ]
 
 
 class Nvrtc:
@@ -100,8 +106,7 @@ class Nvrtc:
         self._lib.nvrtcGetErrorString.restype = ctypes.c_char_p
         self._lib.nvrtcGetErrorString.argtypes = [ctypes.c_int]
 
-    def _call(self, function: str, *args: object, accepted: tuple[int, ...] = (NVRTC_SUCCESS,)
-              ) -> int:
+    def _call(self, function: str, *args: object, accepted: tuple[int, ...] = (NVRTC_SUCCESS,)) -> int:
         """Call ``function``; raise RuntimeError when its result is not in ``accepted``."""
         result = getattr(self._lib, function)(*args)
         if result not in accepted:
@@ -122,20 +127,22 @@ class Nvrtc:
         self._call(f"nvrtcGet{what}", program, buffer)
         return buffer.raw
 
-    def compile(self, code: str, names: Sequence[str], options: Sequence[str]
-                ) -> tuple[bytes, dict[str, str]]:
+    def compile(self, code: str, names: Sequence[str], options: Sequence[str]) -> tuple[bytes, dict[str, str]]:
         """Compile ``code`` with ``names`` as name expressions; return the cubin and each
         expression's lowered (mangled) name. CompileFailure on an error or any warning."""
         program = ctypes.c_void_p()
-        self._call("nvrtcCreateProgram", ctypes.byref(program), code.encode(), b"kernels.cu",
-                   0, None, None)
+        self._call("nvrtcCreateProgram", ctypes.byref(program), code.encode(), b"kernels.cu", 0, None, None)
         try:
             for name in names:
                 self._call("nvrtcAddNameExpression", program, name.encode())
             encoded = [option.encode() for option in options]
-            result = self._call("nvrtcCompileProgram", program, len(encoded),
-                                (ctypes.c_char_p * len(encoded))(*encoded),
-                                accepted=(NVRTC_SUCCESS, NVRTC_ERROR_COMPILATION))
+            result = self._call(
+                "nvrtcCompileProgram",
+                program,
+                len(encoded),
+                (ctypes.c_char_p * len(encoded))(*encoded),
+                accepted=(NVRTC_SUCCESS, NVRTC_ERROR_COMPILATION),
+            )
             log = self._bytes(program, "ProgramLog").rstrip(b"\0").decode().strip()
             if result != NVRTC_SUCCESS or log:
                 raise CompileFailure(log or "NVRTC reported a compile error with an empty log")
@@ -167,8 +174,7 @@ def setup_nvrtc() -> tuple[str, Runner]:
     """The NVRTC runner and the line that describes it; CompilerMissing when not installed."""
     nvrtc = load_nvrtc()
     options = " ".join(nvrtc_options(nvrtc.include, "ARCH"))
-    return (f"NVRTC {nvrtc.version()} ({nvrtc.library}): {options}",
-            functools.partial(compile_with_nvrtc, nvrtc))
+    return (f"NVRTC {nvrtc.version()} ({nvrtc.library}): {options}", functools.partial(compile_with_nvrtc, nvrtc))
 
 
 def find_nvcc() -> str:
@@ -188,14 +194,12 @@ def nvcc_version(nvcc: str) -> str:
 def nvcc_unit(code: str, names: Sequence[str]) -> str:
     """``code`` plus a table that forces every instantiation in ``names``."""
     addresses = ",\n".join(f"    (void*)&{name}" for name in names)
-    return (f"{code}\n"
-            f"void* minidp_check_kernels_instances[] = {{\n{addresses}\n}};\n")
+    return f"{code}\nvoid* minidp_check_kernels_instances[] = {{\n{addresses}\n}};\n"
 
 
 def nvcc_command(nvcc: str, unit_path: str, arch: str, ptx_path: str) -> list[str]:
     """The exact nvcc command the gate runs."""
-    return [nvcc, "-ptx", f"-arch=sm_{arch}", *COMPILE_OPTIONS, *NVCC_EXTRA_OPTIONS,
-            "-o", ptx_path, unit_path]
+    return [nvcc, "-ptx", f"-arch=sm_{arch}", *COMPILE_OPTIONS, *NVCC_EXTRA_OPTIONS, "-o", ptx_path, unit_path]
 
 
 def compile_with_nvcc(nvcc: str, code: str, names: Sequence[str], arch: str) -> str:
@@ -204,8 +208,9 @@ def compile_with_nvcc(nvcc: str, code: str, names: Sequence[str], arch: str) -> 
         unit_path = os.path.join(directory, "kernels.cu")
         ptx_path = os.path.join(directory, "kernels.ptx")
         Path(unit_path).write_text(nvcc_unit(code, names), encoding="utf-8")
-        result = subprocess.run(nvcc_command(nvcc, unit_path, arch, ptx_path),
-                                capture_output=True, text=True, timeout=300)
+        result = subprocess.run(
+            nvcc_command(nvcc, unit_path, arch, ptx_path), capture_output=True, text=True, timeout=300
+        )
         log = (result.stdout + result.stderr).strip()
         if result.returncode != 0 or log:
             raise CompileFailure(log or f"nvcc exited with status {result.returncode}")
@@ -228,10 +233,12 @@ SETUPS = {"nvrtc": setup_nvrtc, "nvcc": setup_nvcc}
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--arch", action="append", choices=ARCHS,
-                        help="compute capability to target (repeatable; default: all)")
-    parser.add_argument("--compiler", action="append", choices=tuple(SETUPS),
-                        help="compiler to run (repeatable; default: both)")
+    parser.add_argument(
+        "--arch", action="append", choices=ARCHS, help="compute capability to target (repeatable; default: all)"
+    )
+    parser.add_argument(
+        "--compiler", action="append", choices=tuple(SETUPS), help="compiler to run (repeatable; default: both)"
+    )
     args = parser.parse_args(argv)
     archs = args.arch or list(ARCHS)
 
@@ -259,8 +266,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"PASS {compiler_name} rejects a kernel with an unused variable")
         else:
             failures += 1
-            print(f"FAIL {compiler_name} accepted a kernel with an unused variable: "
-                  "its warnings would go unnoticed")
+            print(f"FAIL {compiler_name} accepted a kernel with an unused variable: its warnings would go unnoticed")
     for source in kernel_sources():
         for arch in archs:
             for compiler_name, run in runners.items():

@@ -12,6 +12,7 @@ it, which proves the instrumentation is live; then pytest runs tests/test_kernel
 the compiler has no sanitizer runtimes (nothing was checked), except under CI (``CI=true``),
 where that is a failure (1), as a missing compiler is for tools/check_kernels.py.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,8 +42,9 @@ def sanitizer_runtimes(compiler: str) -> list[str]:
     """Paths of libasan and libubsan as the compiler links them; empty when it has none."""
     paths = []
     for library in ("libasan.so", "libubsan.so"):
-        found = subprocess.run([compiler, f"-print-file-name={library}"], capture_output=True,
-                               text=True, timeout=60).stdout.strip()
+        found = subprocess.run(
+            [compiler, f"-print-file-name={library}"], capture_output=True, text=True, timeout=60
+        ).stdout.strip()
         if not os.path.isabs(found) or not os.path.exists(found):
             return []
         paths.append(found)
@@ -57,26 +59,31 @@ def sanitizer_environment(runtimes: list[str]) -> dict[str, str]:
         ASAN_OPTIONS="detect_leaks=0:halt_on_error=1",  # CPython's own allocations look leaked
         UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1",
         MINIDP_KERNEL_HOST_SANITIZE="1",
-        PYTHONPATH=os.pathsep.join(
-            filter(None, [str(ROOT / "tests"), str(ROOT), env.get("PYTHONPATH")])),
+        PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT / "tests"), str(ROOT), env.get("PYTHONPATH")])),
     )
     return env
 
 
 def probe_catches_overflow(env: dict[str, str]) -> bool:
     """True when a deliberate heap overflow in a kernel is reported by ASan."""
-    result = subprocess.run([sys.executable, "-c", OVERFLOW_PROBE], env=env, cwd=ROOT,
-                            capture_output=True, text=True, timeout=TIMEOUT_SECONDS)
+    result = subprocess.run(
+        [sys.executable, "-c", OVERFLOW_PROBE],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_SECONDS,
+    )
     caught = result.returncode != 0 and "AddressSanitizer: heap-buffer-overflow" in result.stderr
     if not caught:
-        print(f"the overflow probe was not caught (exit {result.returncode}):\n"
-              f"{result.stderr[-3000:]}")
+        print(f"the overflow probe was not caught (exit {result.returncode}):\n{result.stderr[-3000:]}")
     return caught
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                     epilog="Other arguments go to pytest, e.g. -k adam.")
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], epilog="Other arguments go to pytest, e.g. -k adam."
+    )
     _, pytest_args = parser.parse_known_args(argv)
     runtimes = sanitizer_runtimes(os.environ.get("CXX", "g++"))
     if not runtimes:
@@ -89,8 +96,16 @@ def main(argv: list[str] | None = None) -> int:
     if not probe_catches_overflow(env):
         return 1
     print("self-check: ASan reports a kernel's heap overflow")
-    command = [sys.executable, "-m", "pytest", str(ROOT / "tests" / "test_kernels.py"), "-q",
-               "-p", "no:cacheprovider", *pytest_args]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        str(ROOT / "tests" / "test_kernels.py"),
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        *pytest_args,
+    ]
     print(" ".join(command), flush=True)
     return subprocess.run(command, env=env, cwd=ROOT, timeout=TIMEOUT_SECONDS).returncode
 

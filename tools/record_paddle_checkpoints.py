@@ -4,6 +4,7 @@ Usage: ``/path/to/paddle-venv/bin/python tools/record_paddle_checkpoints.py`` wr
 ``tests/fixtures/`` and prints the values the tests hold as literals: the model's output on
 ``arange(12).reshape([4, 3]) / 10 - 0.5`` and its parameters after a second Adam step taken from the saved state.
 """
+
 import collections
 from pathlib import Path
 
@@ -29,8 +30,13 @@ def main() -> None:
     opt.step()
     print("after second step", {k: v.numpy().tolist() for k, v in model.state_dict().items()})
     misc = collections.OrderedDict(
-        scalar=numpy.float64(1.5), nested=[1, (2, 3.0), {"s": "text"}], ids={1, 2}, none=None,
-        tensor=paddle.to_tensor([[1, 2], [3, 4]], dtype="int32"), flags=numpy.array([True, False]))
+        scalar=numpy.float64(1.5),
+        nested=[1, (2, 3.0), {"s": "text"}],
+        ids={1, 2},
+        none=None,
+        tensor=paddle.to_tensor([[1, 2], [3, 4]], dtype="int32"),
+        flags=numpy.array([True, False]),
+    )
     paddle.save(misc, str(FIXTURES / "paddle_misc_protocol2.pdparams"), protocol=2)
 
 

@@ -10,6 +10,7 @@ output (``<id>/out<i>``) with its dtype name (``<id>/dtype<i>``), and the gradie
 ``sum(output * w)`` over the floating outputs with respect to each floating input
 (``<id>/grad<j>``), with ``w`` from ``paddle_cases.output_weights``.
 """
+
 from __future__ import annotations
 
 import sys
@@ -59,8 +60,7 @@ def main() -> int:
         except Exception as error:  # report every case Paddle rejects, then stop
             failed.append(f"{case[0]}: {type(error).__name__}: {str(error).splitlines()[0]}")
     if failed:
-        print("Paddle rejected these cases; fix them in tests/paddle_cases.py:\n  "
-              + "\n  ".join(failed))
+        print("Paddle rejected these cases; fix them in tests/paddle_cases.py:\n  " + "\n  ".join(failed))
         return 1
     store["paddle_version"] = np.array(paddle.__version__)
     OUT.parent.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,7 @@ Each script prints one ``RESULT`` JSON line; ``data_parallel.py`` runs on 2 CPU 
 ``tests/fixtures/paddle_scripts_3.3.1.json``, which ``tests/test_paddle_scripts.py`` compares
 minidp's runs of the same scripts against.
 """
+
 from __future__ import annotations
 
 import json
@@ -29,8 +30,16 @@ def run_under_paddle(script: Path) -> dict:
     """The script's ``RESULT`` report, run by this interpreter (which must have Paddle)."""
     if script.name in LAUNCHED:
         log_dir = tempfile.mkdtemp(prefix="paddle_launch_")
-        command = [sys.executable, "-m", "paddle.distributed.launch", "--log_dir", log_dir,
-                   "--nproc_per_node", str(LAUNCHED[script.name]), str(script)]
+        command = [
+            sys.executable,
+            "-m",
+            "paddle.distributed.launch",
+            "--log_dir",
+            log_dir,
+            "--nproc_per_node",
+            str(LAUNCHED[script.name]),
+            str(script),
+        ]
     else:
         command = [sys.executable, str(script)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=tempfile.gettempdir())

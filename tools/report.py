@@ -12,6 +12,7 @@ the same, and says that its plots were not drawn.
 
 Usage: python tools/report.py [--quick] [--out docs/benchmarks.md]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,10 +39,24 @@ from bench_timing import pyplot  # noqa: E402
 # (collective sizes, collective rounds, dp steps, dp rounds, engine repeats, sweep steps and rounds)
 # per mode; the sweep covers bench_dp's default world sizes and bucket sizes in both
 SETTINGS = {
-    "quick": {"sizes": "4K,256K,4M", "collective_rounds": 1, "steps": 20, "dp_rounds": 1, "repeat": 2,
-              "sweep_steps": 20, "sweep_rounds": 1},
-    "full": {"sizes": bench_collectives.DEFAULT_SIZES, "collective_rounds": 2, "steps": 60, "dp_rounds": 3,
-             "repeat": 5, "sweep_steps": 60, "sweep_rounds": 3},
+    "quick": {
+        "sizes": "4K,256K,4M",
+        "collective_rounds": 1,
+        "steps": 20,
+        "dp_rounds": 1,
+        "repeat": 2,
+        "sweep_steps": 20,
+        "sweep_rounds": 1,
+    },
+    "full": {
+        "sizes": bench_collectives.DEFAULT_SIZES,
+        "collective_rounds": 2,
+        "steps": 60,
+        "dp_rounds": 3,
+        "repeat": 5,
+        "sweep_steps": 60,
+        "sweep_rounds": 3,
+    },
 }
 
 
@@ -59,8 +74,13 @@ def machine_description() -> Dict[str, str]:
             if line.startswith("model name"):
                 model = line.split(":", 1)[1].strip()
                 break
-    info = {"cpu": model, "cores": str(os.cpu_count()), "python": platform.python_version(),
-            "numpy": np.__version__, "load average": load_average()}
+    info = {
+        "cpu": model,
+        "cores": str(os.cpu_count()),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "load average": load_average(),
+    }
     if importlib.util.find_spec("torch") is not None:
         import torch
 
@@ -75,8 +95,9 @@ def run_tool(args: List[str]) -> str:
     """Run one benchmark script from the repository root and return its standard output."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
     try:
-        done = subprocess.run([sys.executable, *args], cwd=REPO, env=env, capture_output=True, text=True,
-                              timeout=TOOL_TIMEOUT)
+        done = subprocess.run(
+            [sys.executable, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=TOOL_TIMEOUT
+        )
     except subprocess.TimeoutExpired as error:
         raise SystemExit(f"{' '.join(args)} did not finish within {TOOL_TIMEOUT} s:\n{error.stdout}") from None
     if done.returncode != 0:
@@ -91,21 +112,60 @@ def run_benchmarks(settings: dict, docs: Path) -> dict:
         dp_json = os.path.join(scratch, "dp.json")
         sweep_json = os.path.join(scratch, "sweep.json")
         engine = run_tool(["tools/bench_engine.py", "--repeat", str(settings["repeat"])])
-        run_tool(["tools/bench_collectives.py", "--sizes", settings["sizes"], "--rounds",
-                  str(settings["collective_rounds"]), "--json", collectives_json,
-                  "--plot", str(docs / "bench_collectives.png")])
+        run_tool(
+            [
+                "tools/bench_collectives.py",
+                "--sizes",
+                settings["sizes"],
+                "--rounds",
+                str(settings["collective_rounds"]),
+                "--json",
+                collectives_json,
+                "--plot",
+                str(docs / "bench_collectives.png"),
+            ]
+        )
         block = max(1, settings["steps"] // 4)
-        run_tool(["tools/bench_dp.py", "--steps", str(settings["steps"]), "--block", str(block), "--rounds",
-                  str(settings["dp_rounds"]), "--json", dp_json, "--plot", str(docs / "bench_dp.png")])
-        run_tool(["tools/bench_dp.py", "--sweep", "--steps", str(settings["sweep_steps"]), "--rounds",
-                  str(settings["sweep_rounds"]), "--json", sweep_json, "--plot", str(docs / "bench_dp_sweep.png")])
+        run_tool(
+            [
+                "tools/bench_dp.py",
+                "--steps",
+                str(settings["steps"]),
+                "--block",
+                str(block),
+                "--rounds",
+                str(settings["dp_rounds"]),
+                "--json",
+                dp_json,
+                "--plot",
+                str(docs / "bench_dp.png"),
+            ]
+        )
+        run_tool(
+            [
+                "tools/bench_dp.py",
+                "--sweep",
+                "--steps",
+                str(settings["sweep_steps"]),
+                "--rounds",
+                str(settings["sweep_rounds"]),
+                "--json",
+                sweep_json,
+                "--plot",
+                str(docs / "bench_dp_sweep.png"),
+            ]
+        )
         collectives = json.loads(Path(collectives_json).read_text())
         dp = json.loads(Path(dp_json).read_text())
         sweep = json.loads(Path(sweep_json).read_text())
     sizes = [bench_collectives.parse_size(s) for s in settings["sizes"].split(",")]
-    return {"engine": engine, "collectives": {"nprocs": 2, "sizes": sizes, "results": collectives},
-            "dp": dict(dp, rounds=settings["dp_rounds"], block=block), "dp_sweep": sweep,
-            "plots": pyplot() is not None}
+    return {
+        "engine": engine,
+        "collectives": {"nprocs": 2, "sizes": sizes, "results": collectives},
+        "dp": dict(dp, rounds=settings["dp_rounds"], block=block),
+        "dp_sweep": sweep,
+        "plots": pyplot() is not None,
+    }
 
 
 def figure(alt: str, file: str, plots: bool) -> str:
@@ -118,39 +178,64 @@ def figure(alt: str, file: str, plots: bool) -> str:
 def render(machine: Dict[str, str], results: dict, mode: str) -> str:
     """The Markdown of docs/benchmarks.md from a machine description and the benchmarks' results."""
     collectives = results["collectives"]
-    timings = {name: {int(size): seconds for size, seconds in by_size.items()}
-               for name, by_size in collectives["results"].items()}
+    timings = {
+        name: {int(size): seconds for size, seconds in by_size.items()}
+        for name, by_size in collectives["results"].items()
+    }
     dp = results["dp"]
     plots = results["plots"]
     dp_tables, _ = bench_dp.report(dp["results"], dp["skipped"], dp["failed"], dp["rounds"], dp["block"])
     lines = ["# Benchmarks", ""]
     if mode == "quick":
-        lines += ["A quick run times three message sizes and one round per configuration, so its figures are "
-                  "noisier than a full run's (`python tools/report.py`, several minutes).", ""]
-    lines += [f"Written by `python tools/report.py{' --quick' if mode == 'quick' else ''}` "
-              f"({mode} run; rerun it to refresh). Every figure below comes from one run on this machine:", ""]
+        lines += [
+            "A quick run times three message sizes and one round per configuration, so its figures are "
+            "noisier than a full run's (`python tools/report.py`, several minutes).",
+            "",
+        ]
+    lines += [
+        f"Written by `python tools/report.py{' --quick' if mode == 'quick' else ''}` "
+        f"({mode} run; rerun it to refresh). Every figure below comes from one run on this machine:",
+        "",
+    ]
     lines += [f"- {key}: {value}" for key, value in machine.items()]
-    lines += ["- Paddle: not measured (it lives in a separate environment)", "",
-              "## Engine step time (tools/bench_engine.py)", "", "```", results["engine"].strip(), "```", "",
-              f"## All-reduce bandwidth against message size (tools/bench_collectives.py, "
-              f"{collectives['nprocs']} ranks)", "",
-              bench_collectives.report(timings, collectives["sizes"], collectives["nprocs"]), "",
-              figure("all-reduce bandwidth", "bench_collectives.png", plots), "",
-              "## Data-parallel step time and exposed communication (tools/bench_dp.py)", "",
-              "Two ranks and DataParallel's default buckets; the next section varies both.", "",
-              dp_tables, "", figure("data-parallel step time", "bench_dp.png", plots), "",
-              "## Step time and exposed communication against bucket size and world size "
-              "(tools/bench_dp.py --sweep)", "",
-              bench_dp.sweep_report(results["dp_sweep"]), "",
-              figure("step time and exposed communication against bucket size and world size",
-                     "bench_dp_sweep.png", plots), ""]
+    lines += [
+        "- Paddle: not measured (it lives in a separate environment)",
+        "",
+        "## Engine step time (tools/bench_engine.py)",
+        "",
+        "```",
+        results["engine"].strip(),
+        "```",
+        "",
+        f"## All-reduce bandwidth against message size (tools/bench_collectives.py, {collectives['nprocs']} ranks)",
+        "",
+        bench_collectives.report(timings, collectives["sizes"], collectives["nprocs"]),
+        "",
+        figure("all-reduce bandwidth", "bench_collectives.png", plots),
+        "",
+        "## Data-parallel step time and exposed communication (tools/bench_dp.py)",
+        "",
+        "Two ranks and DataParallel's default buckets; the next section varies both.",
+        "",
+        dp_tables,
+        "",
+        figure("data-parallel step time", "bench_dp.png", plots),
+        "",
+        "## Step time and exposed communication against bucket size and world size (tools/bench_dp.py --sweep)",
+        "",
+        bench_dp.sweep_report(results["dp_sweep"]),
+        "",
+        figure("step time and exposed communication against bucket size and world size", "bench_dp_sweep.png", plots),
+        "",
+    ]
     return "\n".join(lines)
 
 
 def main(argv: List[str] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true",
-                        help="three sizes, one round each, to try the report (about 1.5 min on 2 cores)")
+    parser.add_argument(
+        "--quick", action="store_true", help="three sizes, one round each, to try the report (about 1.5 min on 2 cores)"
+    )
     parser.add_argument("--out", default=str(REPO / "docs" / "benchmarks.md"), help="Markdown file to write")
     args = parser.parse_args(argv)
     mode = "quick" if args.quick else "full"

@@ -23,6 +23,7 @@ graph :func:`inputs_as_read` routes the op's gradient to the tensor standing for
 read (kept by the update, see ``Tensor._mark_updated``), or raises when that value was
 overwritten in its buffer and the op's saved arrays are stale.
 """
+
 from __future__ import annotations
 
 import functools
@@ -196,8 +197,9 @@ def inputs_as_read(node) -> tuple:
     once and in the node itself, by the tensor standing for the value the op read."""
     if node.updates != _updates:
         if [p._version for p in node.parents] != node.versions:
-            node.parents = tuple(p if p._version == v else _earlier_value(p, v, node)
-                                 for p, v in zip(node.parents, node.versions))
+            node.parents = tuple(
+                p if p._version == v else _earlier_value(p, v, node) for p, v in zip(node.parents, node.versions)
+            )
             node.versions = [p._version for p in node.parents]
         node.updates = _updates
     return node.parents
@@ -354,4 +356,3 @@ class RemovableHandle:
 
     def remove(self) -> None:
         self._hooks.pop(self._key, None)
-

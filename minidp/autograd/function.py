@@ -42,6 +42,7 @@ that maps output gradients to input gradients:
 engine skips them; their slot in the returned tuple may hold anything, conventionally None).
 Backward closures never write into the arrays they receive or saved from the forward pass.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Optional, Sequence
@@ -72,8 +73,9 @@ def result(data: Any, parents: tuple, backward: Callable) -> Tensor:
     return out
 
 
-def results(datas: Sequence[Any], parents: tuple, backward: Callable,
-            differentiable: Optional[Sequence[bool]] = None) -> tuple:
+def results(
+    datas: Sequence[Any], parents: tuple, backward: Callable, differentiable: Optional[Sequence[bool]] = None
+) -> tuple:
     """Wrap several output arrays of one op, recording them as the outputs of one graph node.
 
     ``differentiable`` (one flag per output) marks outputs that carry no gradient, such as the

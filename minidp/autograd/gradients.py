@@ -7,6 +7,7 @@ gradient reaching each input and leaves every leaf's ``.grad`` and ready hooks a
 Higher-order gradients (``create_graph=True``) are not supported: backward closures compute
 with arrays, not with recorded ops.
 """
+
 from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence, Union
@@ -33,8 +34,9 @@ def _seed_gradients(outputs: List[Tensor], grad_outputs: Any) -> list:
     """One gradient array per output: ones where grad_outputs gives none."""
     given = [None] * len(outputs) if grad_outputs is None else _as_list(grad_outputs, "grad_outputs")
     if len(given) != len(outputs):
-        raise ValueError(f"grad: grad_outputs has {len(given)} entries for {len(outputs)} outputs; give one each "
-                         f"(None for ones)")
+        raise ValueError(
+            f"grad: grad_outputs has {len(given)} entries for {len(outputs)} outputs; give one each (None for ones)"
+        )
     seeds = []
     for out, g in zip(outputs, given):
         xp = backend.get_array_module(out._data)
@@ -47,9 +49,16 @@ def _seed_gradients(outputs: List[Tensor], grad_outputs: Any) -> list:
     return seeds
 
 
-def grad(outputs: Tensors, inputs: Tensors, grad_outputs: Optional[Any] = None,
-         retain_graph: Optional[bool] = None, create_graph: bool = False, only_inputs: bool = True,
-         allow_unused: bool = False, no_grad_vars: Optional[Any] = None) -> List[Optional[Tensor]]:
+def grad(
+    outputs: Tensors,
+    inputs: Tensors,
+    grad_outputs: Optional[Any] = None,
+    retain_graph: Optional[bool] = None,
+    create_graph: bool = False,
+    only_inputs: bool = True,
+    allow_unused: bool = False,
+    no_grad_vars: Optional[Any] = None,
+) -> List[Optional[Tensor]]:
     """The gradients of ``outputs`` (weighted by ``grad_outputs``, ones by default) with respect
     to each of ``inputs``, as a list of tensors with ``stop_gradient=True``; ``.grad`` of the
     leaves is not touched.
@@ -60,12 +69,17 @@ def grad(outputs: Tensors, inputs: Tensors, grad_outputs: Optional[Any] = None,
     flows through. ``only_inputs`` is accepted as Paddle's (only True is meaningful there).
     """
     if create_graph:
-        raise ValueError("grad: create_graph=True (gradients that can be differentiated again) is not supported "
-                         "by minidp, whose backward computes with arrays rather than recorded ops; use "
-                         "create_graph=False")
+        raise ValueError(
+            "grad: create_graph=True (gradients that can be differentiated again) is not supported "
+            "by minidp, whose backward computes with arrays rather than recorded ops; use "
+            "create_graph=False"
+        )
     output_list, input_list = _as_list(outputs, "outputs"), _as_list(inputs, "inputs")
-    live = [(out, seed) for out, seed in zip(output_list, _seed_gradients(output_list, grad_outputs))
-            if not out.stop_gradient]
+    live = [
+        (out, seed)
+        for out, seed in zip(output_list, _seed_gradients(output_list, grad_outputs))
+        if not out.stop_gradient
+    ]
     blocked = [] if no_grad_vars is None else _as_list(no_grad_vars, "no_grad_vars")
     captured = {id(x): None for x in input_list}
     if live:
@@ -85,8 +99,10 @@ def grad(outputs: Tensors, inputs: Tensors, grad_outputs: Optional[Any] = None,
         g = captured[id(x)]
         if g is None:
             if not allow_unused:
-                raise ValueError(f"grad: input {index} does not take part in computing the outputs; pass "
-                                 f"allow_unused=True to get None for it")
+                raise ValueError(
+                    f"grad: input {index} does not take part in computing the outputs; pass "
+                    f"allow_unused=True to get None for it"
+                )
             grads.append(None)
             continue
         grads.append(Tensor._wrap(g if g.dtype == x._data.dtype else g.astype(x._data.dtype)))

@@ -1,4 +1,5 @@
 """PyLayer: a user-defined op whose forward and backward are written with tensors."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -64,8 +65,9 @@ class PyLayer:
 
         def backward(grads):
             if ctx._materialize_grads:
-                grads = [backend.get_array_module(o).zeros_like(o) if g is None else g
-                         for g, o in zip(grads, out_arrays)]
+                grads = [
+                    backend.get_array_module(o).zeros_like(o) if g is None else g for g, o in zip(grads, out_arrays)
+                ]
             returned = cls.backward(ctx, *[None if g is None else wrap(g) for g in grads])
             returned = (returned,) if isinstance(returned, Tensor) or returned is None else tuple(returned)
             if len(returned) != len(inputs):

@@ -7,6 +7,7 @@ takes part in autograd: a leaf accumulates its gradient in ``_grad``; a result o
 Arithmetic operators and methods such as ``sum`` are attached by
 ``minidp.ops`` so that every op is defined once, next to its backward.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -25,8 +26,20 @@ _names = itertools.count()
 class Tensor:
     """An n-dimensional array that records the ops applied to it for reverse-mode autograd."""
 
-    __slots__ = ("_data", "stop_gradient", "_grad", "_node", "_grad_hooks", "_ready_hooks",
-                 "_name", "persistable", "_grad_reads_zero", "_version", "_earlier", "__weakref__")
+    __slots__ = (
+        "_data",
+        "stop_gradient",
+        "_grad",
+        "_node",
+        "_grad_hooks",
+        "_ready_hooks",
+        "_name",
+        "persistable",
+        "_grad_reads_zero",
+        "_version",
+        "_earlier",
+        "__weakref__",
+    )
 
     def __init__(self, data: Any, stop_gradient: bool = True, name: Optional[str] = None) -> None:
         if isinstance(data, Tensor):
@@ -120,8 +133,10 @@ class Tensor:
         see :func:`minidp.set_printoptions`), indented under the header."""
         indent = " " * len("Tensor(")
         values = numpy.array2string(backend.to_host(self._data), separator=", ", prefix=indent)
-        return (f"Tensor(shape={list(self._data.shape)}, dtype={self.dtype}, place=Place({self.place}), "
-                f"stop_gradient={self.stop_gradient},\n{indent}{values})")
+        return (
+            f"Tensor(shape={list(self._data.shape)}, dtype={self.dtype}, place=Place({self.place}), "
+            f"stop_gradient={self.stop_gradient},\n{indent}{values})"
+        )
 
     __hash__ = object.__hash__
 
@@ -271,8 +286,7 @@ class Tensor:
         array = xp.asarray(array)
         if tuple(array.shape) != tuple(self._data.shape):
             raise ValueError(
-                f"set_value: {self.name} has shape {self.shape} but the value has shape "
-                f"{list(array.shape)}"
+                f"set_value: {self.name} has shape {self.shape} but the value has shape {list(array.shape)}"
             )
         self._data[...] = array.astype(self._data.dtype, copy=False)
 

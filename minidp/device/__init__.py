@@ -4,6 +4,7 @@
 devices CuPy sees (0 on a machine without them); :mod:`minidp.device.cuda` holds the
 ``paddle.device.cuda`` functions training scripts call.
 """
+
 from ..backend import get_device, is_compiled_with_cuda, set_device
 from ..backend import cuda_device_count as device_count
 from . import cuda

@@ -3,6 +3,7 @@
 Without CuPy or a device, ``device_count()`` is 0 and ``synchronize``/``empty_cache`` do nothing,
 as there is no device work to wait for and no device memory to free.
 """
+
 from typing import Any, Optional
 
 from .. import backend

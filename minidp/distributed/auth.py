@@ -21,6 +21,7 @@ can be relayed to another pair):
 Each side checks the other's proof in constant time and drops the connection on a mismatch. The
 handshake authenticates; it does not encrypt: across hosts, use a private network or a tunnel.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -71,8 +72,7 @@ def _receive(sock: socket.socket, size: int, deadline: float, step: str) -> byte
     while len(data) < size:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            raise AuthenticationError(f"no answer to the handshake ({step}) within "
-                                      f"{HANDSHAKE_SECONDS:g} s")
+            raise AuthenticationError(f"no answer to the handshake ({step}) within {HANDSHAKE_SECONDS:g} s")
         sock.settimeout(remaining)
         try:
             chunk = sock.recv(size - len(data))
@@ -89,8 +89,7 @@ def _send(sock: socket.socket, data: bytes, deadline: float) -> None:
     sock.sendall(data)
 
 
-def accept_handshake(sock: socket.socket, secret: bytes, context: bytes,
-                     seconds: float = HANDSHAKE_SECONDS) -> None:
+def accept_handshake(sock: socket.socket, secret: bytes, context: bytes, seconds: float = HANDSHAKE_SECONDS) -> None:
     """The listener's side: challenge the dialer, check its proof, prove ourselves.
 
     Raises :class:`AuthenticationError` (or ``OSError``) when the dialer fails; the caller drops
@@ -102,13 +101,14 @@ def accept_handshake(sock: socket.socket, secret: bytes, context: bytes,
     answer = _receive(sock, CHALLENGE_BYTES + PROOF_BYTES, deadline, "proof")
     b, proof = answer[:CHALLENGE_BYTES], answer[CHALLENGE_BYTES:]
     if not hmac.compare_digest(proof, _proof(secret, b"dial", context, a, b)):
-        raise AuthenticationError("wrong proof of the job secret (a process from another job, "
-                                  "or one started without this job's MINIDP_JOB_SECRET)")
+        raise AuthenticationError(
+            "wrong proof of the job secret (a process from another job, "
+            "or one started without this job's MINIDP_JOB_SECRET)"
+        )
     _send(sock, _proof(secret, b"listen", context, a, b), deadline)
 
 
-def dial_handshake(sock: socket.socket, secret: bytes, context: bytes,
-                   seconds: float = HANDSHAKE_SECONDS) -> None:
+def dial_handshake(sock: socket.socket, secret: bytes, context: bytes, seconds: float = HANDSHAKE_SECONDS) -> None:
     """The dialer's side: answer the listener's challenge and check the listener's proof."""
     deadline = time.monotonic() + seconds
     a = _receive(sock, CHALLENGE_BYTES, deadline, "challenge")
@@ -116,5 +116,6 @@ def dial_handshake(sock: socket.socket, secret: bytes, context: bytes,
     _send(sock, b + _proof(secret, b"dial", context, a, b), deadline)
     proof = _receive(sock, PROOF_BYTES, deadline, "listener's proof")
     if not hmac.compare_digest(proof, _proof(secret, b"listen", context, a, b)):
-        raise AuthenticationError("the listener does not know the job secret: it is not this "
-                                  "job's (check the address and MINIDP_JOB_SECRET)")
+        raise AuthenticationError(
+            "the listener does not know the job secret: it is not this job's (check the address and MINIDP_JOB_SECRET)"
+        )

@@ -15,6 +15,7 @@ package (rooted, all-to-all, point-to-point, objects).
 Like Paddle and MPI, every process of a group must call the same collectives, in the same order,
 with arrays of the same shape and dtype; ``new_group`` must be called by every process of the job.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -38,8 +39,9 @@ class Group:
     job ranks of the members in group order, ``process_group`` the backend object.
     """
 
-    def __init__(self, rank: int, id: int, ranks: Sequence[int],
-                 pg: Optional[ProcessGroup] = None, name: Optional[str] = None) -> None:
+    def __init__(
+        self, rank: int, id: int, ranks: Sequence[int], pg: Optional[ProcessGroup] = None, name: Optional[str] = None
+    ) -> None:
         self._rank = rank
         self._id = id
         self._ranks = list(ranks)
@@ -89,8 +91,10 @@ class Group:
         return self._ranks[rank] if self.is_member() else -1
 
     def __repr__(self) -> str:
-        return (f"Group(id={self._id}, name={self._name!r}, rank={self._rank}, "
-                f"ranks={self._ranks}, backend={self.backend!r})")
+        return (
+            f"Group(id={self._id}, name={self._name!r}, rank={self._rank}, "
+            f"ranks={self._ranks}, backend={self.backend!r})"
+        )
 
 
 class _State:
@@ -133,8 +137,7 @@ def get_group(id: int = DEFAULT_GROUP_ID) -> Optional[Group]:
 
 def _default_group(what: str) -> Group:
     if not is_initialized():
-        raise RuntimeError(f"{what} needs the default group: call "
-                           "minidp.distributed.init_parallel_env() first")
+        raise RuntimeError(f"{what} needs the default group: call minidp.distributed.init_parallel_env() first")
     return _state.groups[DEFAULT_GROUP_ID]
 
 
@@ -147,8 +150,11 @@ def _seconds(timeout: Union[None, float, datetime.timedelta], default: float) ->
     return seconds
 
 
-def new_group(ranks: Optional[Sequence[int]] = None, backend: Optional[str] = None,
-              timeout: Union[None, float, datetime.timedelta] = None) -> Group:
+def new_group(
+    ranks: Optional[Sequence[int]] = None,
+    backend: Optional[str] = None,
+    timeout: Union[None, float, datetime.timedelta] = None,
+) -> Group:
     """Create a group of job ranks ``ranks`` (all ranks when None); every process must call it.
 
     ``backend`` defaults to the default group's; ``timeout`` (seconds or a ``timedelta``)
@@ -157,13 +163,16 @@ def new_group(ranks: Optional[Sequence[int]] = None, backend: Optional[str] = No
     _default_group("new_group")
     members = sorted(set(range(_state.world_size) if ranks is None else (int(r) for r in ranks)))
     if not members or members[0] < 0 or members[-1] >= _state.world_size:
-        raise ValueError(f"new_group ranks {ranks!r} must be job ranks in "
-                         f"0..{_state.world_size - 1}")
+        raise ValueError(f"new_group ranks {ranks!r} must be job ranks in 0..{_state.world_size - 1}")
     group_id = _state.next_id
     _state.next_id += 1
-    spec = GroupSpec(name=f"group_{group_id}", global_ranks=tuple(members),
-                     global_rank=_state.global_rank, timeout=_seconds(timeout, _state.timeout),
-                     store=_state.store)
+    spec = GroupSpec(
+        name=f"group_{group_id}",
+        global_ranks=tuple(members),
+        global_rank=_state.global_rank,
+        timeout=_seconds(timeout, _state.timeout),
+        store=_state.store,
+    )
     pg = get_backend_factory(backend or _state.backend)(spec)
     group = Group(spec.rank, group_id, members, pg, spec.name)
     _state.groups[group_id] = group
@@ -201,8 +210,7 @@ def resolve_group(group: Union[None, Group, ProcessGroup], what: str) -> Group:
             if known.process_group is group:
                 return known
         return Group(group.rank, -1, group.global_ranks, group, group.name)
-    raise TypeError(f"{what}: group must be a Group (or its process group), "
-                    f"got {type(group).__name__}")
+    raise TypeError(f"{what}: group must be a Group (or its process group), got {type(group).__name__}")
 
 
 def tensor_array(tensor: Any, what: str) -> Any:
@@ -228,8 +236,7 @@ def group_rank(group: Group, rank: int, what: str) -> int:
         raise TypeError(f"{what} must be an int job rank, got {type(rank).__name__}")
     local = group.get_group_rank(int(rank))
     if local < 0:
-        raise ValueError(f"{what}={rank} is not a member of {group!r}; pass a job rank "
-                         f"from {group.ranks}")
+        raise ValueError(f"{what}={rank} is not a member of {group!r}; pass a job rank from {group.ranks}")
     return local
 
 
@@ -273,8 +280,9 @@ def track(group: Group, work: Any, sync_op: bool) -> Any:
     return work
 
 
-def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: Optional[Group] = None,
-               sync_op: bool = True) -> Optional[Work]:
+def all_reduce(
+    tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: Optional[Group] = None, sync_op: bool = True
+) -> Optional[Work]:
     """Reduce ``tensor`` over the group with ``op``, in place, on every rank."""
     group = resolve_group(group, "all_reduce")
     if not group.is_member():
@@ -283,29 +291,28 @@ def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: Optional[Grou
     return track(group, work, sync_op)
 
 
-def broadcast(tensor: Tensor, src: int = 0, group: Optional[Group] = None,
-              sync_op: bool = True) -> Optional[Work]:
+def broadcast(tensor: Tensor, src: int = 0, group: Optional[Group] = None, sync_op: bool = True) -> Optional[Work]:
     """Overwrite ``tensor`` on every rank with job rank ``src``'s ``tensor``."""
     group = resolve_group(group, "broadcast")
     if not group.is_member():
         return None
-    work = group.process_group.broadcast(tensor_array(tensor, "tensor"),
-                                         group_rank(group, src, "src"), sync_op)
+    work = group.process_group.broadcast(tensor_array(tensor, "tensor"), group_rank(group, src, "src"), sync_op)
     return track(group, work, sync_op)
 
 
 def check_tensor_list(tensors: Sequence[Any], like: Any, count: int, what: str) -> None:
     """``ValueError`` unless ``tensors`` holds ``count`` Tensors of ``like``'s shape and dtype."""
     if len(tensors) != count:
-        raise ValueError(f"{what} must hold {count} tensors (one per rank of the group), "
-                         f"got {len(tensors)}")
+        raise ValueError(f"{what} must hold {count} tensors (one per rank of the group), got {len(tensors)}")
     for index, item in enumerate(tensors):
         if not isinstance(item, Tensor):
             raise TypeError(f"{what}[{index}] must be a minidp Tensor, got {type(item).__name__}")
         if list(item.shape) != list(like.shape) or item.dtype != like.dtype:
-            raise ValueError(f"{what}[{index}] has shape {list(item.shape)} and dtype "
-                             f"{item.dtype}; every entry needs shape {list(like.shape)} and "
-                             f"dtype {like.dtype}")
+            raise ValueError(
+                f"{what}[{index}] has shape {list(item.shape)} and dtype "
+                f"{item.dtype}; every entry needs shape {list(like.shape)} and "
+                f"dtype {like.dtype}"
+            )
 
 
 def stacked_view(tensor: Tensor, rows: int, like: Any, what: str) -> Any:
@@ -315,15 +322,17 @@ def stacked_view(tensor: Tensor, rows: int, like: Any, what: str) -> Any:
     block_rows = like.shape[0] if like.ndim else 1
     expected = [rows * block_rows, *like.shape[1:]]
     if list(data.shape) != expected or data.dtype != like.dtype:
-        raise ValueError(f"{what} must have shape {expected} and dtype {like.dtype} "
-                         f"({rows} blocks of {list(like.shape)} along axis 0); got "
-                         f"{list(data.shape)} {data.dtype}")
+        raise ValueError(
+            f"{what} must have shape {expected} and dtype {like.dtype} "
+            f"({rows} blocks of {list(like.shape)} along axis 0); got "
+            f"{list(data.shape)} {data.dtype}"
+        )
     return data.reshape(rows, *like.shape)
 
 
-def all_gather(tensor_list: Union[List[Tensor], Tensor], tensor: Tensor,
-               group: Optional[Group] = None,
-               sync_op: bool = True) -> Optional[Union[Work, CopyOutWork]]:
+def all_gather(
+    tensor_list: Union[List[Tensor], Tensor], tensor: Tensor, group: Optional[Group] = None, sync_op: bool = True
+) -> Optional[Union[Work, CopyOutWork]]:
     """Gather every rank's ``tensor`` into ``tensor_list`` (in group rank order).
 
     An empty ``tensor_list`` is extended with new tensors; a filled one must hold
@@ -340,8 +349,7 @@ def all_gather(tensor_list: Union[List[Tensor], Tensor], tensor: Tensor,
         out = stacked_view(tensor_list, size, data, "all_gather tensor_list")
         return track(group, pg.all_gather(out, data, sync_op), sync_op)
     if not isinstance(tensor_list, list):
-        raise TypeError("all_gather tensor_list must be a list or a Tensor, got "
-                        f"{type(tensor_list).__name__}")
+        raise TypeError(f"all_gather tensor_list must be a list or a Tensor, got {type(tensor_list).__name__}")
     gathered = array_backend.get_array_module(data).empty((size, *data.shape), data.dtype)
     if not tensor_list:
         tensor_list.extend(Tensor(row) for row in gathered)
@@ -360,9 +368,13 @@ def all_gather(tensor_list: Union[List[Tensor], Tensor], tensor: Tensor,
     return track(group, CopyOutWork(work, copy_out), sync_op)
 
 
-def reduce_scatter(tensor: Tensor, tensor_list: Union[Tensor, List[Tensor]],
-                   op: ReduceOp = ReduceOp.SUM, group: Optional[Group] = None,
-                   sync_op: bool = True) -> Optional[Work]:
+def reduce_scatter(
+    tensor: Tensor,
+    tensor_list: Union[Tensor, List[Tensor]],
+    op: ReduceOp = ReduceOp.SUM,
+    group: Optional[Group] = None,
+    sync_op: bool = True,
+) -> Optional[Work]:
     """Reduce ``tensor_list`` over the group and leave block ``rank`` of the result in ``tensor``.
 
     ``tensor_list`` is either ``world_size`` tensors shaped like ``tensor`` or one tensor
@@ -376,8 +388,9 @@ def reduce_scatter(tensor: Tensor, tensor_list: Union[Tensor, List[Tensor]],
         source = stacked_view(tensor_list, group.world_size, out, "reduce_scatter tensor_list")
     else:
         if not isinstance(tensor_list, (list, tuple)):
-            raise TypeError("reduce_scatter tensor_list must be a list of Tensors or a Tensor, "
-                            f"got {type(tensor_list).__name__}")
+            raise TypeError(
+                f"reduce_scatter tensor_list must be a list of Tensors or a Tensor, got {type(tensor_list).__name__}"
+            )
         check_tensor_list(tensor_list, out, group.world_size, "reduce_scatter tensor_list")
         xp = array_backend.get_array_module(out)
         source = xp.stack([tensor_array(t, "tensor_list item") for t in tensor_list])
@@ -392,8 +405,7 @@ def barrier(group: Optional[Group] = None) -> None:
         group.process_group.barrier()
 
 
-def send(tensor: Tensor, dst: int = 0, group: Optional[Group] = None,
-         sync_op: bool = True) -> Optional[Work]:
+def send(tensor: Tensor, dst: int = 0, group: Optional[Group] = None, sync_op: bool = True) -> Optional[Work]:
     """Send ``tensor`` to job rank ``dst`` (which calls ``recv``); completes before returning."""
     group = resolve_group(group, "send")
     if not group.is_member():
@@ -402,8 +414,7 @@ def send(tensor: Tensor, dst: int = 0, group: Optional[Group] = None,
     return Work.completed(group.process_group.describe("send"))
 
 
-def recv(tensor: Tensor, src: int = 0, group: Optional[Group] = None,
-         sync_op: bool = True) -> Optional[Work]:
+def recv(tensor: Tensor, src: int = 0, group: Optional[Group] = None, sync_op: bool = True) -> Optional[Work]:
     """Receive into ``tensor`` what job rank ``src`` sends; completes before returning."""
     group = resolve_group(group, "recv")
     if not group.is_member():

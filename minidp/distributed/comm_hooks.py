@@ -22,6 +22,7 @@ Built-in hooks (``state`` is a process group, or None for the DataParallel's own
 - :func:`counting_hook`: records each bucket it is given in a :class:`CallCounter` and does not
   communicate at all (each rank keeps its own gradients): a probe for tests.
 """
+
 from __future__ import annotations
 
 import abc
@@ -80,7 +81,7 @@ class HostCopy(BucketCopy):
 
     def __init__(self, like: Sequence[Any], wire_dtype: Any, process_group: Any) -> None:
         super().__init__(like, wire_dtype, process_group)
-        self._slots = [self.flat[o:o + a.size] for o, a in zip(self.offsets, like)]
+        self._slots = [self.flat[o : o + a.size] for o, a in zip(self.offsets, like)]
         self._views = numpy.dtype(wire_dtype) == like[0].dtype
         if self._views:
             self._results = [s.reshape(a.shape) for s, a in zip(self._slots, like)]
@@ -132,7 +133,7 @@ class KernelCopy(BucketCopy):
         sources, offsets = [], []
         for grad, offset, result in zip(gradients, self.offsets, self._results):
             if grad is None:
-                self.flat[offset:offset + result.size].fill(0)
+                self.flat[offset : offset + result.size].fill(0)
             else:
                 sources.append(xp.ascontiguousarray(grad))
                 offsets.append(offset)
@@ -165,11 +166,21 @@ class GradBucket:
     so a full bucket goes to the wire without waiting for a bucket-wide copy.
     """
 
-    __slots__ = ("index", "params", "gradients", "dtype", "process_group", "_like", "_copies",
-                 "_eager", "_eager_scale", "_done", "_no_gradients")
+    __slots__ = (
+        "index",
+        "params",
+        "gradients",
+        "dtype",
+        "process_group",
+        "_like",
+        "_copies",
+        "_eager",
+        "_eager_scale",
+        "_done",
+        "_no_gradients",
+    )
 
-    def __init__(self, index: int, params: Sequence[Any], extra: Sequence[Any],
-                 process_group: Any) -> None:
+    def __init__(self, index: int, params: Sequence[Any], extra: Sequence[Any], process_group: Any) -> None:
         self.index = index
         self.params = list(params)
         self._like = [p._data for p in self.params] + list(extra)

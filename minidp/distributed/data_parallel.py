@@ -4,6 +4,7 @@ At construction the replicas are checked against each other and rank 0's paramet
 are broadcast to all. Afterwards every backward pass averages the gradients across ranks (see
 ``reducer.py``), so ``optimizer.step()`` applies the same update everywhere.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -69,22 +70,25 @@ def _unflatten(flat: Any, like: List[Any]) -> Iterator[Any]:
     """Views of ``flat`` shaped like each array of ``like``, in order."""
     offset = 0
     for a in like:
-        yield flat[offset:offset + a.size].reshape(a.shape)
+        yield flat[offset : offset + a.size].reshape(a.shape)
         offset += a.size
 
 
 @engine.no_grad()
-def sync_params_buffers(model: Layer, comm_group: Any = None, src_rank: int = 0,
-                        is_model_parallel: bool = False, fuse_params: bool = True) -> None:
+def sync_params_buffers(
+    model: Layer, comm_group: Any = None, src_rank: int = 0, is_model_parallel: bool = False, fuse_params: bool = True
+) -> None:
     """Overwrite every parameter and buffer of ``model`` with rank ``src_rank``'s values.
 
     Tensors are broadcast in fused groups of up to 128 MiB (``fuse_params=True``) or one by one.
     Parameters marked ``no_sync`` (or ``is_distributed`` under model parallelism) are skipped.
     """
     pg = _resolve_process_group(comm_group)
-    tensors = [t for t in itertools.chain(model.parameters(), model.buffers())
-               if not getattr(t, "no_sync", False)
-               and not (is_model_parallel and getattr(t, "is_distributed", False))]
+    tensors = [
+        t
+        for t in itertools.chain(model.parameters(), model.buffers())
+        if not getattr(t, "no_sync", False) and not (is_model_parallel and getattr(t, "is_distributed", False))
+    ]
     if not tensors:
         return
     groups = build_groups(tensors, _PARAM_BROADCAST_BUCKET) if fuse_params else [[t] for t in tensors]
@@ -121,14 +125,13 @@ def _check_same_parameters(named: List[tuple], pg) -> None:
         return
     longest = int(gathered[:, 0].max())
     padded = numpy.full(longest, -1, dtype=numpy.int64)
-    padded[:len(prints)] = prints
+    padded[: len(prints)] = prints
     everyone = numpy.zeros((pg.size, longest), dtype=numpy.int64)
     pg.all_gather(everyone, padded)
     differs = (everyone != everyone[0]).any(axis=0)
     first = int(numpy.argmax(differs))
     other = int(numpy.argmax(everyone[:, first] != everyone[pg.rank, first]))
-    mine = (_describe(*named[first]) if first < len(named)
-            else "nothing (this rank has fewer parameters)")
+    mine = _describe(*named[first]) if first < len(named) else "nothing (this rank has fewer parameters)"
     raise RuntimeError(
         f"DataParallel: the model differs between ranks. Parameter #{first} is {mine} on rank "
         f"{pg.rank} but differs on rank {other}; rank counts of parameters: "
@@ -179,9 +182,15 @@ class DataParallel(Layer):
     ``group`` is a ``Group`` or the process group one carries; None means every rank.
     """
 
-    def __init__(self, layers: Layer, strategy: Any = None, comm_buffer_size: float = 25,
-                 last_comm_buffer_size: float = 1, find_unused_parameters: bool = False,
-                 group: Any = None) -> None:
+    def __init__(
+        self,
+        layers: Layer,
+        strategy: Any = None,
+        comm_buffer_size: float = 25,
+        last_comm_buffer_size: float = 1,
+        find_unused_parameters: bool = False,
+        group: Any = None,
+    ) -> None:
         if not isinstance(layers, Layer):
             raise TypeError(f"DataParallel wraps a minidp.nn.Layer, got {type(layers).__name__}")
         super().__init__(layers.full_name() + "_data_parallel")
@@ -211,8 +220,7 @@ class DataParallel(Layer):
         self.group = group
         pg = _resolve_process_group(group)
         if pg is None or pg.size < 2:
-            warnings.warn("DataParallel: world size is 1, so the model trains on this process alone.",
-                          stacklevel=2)
+            warnings.warn("DataParallel: world size is 1, so the model trains on this process alone.", stacklevel=2)
             return
         _check_same_parameters(list(layers.named_parameters()), pg)
         named = [(n, p) for n, p in layers.named_parameters() if _is_synced(p)]
@@ -221,8 +229,7 @@ class DataParallel(Layer):
         sync_params_buffers(layers, comm_group=pg, fuse_params=True)
         params = [p for _, p in named]
         buckets = assign_buckets(params, self.last_comm_buffer_size, self.comm_buffer_size)
-        self._reducer = Reducer(params, buckets, pg, find_unused_parameters,
-                                param_names=[n for n, _ in named])
+        self._reducer = Reducer(params, buckets, pg, find_unused_parameters, param_names=[n for n, _ in named])
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         recorder = timeline.recorder
@@ -237,8 +244,9 @@ class DataParallel(Layer):
         return outputs
 
     @contextlib.contextmanager
-    def join(self, divide_by_initial_world_size: bool = False, enable: bool = True,
-             throw_on_early_termination: bool = False) -> Iterator[None]:
+    def join(
+        self, divide_by_initial_world_size: bool = False, enable: bool = True, throw_on_early_termination: bool = False
+    ) -> Iterator[None]:
         """Train on uneven inputs: a rank whose loop inside ends early answers its peers' steps.
 
         As PyTorch's ``DistributedDataParallel.join``. Inside, every training forward (one that
@@ -262,13 +270,13 @@ class DataParallel(Layer):
             return
         if self._join is not None:
             raise RuntimeError("DataParallel.join: already inside a join() block of this model")
-        self._join = _JoinState(self._reducer, divide_by_initial_world_size,
-                                throw_on_early_termination)
+        self._join = _JoinState(self._reducer, divide_by_initial_world_size, throw_on_early_termination)
         try:
             yield
             self._join.answer_until_all_done()
-            sync_params_buffers(self._layers, comm_group=self._reducer.process_group,
-                                src_rank=self._join.most_trained_rank())
+            sync_params_buffers(
+                self._layers, comm_group=self._reducer.process_group, src_rank=self._join.most_trained_rank()
+            )
         finally:
             self._join = None
             self._reducer.set_contributing_ranks(self._reducer.process_group.size, True)
@@ -296,11 +304,12 @@ class DataParallel(Layer):
         accepted and never called.
         """
         if not callable(hook):
-            raise TypeError(f"register_comm_hook needs a callable hook(state, bucket), got "
-                            f"{type(hook).__name__}")
+            raise TypeError(f"register_comm_hook needs a callable hook(state, bucket), got {type(hook).__name__}")
         if self._comm_hook is not None:
-            raise RuntimeError("register_comm_hook can be called only once per DataParallel; "
-                               "build a new DataParallel to use another hook")
+            raise RuntimeError(
+                "register_comm_hook can be called only once per DataParallel; "
+                "build a new DataParallel to use another hook"
+            )
         self._comm_hook = hook
         if self._reducer is not None:
             self._reducer.register_comm_hook(state, hook)
@@ -326,20 +335,25 @@ class DataParallel(Layer):
 
     def scale_loss(self, loss: Tensor) -> Tensor:
         """Deprecated no-op kept for old scripts: gradients are already averaged."""
-        warnings.warn("DataParallel.scale_loss is deprecated and does nothing", DeprecationWarning,
-                      stacklevel=2)
+        warnings.warn("DataParallel.scale_loss is deprecated and does nothing", DeprecationWarning, stacklevel=2)
         return loss
 
     def apply_collective_grads(self) -> None:
         """Deprecated no-op kept for old scripts: gradients are averaged during backward."""
-        warnings.warn("DataParallel.apply_collective_grads is deprecated and does nothing",
-                      DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            "DataParallel.apply_collective_grads is deprecated and does nothing", DeprecationWarning, stacklevel=2
+        )
 
-    def state_dict(self, destination: Any = None, include_sublayers: bool = True,
-                   structured_name_prefix: str = "", **kwargs: Any) -> dict:
+    def state_dict(
+        self, destination: Any = None, include_sublayers: bool = True, structured_name_prefix: str = "", **kwargs: Any
+    ) -> dict:
         """The wrapped layer's state, with the same keys as without DataParallel."""
-        return self._layers.state_dict(destination=destination, include_sublayers=include_sublayers,
-                                       structured_name_prefix=structured_name_prefix, **kwargs)
+        return self._layers.state_dict(
+            destination=destination,
+            include_sublayers=include_sublayers,
+            structured_name_prefix=structured_name_prefix,
+            **kwargs,
+        )
 
     def set_state_dict(self, state_dict: dict, use_structured_name: bool = True) -> Any:
         """Load a state saved with or without DataParallel into the wrapped layer."""
@@ -371,7 +385,8 @@ class _JoinState:
             raise RuntimeError(
                 f"DataParallel.join: {self._group.size - training} of {self._group.size} ranks "
                 f"ran out of data (seen on rank {self._group.rank}), and "
-                "throw_on_early_termination=True was given")
+                "throw_on_early_termination=True was given"
+            )
 
     def start_step(self) -> None:
         """Before this rank's step: count the ranks training it, and scale its averages."""

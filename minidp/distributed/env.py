@@ -11,6 +11,7 @@ variables, when present, take precedence. Such a launcher announces no endpoints
 every ``ParallelEnv`` made afterwards in the process reports them. They are kept here, not
 written to ``os.environ``, so they never leak into the environment of child processes.
 """
+
 from __future__ import annotations
 
 import os
@@ -85,15 +86,14 @@ class ParallelEnv:
         self._device_type = os.environ.get("PADDLE_XCCL_BACKEND", "").strip()
         self._pg_timeout = read_int("PADDLE_PG_TIMEOUT", DEFAULT_PG_TIMEOUT_MS)
         if self._pg_timeout <= 0:
-            raise ValueError(f"PADDLE_PG_TIMEOUT must be a positive number of milliseconds, "
-                             f"got {self._pg_timeout}")
-        devices_variable = (f"FLAGS_selected_{self._device_type}s" if self._device_type
-                            else "FLAGS_selected_gpus")
+            raise ValueError(f"PADDLE_PG_TIMEOUT must be a positive number of milliseconds, got {self._pg_timeout}")
+        devices_variable = f"FLAGS_selected_{self._device_type}s" if self._device_type else "FLAGS_selected_gpus"
         selected = os.environ.get(devices_variable, "").split(",")[0].strip()
         if selected:
             if not selected.isdigit():
-                raise ValueError(f"{devices_variable} must list device ids such as '0,1', "
-                                 f"got {os.environ[devices_variable]!r}")
+                raise ValueError(
+                    f"{devices_variable} must list device ids such as '0,1', got {os.environ[devices_variable]!r}"
+                )
             self._device_id = int(selected)
         else:
             self._device_id = launch.local_rank if self._launched_by_mpi else 0
@@ -161,5 +161,7 @@ class ParallelEnv:
     dev_id = device_id
 
     def __repr__(self) -> str:
-        return (f"ParallelEnv(rank={self.rank}, world_size={self.world_size}, "
-                f"device_id={self.device_id}, current_endpoint={self.current_endpoint!r})")
+        return (
+            f"ParallelEnv(rank={self.rank}, world_size={self.world_size}, "
+            f"device_id={self.device_id}, current_endpoint={self.current_endpoint!r})"
+        )

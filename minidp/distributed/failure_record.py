@@ -11,6 +11,7 @@ A rank blames a peer when the exception, or one in its ``__cause__``/``__context
 :class:`PeerFailedError` (backends raise it when a peer's connection breaks or a peer stops
 answering) or carries an integer ``blamed_rank`` attribute.
 """
+
 from __future__ import annotations
 
 import json
@@ -73,8 +74,7 @@ def write_failure_record(error: BaseException) -> Optional[str]:
     rank = os.environ.get("PADDLE_TRAINER_ID", "")
     if not directory or not rank.isdigit():
         return None
-    record = FailureRecord(int(rank), os.getpid(), time.time(), _summary(error),
-                           blamed_rank(error))
+    record = FailureRecord(int(rank), os.getpid(), time.time(), _summary(error), blamed_rank(error))
     path = os.path.join(directory, f"rank-{rank}.json")
     partial = f"{path}.{os.getpid()}.tmp"
     try:

@@ -6,6 +6,7 @@ of ``rank_num`` ranks on it (the group timeout is ``PADDLE_PG_TIMEOUT``). ``gloo
 for every rank; ``gloo_release`` shuts the group down and closes the store, which rank 0 keeps
 serving until then so that late ranks can still find their peers.
 """
+
 from __future__ import annotations
 
 from typing import Optional, Tuple
@@ -22,22 +23,21 @@ def gloo_init_parallel_env(rank_id: int, rank_num: int, server_endpoint: str) ->
     rendezvous at ``server_endpoint`` (``'ip:port'``)."""
     global _context
     if not isinstance(rank_num, int) or rank_num < 2:
-        raise ValueError(f"gloo_init_parallel_env: rank_num must be an int of at least 2, got "
-                         f"{rank_num!r}")
+        raise ValueError(f"gloo_init_parallel_env: rank_num must be an int of at least 2, got {rank_num!r}")
     if not isinstance(rank_id, int) or not 0 <= rank_id < rank_num:
-        raise ValueError(f"gloo_init_parallel_env: rank_id must be an int in 0..{rank_num - 1}, "
-                         f"got {rank_id!r}")
+        raise ValueError(f"gloo_init_parallel_env: rank_id must be an int in 0..{rank_num - 1}, got {rank_id!r}")
     host, _, port = str(server_endpoint).rpartition(":")
     if not host or not port.isdigit():
-        raise ValueError(f"gloo_init_parallel_env: server_endpoint {server_endpoint!r} is not "
-                         "'ip:port'")
+        raise ValueError(f"gloo_init_parallel_env: server_endpoint {server_endpoint!r} is not 'ip:port'")
     if _context is not None:
-        raise RuntimeError("gloo_init_parallel_env: this process already joined a gloo context; "
-                           "call gloo_release() first")
+        raise RuntimeError(
+            "gloo_init_parallel_env: this process already joined a gloo context; call gloo_release() first"
+        )
     timeout = ParallelEnv().pg_timeout / 1000.0
     store = TCPStore(host, int(port), is_master=rank_id == 0, timeout=timeout)
-    spec = GroupSpec(name="gloo_context", global_ranks=tuple(range(rank_num)),
-                     global_rank=rank_id, timeout=timeout, store=store)
+    spec = GroupSpec(
+        name="gloo_context", global_ranks=tuple(range(rank_num)), global_rank=rank_id, timeout=timeout, store=store
+    )
     try:
         group = get_backend_factory("gloo")(spec)
     except BaseException:
@@ -49,9 +49,11 @@ def gloo_init_parallel_env(rank_id: int, rank_num: int, server_endpoint: str) ->
 def gloo_barrier() -> None:
     """Return once every rank of the gloo context has called ``gloo_barrier``."""
     if _context is None:
-        raise RuntimeError("gloo_barrier needs the gloo context: call "
-                           "minidp.distributed.gloo_init_parallel_env(rank_id, rank_num, "
-                           "server_endpoint) first")
+        raise RuntimeError(
+            "gloo_barrier needs the gloo context: call "
+            "minidp.distributed.gloo_init_parallel_env(rank_id, rank_num, "
+            "server_endpoint) first"
+        )
     _context[1].barrier()
 
 

@@ -14,6 +14,7 @@ the three agree on what a rank's environment holds:
 
 The ports a plan names stay reserved (:class:`PortReservation`) until :meth:`JobPlan.release`.
 """
+
 from __future__ import annotations
 
 import os
@@ -53,8 +54,7 @@ class PortReservation:
                     sock.bind((host, 0))
                 except OSError as error:
                     raise ValueError(
-                        f"cannot bind a port on {host!r} ({error}); give an address of this "
-                        "machine"
+                        f"cannot bind a port on {host!r} ({error}); give an address of this machine"
                     ) from error
         except BaseException:
             self.release()
@@ -133,8 +133,7 @@ def resolve_backend(name: str, gpus_requested: bool) -> str:
     if name not in PLANNED_BACKENDS:
         raise ValueError(f"backend must be one of {PLANNED_BACKENDS}, got {name!r}")
     if name == "gloo" and gpus_requested:
-        raise ValueError("the GPU selection (gpus / --devices) is for the 'nccl' backend; "
-                         "drop it for gloo")
+        raise ValueError("the GPU selection (gpus / --devices) is for the 'nccl' backend; drop it for gloo")
     if name == "auto":
         on_gpu = _backend.get_device().startswith("gpu") or _backend.is_compiled_with_cuda()
         return "nccl" if gpus_requested or on_gpu else "gloo"
@@ -154,13 +153,22 @@ def job_secret_for_launch(nodes: int = 1) -> str:
         raise ValueError(
             f"a job over {nodes} nodes needs the same {SECRET_ENV} on every node: set it to a "
             "random value (e.g. python -c 'import secrets; print(secrets.token_hex(32))') "
-            "before starting each node's launcher")
+            "before starting each node's launcher"
+        )
     return new_job_secret()
 
 
-def rank_environment(rank: int, local_rank: int, local_world_size: int,
-                     endpoints: Sequence[str], master: str, backend: str,
-                     device: Optional[int], secret: str, failure_dir: str) -> Dict[str, str]:
+def rank_environment(
+    rank: int,
+    local_rank: int,
+    local_world_size: int,
+    endpoints: Sequence[str],
+    master: str,
+    backend: str,
+    device: Optional[int],
+    secret: str,
+    failure_dir: str,
+) -> Dict[str, str]:
     """The environment variables that tell one rank who it is (see the module docstring).
 
     ``endpoints`` lists every rank's ``host:port`` in rank order; ``master`` is the
@@ -220,9 +228,15 @@ def new_failure_dir() -> str:
     return tempfile.mkdtemp(prefix="minidp-job-")
 
 
-def plan_node(backend: str, devices: Sequence[Optional[int]], endpoints: Sequence[str],
-              master: str, first_rank: int, secret: str,
-              ports: Optional[PortReservation] = None) -> JobPlan:
+def plan_node(
+    backend: str,
+    devices: Sequence[Optional[int]],
+    endpoints: Sequence[str],
+    master: str,
+    first_rank: int,
+    secret: str,
+    ports: Optional[PortReservation] = None,
+) -> JobPlan:
     """The plan of one node whose ranks are ``first_rank ...`` of the job's ``endpoints``.
 
     ``devices`` holds one entry (GPU index or None) per local rank; ``ports`` is the reservation
@@ -230,14 +244,22 @@ def plan_node(backend: str, devices: Sequence[Optional[int]], endpoints: Sequenc
     """
     failure_dir = new_failure_dir()
     local = len(devices)
-    envs = [rank_environment(first_rank + index, index, local, endpoints, master, backend,
-                             devices[index], secret, failure_dir)
-            for index in range(local)]
+    envs = [
+        rank_environment(
+            first_rank + index, index, local, endpoints, master, backend, devices[index], secret, failure_dir
+        )
+        for index in range(local)
+    ]
     return JobPlan(backend, envs, ports, failure_dir)
 
 
-def plan_local_job(nprocs: int, backend: str, devices: Optional[Sequence[Optional[int]]] = None,
-                   host: str = "127.0.0.1", secret: Optional[str] = None) -> JobPlan:
+def plan_local_job(
+    nprocs: int,
+    backend: str,
+    devices: Optional[Sequence[Optional[int]]] = None,
+    host: str = "127.0.0.1",
+    secret: Optional[str] = None,
+) -> JobPlan:
     """The plan of a job of ``nprocs`` ranks on this machine, all reachable at ``host``.
 
     Reserves one port per rank and one for the store; ``devices`` defaults to no GPU;
@@ -247,5 +269,6 @@ def plan_local_job(nprocs: int, backend: str, devices: Optional[Sequence[Optiona
     ports = PortReservation(host, nprocs + 1)
     endpoints = [f"{host}:{port}" for port in ports.ports[:nprocs]]
     master = f"{host}:{ports.ports[nprocs]}"
-    return plan_node(backend, devices, endpoints, master, 0,
-                     secret if secret is not None else job_secret_for_launch(), ports)
+    return plan_node(
+        backend, devices, endpoints, master, 0, secret if secret is not None else job_secret_for_launch(), ports
+    )

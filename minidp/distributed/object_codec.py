@@ -35,6 +35,7 @@ a     array: dtype string (length, ASCII, e.g. ``<f4``), ndim, shape, raw C-orde
 g     NumPy scalar: as ``a`` with ndim 0       x  Tensor: stop_gradient byte, then as ``a``
 ====  ======================================================================================
 """
+
 from __future__ import annotations
 
 import collections
@@ -103,8 +104,10 @@ def decode_object(data: bytes, sender: str = "a peer") -> Any:
     reader = _Reader(body, sender)
     value = reader.value(0)
     if reader.offset != len(body):
-        raise ValueError(f"the object bytes from {sender} have {len(body) - reader.offset} "
-                         "trailing bytes; the ranks may run different minidp versions")
+        raise ValueError(
+            f"the object bytes from {sender} have {len(body) - reader.offset} "
+            "trailing bytes; the ranks may run different minidp versions"
+        )
     return value
 
 
@@ -115,8 +118,10 @@ def _count(n: int) -> bytes:
 
 def _encode_array(array: numpy.ndarray, parts: List[bytes], what: str) -> None:
     if array.dtype.kind not in _ARRAY_KINDS:
-        raise TypeError(f"cannot send {what} of dtype {array.dtype}: the object format carries "
-                        f"boolean and numeric arrays only; to send it anyway, call {_OPT_IN}")
+        raise TypeError(
+            f"cannot send {what} of dtype {array.dtype}: the object format carries "
+            f"boolean and numeric arrays only; to send it anyway, call {_OPT_IN}"
+        )
     dtype = array.dtype.str.encode("ascii")
     parts += [_count(len(dtype)), dtype, _count(array.ndim)]
     parts += [_count(n) for n in array.shape]
@@ -125,8 +130,7 @@ def _encode_array(array: numpy.ndarray, parts: List[bytes], what: str) -> None:
 
 def _encode(obj: Any, parts: List[bytes], depth: int) -> None:
     if depth > MAX_DEPTH:
-        raise ValueError(f"cannot send an object nested deeper than {MAX_DEPTH} levels "
-                         "(or one that contains itself)")
+        raise ValueError(f"cannot send an object nested deeper than {MAX_DEPTH} levels (or one that contains itself)")
     kind = type(obj)
     if obj is None:
         parts.append(b"N")
@@ -181,20 +185,30 @@ class _Reader:
         self.offset = 0
         self.sender = sender
         self._decoders: Dict[bytes, Callable[[int], Any]] = {
-            b"N": lambda depth: None, b"1": lambda depth: True, b"0": lambda depth: False,
-            b"i": self._int, b"f": self._float, b"c": self._complex, b"s": self._str,
-            b"b": self._bytes, b"l": self._list, b"t": self._tuple, b"d": self._dict,
-            b"o": self._ordered_dict, b"a": self._array, b"g": self._scalar, b"x": self._tensor,
+            b"N": lambda depth: None,
+            b"1": lambda depth: True,
+            b"0": lambda depth: False,
+            b"i": self._int,
+            b"f": self._float,
+            b"c": self._complex,
+            b"s": self._str,
+            b"b": self._bytes,
+            b"l": self._list,
+            b"t": self._tuple,
+            b"d": self._dict,
+            b"o": self._ordered_dict,
+            b"a": self._array,
+            b"g": self._scalar,
+            b"x": self._tensor,
         }
 
     def _fail(self, problem: str) -> ValueError:
-        return ValueError(f"the object bytes from {self.sender} are corrupt: {problem} at byte "
-                          f"{self.offset + 1}")
+        return ValueError(f"the object bytes from {self.sender} are corrupt: {problem} at byte {self.offset + 1}")
 
     def take(self, n: int) -> memoryview:
         if n > len(self.data) - self.offset:
             raise self._fail(f"{n} bytes announced but only {len(self.data) - self.offset} left")
-        chunk = self.data[self.offset:self.offset + n]
+        chunk = self.data[self.offset : self.offset + n]
         self.offset += n
         return chunk
 

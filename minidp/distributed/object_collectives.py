@@ -9,6 +9,7 @@ match the sender's is reported with ``ValueError`` after the transfer, and an ob
 sender cannot encode is announced with the byte count -1 before the sender raises, so every rank
 raises at once instead of waiting for bytes that never come.
 """
+
 from __future__ import annotations
 
 from typing import Any, List, Optional, Tuple
@@ -50,8 +51,7 @@ def _encode_with_count(objects: List[Any]) -> Tuple[bytes, numpy.ndarray, Option
 
 def _check_length(length: int, sender: str, what: str) -> int:
     if length < 0:
-        raise RuntimeError(f"{what}: {sender} could not encode its objects (see the error "
-                           "on that rank)")
+        raise RuntimeError(f"{what}: {sender} could not encode its objects (see the error on that rank)")
     return length
 
 
@@ -66,8 +66,10 @@ def _require_list(value: Any, name: str, what: str) -> None:
 
 def _check_received(received: list, expected: int, name: str, what: str, sender: str) -> None:
     if len(received) != expected:
-        raise ValueError(f"{what}: {sender} sent {len(received)} objects but {name} here has "
-                         f"{expected} entries; give it the sender's length")
+        raise ValueError(
+            f"{what}: {sender} sent {len(received)} objects but {name} here has "
+            f"{expected} entries; give it the sender's length"
+        )
 
 
 def all_gather_object(object_list: List[Any], obj: Any, group: Optional[Group] = None) -> None:
@@ -85,11 +87,12 @@ def all_gather_object(object_list: List[Any], obj: Any, group: Optional[Group] =
     for k, n in enumerate(lengths[:, 0]):
         _check_length(int(n), _sender(group, k), "all_gather_object")
     padded = numpy.zeros(int(lengths.max()), numpy.uint8)
-    padded[:len(payload)] = numpy.frombuffer(payload, numpy.uint8)
+    padded[: len(payload)] = numpy.frombuffer(payload, numpy.uint8)
     gathered = numpy.empty((group.world_size, padded.size), numpy.uint8)
     pg.all_gather(gathered, padded)
-    object_list.extend(decode_object(row[:n].tobytes(), _sender(group, k))
-                       for k, (row, n) in enumerate(zip(gathered, lengths[:, 0])))
+    object_list.extend(
+        decode_object(row[:n].tobytes(), _sender(group, k)) for k, (row, n) in enumerate(zip(gathered, lengths[:, 0]))
+    )
 
 
 def broadcast_object_list(object_list: List[Any], src: int, group: Optional[Group] = None) -> None:
@@ -111,13 +114,13 @@ def broadcast_object_list(object_list: List[Any], src: int, group: Optional[Grou
     pg.broadcast(data, local_src)
     if not is_src:
         received = decode_object(data.tobytes(), sender)
-        _check_received(received, len(object_list), "object_list", "broadcast_object_list",
-                        sender)
+        _check_received(received, len(object_list), "object_list", "broadcast_object_list", sender)
         object_list[:] = received
 
 
-def scatter_object_list(out_object_list: List[Any], in_object_list: Optional[List[Any]] = None,
-                        src: int = 0, group: Optional[Group] = None) -> None:
+def scatter_object_list(
+    out_object_list: List[Any], in_object_list: Optional[List[Any]] = None, src: int = 0, group: Optional[Group] = None
+) -> None:
     """Make ``out_object_list`` hold one object: entry ``r`` of job rank ``src``'s
     ``in_object_list`` on group rank ``r`` (``in_object_list`` is read on ``src`` only)."""
     _require_list(out_object_list, "out_object_list", "scatter_object_list")
@@ -132,9 +135,11 @@ def scatter_object_list(out_object_list: List[Any], in_object_list: Optional[Lis
     longest = numpy.zeros(1, _LENGTH)
     if group.rank == local_src:
         if not isinstance(in_object_list, (list, tuple)) or len(in_object_list) != size:
-            error = ValueError(f"scatter_object_list: the src rank's in_object_list must be a "
-                               f"list of {size} objects (one per rank of the group), got "
-                               f"{in_object_list!r:.80}")
+            error = ValueError(
+                f"scatter_object_list: the src rank's in_object_list must be a "
+                f"list of {size} objects (one per rank of the group), got "
+                f"{in_object_list!r:.80}"
+            )
         else:
             payloads, error = _encode_all(list(in_object_list))
         longest[0] = max((len(p) for p in payloads), default=_FAILED)
@@ -146,25 +151,22 @@ def scatter_object_list(out_object_list: List[Any], in_object_list: Optional[Lis
         rows = numpy.zeros((size, header + int(longest[0])), numpy.uint8)
         for row, payload in zip(rows, payloads):
             row[:header] = numpy.array([len(payload)], _LENGTH).view(numpy.uint8)
-            row[header:header + len(payload)] = numpy.frombuffer(payload, numpy.uint8)
+            row[header : header + len(payload)] = numpy.frombuffer(payload, numpy.uint8)
     mine = numpy.empty(header + int(longest[0]), numpy.uint8)
     scatter_rows(group, mine, rows, local_src)
     length = int(mine[:header].view(_LENGTH)[0])
     out_object_list.clear()
-    out_object_list.append(decode_object(mine[header:header + length].tobytes(),
-                                         _sender(group, local_src)))
+    out_object_list.append(decode_object(mine[header : header + length].tobytes(), _sender(group, local_src)))
 
 
-def _peer(group: Group, rank: Optional[int], rank_in_group: Optional[int], names: tuple,
-          what: str) -> int:
+def _peer(group: Group, rank: Optional[int], rank_in_group: Optional[int], names: tuple, what: str) -> int:
     """The group-local peer named by a job rank or by a rank in the group (not both)."""
     if rank_in_group is None:
         return group_rank(group, 0 if rank is None else rank, names[0])
     if rank is not None:
         raise ValueError(f"{what}: pass {names[0]} or {names[1]}, not both")
     if not isinstance(rank_in_group, int) or not 0 <= rank_in_group < group.world_size:
-        raise ValueError(f"{what}: {names[1]}={rank_in_group!r} is not a rank of a group of "
-                         f"{group.world_size}")
+        raise ValueError(f"{what}: {names[1]}={rank_in_group!r} is not a rank of a group of {group.world_size}")
     return rank_in_group
 
 
@@ -173,8 +175,9 @@ def _check_not_empty(object_list: Any, what: str) -> None:
         raise ValueError(f"{what}: object_list must be a non-empty list, got {object_list!r:.80}")
 
 
-def send_object_list(object_list: List[Any], dst: Optional[int] = None,
-                     group: Optional[Group] = None, dst_in_group: Optional[int] = None) -> None:
+def send_object_list(
+    object_list: List[Any], dst: Optional[int] = None, group: Optional[Group] = None, dst_in_group: Optional[int] = None
+) -> None:
     """Send the objects of ``object_list`` to job rank ``dst`` (0 when None), or to
     ``dst_in_group``, which calls :func:`recv_object_list` with a list of the same length."""
     _check_not_empty(object_list, "send_object_list")
@@ -189,8 +192,9 @@ def send_object_list(object_list: List[Any], dst: Optional[int] = None,
     group.process_group.send(_as_array(payload), peer)
 
 
-def recv_object_list(object_list: List[Any], src: Optional[int] = None,
-                     group: Optional[Group] = None, src_in_group: Optional[int] = None) -> None:
+def recv_object_list(
+    object_list: List[Any], src: Optional[int] = None, group: Optional[Group] = None, src_in_group: Optional[int] = None
+) -> None:
     """Fill ``object_list`` (already of the sender's length) with the objects that job rank
     ``src`` (0 when None), or ``src_in_group``, sends with :func:`send_object_list`."""
     _check_not_empty(object_list, "recv_object_list")

@@ -25,6 +25,7 @@ transport's buffers, and with large tensors raises after the group timeout (NCCL
 group call stalls the same way); exchanges belong in ``batch_isend_irecv``. (Paddle 3.3.1's own
 gloo backend times out on its documented ``batch_isend_irecv`` ring even for two elements.)
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -42,8 +43,7 @@ from .collective import (
 )
 
 
-def exchange(group: Group, sends: Sequence[Tuple[Any, int]],
-             recvs: Sequence[Tuple[Any, int]]) -> None:
+def exchange(group: Group, sends: Sequence[Tuple[Any, int]], recvs: Sequence[Tuple[Any, int]]) -> None:
     """Send each ``(array, peer)`` of ``sends`` and fill each of ``recvs`` from its peer.
 
     Peers are group-local ranks; arrays are C-contiguous, and those to receive into writable.
@@ -60,10 +60,12 @@ def exchange(group: Group, sends: Sequence[Tuple[Any, int]],
                 by_peer.setdefault(peer, ([], []))[position].append(flat_bytes(array))
     to_self, from_self = by_peer.pop(me, ([], []))
     if [a.nbytes for a in to_self] != [a.nbytes for a in from_self]:
-        raise ValueError(f"rank {group.rank} sends {len(to_self)} and receives "
-                         f"{len(from_self)} buffers to and from itself, of sizes "
-                         f"{[a.nbytes for a in to_self]} and {[a.nbytes for a in from_self]}; "
-                         "each send to itself needs a receive of the same size")
+        raise ValueError(
+            f"rank {group.rank} sends {len(to_self)} and receives "
+            f"{len(from_self)} buffers to and from itself, of sizes "
+            f"{[a.nbytes for a in to_self]} and {[a.nbytes for a in from_self]}; "
+            "each send to itself needs a receive of the same size"
+        )
     for source, target in zip(to_self, from_self):
         target[...] = source
     for peer in sorted(by_peer, key=lambda p: (min(me, p), max(me, p))):
@@ -83,8 +85,7 @@ def isend(tensor: Tensor, dst: int, group: Optional[Group] = None) -> Optional[W
     return send(tensor, dst, group, sync_op=False)
 
 
-def irecv(tensor: Tensor, src: Optional[int] = None,
-          group: Optional[Group] = None) -> Optional[Work]:
+def irecv(tensor: Tensor, src: Optional[int] = None, group: Optional[Group] = None) -> Optional[Work]:
     """Receive into ``tensor`` from job rank ``src`` (0 when None); returns the (completed)
     task."""
     return recv(tensor, 0 if src is None else src, group, sync_op=False)
@@ -96,8 +97,7 @@ class P2POp:
 
     def __init__(self, op: Any, tensor: Tensor, peer: int, group: Optional[Group] = None) -> None:
         if op is not isend and op is not irecv:
-            raise ValueError("P2POp op must be minidp.distributed.isend or "
-                             f"minidp.distributed.irecv, got {op!r}")
+            raise ValueError(f"P2POp op must be minidp.distributed.isend or minidp.distributed.irecv, got {op!r}")
         if not isinstance(tensor, Tensor):
             raise TypeError(f"P2POp tensor must be a minidp Tensor, got {type(tensor).__name__}")
         self.op = op
@@ -106,8 +106,7 @@ class P2POp:
         self.group = resolve_group(group, "P2POp")
 
     def __repr__(self) -> str:
-        return (f"P2POp({self.op.__name__}, shape={self.tensor.shape}, peer={self.peer}, "
-                f"group={self.group.name!r})")
+        return f"P2POp({self.op.__name__}, shape={self.tensor.shape}, peer={self.peer}, group={self.group.name!r})"
 
 
 def batch_isend_irecv(p2p_op_list: List[P2POp]) -> Optional[List[Work]]:
@@ -117,20 +116,17 @@ def batch_isend_irecv(p2p_op_list: List[P2POp]) -> Optional[List[Work]]:
     on every rank). Ranks outside the first operation's group get None, as in Paddle.
     """
     if not isinstance(p2p_op_list, (list, tuple)) or not p2p_op_list:
-        raise ValueError("batch_isend_irecv needs a non-empty list of P2POp, got "
-                         f"{p2p_op_list!r}")
+        raise ValueError(f"batch_isend_irecv needs a non-empty list of P2POp, got {p2p_op_list!r}")
     for index, item in enumerate(p2p_op_list):
         if not isinstance(item, P2POp):
-            raise TypeError(f"batch_isend_irecv: p2p_op_list[{index}] is a "
-                            f"{type(item).__name__}, not a P2POp")
+            raise TypeError(f"batch_isend_irecv: p2p_op_list[{index}] is a {type(item).__name__}, not a P2POp")
     if not p2p_op_list[0].group.is_member():
         return None
     batches: Dict[int, Tuple[Group, List[Tuple[Any, int]], List[Tuple[Any, int]]]] = {}
     for item in p2p_op_list:
         group = item.group
         if not group.is_member():
-            raise ValueError(f"batch_isend_irecv: this rank is not a member of {group!r}, "
-                             f"used by {item!r}")
+            raise ValueError(f"batch_isend_irecv: this rank is not a member of {group!r}, used by {item!r}")
         what = "dst" if item.op is isend else "src"
         pair = (tensor_array(item.tensor, "P2POp tensor"), group_rank(group, item.peer, what))
         _, sends, recvs = batches.setdefault(group.id, (group, [], []))
@@ -138,5 +134,6 @@ def batch_isend_irecv(p2p_op_list: List[P2POp]) -> Optional[List[Work]]:
     for group_id in sorted(batches):
         group, sends, recvs = batches[group_id]
         exchange(group, sends, recvs)
-    return [Work.completed(f"{item.op.__name__} with rank {item.peer} on group "
-                           f"'{item.group.name}'") for item in p2p_op_list]
+    return [
+        Work.completed(f"{item.op.__name__} with rank {item.peer} on group '{item.group.name}'") for item in p2p_op_list
+    ]

@@ -15,6 +15,7 @@
    arrays on it;
 6. the backend builds the default process group, with the timeout ``PADDLE_PG_TIMEOUT`` (ms).
 """
+
 from __future__ import annotations
 
 import logging
@@ -75,9 +76,11 @@ def _choose_backend(env: ParallelEnv) -> str:
 
 def _master_endpoint(env: ParallelEnv) -> Tuple[str, int]:
     address, port = os.environ.get("MASTER_ADDR"), os.environ.get("MASTER_PORT")
-    endpoint = f"{address}:{port}" if address and port else (
-        os.environ.get("PADDLE_MASTER") or (env.trainer_endpoints[0] if env.trainer_endpoints
-                                            else ""))
+    endpoint = (
+        f"{address}:{port}"
+        if address and port
+        else (os.environ.get("PADDLE_MASTER") or (env.trainer_endpoints[0] if env.trainer_endpoints else ""))
+    )
     if not endpoint:
         raise ValueError(
             f"rank {env.rank}: init_parallel_env needs the master endpoint; set MASTER_ADDR and "
@@ -92,8 +95,7 @@ def _master_endpoint(env: ParallelEnv) -> Tuple[str, int]:
 
 def _check_environment(env: ParallelEnv) -> None:
     if not env.launched_by_mpi:
-        missing = [name for name in ("PADDLE_TRAINER_ID", "PADDLE_TRAINERS_NUM")
-                   if not os.environ.get(name)]
+        missing = [name for name in ("PADDLE_TRAINER_ID", "PADDLE_TRAINERS_NUM") if not os.environ.get(name)]
         if missing:
             raise ValueError(
                 f"init_parallel_env: environment variable(s) {', '.join(missing)} needed but not "
@@ -101,8 +103,10 @@ def _check_environment(env: ParallelEnv) -> None:
                 "minidp.distributed.launch or mpirun"
             )
     if not 0 <= env.rank < env.world_size:
-        raise ValueError(f"init_parallel_env: rank {env.rank} is outside a world of "
-                         f"{env.world_size} processes; check PADDLE_TRAINER_ID/PADDLE_TRAINERS_NUM")
+        raise ValueError(
+            f"init_parallel_env: rank {env.rank} is outside a world of "
+            f"{env.world_size} processes; check PADDLE_TRAINER_ID/PADDLE_TRAINERS_NUM"
+        )
 
 
 def _free_port(host: str) -> int:
@@ -134,14 +138,14 @@ def _share_endpoints_over_mpi(env: ParallelEnv) -> List[str]:
     def all_gather_text(text: str) -> List[str]:
         local = numpy.zeros(_ENDPOINT_BYTES, numpy.uint8)
         encoded = text.encode("utf-8")[:_ENDPOINT_BYTES]
-        local[:len(encoded)] = numpy.frombuffer(encoded, numpy.uint8)
+        local[: len(encoded)] = numpy.frombuffer(encoded, numpy.uint8)
         gathered = numpy.empty((comm.Get_size(), _ENDPOINT_BYTES), numpy.uint8)
         comm.Allgather(local, gathered)
         return [row.tobytes().rstrip(b"\0").decode("utf-8") for row in gathered]
 
     own = (auth.job_secret() or auth.new_job_secret().encode())[:_ENDPOINT_BYTES]
     secret = numpy.zeros(_ENDPOINT_BYTES, numpy.uint8)
-    secret[:len(own)] = numpy.frombuffer(own, numpy.uint8)
+    secret[: len(own)] = numpy.frombuffer(own, numpy.uint8)
     comm.Bcast(secret, root=0)  # rank 0's secret is the job's
     auth.use_job_secret(secret.tobytes().rstrip(b"\0"))
     hostname = socket.gethostname()
@@ -196,8 +200,10 @@ def init_parallel_env() -> Optional[Group]:
     global _global_parallel_env
     env = _global_parallel_env = ParallelEnv()
     if env.world_size < 2:
-        warnings.warn("init_parallel_env: the world holds a single process, so there is nothing "
-                      "to initialise; launch with spawn, minidp.distributed.launch or mpirun")
+        warnings.warn(
+            "init_parallel_env: the world holds a single process, so there is nothing "
+            "to initialise; launch with spawn, minidp.distributed.launch or mpirun"
+        )
         return None
     if collective.is_initialized():
         return collective.get_group()
@@ -214,13 +220,11 @@ def init_parallel_env() -> Optional[Group]:
     if backend in BACKENDS_NEEDING_A_STORE:
         store = _create_or_get_store(env, timeout)
     ranks = tuple(range(env.world_size))
-    spec = GroupSpec(name=DEFAULT_GROUP_NAME, global_ranks=ranks, global_rank=env.rank,
-                     timeout=timeout, store=store)
+    spec = GroupSpec(name=DEFAULT_GROUP_NAME, global_ranks=ranks, global_rank=env.rank, timeout=timeout, store=store)
     pg = get_backend_factory(backend)(spec)
     group = Group(env.rank, collective.DEFAULT_GROUP_ID, ranks, pg, DEFAULT_GROUP_NAME)
     collective._register_default_group(group, store, backend, timeout)
-    logger.info("init_parallel_env done: %d ranks, backend %s, timeout %g s", env.world_size,
-                backend, timeout)
+    logger.info("init_parallel_env done: %d ranks, backend %s, timeout %g s", env.world_size, backend, timeout)
     return group
 
 

@@ -45,6 +45,7 @@ incomplete are launched then too, so all ranks run the same collectives and ever
 the same error instead of one rank raising and the others waiting forever. That element is the
 last entry of the last bucket, which every hook averages like a gradient.
 """
+
 from __future__ import annotations
 
 import logging
@@ -114,8 +115,14 @@ class Reducer:
     (:func:`assign_buckets` makes them).
     """
 
-    def __init__(self, params: Sequence[Tensor], bucket_indices: List[List[int]], process_group,
-                 find_unused_parameters: bool = False, param_names: Sequence[str] = None) -> None:
+    def __init__(
+        self,
+        params: Sequence[Tensor],
+        bucket_indices: List[List[int]],
+        process_group,
+        find_unused_parameters: bool = False,
+        param_names: Sequence[str] = None,
+    ) -> None:
         self._params = list(params)
         self._names = list(param_names) if param_names is not None else [p.name for p in params]
         self._group = process_group
@@ -127,9 +134,11 @@ class Reducer:
         like = self._params[bucket_indices[last][0]]._data
         self._status = backend.get_array_module(like).zeros(1, dtype=like.dtype)
         self._buckets = [
-            _Bucket(GradBucket(b, [self._params[i] for i in indices],
-                               [self._status] if b == last else [], process_group))
-            for b, indices in enumerate(bucket_indices)]
+            _Bucket(
+                GradBucket(b, [self._params[i] for i in indices], [self._status] if b == last else [], process_group)
+            )
+            for b, indices in enumerate(bucket_indices)
+        ]
         self._slot_of = {}
         index_of = {id(p): i for i, p in enumerate(self._params)}
         for b, bucket in enumerate(self._buckets):
@@ -198,9 +207,13 @@ class Reducer:
             return
         for b, indices in enumerate(bucket_indices):
             grad_bucket = self._buckets[b].grad_bucket
-            logger.debug("bucket %d (launch order), %s, %d bytes: %s", b, grad_bucket.dtype,
-                         grad_bucket.numel * grad_bucket.dtype.itemsize,
-                         ", ".join(f"{self._names[i]}{list(self._params[i]._data.shape)}" for i in indices))
+            logger.debug(
+                "bucket %d (launch order), %s, %d bytes: %s",
+                b,
+                grad_bucket.dtype,
+                grad_bucket.numel * grad_bucket.dtype.itemsize,
+                ", ".join(f"{self._names[i]}{list(self._params[i]._data.shape)}" for i in indices),
+            )
 
     def prepare_for_backward(self, outputs: Sequence[Tensor]) -> None:
         """Arm the reducer for the backward pass of ``outputs`` (called after every forward)."""
@@ -345,23 +358,31 @@ class Reducer:
             f"bucket {b} ({bucket.grad_bucket.numel * bucket.grad_bucket.dtype.itemsize} bytes) "
             f"all-reduce started {(backward_ended - bucket.launched_at) * 1e3:.3f} ms before the "
             f"end of backward, done {(done - backward_ended) * 1e3:.3f} ms after it"
-            for b, (bucket, done) in enumerate(zip(self._buckets, finished)))
-        logger.debug("step: %d buckets reduced, %.3f ms waited after backward; %s",
-                     len(self._buckets), (finished[-1] - backward_ended) * 1e3, timings)
+            for b, (bucket, done) in enumerate(zip(self._buckets, finished))
+        )
+        logger.debug(
+            "step: %d buckets reduced, %.3f ms waited after backward; %s",
+            len(self._buckets),
+            (finished[-1] - backward_ended) * 1e3,
+            timings,
+        )
 
     def _usage_message(self, missing: List[str], unexpected: List[str], total: int) -> str:
         rank = self._group.rank
         found = []
         if missing:
-            found.append(f"no gradient for {', '.join(missing)}, although "
-                         + ("the forward outputs reach them" if self._find_unused
-                            else "the first step used them"))
+            found.append(
+                f"no gradient for {', '.join(missing)}, although "
+                + ("the forward outputs reach them" if self._find_unused else "the first step used them")
+            )
         if unexpected:
-            found.append(f"a gradient for {', '.join(unexpected)}, although "
-                         + ("the forward outputs do not reach them" if self._find_unused
-                            else "the first step did not use them"))
-        where = (f"on this rank ({rank}): {'; '.join(found)}" if found
-                 else f"on another rank (this rank {rank} had none)")
+            found.append(
+                f"a gradient for {', '.join(unexpected)}, although "
+                + ("the forward outputs do not reach them" if self._find_unused else "the first step did not use them")
+            )
+        where = (
+            f"on this rank ({rank}): {'; '.join(found)}" if found else f"on another rank (this rank {rank} had none)"
+        )
         return (
             f"DataParallel: {total} parameter(s), counted over all ranks, did not take part in "
             f"backward as expected, {where}. Pass find_unused_parameters=True to DataParallel "

@@ -13,6 +13,7 @@ them alike and asynchronously when ``sync_op=False``:
 
 Ranks (``src``, ``dst``) are job ranks, as everywhere in ``minidp.distributed``.
 """
+
 from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence, Union
@@ -34,8 +35,9 @@ from .collective import (
 )
 
 
-def reduce(tensor: Tensor, dst: int, op: ReduceOp = ReduceOp.SUM, group: Optional[Group] = None,
-           sync_op: bool = True) -> Optional[Work]:
+def reduce(
+    tensor: Tensor, dst: int, op: ReduceOp = ReduceOp.SUM, group: Optional[Group] = None, sync_op: bool = True
+) -> Optional[Work]:
     """Reduce ``tensor`` over the group with ``op``; the result lands in job rank ``dst``'s
     ``tensor``, every other rank's ``tensor`` is left as it was."""
     group = resolve_group(group, "reduce")
@@ -46,8 +48,7 @@ def reduce(tensor: Tensor, dst: int, op: ReduceOp = ReduceOp.SUM, group: Optiona
     return track(group, group.process_group.all_reduce(target, op, sync_op), sync_op)
 
 
-def scatter_rows(group: Group, out: Any, rows: Optional[Any], src: int,
-                 sync_op: bool = True) -> Work:
+def scatter_rows(group: Group, out: Any, rows: Optional[Any], src: int, sync_op: bool = True) -> Work:
     """Copy row ``r`` of ``rows`` (a ``[world_size, out.nbytes]`` uint8 array, given on
     group-local rank ``src`` only) into the uint8 array ``out`` of group rank ``r``.
 
@@ -61,9 +62,13 @@ def scatter_rows(group: Group, out: Any, rows: Optional[Any], src: int,
     return group.process_group.reduce_scatter(out, blocks, ReduceOp.MAX, sync_op)
 
 
-def scatter(tensor: Tensor, tensor_list: Union[None, Sequence[Tensor], Tensor] = None,
-            src: int = 0, group: Optional[Group] = None,
-            sync_op: bool = True) -> Optional[Work]:
+def scatter(
+    tensor: Tensor,
+    tensor_list: Union[None, Sequence[Tensor], Tensor] = None,
+    src: int = 0,
+    group: Optional[Group] = None,
+    sync_op: bool = True,
+) -> Optional[Work]:
     """Give group rank ``r`` block ``r`` of job rank ``src``'s ``tensor_list``, in its ``tensor``.
 
     On ``src``, ``tensor_list`` holds ``world_size`` tensors shaped like ``tensor`` (or one tensor
@@ -78,8 +83,7 @@ def scatter(tensor: Tensor, tensor_list: Union[None, Sequence[Tensor], Tensor] =
     rows = None
     if group.rank == local_src:
         if tensor_list is None:
-            raise ValueError("scatter: the src rank must pass tensor_list (one tensor per rank "
-                             "of the group)")
+            raise ValueError("scatter: the src rank must pass tensor_list (one tensor per rank of the group)")
         if isinstance(tensor_list, Tensor):
             source = stacked_view(tensor_list, size, out, "scatter tensor_list")
         else:
@@ -91,9 +95,13 @@ def scatter(tensor: Tensor, tensor_list: Union[None, Sequence[Tensor], Tensor] =
     return track(group, work, sync_op)
 
 
-def gather(tensor: Tensor, gather_list: Optional[List[Tensor]] = None, dst: int = 0,
-           group: Optional[Group] = None,
-           sync_op: bool = True) -> Optional[Union[Work, CopyOutWork]]:
+def gather(
+    tensor: Tensor,
+    gather_list: Optional[List[Tensor]] = None,
+    dst: int = 0,
+    group: Optional[Group] = None,
+    sync_op: bool = True,
+) -> Optional[Union[Work, CopyOutWork]]:
     """Collect every rank's ``tensor`` into job rank ``dst``'s ``gather_list`` (group rank order).
 
     On ``dst`` an empty ``gather_list`` is extended with new tensors and a filled one must hold
@@ -105,9 +113,10 @@ def gather(tensor: Tensor, gather_list: Optional[List[Tensor]] = None, dst: int 
     if group.rank != group_rank(group, dst, "dst"):
         return all_gather([], tensor, group, sync_op)
     if not isinstance(gather_list, list):
-        raise TypeError("gather: the dst rank must pass gather_list, a list (empty, or one "
-                        f"tensor per rank), got {type(gather_list).__name__}")
+        raise TypeError(
+            "gather: the dst rank must pass gather_list, a list (empty, or one "
+            f"tensor per rank), got {type(gather_list).__name__}"
+        )
     if gather_list:
-        check_tensor_list(gather_list, tensor_array(tensor, "tensor"), group.world_size,
-                    "gather gather_list")
+        check_tensor_list(gather_list, tensor_array(tensor, "tensor"), group.world_size, "gather gather_list")
     return all_gather(gather_list, tensor, group, sync_op)

@@ -25,6 +25,7 @@ Where this improves on the Paddle original:
 Each job gets a fresh secret (``MINIDP_JOB_SECRET``, unless already set) that its ranks' store
 and ring connections prove they know; see :mod:`minidp.distributed.auth`.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -73,8 +74,9 @@ class RankFailedError(RuntimeError):
     ``multiprocessing``) and ``child_traceback`` (the rank's formatted traceback, or None).
     """
 
-    def __init__(self, message: str, rank: int, pid: Optional[int], exitcode: Optional[int],
-                 child_traceback: Optional[str]) -> None:
+    def __init__(
+        self, message: str, rank: int, pid: Optional[int], exitcode: Optional[int], child_traceback: Optional[str]
+    ) -> None:
         super().__init__(message)
         self.rank = rank
         self.pid = pid
@@ -86,6 +88,7 @@ class RankFailedError(RuntimeError):
 # Option handling
 # ----------------------------------------------------------------------------------------------
 
+
 def _check_options(options: Dict[str, Any]) -> Dict[str, Any]:
     """Reject unknown options, warn about deprecated ones; return the effective options."""
     effective = {}
@@ -95,17 +98,19 @@ def _check_options(options: Dict[str, Any]) -> Dict[str, Any]:
         elif key in DEPRECATED_ALIASES:
             replacement = DEPRECATED_ALIASES[key]
             warnings.warn(
-                f"spawn option {key!r} is deprecated; use {replacement!r} instead",
-                DeprecationWarning, stacklevel=3)
+                f"spawn option {key!r} is deprecated; use {replacement!r} instead", DeprecationWarning, stacklevel=3
+            )
             effective.setdefault(replacement, value)
         elif key in DEPRECATED_IGNORED:
             warnings.warn(
                 f"spawn option {key!r} is deprecated and has no effect in minidp; the options "
-                f"in use are {', '.join(SUPPORTED_OPTIONS)}", DeprecationWarning, stacklevel=3)
+                f"in use are {', '.join(SUPPORTED_OPTIONS)}",
+                DeprecationWarning,
+                stacklevel=3,
+            )
         else:
             raise ValueError(
-                f"spawn does not support the option {key!r}; supported options are "
-                f"{', '.join(SUPPORTED_OPTIONS)}"
+                f"spawn does not support the option {key!r}; supported options are {', '.join(SUPPORTED_OPTIONS)}"
             )
     return effective
 
@@ -179,9 +184,14 @@ def _print_config(start_method: str, envs: List[Dict[str, str]]) -> None:
 # The child side
 # ----------------------------------------------------------------------------------------------
 
-def _rank_main(func: Callable, args: Sequence[Any], env: Dict[str, str],
-               channel: multiprocessing.connection.Connection,
-               parent_pid: Optional[int]) -> None:
+
+def _rank_main(
+    func: Callable,
+    args: Sequence[Any],
+    env: Dict[str, str],
+    channel: multiprocessing.connection.Connection,
+    parent_pid: Optional[int],
+) -> None:
     """Body of each spawned process: set the rank's environment, run ``func``, report back.
 
     Exactly one message goes back through ``channel``: ``("ok", result)`` or
@@ -203,14 +213,19 @@ def _rank_main(func: Callable, args: Sequence[Any], env: Dict[str, str],
         channel.send(("ok", result))
     except Exception as error:
         write_failure_record(error)
-        channel.send(("error", "the return value of the spawned function could not be sent "
-                               "to the parent:\n" + traceback.format_exc()))
+        channel.send(
+            (
+                "error",
+                "the return value of the spawned function could not be sent to the parent:\n" + traceback.format_exc(),
+            )
+        )
         sys.exit(1)
 
 
 # ----------------------------------------------------------------------------------------------
 # The parent side
 # ----------------------------------------------------------------------------------------------
+
 
 class SpawnedRank(RankHandle):
     """A rank started by ``multiprocessing``, whose single message arrives on ``channel``.
@@ -220,9 +235,14 @@ class SpawnedRank(RankHandle):
     the supervising thread reaps, so ``exitcode`` is never lost to a race.
     """
 
-    def __init__(self, rank: int, process: multiprocessing.process.BaseProcess,
-                 channel: multiprocessing.connection.Connection, results: queue.SimpleQueue,
-                 errors: queue.SimpleQueue) -> None:
+    def __init__(
+        self,
+        rank: int,
+        process: multiprocessing.process.BaseProcess,
+        channel: multiprocessing.connection.Connection,
+        results: queue.SimpleQueue,
+        errors: queue.SimpleQueue,
+    ) -> None:
         super().__init__(rank, process.pid)
         self.process = process
         self.child_traceback: Optional[str] = None
@@ -235,8 +255,9 @@ class SpawnedRank(RankHandle):
         return self.process.exitcode
 
     def watch(self, events: "queue.SimpleQueue[Tuple[str, object]]") -> None:
-        threading.Thread(target=self._receive, args=(events,), daemon=True,
-                         name=f"minidp-spawn-watch-{self.rank}").start()
+        threading.Thread(
+            target=self._receive, args=(events,), daemon=True, name=f"minidp-spawn-watch-{self.rank}"
+        ).start()
 
     def _receive(self, events: "queue.SimpleQueue[Tuple[str, object]]") -> None:
         try:
@@ -276,15 +297,15 @@ class MultiprocessContext:
         self._plan: Optional[JobPlan] = plan
         self._supervisor = Supervisor(plan.failure_dir)
 
-    def _add(self, process: multiprocessing.process.BaseProcess,
-             channel: multiprocessing.connection.Connection) -> None:
+    def _add(
+        self, process: multiprocessing.process.BaseProcess, channel: multiprocessing.connection.Connection
+    ) -> None:
         """Supervise one more started rank, whose single message will arrive on ``channel``."""
         rank = len(self.processes)
         self.processes.append(process)
         self.return_queues.append(queue.SimpleQueue())
         self.error_queues.append(queue.SimpleQueue())
-        self._supervisor.add(SpawnedRank(rank, process, channel, self.return_queues[rank],
-                                         self.error_queues[rank]))
+        self._supervisor.add(SpawnedRank(rank, process, channel, self.return_queues[rank], self.error_queues[rank]))
 
     @property
     def running(self) -> bool:
@@ -330,11 +351,12 @@ def _rank_failed(failure: Failure) -> RankFailedError:
     if child_traceback is not None:
         message = f"{who} raised:\n\n{child_traceback}"
     elif exitcode is not None and exitcode < 0:
-        message = (f"{who} was killed by signal {signal_name(-exitcode)} (out of memory and "
-                   "crashes in native code end this way)")
+        message = (
+            f"{who} was killed by signal {signal_name(-exitcode)} (out of memory and "
+            "crashes in native code end this way)"
+        )
     else:
-        message = (f"{who} exited with code {exitcode} without reporting an exception; look at "
-                   "its output above")
+        message = f"{who} exited with code {exitcode} without reporting an exception; look at its output above"
     if failure.others:
         message += f"\nRanks {', '.join(str(other.rank) for other in failure.others)} failed too."
     message += "\nThe other ranks were stopped."
@@ -366,8 +388,9 @@ def _launched_rank() -> Optional[Tuple[int, int]]:
     return None if launch is None else (launch.rank, launch.size)
 
 
-def spawn(func: Callable, args: Sequence[Any] = (), nprocs: int = -1, join: bool = True,
-          daemon: bool = False, **options: Any) -> "MultiprocessContext | RankContext":
+def spawn(
+    func: Callable, args: Sequence[Any] = (), nprocs: int = -1, join: bool = True, daemon: bool = False, **options: Any
+) -> "MultiprocessContext | RankContext":
     """Start ``nprocs`` processes that each run ``func(*args)`` as one rank of a parallel job.
 
     Args:
@@ -423,10 +446,14 @@ def spawn(func: Callable, args: Sequence[Any] = (), nprocs: int = -1, join: bool
     launched = _launched_rank()
     if launched is not None:
         rank, world_size = launched
-        logger.warning("spawn: this process already is rank %d of a job of %d started by a "
-                       "launcher; running %s here as that rank instead of starting %s more",
-                       rank, world_size, getattr(func, "__name__", "func"),
-                       "processes" if nprocs == -1 else nprocs)
+        logger.warning(
+            "spawn: this process already is rank %d of a job of %d started by a "
+            "launcher; running %s here as that rank instead of starting %s more",
+            rank,
+            world_size,
+            getattr(func, "__name__", "func"),
+            "processes" if nprocs == -1 else nprocs,
+        )
         return RankContext(func(*args))
     start_method = _start_method(options)
     plan = build_environments(nprocs, options)
@@ -439,9 +466,12 @@ def spawn(func: Callable, args: Sequence[Any] = (), nprocs: int = -1, join: bool
     try:
         for rank, env in enumerate(plan.envs):
             reader, writer = context.Pipe(duplex=False)
-            process = context.Process(target=_rank_main, name=f"minidp-rank-{rank}",
-                                      args=(func, tuple(args), env, writer, parent_pid),
-                                      daemon=daemon)
+            process = context.Process(
+                target=_rank_main,
+                name=f"minidp-rank-{rank}",
+                args=(func, tuple(args), env, writer, parent_pid),
+                daemon=daemon,
+            )
             try:
                 process.start()
             except BaseException:
@@ -476,5 +506,4 @@ def _join_at_exit(reference: "weakref.ref[MultiprocessContext]") -> None:
     try:
         context.join()
     except RankFailedError as error:
-        print(f"at exit, while joining the ranks spawned with join=False: {error}",
-              file=sys.stderr)
+        print(f"at exit, while joining the ranks spawned with join=False: {error}", file=sys.stderr)

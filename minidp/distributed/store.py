@@ -15,6 +15,7 @@ and a number is ``i64``. A reply is ``u32 length`` + ``u8 status`` (0 ok, 1 time
 + payload. A frame longer than ``MAX_FRAME_BYTES``, an unknown command, a truncated field or a
 number out of range closes that one connection; the server and its other clients carry on.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -61,8 +62,9 @@ class MalformedFrame(Exception):
     """A request that does not follow the wire format; its connection is closed."""
 
 
-def _recv_exact(sock: socket.socket, size: int, deadline: Optional[float],
-                keep_waiting: Callable[[], bool] = lambda: False) -> Optional[bytes]:
+def _recv_exact(
+    sock: socket.socket, size: int, deadline: Optional[float], keep_waiting: Callable[[], bool] = lambda: False
+) -> Optional[bytes]:
     """Read exactly ``size`` bytes; None on a clean end of stream before the first byte.
 
     The socket's own timeout is the polling interval: while nothing has arrived yet and
@@ -90,8 +92,9 @@ def _recv_exact(sock: socket.socket, size: int, deadline: Optional[float],
     return bytes(buffer)
 
 
-def connect_with_retry(host: str, port: int, deadline: float,
-                       give_up: Callable[[OSError], BaseException]) -> socket.socket:
+def connect_with_retry(
+    host: str, port: int, deadline: float, give_up: Callable[[OSError], BaseException]
+) -> socket.socket:
     """A TCP connection to ``host:port``, retried with back-off until ``deadline``.
 
     Refused or unreachable attempts are retried (the peer may still be starting); a connection
@@ -103,8 +106,7 @@ def connect_with_retry(host: str, port: int, deadline: float,
     delay = 0.01
     while True:
         try:
-            sock = socket.create_connection(
-                (host, port), timeout=max(0.1, min(5.0, deadline - time.monotonic())))
+            sock = socket.create_connection((host, port), timeout=max(0.1, min(5.0, deadline - time.monotonic())))
         except OSError as error:
             last_error: OSError = error
         else:
@@ -134,7 +136,7 @@ class _Reader:
         end = self._offset + size
         if end > len(self._body):
             raise MalformedFrame("field runs past the end of the frame")
-        chunk = self._body[self._offset:end]
+        chunk = self._body[self._offset : end]
         self._offset = end
         return chunk
 
@@ -229,9 +231,11 @@ class _StoreServer:
             logger.warning(
                 "TCPStore at %s:%d runs without a job secret: any process that can reach it can "
                 "read and change this job's keys. Set %s (spawn and the launcher do).",
-                host, self.port, auth.SECRET_ENV)
-        self._thread = threading.Thread(target=self._accept_loop, daemon=True,
-                                        name=f"minidp-store-{self.port}")
+                host,
+                self.port,
+                auth.SECRET_ENV,
+            )
+        self._thread = threading.Thread(target=self._accept_loop, daemon=True, name=f"minidp-store-{self.port}")
         self._thread.start()
 
     def _accept_loop(self) -> None:
@@ -244,8 +248,7 @@ class _StoreServer:
             except OSError as error:
                 if self._stopping or error.errno in (errno.EBADF, errno.EINVAL):
                     return
-                logger.warning("TCPStore server: accept failed (%s); retrying in %.2f s",
-                               error, backoff)
+                logger.warning("TCPStore server: accept failed (%s); retrying in %.2f s", error, backoff)
                 time.sleep(backoff)
                 if error.errno in _OUT_OF_DESCRIPTORS:
                     backoff = min(backoff * 2, ACCEPT_BACKOFF_SECONDS[1])
@@ -254,13 +257,18 @@ class _StoreServer:
             with self._changed:
                 refuse = self._stopping or len(self._clients) >= MAX_CLIENTS
                 if not refuse:
-                    thread = threading.Thread(target=self._serve_client, args=(conn,),
-                                              daemon=True, name=f"minidp-store-client-{self.port}")
+                    thread = threading.Thread(
+                        target=self._serve_client, args=(conn,), daemon=True, name=f"minidp-store-client-{self.port}"
+                    )
                     self._clients[conn] = thread
             if refuse:
                 if not self._stopping:
-                    logger.warning("TCPStore server: refusing %s:%s, already %d connections "
-                                   "(MAX_CLIENTS)", peer[0], peer[1], MAX_CLIENTS)
+                    logger.warning(
+                        "TCPStore server: refusing %s:%s, already %d connections (MAX_CLIENTS)",
+                        peer[0],
+                        peer[1],
+                        MAX_CLIENTS,
+                    )
                 conn.close()
                 continue
             thread.start()
@@ -310,7 +318,8 @@ class _StoreServer:
             if self._inflight_bytes + length > MAX_INFLIGHT_BYTES:
                 raise MalformedFrame(
                     f"a {length}-byte frame would take the bytes being received at once past "
-                    f"{MAX_INFLIGHT_BYTES} (MAX_INFLIGHT_BYTES)")
+                    f"{MAX_INFLIGHT_BYTES} (MAX_INFLIGHT_BYTES)"
+                )
             self._inflight_bytes += length
         try:
             body = _recv_exact(conn, length, time.monotonic() + FRAME_COMPLETION_SECONDS)
@@ -326,8 +335,10 @@ class _StoreServer:
         old = self._data.get(key)
         grown = len(value) - (len(old) if old is not None else -len(key))
         if self._stored_bytes + grown > MAX_STORED_BYTES:
-            return (f"storing {len(value)} bytes under {key!r} would take the store past "
-                    f"{MAX_STORED_BYTES} bytes (MAX_STORED_BYTES)").encode()
+            return (
+                f"storing {len(value)} bytes under {key!r} would take the store past "
+                f"{MAX_STORED_BYTES} bytes (MAX_STORED_BYTES)"
+            ).encode()
         self._data[key] = value
         self._stored_bytes += grown
         self._changed.notify_all()
@@ -340,8 +351,7 @@ class _StoreServer:
                 error = self._put(key, request.value)
                 return (ERROR, error) if error else (OK, b"")
             if command == GET:
-                self._changed.wait_for(lambda: self._stopping or key in self._data,
-                                       request.number / 1000)
+                self._changed.wait_for(lambda: self._stopping or key in self._data, request.number / 1000)
                 return (OK, self._data[key]) if key in self._data else (TIMED_OUT, b"")
             if command == ADD:
                 try:
@@ -355,8 +365,8 @@ class _StoreServer:
             if command == WAIT:
                 keys = request.keys
                 self._changed.wait_for(
-                    lambda: self._stopping or all(k in self._data for k in keys),
-                    request.number / 1000)
+                    lambda: self._stopping or all(k in self._data for k in keys), request.number / 1000
+                )
                 return (OK, b"") if all(k in self._data for k in keys) else (TIMED_OUT, b"")
             if command == CHECK:
                 return OK, bytes([all(k in self._data for k in request.keys)])
@@ -406,8 +416,9 @@ class TCPStore:
     the one in ``MINIDP_JOB_SECRET`` (see :mod:`minidp.distributed.auth`).
     """
 
-    def __init__(self, host: str, port: int, is_master: bool = False,
-                 timeout: float = 900.0, secret: Optional[bytes] = None) -> None:
+    def __init__(
+        self, host: str, port: int, is_master: bool = False, timeout: float = 900.0, secret: Optional[bytes] = None
+    ) -> None:
         if not timeout > 0:
             raise ValueError(f"TCPStore timeout must be positive, got {timeout!r}")
         if not isinstance(port, int) or not 0 <= port < 65536:
@@ -455,15 +466,15 @@ class TCPStore:
         """The IP address this client uses to reach the store: an address peers can reach too."""
         return self._sock.getsockname()[0]
 
-    def _request(self, command: int, body: bytes, what: str,
-                 wait_seconds: float = 0.0) -> Tuple[int, bytes]:
+    def _request(self, command: int, body: bytes, what: str, wait_seconds: float = 0.0) -> Tuple[int, bytes]:
         frame = bytes([command]) + body
         limit = self.timeout + wait_seconds
         with self._lock:
             if self._sock is None:
                 raise RuntimeError(
                     f"TCPStore {what}: this client is closed{self._closed_because}; create a "
-                    "new TCPStore to talk to the store again")
+                    "new TCPStore to talk to the store again"
+                )
             try:
                 self._sock.settimeout(limit)
                 self._sock.sendall(_LEN.pack(len(frame)) + frame)
@@ -489,8 +500,7 @@ class TCPStore:
     def _timeout_ms(self, timeout: Optional[float]) -> Tuple[float, int]:
         seconds = self.timeout if timeout is None else float(timeout)
         if not 0 <= seconds * 1000 <= MAX_WAIT_MS:
-            raise ValueError(f"timeout must be between 0 and {MAX_WAIT_MS // 1000} seconds, "
-                             f"got {timeout!r}")
+            raise ValueError(f"timeout must be between 0 and {MAX_WAIT_MS // 1000} seconds, got {timeout!r}")
         return seconds, int(seconds * 1000)
 
     @staticmethod
@@ -510,8 +520,7 @@ class TCPStore:
     def get(self, key: str, timeout: Optional[float] = None) -> bytes:
         """The value of ``key``, waiting up to ``timeout`` seconds for another process to set it."""
         seconds, millis = self._timeout_ms(timeout)
-        status, payload = self._request(GET, self._key(key) + _I64.pack(millis),
-                                        f"get({key!r})", seconds)
+        status, payload = self._request(GET, self._key(key) + _I64.pack(millis), f"get({key!r})", seconds)
         if status == TIMED_OUT:
             raise RuntimeError(
                 f"TCPStore get({key!r}) at {self.host}:{self.port} timed out after {seconds:g} s; "
@@ -536,9 +545,7 @@ class TCPStore:
         body = _I64.pack(millis) + _LEN.pack(len(keys)) + b"".join(self._key(k) for k in keys)
         status, _ = self._request(WAIT, body, f"wait({keys!r})", seconds)
         if status == TIMED_OUT:
-            raise RuntimeError(
-                f"TCPStore wait({keys!r}) at {self.host}:{self.port} timed out after {seconds:g} s"
-            )
+            raise RuntimeError(f"TCPStore wait({keys!r}) at {self.host}:{self.port} timed out after {seconds:g} s")
 
     def check(self, keys: Iterable[str]) -> bool:
         """True when every key exists (never blocks)."""

@@ -16,6 +16,7 @@ It watches one node's ranks and owns the policy both front-ends follow:
 * **Stopping.** SIGTERM (or the given signal) to every live rank, SIGKILL to those still alive
   ``STOP_GRACE_SECONDS`` later.
 """
+
 from __future__ import annotations
 
 import abc
@@ -211,14 +212,20 @@ class Supervisor:
             records = read_failure_records(self.failure_dir)
         for item in postponed:
             self.events.put(item)
-        failed = [handle for handle in self.ranks.values()
-                  if handle.failed_by_itself() or (handle.rank in records and not handle.stopped)]
+        failed = [
+            handle
+            for handle in self.ranks.values()
+            if handle.failed_by_itself() or (handle.rank in records and not handle.stopped)
+        ]
         failed_ranks = {handle.rank for handle in failed}
 
         def order(handle: RankHandle) -> Tuple[bool, float, int]:
             record = records.get(handle.rank)
-            blames_a_failed_peer = (record is not None and record.blamed_rank is not None
-                                    and record.blamed_rank in failed_ranks - {handle.rank})
+            blames_a_failed_peer = (
+                record is not None
+                and record.blamed_rank is not None
+                and record.blamed_rank in failed_ranks - {handle.rank}
+            )
             if record is not None:
                 when = record.time
             else:
@@ -239,10 +246,8 @@ class Supervisor:
             if handle.wait(max(0.0, deadline - time.monotonic())):
                 continue
             if signum != signal.SIGKILL:
-                logger.warning("rank %d ignored signal %s; killing it", handle.rank,
-                               signal_name(signum))
+                logger.warning("rank %d ignored signal %s; killing it", handle.rank, signal_name(signum))
                 handle.send_signal(signal.SIGKILL)
             if not handle.wait(STOP_GRACE_SECONDS):
-                logger.error("rank %d (pid %d) survived SIGKILL (stuck in the kernel?)",
-                             handle.rank, handle.pid)
+                logger.error("rank %d (pid %d) survived SIGKILL (stuck in the kernel?)", handle.rank, handle.pid)
         self.running.clear()

@@ -1,4 +1,5 @@
 """DataLoader: iterate over a dataset in batches of tensors."""
+
 from __future__ import annotations
 
 import itertools
@@ -50,8 +51,9 @@ def default_collate_fn(samples: list) -> Any:
         if any(len(s) != len(first) for s in samples):
             raise ValueError("default_collate_fn: samples in one batch have different numbers of fields")
         return [default_collate_fn(list(field)) for field in zip(*samples)]
-    raise TypeError(f"default_collate_fn: cannot batch samples of type {type(first).__name__}; pass a "
-                    "collate_fn that can")
+    raise TypeError(
+        f"default_collate_fn: cannot batch samples of type {type(first).__name__}; pass a collate_fn that can"
+    )
 
 
 def default_convert_fn(sample: Any) -> Any:
@@ -121,12 +123,26 @@ class DataLoader:
     concern Paddle's static graph and its C++ reader; they are accepted and change nothing.
     """
 
-    def __init__(self, dataset: Any, feed_list: Any = None, places: Any = None, return_list: bool = True,
-                 batch_sampler: Optional[Any] = None, batch_size: Optional[int] = 1, shuffle: bool = False,
-                 drop_last: bool = False, collate_fn: Optional[Callable] = None, num_workers: int = 0,
-                 use_buffer_reader: bool = True, reader_buffer_size: int = 2, prefetch_factor: int = 2,
-                 use_shared_memory: bool = True, timeout: float = 0, worker_init_fn: Optional[Callable] = None,
-                 persistent_workers: bool = False) -> None:
+    def __init__(
+        self,
+        dataset: Any,
+        feed_list: Any = None,
+        places: Any = None,
+        return_list: bool = True,
+        batch_sampler: Optional[Any] = None,
+        batch_size: Optional[int] = 1,
+        shuffle: bool = False,
+        drop_last: bool = False,
+        collate_fn: Optional[Callable] = None,
+        num_workers: int = 0,
+        use_buffer_reader: bool = True,
+        reader_buffer_size: int = 2,
+        prefetch_factor: int = 2,
+        use_shared_memory: bool = True,
+        timeout: float = 0,
+        worker_init_fn: Optional[Callable] = None,
+        persistent_workers: bool = False,
+    ) -> None:
         if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 0:
             raise ValueError(f"DataLoader: num_workers must be a non-negative int, got {num_workers!r}")
         if isinstance(prefetch_factor, bool) or not isinstance(prefetch_factor, int) or prefetch_factor <= 0:
@@ -141,22 +157,27 @@ class DataLoader:
         batched = batch_size is not None or batch_sampler is not None
         if self.is_iterable:
             if shuffle or batch_sampler is not None:
-                raise ValueError("DataLoader: an IterableDataset decides its own order; shuffle and batch_sampler "
-                                 "apply to map-style datasets only")
+                raise ValueError(
+                    "DataLoader: an IterableDataset decides its own order; shuffle and batch_sampler "
+                    "apply to map-style datasets only"
+                )
             self.batch_sampler = None
             if batch_size is not None:
                 _check_batch_args("DataLoader", batch_size, drop_last)
         elif batch_sampler is not None:
             if batch_size != 1 or shuffle or drop_last:
-                raise ValueError("DataLoader: batch_sampler already decides batch_size, shuffle and "
-                                 "drop_last; leave them at their defaults")
+                raise ValueError(
+                    "DataLoader: batch_sampler already decides batch_size, shuffle and "
+                    "drop_last; leave them at their defaults"
+                )
             self.batch_sampler = batch_sampler
         elif batch_size is None:
             self.batch_sampler = None
             self.sampler = RandomSampler(dataset) if shuffle else SequenceSampler(dataset)
         else:
-            self.batch_sampler = BatchSampler(dataset=dataset, shuffle=shuffle, batch_size=batch_size,
-                                              drop_last=drop_last)
+            self.batch_sampler = BatchSampler(
+                dataset=dataset, shuffle=shuffle, batch_size=batch_size, drop_last=drop_last
+            )
         self.dataset, self.return_list = dataset, return_list
         self.batch_size, self.drop_last = batch_size, drop_last
         self.collate_fn = collate_fn or (default_collate_fn if batched else default_convert_fn)

@@ -1,4 +1,5 @@
 """Datasets: indexable collections of samples that a DataLoader batches."""
+
 from __future__ import annotations
 
 import bisect
@@ -42,8 +43,9 @@ class TensorDataset(Dataset):
             raise TypeError("TensorDataset: pass a non-empty list of Tensors")
         lengths = [t.shape[0] if t.ndim else None for t in tensors]
         if None in lengths or len(set(lengths)) != 1:
-            raise ValueError(f"TensorDataset: every tensor needs the same first dimension, got shapes "
-                             f"{[t.shape for t in tensors]}")
+            raise ValueError(
+                f"TensorDataset: every tensor needs the same first dimension, got shapes {[t.shape for t in tensors]}"
+            )
         self.tensors = tensors
 
     def __getitem__(self, index: int) -> tuple:
@@ -74,8 +76,10 @@ def _check_map_datasets(cls: str, datasets: Iterable) -> list:
         raise ValueError(f"{cls}: pass at least one dataset")
     for dataset in datasets:
         if isinstance(dataset, IterableDataset):
-            raise TypeError(f"{cls}: {type(dataset).__name__} is an IterableDataset; {cls} needs indexable "
-                            "datasets (use ChainDataset for streams)")
+            raise TypeError(
+                f"{cls}: {type(dataset).__name__} is an IterableDataset; {cls} needs indexable "
+                "datasets (use ChainDataset for streams)"
+            )
     return datasets
 
 
@@ -107,8 +111,9 @@ class ComposeDataset(Dataset):
         self.datasets = _check_map_datasets("ComposeDataset", datasets)
         lengths = {len(d) for d in self.datasets}
         if len(lengths) != 1:
-            raise ValueError(f"ComposeDataset: the datasets must have one length, got "
-                             f"{[len(d) for d in self.datasets]}")
+            raise ValueError(
+                f"ComposeDataset: the datasets must have one length, got {[len(d) for d in self.datasets]}"
+            )
 
     def __len__(self) -> int:
         return len(self.datasets[0])
@@ -149,8 +154,10 @@ def random_split(dataset: Any, lengths: Sequence[float], generator: Optional[Any
             counts[i % len(counts)] += 1
         lengths = counts
     if sum(lengths) != total or any(n < 0 or int(n) != n for n in lengths):
-        raise ValueError(f"random_split: lengths must be non-negative ints summing to the dataset's length {total} "
-                         f"(or fractions summing to 1), got {lengths}")
+        raise ValueError(
+            f"random_split: lengths must be non-negative ints summing to the dataset's length {total} "
+            f"(or fractions summing to 1), got {lengths}"
+        )
     order = (generator or host_generator()).permutation(total).tolist()
     bounds = list(itertools.accumulate(int(n) for n in lengths))
-    return [Subset(dataset, order[end - int(n):end]) for n, end in zip(lengths, bounds)]
+    return [Subset(dataset, order[end - int(n) : end]) for n, end in zip(lengths, bounds)]

@@ -1,4 +1,5 @@
 """Samplers: which sample indices go into which batch, in which order, on which rank."""
+
 from __future__ import annotations
 
 import math
@@ -30,8 +31,13 @@ class SequenceSampler(Sampler):
 class RandomSampler(Sampler):
     """A fresh permutation at every pass, drawn from the generator :func:`minidp.seed` resets."""
 
-    def __init__(self, data_source: Any, replacement: bool = False, num_samples: Optional[int] = None,
-                 generator: Optional[numpy.random.Generator] = None) -> None:
+    def __init__(
+        self,
+        data_source: Any,
+        replacement: bool = False,
+        num_samples: Optional[int] = None,
+        generator: Optional[numpy.random.Generator] = None,
+    ) -> None:
         super().__init__(data_source)
         if num_samples is not None and (not isinstance(num_samples, int) or num_samples <= 0):
             raise ValueError(f"RandomSampler: num_samples must be a positive int, got {num_samples!r}")
@@ -80,14 +86,17 @@ class WeightedRandomSampler(Sampler):
         if isinstance(num_samples, bool) or not isinstance(num_samples, int) or num_samples <= 0:
             raise ValueError(f"WeightedRandomSampler: num_samples must be a positive int, got {num_samples!r}")
         if not replacement and num_samples > int((weights > 0).sum()):
-            raise ValueError(f"WeightedRandomSampler: without replacement num_samples ({num_samples}) cannot exceed "
-                             f"the number of positive weights ({int((weights > 0).sum())})")
+            raise ValueError(
+                f"WeightedRandomSampler: without replacement num_samples ({num_samples}) cannot exceed "
+                f"the number of positive weights ({int((weights > 0).sum())})"
+            )
         super().__init__()
         self.weights, self.num_samples, self.replacement = weights, num_samples, bool(replacement)
 
     def __iter__(self) -> Iterator[int]:
-        chosen = host_generator().choice(self.weights.size, self.num_samples, replace=self.replacement,
-                                         p=self.weights / self.weights.sum())
+        chosen = host_generator().choice(
+            self.weights.size, self.num_samples, replace=self.replacement, p=self.weights / self.weights.sum()
+        )
         return iter(chosen.tolist())
 
     def __len__(self) -> int:
@@ -115,13 +124,20 @@ def _batches(indices: Any, batch_size: int, drop_last: bool) -> Iterator[list]:
 class BatchSampler(Sampler):
     """Groups the indices of a sampler (or of ``dataset``, shuffled or in order) into batches."""
 
-    def __init__(self, dataset: Any = None, sampler: Optional[Sampler] = None, shuffle: bool = False,
-                 batch_size: int = 1, drop_last: bool = False) -> None:
+    def __init__(
+        self,
+        dataset: Any = None,
+        sampler: Optional[Sampler] = None,
+        shuffle: bool = False,
+        batch_size: int = 1,
+        drop_last: bool = False,
+    ) -> None:
         if (dataset is None) == (sampler is None):
             raise ValueError("BatchSampler: pass exactly one of dataset and sampler")
         if sampler is not None and shuffle:
-            raise ValueError("BatchSampler: shuffle applies to a dataset; with a sampler, let the sampler "
-                             "decide the order")
+            raise ValueError(
+                "BatchSampler: shuffle applies to a dataset; with a sampler, let the sampler decide the order"
+            )
         _check_batch_args("BatchSampler", batch_size, drop_last)
         if sampler is None:
             sampler = RandomSampler(dataset) if shuffle else SequenceSampler(dataset)
@@ -157,8 +173,15 @@ class DistributedBatchSampler(BatchSampler):
     :meth:`set_epoch`.
     """
 
-    def __init__(self, dataset: Any, batch_size: int, num_replicas: Optional[int] = None,
-                 rank: Optional[int] = None, shuffle: bool = False, drop_last: bool = False) -> None:
+    def __init__(
+        self,
+        dataset: Any,
+        batch_size: int,
+        num_replicas: Optional[int] = None,
+        rank: Optional[int] = None,
+        shuffle: bool = False,
+        drop_last: bool = False,
+    ) -> None:
         _check_batch_args("DistributedBatchSampler", batch_size, drop_last)
         if num_replicas is None or rank is None:
             world_size, env_rank = _parallel_env()
@@ -185,9 +208,9 @@ class DistributedBatchSampler(BatchSampler):
             return indices.tolist()
         stride = self.batch_size * self.nranks
         tail = self.total_size % stride
-        head = indices[:self.total_size - tail].reshape(-1, self.nranks, self.batch_size)[:, self.local_rank]
+        head = indices[: self.total_size - tail].reshape(-1, self.nranks, self.batch_size)[:, self.local_rank]
         share = tail // self.nranks
-        rest = indices[self.total_size - tail:][self.local_rank * share:(self.local_rank + 1) * share]
+        rest = indices[self.total_size - tail :][self.local_rank * share : (self.local_rank + 1) * share]
         return head.reshape(-1).tolist() + rest.tolist()
 
     def __iter__(self) -> Iterator[list]:

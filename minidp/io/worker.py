@@ -13,6 +13,7 @@ The pool ends its workers when the epoch ends, when the loop over the loader is 
 with ``persistent_workers``, when the loader is garbage-collected; a worker also exits when its
 parent dies. A worker that dies, or no batch within ``timeout`` seconds, raises RuntimeError.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -121,14 +122,23 @@ class _Failure:
         raise RuntimeError(message)
 
 
-def _worker_loop(fetcher: Any, dataset: Any, worker_id: int, num_workers: int, base_seed: int,
-                 init_fn: Optional[Callable[[int], None]], tasks: Any, results: Any, parent_pid: int) -> None:
+def _worker_loop(
+    fetcher: Any,
+    dataset: Any,
+    worker_id: int,
+    num_workers: int,
+    base_seed: int,
+    init_fn: Optional[Callable[[int], None]],
+    tasks: Any,
+    results: Any,
+    parent_pid: int,
+) -> None:
     """What a worker process runs until it is told to stop or its parent disappears."""
     global _worker_info
     backend.set_device("cpu")
     seed = base_seed + worker_id
     random.seed(seed)
-    numpy.random.seed(seed % 2 ** 32)
+    numpy.random.seed(seed % 2**32)
     minidp_random.seed(seed)
     _worker_info = WorkerInfo(worker_id, num_workers, dataset, base_seed)
     init_failure = None
@@ -162,8 +172,12 @@ def _worker_loop(fetcher: Any, dataset: Any, worker_id: int, num_workers: int, b
             try:
                 data = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
             except Exception as error:
-                data = pickle.dumps(_Failure(worker_id, TypeError(f"the batch cannot be sent to the main process "
-                                                                   f"(it cannot be pickled: {error})")))
+                data = pickle.dumps(
+                    _Failure(
+                        worker_id,
+                        TypeError(f"the batch cannot be sent to the main process (it cannot be pickled: {error})"),
+                    )
+                )
             results.put((task_id, data))
     except KeyboardInterrupt:
         return
@@ -190,20 +204,35 @@ def _shutdown(processes: list, task_queues: list, results: Any) -> None:
 class WorkerPool:
     """``num_workers`` worker processes serving one DataLoader (see the module docstring)."""
 
-    def __init__(self, fetcher: Any, dataset: Any, num_workers: int, init_fn: Optional[Callable[[int], None]],
-                 timeout: float) -> None:
+    def __init__(
+        self, fetcher: Any, dataset: Any, num_workers: int, init_fn: Optional[Callable[[int], None]], timeout: float
+    ) -> None:
         context = multiprocessing.get_context()
         self.num_workers, self.timeout = num_workers, timeout
         # A child of the host generator: seeded runs repeat, and the main stream (the sampler's
         # shuffle) does not move, so batches are the same with and without workers.
-        self.base_seed = int(minidp_random.host_generator().spawn(1)[0].integers(0, 2 ** 62))
+        self.base_seed = int(minidp_random.host_generator().spawn(1)[0].integers(0, 2**62))
         self.results = context.Queue()
         self.task_queues = [context.Queue() for _ in range(num_workers)]
         self.processes = [
-            context.Process(target=_worker_loop, name=f"minidp-dataloader-worker-{i}", daemon=True,
-                            args=(fetcher, dataset, i, num_workers, self.base_seed, init_fn, self.task_queues[i],
-                                  self.results, os.getpid()))
-            for i in range(num_workers)]
+            context.Process(
+                target=_worker_loop,
+                name=f"minidp-dataloader-worker-{i}",
+                daemon=True,
+                args=(
+                    fetcher,
+                    dataset,
+                    i,
+                    num_workers,
+                    self.base_seed,
+                    init_fn,
+                    self.task_queues[i],
+                    self.results,
+                    os.getpid(),
+                ),
+            )
+            for i in range(num_workers)
+        ]
         self._task_ids = itertools.count()
         self._finalizer = weakref.finalize(self, _shutdown, self.processes, self.task_queues, self.results)
         for process in self.processes:
@@ -232,11 +261,15 @@ class WorkerPool:
                 waited += _POLL_SECONDS
             for worker, process in enumerate(self.processes):
                 if process.exitcode is not None:
-                    raise RuntimeError(f"DataLoader worker {worker} (pid {process.pid}) exited unexpectedly with exit "
-                                       f"code {process.exitcode}; if it was killed for memory, use fewer workers")
+                    raise RuntimeError(
+                        f"DataLoader worker {worker} (pid {process.pid}) exited unexpectedly with exit "
+                        f"code {process.exitcode}; if it was killed for memory, use fewer workers"
+                    )
             if self.timeout and waited >= self.timeout:
-                raise RuntimeError(f"DataLoader timed out: no batch from its {self.num_workers} workers within "
-                                   f"timeout={self.timeout} s")
+                raise RuntimeError(
+                    f"DataLoader timed out: no batch from its {self.num_workers} workers within "
+                    f"timeout={self.timeout} s"
+                )
 
     def close(self) -> None:
         """Stop the workers now (idempotent)."""

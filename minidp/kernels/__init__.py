@@ -6,6 +6,7 @@ importing this package does not import CuPy. The functions below take CuPy array
 their arguments with :mod:`minidp.kernels.launch_args` (the code the CPU host runner of the
 tests executes too) and launch on the device that holds the data, on its current CUDA stream.
 """
+
 from __future__ import annotations
 
 import functools
@@ -92,31 +93,81 @@ def pack(sources: Sequence[Any], flat: Any, offsets: Sequence[int], scale: float
     launch(pack_launch(sources, flat, offsets, scale))
 
 
-def fused_adam(params: Sequence[Any], grads: Sequence[Any], moment1s: Sequence[Any],
-               moment2s: Sequence[Any], *, lr: float, beta1: float, beta2: float, epsilon: float,
-               beta1_pow: float, beta2_pow: float, weight_decay: float = 0.0,
-               decoupled: bool = False, masters: Sequence[Any] | None = None) -> None:
+def fused_adam(
+    params: Sequence[Any],
+    grads: Sequence[Any],
+    moment1s: Sequence[Any],
+    moment2s: Sequence[Any],
+    *,
+    lr: float,
+    beta1: float,
+    beta2: float,
+    epsilon: float,
+    beta1_pow: float,
+    beta2_pow: float,
+    weight_decay: float = 0.0,
+    decoupled: bool = False,
+    masters: Sequence[Any] | None = None,
+) -> None:
     """One Adam (or AdamW, ``decoupled=True``) step over CuPy parameters in place, in one launch.
 
     See :func:`minidp.kernels.launch_args.fused_adam_launch` for the arguments.
     """
-    launch(fused_adam_launch(params, grads, moment1s, moment2s, lr=lr, beta1=beta1, beta2=beta2,
-                             epsilon=epsilon, beta1_pow=beta1_pow, beta2_pow=beta2_pow,
-                             weight_decay=weight_decay, decoupled=decoupled, masters=masters))
+    launch(
+        fused_adam_launch(
+            params,
+            grads,
+            moment1s,
+            moment2s,
+            lr=lr,
+            beta1=beta1,
+            beta2=beta2,
+            epsilon=epsilon,
+            beta1_pow=beta1_pow,
+            beta2_pow=beta2_pow,
+            weight_decay=weight_decay,
+            decoupled=decoupled,
+            masters=masters,
+        )
+    )
 
 
-def sgd(params: Sequence[Any], grads: Sequence[Any], *, lr: float, weight_decay: float = 0.0,
-        masters: Sequence[Any] | None = None) -> None:
+def sgd(
+    params: Sequence[Any],
+    grads: Sequence[Any],
+    *,
+    lr: float,
+    weight_decay: float = 0.0,
+    masters: Sequence[Any] | None = None,
+) -> None:
     """One SGD step over CuPy parameters in place, in one launch (see ``sgd_launch``)."""
     launch(sgd_launch(params, grads, lr=lr, weight_decay=weight_decay, masters=masters))
 
 
-def momentum(params: Sequence[Any], grads: Sequence[Any], velocities: Sequence[Any], *, lr: float,
-             momentum: float, weight_decay: float = 0.0, nesterov: bool = False,
-             masters: Sequence[Any] | None = None) -> None:
+def momentum(
+    params: Sequence[Any],
+    grads: Sequence[Any],
+    velocities: Sequence[Any],
+    *,
+    lr: float,
+    momentum: float,
+    weight_decay: float = 0.0,
+    nesterov: bool = False,
+    masters: Sequence[Any] | None = None,
+) -> None:
     """One Momentum step over CuPy parameters in place, in one launch (see ``momentum_launch``)."""
-    launch(momentum_launch(params, grads, velocities, lr=lr, momentum=momentum,
-                           weight_decay=weight_decay, nesterov=nesterov, masters=masters))
+    launch(
+        momentum_launch(
+            params,
+            grads,
+            velocities,
+            lr=lr,
+            momentum=momentum,
+            weight_decay=weight_decay,
+            nesterov=nesterov,
+            masters=masters,
+        )
+    )
 
 
 __all__ = [

@@ -7,6 +7,7 @@ pointer, size and offset tables are created with the array module of the arrays 
 
 Kernel parameters and their order are those of the ``.cu`` sources in this package.
 """
+
 from __future__ import annotations
 
 import math
@@ -82,8 +83,8 @@ NAME_EXPRESSIONS = {
         for in_name, out_name in COPY_TYPE_PAIRS
     ),
     FUSED_ADAM_SOURCE: tuple(_pair_name("minidp_fused_adam", *pair) for pair in ADAM_TYPE_PAIRS),
-    SGD_MOMENTUM_SOURCE: tuple(_sgd_name(name) for name in SGD_TYPES) + tuple(
-        _pair_name("minidp_momentum", *pair) for pair in MOMENTUM_TYPE_PAIRS),
+    SGD_MOMENTUM_SOURCE: tuple(_sgd_name(name) for name in SGD_TYPES)
+    + tuple(_pair_name("minidp_momentum", *pair) for pair in MOMENTUM_TYPE_PAIRS),
 }
 
 
@@ -114,8 +115,7 @@ def arithmetic_dtype(*dtype_names: str) -> type:
     return numpy.float64 if "float64" in dtype_names else numpy.float32
 
 
-def adam_scalars(lr: float, beta1_pow: float, beta2_pow: float,
-                 epsilon: float) -> tuple[float, float]:
+def adam_scalars(lr: float, beta1_pow: float, beta2_pow: float, epsilon: float) -> tuple[float, float]:
     """Bias-corrected step size and epsilon, Paddle's form: ``(lr_t, eps_hat)``.
 
     ``lr_t = lr * sqrt(1 - beta2_pow) / (1 - beta1_pow)`` and
@@ -188,14 +188,20 @@ def _starts_table(like: Any, arrays: Sequence[Any]) -> tuple[Any, int]:
     return _beside(like, starts), int(starts[-1])
 
 
-def _copy_launch(kernel: str, tensors: Sequence[Any], flat: Any, offsets: Sequence[int],
-                 scale: float, block_size: int | None, grid_size: int | None,
-                 tensors_role: str) -> KernelLaunch:
+def _copy_launch(
+    kernel: str,
+    tensors: Sequence[Any],
+    flat: Any,
+    offsets: Sequence[int],
+    scale: float,
+    block_size: int | None,
+    grid_size: int | None,
+    tensors_role: str,
+) -> KernelLaunch:
     """Checks and tables shared by pack and unpack; ``tensors`` are the per-tensor side."""
     tensors = list(tensors)
     if len(offsets) != len(tensors):
-        raise ValueError(f"got {len(tensors)} {tensors_role} but {len(offsets)} offsets; "
-                         "give one offset per tensor")
+        raise ValueError(f"got {len(tensors)} {tensors_role} but {len(offsets)} offsets; give one offset per tensor")
     if not flat.flags.c_contiguous:
         raise ValueError("the flat buffer must be C-contiguous")
     place = place_of(flat)
@@ -204,13 +210,14 @@ def _copy_launch(kernel: str, tensors: Sequence[Any], flat: Any, offsets: Sequen
     packing = kernel == "minidp_pack"
     in_name, out_name = (tensor_name, flat_name) if packing else (flat_name, tensor_name)
     if (in_name, out_name) not in COPY_TYPE_PAIRS:
-        raise TypeError(f"{kernel} has no {in_name} -> {out_name} instantiation; "
-                        f"supported: {COPY_TYPE_PAIRS}")
+        raise TypeError(f"{kernel} has no {in_name} -> {out_name} instantiation; supported: {COPY_TYPE_PAIRS}")
     offset_table = numpy.asarray(offsets, dtype=numpy.int64).reshape(-1)
     for index, (offset, tensor) in enumerate(zip(offset_table, tensors)):
         if offset < 0 or offset + tensor.size > flat.size:
-            raise ValueError(f"{tensors_role}[{index}] ({tensor.size} elements at offset {offset}) "
-                             f"does not fit the flat buffer of {flat.size} elements")
+            raise ValueError(
+                f"{tensors_role}[{index}] ({tensor.size} elements at offset {offset}) "
+                f"does not fit the flat buffer of {flat.size} elements"
+            )
     pointers = _pointer_table(flat, tensors)
     starts, total = _starts_table(flat, tensors)
     grid, block = launch_shape(total, block_size, grid_size)
@@ -224,28 +231,44 @@ def _copy_launch(kernel: str, tensors: Sequence[Any], flat: Any, offsets: Sequen
     return KernelLaunch(BUCKET_SOURCE, _copy_name(kernel, in_name, out_name), grid, block, args)
 
 
-def pack_launch(sources: Sequence[Any], flat: Any, offsets: Sequence[int], scale: float = 1.0, *,
-                block_size: int | None = None, grid_size: int | None = None) -> KernelLaunch:
+def pack_launch(
+    sources: Sequence[Any],
+    flat: Any,
+    offsets: Sequence[int],
+    scale: float = 1.0,
+    *,
+    block_size: int | None = None,
+    grid_size: int | None = None,
+) -> KernelLaunch:
     """Launch that writes ``flat[offsets[t]:offsets[t] + sources[t].size] = sources[t] * scale``.
 
     Every source has one dtype; the flat buffer may have another (see ``COPY_TYPE_PAIRS``):
     the product is computed in float (double for float64) and rounded to nearest even.
     """
-    return _copy_launch("minidp_pack", sources, flat, offsets, scale, block_size, grid_size,
-                        "sources")
+    return _copy_launch("minidp_pack", sources, flat, offsets, scale, block_size, grid_size, "sources")
 
 
-def unpack_launch(flat: Any, destinations: Sequence[Any], offsets: Sequence[int],
-                  scale: float = 1.0, *, block_size: int | None = None,
-                  grid_size: int | None = None) -> KernelLaunch:
+def unpack_launch(
+    flat: Any,
+    destinations: Sequence[Any],
+    offsets: Sequence[int],
+    scale: float = 1.0,
+    *,
+    block_size: int | None = None,
+    grid_size: int | None = None,
+) -> KernelLaunch:
     """Launch that writes ``destinations[t] = flat[offsets[t]:offsets[t] + size] * scale``."""
-    return _copy_launch("minidp_unpack", destinations, flat, offsets, scale, block_size, grid_size,
-                        "destinations")
+    return _copy_launch("minidp_unpack", destinations, flat, offsets, scale, block_size, grid_size, "destinations")
 
 
-def _optimizer_tables(kernel: str, params: Sequence[Any], grads: Sequence[Any],
-                      masters: Sequence[Any] | None, states: dict[str, Sequence[Any]],
-                      type_pairs: Sequence[tuple[str, str]]) -> tuple[str, str, tuple[Any, ...], int]:
+def _optimizer_tables(
+    kernel: str,
+    params: Sequence[Any],
+    grads: Sequence[Any],
+    masters: Sequence[Any] | None,
+    states: dict[str, Sequence[Any]],
+    type_pairs: Sequence[tuple[str, str]],
+) -> tuple[str, str, tuple[Any, ...], int]:
     """Check the arrays of one optimizer launch; return the parameter and state type names, the
     tables (params, grads, masters, *states, starts) on the parameters' device and the total.
 
@@ -253,8 +276,12 @@ def _optimizer_tables(kernel: str, params: Sequence[Any], grads: Sequence[Any],
     """
     params, grads = list(params), list(grads)
     masters = [None] * len(params) if masters is None else list(masters)
-    tables = {"params": params, "grads": grads, "masters": masters,
-              **{role: list(table) for role, table in states.items()}}
+    tables = {
+        "params": params,
+        "grads": grads,
+        "masters": masters,
+        **{role: list(table) for role, table in states.items()},
+    }
     lengths = {role: len(table) for role, table in tables.items()}
     if len(set(lengths.values())) != 1:
         raise ValueError(f"{kernel} needs one entry per parameter in every list, got lengths {lengths}")
@@ -264,13 +291,17 @@ def _optimizer_tables(kernel: str, params: Sequence[Any], grads: Sequence[Any],
     place = place_of(like)
     param_name = _check_arrays(params, "params", place)
     if _check_arrays(grads, "grads", place) != param_name:
-        raise TypeError(f"{kernel} takes params and grads of one dtype, got params of {param_name} "
-                        f"and grads of {_check_arrays(grads, 'grads', place)}")
+        raise TypeError(
+            f"{kernel} takes params and grads of one dtype, got params of {param_name} "
+            f"and grads of {_check_arrays(grads, 'grads', place)}"
+        )
     state_names = {_check_arrays(table, role, place) for role, table in states.items()}
     state_name = state_names.pop() if len(state_names) == 1 else param_name
     if state_names or (param_name, state_name) not in type_pairs:
-        raise TypeError(f"{kernel} takes params and grads of one dtype and states of one dtype, "
-                        f"pairs {list(type_pairs)}; got {param_name} and {sorted(state_names | {state_name})}")
+        raise TypeError(
+            f"{kernel} takes params and grads of one dtype and states of one dtype, "
+            f"pairs {list(type_pairs)}; got {param_name} and {sorted(state_names | {state_name})}"
+        )
     compute_name = numpy.dtype(arithmetic_dtype(param_name, state_name)).name
     present = [master for master in masters if master is not None]
     if present and _check_arrays(present, "masters", place) != compute_name:
@@ -280,20 +311,34 @@ def _optimizer_tables(kernel: str, params: Sequence[Any], grads: Sequence[Any],
         if len(set(sizes)) != 1:
             raise ValueError(f"parameter {index}: {' and '.join(tables)} differ in size {sizes}")
     starts, total = _starts_table(like, params)
-    master_pointers = numpy.fromiter((0 if m is None else data_pointer(m) for m in masters),
-                                     numpy.uint64, len(masters))
-    pointer_tables = (_pointer_table(like, params), _pointer_table(like, grads),
-                      _beside(like, master_pointers),
-                      *(_pointer_table(like, table) for table in states.values()))
+    master_pointers = numpy.fromiter((0 if m is None else data_pointer(m) for m in masters), numpy.uint64, len(masters))
+    pointer_tables = (
+        _pointer_table(like, params),
+        _pointer_table(like, grads),
+        _beside(like, master_pointers),
+        *(_pointer_table(like, table) for table in states.values()),
+    )
     return param_name, state_name, pointer_tables + (starts,), total
 
 
-def fused_adam_launch(params: Sequence[Any], grads: Sequence[Any], moment1s: Sequence[Any],
-                      moment2s: Sequence[Any], *, lr: float, beta1: float, beta2: float,
-                      epsilon: float, beta1_pow: float, beta2_pow: float,
-                      weight_decay: float = 0.0, decoupled: bool = False,
-                      masters: Sequence[Any] | None = None,
-                      block_size: int | None = None, grid_size: int | None = None) -> KernelLaunch:
+def fused_adam_launch(
+    params: Sequence[Any],
+    grads: Sequence[Any],
+    moment1s: Sequence[Any],
+    moment2s: Sequence[Any],
+    *,
+    lr: float,
+    beta1: float,
+    beta2: float,
+    epsilon: float,
+    beta1_pow: float,
+    beta2_pow: float,
+    weight_decay: float = 0.0,
+    decoupled: bool = False,
+    masters: Sequence[Any] | None = None,
+    block_size: int | None = None,
+    grid_size: int | None = None,
+) -> KernelLaunch:
     """Launch of one Adam (``decoupled=False``) or AdamW step over all ``params`` in place.
 
     ``beta1_pow``/``beta2_pow`` are ``beta1**t``/``beta2**t`` for the step being taken.
@@ -304,39 +349,64 @@ def fused_adam_launch(params: Sequence[Any], grads: Sequence[Any], moment1s: Seq
     parameters without one). The formulas are in ``fused_adam.cu``.
     """
     param_name, state_name, tables, total = _optimizer_tables(
-        "fused_adam", params, grads, masters, {"moment1s": moment1s, "moment2s": moment2s},
-        ADAM_TYPE_PAIRS)
+        "fused_adam", params, grads, masters, {"moment1s": moment1s, "moment2s": moment2s}, ADAM_TYPE_PAIRS
+    )
     scalar = arithmetic_dtype(param_name, state_name)
     lr_t, eps_hat = adam_scalars(lr, beta1_pow, beta2_pow, epsilon)
     l2_coeff = 0.0 if decoupled else weight_decay
     decay_factor = 1.0 - lr * weight_decay if decoupled else 1.0
     grid, block = launch_shape(total, block_size, grid_size)
-    args = (*tables, numpy.int32(len(params)), numpy.int64(total), scalar(lr_t), scalar(beta1),
-            scalar(beta2), scalar(eps_hat), scalar(l2_coeff), scalar(decay_factor))
-    return KernelLaunch(FUSED_ADAM_SOURCE, _pair_name("minidp_fused_adam", param_name, state_name),
-                        grid, block, args)
+    args = (
+        *tables,
+        numpy.int32(len(params)),
+        numpy.int64(total),
+        scalar(lr_t),
+        scalar(beta1),
+        scalar(beta2),
+        scalar(eps_hat),
+        scalar(l2_coeff),
+        scalar(decay_factor),
+    )
+    return KernelLaunch(FUSED_ADAM_SOURCE, _pair_name("minidp_fused_adam", param_name, state_name), grid, block, args)
 
 
-def sgd_launch(params: Sequence[Any], grads: Sequence[Any], *, lr: float,
-               weight_decay: float = 0.0, masters: Sequence[Any] | None = None,
-               block_size: int | None = None, grid_size: int | None = None) -> KernelLaunch:
+def sgd_launch(
+    params: Sequence[Any],
+    grads: Sequence[Any],
+    *,
+    lr: float,
+    weight_decay: float = 0.0,
+    masters: Sequence[Any] | None = None,
+    block_size: int | None = None,
+    grid_size: int | None = None,
+) -> KernelLaunch:
     """Launch of one SGD step ``p -= lr * (g + weight_decay * p)`` over all ``params`` in place.
 
     Parameters and gradients share a dtype (``SGD_TYPES``); ``masters`` as for
     :func:`fused_adam_launch`. The formulas are in ``sgd_momentum.cu``.
     """
     param_name, _, tables, total = _optimizer_tables(
-        "sgd", params, grads, masters, {}, [(name, name) for name in SGD_TYPES])
+        "sgd", params, grads, masters, {}, [(name, name) for name in SGD_TYPES]
+    )
     scalar = arithmetic_dtype(param_name)
     grid, block = launch_shape(total, block_size, grid_size)
     args = (*tables, numpy.int32(len(params)), numpy.int64(total), scalar(lr), scalar(weight_decay))
     return KernelLaunch(SGD_MOMENTUM_SOURCE, _sgd_name(param_name), grid, block, args)
 
 
-def momentum_launch(params: Sequence[Any], grads: Sequence[Any], velocities: Sequence[Any], *,
-                    lr: float, momentum: float, weight_decay: float = 0.0, nesterov: bool = False,
-                    masters: Sequence[Any] | None = None, block_size: int | None = None,
-                    grid_size: int | None = None) -> KernelLaunch:
+def momentum_launch(
+    params: Sequence[Any],
+    grads: Sequence[Any],
+    velocities: Sequence[Any],
+    *,
+    lr: float,
+    momentum: float,
+    weight_decay: float = 0.0,
+    nesterov: bool = False,
+    masters: Sequence[Any] | None = None,
+    block_size: int | None = None,
+    grid_size: int | None = None,
+) -> KernelLaunch:
     """Launch of one Momentum step over all ``params`` in place (velocities updated too).
 
     ``v = momentum * v + g`` with ``g`` including ``weight_decay * p``; ``p -= lr * v``, or
@@ -345,10 +415,17 @@ def momentum_launch(params: Sequence[Any], grads: Sequence[Any], velocities: Seq
     :func:`fused_adam_launch`. The formulas are in ``sgd_momentum.cu``.
     """
     param_name, state_name, tables, total = _optimizer_tables(
-        "momentum", params, grads, masters, {"velocities": velocities}, MOMENTUM_TYPE_PAIRS)
+        "momentum", params, grads, masters, {"velocities": velocities}, MOMENTUM_TYPE_PAIRS
+    )
     scalar = arithmetic_dtype(param_name, state_name)
     grid, block = launch_shape(total, block_size, grid_size)
-    args = (*tables, numpy.int32(len(params)), numpy.int64(total), scalar(lr), scalar(momentum),
-            scalar(weight_decay), numpy.int32(bool(nesterov)))
-    return KernelLaunch(SGD_MOMENTUM_SOURCE, _pair_name("minidp_momentum", param_name, state_name),
-                        grid, block, args)
+    args = (
+        *tables,
+        numpy.int32(len(params)),
+        numpy.int64(total),
+        scalar(lr),
+        scalar(momentum),
+        scalar(weight_decay),
+        numpy.int32(bool(nesterov)),
+    )
+    return KernelLaunch(SGD_MOMENTUM_SOURCE, _pair_name("minidp_momentum", param_name, state_name), grid, block, args)

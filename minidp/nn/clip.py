@@ -3,6 +3,7 @@
 Each strategy maps the gradient arrays to clipped ones in ``_clip_arrays`` (parameters with
 ``need_clip=False`` are left alone) and offers Paddle's call form on (parameter, gradient) pairs.
 """
+
 from __future__ import annotations
 
 import math
@@ -16,8 +17,10 @@ class _ClipStrategy:
     """The part every strategy shares: Paddle's call on (parameter, gradient) pairs."""
 
     def _clip_arrays(self, params: Sequence[Tensor], grads: list) -> list:
-        return [grad if grad is None or not getattr(param, "need_clip", True) else self._clip_one(grad)
-                for param, grad in zip(params, grads)]
+        return [
+            grad if grad is None or not getattr(param, "need_clip", True) else self._clip_one(grad)
+            for param, grad in zip(params, grads)
+        ]
 
     def __call__(self, params_grads: Sequence[tuple]) -> list:
         """A list of (parameter, gradient tensor) pairs in, clipped pairs out."""
@@ -89,8 +92,10 @@ class ClipGradByGlobalNorm(_ClipStrategy):
         if global_norm <= self.clip_norm:
             return grads
         scale = self.clip_norm / global_norm
-        return [grad * scale if grad is not None and getattr(param, "need_clip", True) else grad
-                for param, grad in zip(params, grads)]
+        return [
+            grad * scale if grad is not None and getattr(param, "need_clip", True) else grad
+            for param, grad in zip(params, grads)
+        ]
 
     def __repr__(self) -> str:
         return f"ClipGradByGlobalNorm(clip_norm={self.clip_norm})"

@@ -5,6 +5,7 @@ identity). Random values are drawn on the host from the process generator that
 :func:`minidp.seed` resets, then moved to the parameter's device, so a seeded model starts from
 the same weights on every rank and on CPU and GPU alike.
 """
+
 from __future__ import annotations
 
 import math
@@ -15,11 +16,30 @@ import numpy
 from ..autograd.tensor import Tensor
 from ..random import host_generator
 
-__all__ = ["Initializer", "Constant", "Normal", "TruncatedNormal", "Uniform", "XavierUniform",
-           "XavierNormal", "KaimingNormal", "KaimingUniform", "Assign", "calculate_gain", "Orthogonal", "Dirac",
-           "Bilinear", "set_global_initializer", "ConstantInitializer", "NormalInitializer",
-           "TruncatedNormalInitializer", "UniformInitializer", "NumpyArrayInitializer", "XavierInitializer",
-           "MSRAInitializer"]
+__all__ = [
+    "Initializer",
+    "Constant",
+    "Normal",
+    "TruncatedNormal",
+    "Uniform",
+    "XavierUniform",
+    "XavierNormal",
+    "KaimingNormal",
+    "KaimingUniform",
+    "Assign",
+    "calculate_gain",
+    "Orthogonal",
+    "Dirac",
+    "Bilinear",
+    "set_global_initializer",
+    "ConstantInitializer",
+    "NormalInitializer",
+    "TruncatedNormalInitializer",
+    "UniformInitializer",
+    "NumpyArrayInitializer",
+    "XavierInitializer",
+    "MSRAInitializer",
+]
 
 
 def compute_fans(shape: Sequence[int]) -> tuple:
@@ -40,15 +60,26 @@ def compute_fans(shape: Sequence[int]) -> tuple:
 
 def calculate_gain(nonlinearity: str, param: Optional[float] = None) -> float:
     """The recommended scale of initial weights for a nonlinearity (Paddle's table)."""
-    gains = {"sigmoid": 1.0, "linear": 1.0, "conv1d": 1.0, "conv2d": 1.0, "conv3d": 1.0,
-             "conv1d_transpose": 1.0, "conv2d_transpose": 1.0, "conv3d_transpose": 1.0,
-             "tanh": 5.0 / 3, "relu": math.sqrt(2.0), "selu": 3.0 / 4}
+    gains = {
+        "sigmoid": 1.0,
+        "linear": 1.0,
+        "conv1d": 1.0,
+        "conv2d": 1.0,
+        "conv3d": 1.0,
+        "conv1d_transpose": 1.0,
+        "conv2d_transpose": 1.0,
+        "conv3d_transpose": 1.0,
+        "tanh": 5.0 / 3,
+        "relu": math.sqrt(2.0),
+        "selu": 3.0 / 4,
+    }
     if nonlinearity == "leaky_relu":
         slope = 0.01 if param is None else float(param)
         return math.sqrt(2.0 / (1 + slope * slope))
     if nonlinearity not in gains:
-        raise ValueError(f"calculate_gain: unknown nonlinearity {nonlinearity!r}; use one of "
-                         f"{sorted(gains) + ['leaky_relu']}")
+        raise ValueError(
+            f"calculate_gain: unknown nonlinearity {nonlinearity!r}; use one of {sorted(gains) + ['leaky_relu']}"
+        )
     return gains[nonlinearity]
 
 
@@ -90,18 +121,23 @@ class TruncatedNormal(Initializer):
     ``std``.
     """
 
-    def __init__(self, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
-                 name: Optional[str] = None) -> None:
+    def __init__(
+        self, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0, name: Optional[str] = None
+    ) -> None:
         self.mean, self.std, self.a, self.b = float(mean), float(std), float(a), float(b)
         if not self.a < self.b:
             raise ValueError(f"TruncatedNormal: the cut-offs must satisfy a < b, got a={a}, b={b}")
         if self.std <= 0:
             raise ValueError(f"TruncatedNormal: std must be positive, got {std}")
-        mass = 0.5 * (math.erf((self.b - self.mean) / (self.std * math.sqrt(2.0)))
-                      - math.erf((self.a - self.mean) / (self.std * math.sqrt(2.0))))
+        mass = 0.5 * (
+            math.erf((self.b - self.mean) / (self.std * math.sqrt(2.0)))
+            - math.erf((self.a - self.mean) / (self.std * math.sqrt(2.0)))
+        )
         if mass < 1e-3:
-            raise ValueError(f"TruncatedNormal: [{a}, {b}] holds a fraction {mass:.2g} of N({mean}, {std}**2); "
-                             "choose cut-offs near the mean (they are absolute values, not multiples of std)")
+            raise ValueError(
+                f"TruncatedNormal: [{a}, {b}] holds a fraction {mass:.2g} of N({mean}, {std}**2); "
+                "choose cut-offs near the mean (they are absolute values, not multiples of std)"
+            )
 
     def _values(self, shape: tuple) -> numpy.ndarray:
         generator = host_generator()
@@ -128,8 +164,13 @@ class Uniform(Initializer):
 class _Xavier(Initializer):
     """Glorot scaling from ``fan_in + fan_out`` (taken from the shape unless given)."""
 
-    def __init__(self, fan_in: Optional[float] = None, fan_out: Optional[float] = None, gain: float = 1.0,
-                 name: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        fan_in: Optional[float] = None,
+        fan_out: Optional[float] = None,
+        gain: float = 1.0,
+        name: Optional[str] = None,
+    ) -> None:
         self.fan_in, self.fan_out, self.gain = fan_in, fan_out, float(gain)
 
     def _fan_sum(self, shape: tuple) -> float:
@@ -156,13 +197,19 @@ class XavierNormal(_Xavier):
 class _Kaiming(Initializer):
     """He scaling from ``fan_in`` (or, with ``mode='fan_out'``, the fan-out), as Paddle computes it."""
 
-    def __init__(self, fan_in: Optional[float] = None, negative_slope: float = 0.0, nonlinearity: str = "relu",
-                 mode: str = "fan_in") -> None:
+    def __init__(
+        self,
+        fan_in: Optional[float] = None,
+        negative_slope: float = 0.0,
+        nonlinearity: str = "relu",
+        mode: str = "fan_in",
+    ) -> None:
         if mode not in ("fan_in", "fan_out"):
             raise ValueError(f"{type(self).__name__}: mode must be 'fan_in' or 'fan_out', got {mode!r}")
         if mode == "fan_out" and fan_in is not None:
-            raise ValueError(f"{type(self).__name__}: mode='fan_out' takes the fan-out from the shape; "
-                             "leave fan_in as None")
+            raise ValueError(
+                f"{type(self).__name__}: mode='fan_out' takes the fan-out from the shape; leave fan_in as None"
+            )
         self.fan_in, self.mode = fan_in, mode
         self.gain = calculate_gain(nonlinearity, negative_slope)
 
@@ -196,8 +243,9 @@ class Assign(Initializer):
 
     def _values(self, shape: tuple) -> numpy.ndarray:
         if self.value.shape != shape:
-            raise ValueError(f"Assign: the value has shape {list(self.value.shape)} but the parameter "
-                             f"has shape {list(shape)}")
+            raise ValueError(
+                f"Assign: the value has shape {list(self.value.shape)} but the parameter has shape {list(shape)}"
+            )
         return self.value
 
 
@@ -230,8 +278,10 @@ class Dirac(Initializer):
 
     def _values(self, shape: tuple) -> numpy.ndarray:
         if len(shape) not in (3, 4, 5) or shape[0] % self.groups:
-            raise ValueError(f"Dirac: needs a [O, I, *kernel] weight with 3 to 5 axes and O divisible by "
-                             f"groups={self.groups}, got shape {list(shape)}")
+            raise ValueError(
+                f"Dirac: needs a [O, I, *kernel] weight with 3 to 5 axes and O divisible by "
+                f"groups={self.groups}, got shape {list(shape)}"
+            )
         values = numpy.zeros(shape)
         per_group = shape[0] // self.groups
         centre = tuple(k // 2 for k in shape[2:])
@@ -282,8 +332,15 @@ class TruncatedNormalInitializer(TruncatedNormal):
 class UniformInitializer(Uniform):
     """The older form of :class:`Uniform` (its diagonal options are not supported)."""
 
-    def __init__(self, low: float = -1.0, high: float = 1.0, seed: int = 0, diag_num: int = 0, diag_step: int = 0,
-                 diag_val: float = 1.0) -> None:
+    def __init__(
+        self,
+        low: float = -1.0,
+        high: float = 1.0,
+        seed: int = 0,
+        diag_num: int = 0,
+        diag_step: int = 0,
+        diag_val: float = 1.0,
+    ) -> None:
         if diag_num:
             raise ValueError("UniformInitializer: diag_num/diag_step/diag_val are not supported; leave diag_num=0")
         super().__init__(low, high)
@@ -299,8 +356,14 @@ class NumpyArrayInitializer(Assign):
 class XavierInitializer(Initializer):
     """The older Xavier initializer: uniform (default) or normal Glorot scaling."""
 
-    def __init__(self, uniform: bool = True, fan_in: Optional[float] = None, fan_out: Optional[float] = None,
-                 seed: int = 0, gain: float = 1.0) -> None:
+    def __init__(
+        self,
+        uniform: bool = True,
+        fan_in: Optional[float] = None,
+        fan_out: Optional[float] = None,
+        seed: int = 0,
+        gain: float = 1.0,
+    ) -> None:
         self._init = (XavierUniform if uniform else XavierNormal)(fan_in, fan_out, gain)
 
     def _values(self, shape: tuple) -> numpy.ndarray:
@@ -310,12 +373,20 @@ class XavierInitializer(Initializer):
 class MSRAInitializer(Initializer):
     """The older Kaiming (MSRA) initializer: uniform (default) or normal He scaling."""
 
-    def __init__(self, uniform: bool = True, fan_in: Optional[float] = None, seed: int = 0,
-                 negative_slope: float = 0, nonlinearity: str = "relu", mode: str = "fan_in") -> None:
+    def __init__(
+        self,
+        uniform: bool = True,
+        fan_in: Optional[float] = None,
+        seed: int = 0,
+        negative_slope: float = 0,
+        nonlinearity: str = "relu",
+        mode: str = "fan_in",
+    ) -> None:
         self._init = (KaimingUniform if uniform else KaimingNormal)(fan_in, negative_slope, nonlinearity, mode)
 
     def _values(self, shape: tuple) -> numpy.ndarray:
         return self._init._values(shape)
+
 
 _global_initializers: dict = {"weight": None, "bias": None}
 
@@ -325,8 +396,9 @@ def set_global_initializer(weight_init: Optional[Initializer], bias_init: Option
     (a ParamAttr's own initializer still wins); None restores the defaults."""
     for kind, value in (("weight", weight_init), ("bias", bias_init)):
         if value is not None and not isinstance(value, Initializer):
-            raise TypeError(f"set_global_initializer: {kind}_init must be an Initializer or None, got "
-                            f"{type(value).__name__}")
+            raise TypeError(
+                f"set_global_initializer: {kind}_init must be an Initializer or None, got {type(value).__name__}"
+            )
         _global_initializers[kind] = value
 
 

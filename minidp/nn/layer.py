@@ -5,6 +5,7 @@ attribute registers it. Every container is an insertion-ordered dict, never a se
 ranks walk ``parameters()`` to pair up gradients, so they must all see the same order, which is
 the order in which a model's ``__init__`` created things.
 """
+
 from __future__ import annotations
 
 import collections
@@ -79,30 +80,35 @@ class Layer:
         params = self.__dict__.get("_parameters")
         if isinstance(value, Parameter):
             if params is None:
-                raise AttributeError(f"call super().__init__() in {type(self).__name__}.__init__ "
-                                     f"before assigning the parameter {name!r}")
+                raise AttributeError(
+                    f"call super().__init__() in {type(self).__name__}.__init__ before assigning the parameter {name!r}"
+                )
             self._drop_registration(name, keep=params)
             params[name] = value
         elif isinstance(value, Layer):
             if params is None:
-                raise AttributeError(f"call super().__init__() in {type(self).__name__}.__init__ "
-                                     f"before assigning the sublayer {name!r}")
+                raise AttributeError(
+                    f"call super().__init__() in {type(self).__name__}.__init__ before assigning the sublayer {name!r}"
+                )
             self._drop_registration(name, keep=self._sub_layers)
             self._sub_layers[name] = value
         elif params is not None and name in params:
             if value is not None:
-                raise TypeError(f"{self._full_name}.{name} is a parameter: assign a Parameter or None, "
-                                f"not {type(value).__name__}")
+                raise TypeError(
+                    f"{self._full_name}.{name} is a parameter: assign a Parameter or None, not {type(value).__name__}"
+                )
             params[name] = None
         elif params is not None and name in self._buffers:
             if value is not None and not isinstance(value, Tensor):
-                raise TypeError(f"{self._full_name}.{name} is a buffer: assign a Tensor or None, "
-                                f"not {type(value).__name__}")
+                raise TypeError(
+                    f"{self._full_name}.{name} is a buffer: assign a Tensor or None, not {type(value).__name__}"
+                )
             self._buffers[name] = value
         elif params is not None and name in self._sub_layers:
             if value is not None:
-                raise TypeError(f"{self._full_name}.{name} is a sublayer: assign a Layer or None, "
-                                f"not {type(value).__name__}")
+                raise TypeError(
+                    f"{self._full_name}.{name} is a sublayer: assign a Layer or None, not {type(value).__name__}"
+                )
             self._sub_layers[name] = None
         object.__setattr__(self, name, value)
 
@@ -172,8 +178,9 @@ class Layer:
             self._non_persistable_buffer_names[name] = True
         object.__setattr__(self, name, tensor)
 
-    def create_parameter(self, shape: Any, attr: Any = None, dtype: Any = None, is_bias: bool = False,
-                         default_initializer: Any = None) -> Optional[Parameter]:
+    def create_parameter(
+        self, shape: Any, attr: Any = None, dtype: Any = None, is_bias: bool = False, default_initializer: Any = None
+    ) -> Optional[Parameter]:
         """A new parameter, initialised by ``attr``'s initializer, else the one set by
         :func:`minidp.nn.initializer.set_global_initializer`, else ``default_initializer``, else
         Paddle's defaults (zeros for a bias, Xavier-uniform otherwise).
@@ -188,8 +195,12 @@ class Layer:
         shape = [int(s) for s in shape]
         if any(s < 0 for s in shape):
             raise ValueError(f"create_parameter: negative dimension in shape {shape}")
-        initializer = attr.initializer or init.global_initializer(is_bias) or default_initializer or (
-            init.Constant(0.0) if is_bias else init.XavierUniform())
+        initializer = (
+            attr.initializer
+            or init.global_initializer(is_bias)
+            or default_initializer
+            or (init.Constant(0.0) if is_bias else init.XavierUniform())
+        )
         kind = "b" if is_bias else "w"
         name = attr.name or f"{self._full_name}.{kind}_{next(self._param_counters[kind])}"
         array = backend.default_array_module().zeros(shape, dtype)
@@ -201,8 +212,9 @@ class Layer:
         return param
 
     # --- traversal ----------------------------------------------------------------------
-    def named_sublayers(self, prefix: str = "", include_self: bool = False,
-                        layers_set: Optional[dict] = None) -> Iterator[tuple]:
+    def named_sublayers(
+        self, prefix: str = "", include_self: bool = False, layers_set: Optional[dict] = None
+    ) -> Iterator[tuple]:
         """(dotted name, layer) for every sublayer, depth first in registration order, each once."""
         seen = {} if layers_set is None else layers_set
         if include_self and id(self) not in seen:
@@ -270,8 +282,9 @@ class Layer:
         fn(self)
         return self
 
-    def named_modules(self, memo: Optional[dict] = None, prefix: str = "",
-                      remove_duplicate: bool = True) -> Iterator[tuple]:
+    def named_modules(
+        self, memo: Optional[dict] = None, prefix: str = "", remove_duplicate: bool = True
+    ) -> Iterator[tuple]:
         """(dotted name, layer) for this layer ('' or ``prefix``) and every sublayer, depth first;
         a layer reachable twice is listed once."""
         yield from self.named_sublayers(prefix=prefix, include_self=True, layers_set=memo)
@@ -377,8 +390,9 @@ class Layer:
         elif isinstance(excluded_layers, (list, tuple)):
             excluded = tuple(excluded_layers)
         else:
-            raise TypeError(f"excluded_layers must be a Layer type or a list of them, got "
-                            f"{type(excluded_layers).__name__}")
+            raise TypeError(
+                f"excluded_layers must be a Layer type or a list of them, got {type(excluded_layers).__name__}"
+            )
         target = backend.convert_dtype(dtype)
         for layer in self.sublayers(include_self=True):
             if excluded and isinstance(layer, excluded):
@@ -435,9 +449,14 @@ class Layer:
         self.clear_gradients(set_to_zero=not set_to_none)
 
     # --- state --------------------------------------------------------------------------
-    def state_dict(self, destination: Optional[dict] = None, include_sublayers: bool = True,
-                   structured_name_prefix: str = "", use_hook: bool = True,
-                   keep_vars: bool = True) -> "collections.OrderedDict":
+    def state_dict(
+        self,
+        destination: Optional[dict] = None,
+        include_sublayers: bool = True,
+        structured_name_prefix: str = "",
+        use_hook: bool = True,
+        keep_vars: bool = True,
+    ) -> "collections.OrderedDict":
         """Parameters and persistable buffers by dotted name (``fc.weight``), as live tensors.
 
         With ``use_hook`` the hooks of :meth:`register_state_dict_hook` then run, innermost
@@ -492,22 +511,30 @@ class Layer:
                 array = backend.get_array_module(target._data).asarray(array)
             shape = list(getattr(array, "shape", ()))
             if shape != target.shape:
-                raise ValueError(f"set_state_dict: {key!r} has shape {target.shape} in "
-                                 f"{self._full_name} but the state dict holds shape {shape}; nothing "
-                                 "was loaded")
+                raise ValueError(
+                    f"set_state_dict: {key!r} has shape {target.shape} in "
+                    f"{self._full_name} but the state dict holds shape {shape}; nothing "
+                    "was loaded"
+                )
             kind = getattr(getattr(array, "dtype", None), "kind", None)
             if kind not in ("b", "i", "u", "f"):
-                raise ValueError(f"set_state_dict: {key!r} must hold numbers, but the state dict holds "
-                                 f"{type(value).__name__} of dtype {getattr(array, 'dtype', None)}; "
-                                 "nothing was loaded")
+                raise ValueError(
+                    f"set_state_dict: {key!r} must hold numbers, but the state dict holds "
+                    f"{type(value).__name__} of dtype {getattr(array, 'dtype', None)}; "
+                    "nothing was loaded"
+                )
             matched.append((target, array))
         unexpected = [key for key in state_dict if key not in used]
         if missing:
-            warnings.warn(f"set_state_dict: {self._full_name} kept its current values for keys missing "
-                          f"from the state dict: {missing}", stacklevel=2)
+            warnings.warn(
+                f"set_state_dict: {self._full_name} kept its current values for keys missing "
+                f"from the state dict: {missing}",
+                stacklevel=2,
+            )
         if unexpected:
-            warnings.warn(f"set_state_dict: ignored keys that {self._full_name} does not have: "
-                          f"{unexpected}", stacklevel=2)
+            warnings.warn(
+                f"set_state_dict: ignored keys that {self._full_name} does not have: {unexpected}", stacklevel=2
+            )
         for target, array in matched:
             target.set_value(array)
         return missing, unexpected
@@ -523,8 +550,10 @@ class Layer:
                 warnings.simplefilter("ignore")
             missing, unexpected = self.set_state_dict(state_dict)
         if strict and (missing or unexpected):
-            raise RuntimeError(f"load_state_dict: {type(self).__name__} is missing keys {missing} and got "
-                               f"unexpected keys {unexpected}; pass strict=False to load the rest only")
+            raise RuntimeError(
+                f"load_state_dict: {type(self).__name__} is missing keys {missing} and got "
+                f"unexpected keys {unexpected}; pass strict=False to load the rest only"
+            )
         return missing, unexpected
 
     # --- description --------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """ParamAttr: how a layer should create one of its parameters (name, initializer, trainability,
 regularizer)."""
+
 from __future__ import annotations
 
 from typing import Any, Optional, Union
@@ -15,14 +16,22 @@ class ParamAttr:
     gradient-clipping strategy skip it; ``trainable=False`` freezes it.
     """
 
-    def __init__(self, name: Optional[str] = None, initializer: Any = None, learning_rate: float = 1.0,
-                 regularizer: Any = None, trainable: bool = True, do_model_average: bool = True,
-                 need_clip: bool = True) -> None:
+    def __init__(
+        self,
+        name: Optional[str] = None,
+        initializer: Any = None,
+        learning_rate: float = 1.0,
+        regularizer: Any = None,
+        trainable: bool = True,
+        do_model_average: bool = True,
+        need_clip: bool = True,
+    ) -> None:
         if initializer is not None and not callable(initializer):
             raise TypeError(f"ParamAttr: initializer must be an Initializer, got {initializer!r}")
         if regularizer is not None and not isinstance(regularizer, WeightDecayRegularizer):
-            raise TypeError(f"ParamAttr: regularizer must be minidp.regularizer.L1Decay or L2Decay, "
-                            f"got {regularizer!r}")
+            raise TypeError(
+                f"ParamAttr: regularizer must be minidp.regularizer.L1Decay or L2Decay, got {regularizer!r}"
+            )
         self.name = name
         self.initializer = initializer
         self.learning_rate = float(learning_rate)

@@ -1,5 +1,6 @@
 """Gradient and parameter utilities: clip_grad_norm_, clip_grad_value_, parameters_to_vector,
 vector_to_parameters, and the weight_norm and spectral_norm reparameterisations."""
+
 from __future__ import annotations
 
 import math
@@ -19,8 +20,12 @@ def _as_list(parameters: Union[Tensor, Iterable[Tensor]]) -> list:
     return [parameters] if isinstance(parameters, Tensor) else list(parameters)
 
 
-def clip_grad_norm_(parameters: Union[Tensor, Iterable[Tensor]], max_norm: float, norm_type: float = 2.0,
-                    error_if_nonfinite: bool = False) -> Tensor:
+def clip_grad_norm_(
+    parameters: Union[Tensor, Iterable[Tensor]],
+    max_norm: float,
+    norm_type: float = 2.0,
+    error_if_nonfinite: bool = False,
+) -> Tensor:
     """Scale the gradients in place so that their total ``norm_type`` norm is at most ``max_norm``.
 
     Returns the total norm before clipping (a 0-d tensor). ``norm_type`` may be inf.
@@ -37,8 +42,9 @@ def clip_grad_norm_(parameters: Union[Tensor, Iterable[Tensor]], max_norm: float
     else:
         total = sum(float((xp.abs(g.astype("float64")) ** norm_type).sum()) for g in grads) ** (1.0 / norm_type)
     if error_if_nonfinite and not math.isfinite(total):
-        raise RuntimeError(f"clip_grad_norm_: the total norm of the gradients is {total}; pass "
-                           "error_if_nonfinite=False to clip anyway")
+        raise RuntimeError(
+            f"clip_grad_norm_: the total norm of the gradients is {total}; pass error_if_nonfinite=False to clip anyway"
+        )
     scale = max_norm / (total + 1e-6)
     if scale < 1:
         for g in grads:
@@ -69,12 +75,13 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor], name: str = 
     params = list(parameters)
     total = sum(p._data.size for p in params)
     if vec.ndim != 1 or vec.shape[0] != total:
-        raise ValueError(f"vector_to_parameters: vec must be 1-D with {total} values (the parameters' total), "
-                         f"got shape {vec.shape}")
+        raise ValueError(
+            f"vector_to_parameters: vec must be 1-D with {total} values (the parameters' total), got shape {vec.shape}"
+        )
     start = 0
     for p in params:
         size = p._data.size
-        p._data[...] = vec._data[start:start + size].reshape(p._data.shape)
+        p._data[...] = vec._data[start : start + size].reshape(p._data.shape)
         start += size
 
 
@@ -129,7 +136,7 @@ def remove_weight_norm(layer: Layer, name: str = "weight") -> Layer:
     for key, hook in list(layer._forward_pre_hooks.items()):
         if isinstance(hook, WeightNorm) and hook.name == name:
             data = hook.compute(layer)._data
-            original_name = getattr(layer, name + "_v").name[:-len("_v")]
+            original_name = getattr(layer, name + "_v").name[: -len("_v")]
             del layer._forward_pre_hooks[key]
             delattr(layer, name + "_g")
             delattr(layer, name + "_v")
@@ -156,8 +163,9 @@ class SpectralNormHook:
         layer.register_buffer(self.name, spectral_normalize(orig, self.dim, u._data, v._data), persistable=False)
 
 
-def spectral_norm(layer: Layer, name: str = "weight", n_power_iterations: int = 1, eps: float = 1e-12,
-                  dim: Optional[int] = None) -> Layer:
+def spectral_norm(
+    layer: Layer, name: str = "weight", n_power_iterations: int = 1, eps: float = 1e-12, dim: Optional[int] = None
+) -> Layer:
     """Divide ``layer.<name>`` by its spectral norm before every forward (GAN discriminators).
 
     The parameter becomes ``<name>_orig``; the power-iteration vectors are the buffers

@@ -4,6 +4,7 @@
 import the ops); they are re-exported here because op modules take their helpers from this one
 place.
 """
+
 from __future__ import annotations
 
 import functools
@@ -16,15 +17,27 @@ from .. import backend
 from ..autograd.function import result, results, wrap
 from ..autograd.tensor import Tensor
 
-__all__ = ["result", "results", "wrap", "lift", "unbroadcast", "normalize_axis", "scatter_add_along",
-           "not_a_tensor", "check_tensor", "as_int", "check_size", "single_axis", "tensor_operands",
-           "named_op"]
+__all__ = [
+    "result",
+    "results",
+    "wrap",
+    "lift",
+    "unbroadcast",
+    "normalize_axis",
+    "scatter_add_along",
+    "not_a_tensor",
+    "check_tensor",
+    "as_int",
+    "check_size",
+    "single_axis",
+    "tensor_operands",
+    "named_op",
+]
 
 
 def not_a_tensor(op: str, arg: str, value: Any) -> TypeError:
     """The error for an operand that must be a Tensor but is not (ops raise it after an isinstance test)."""
-    return TypeError(f"{op}: {arg} must be a Tensor, got {type(value).__name__}; "
-                     "wrap arrays with minidp.to_tensor")
+    return TypeError(f"{op}: {arg} must be a Tensor, got {type(value).__name__}; wrap arrays with minidp.to_tensor")
 
 
 def named_op(op: Callable, name: str, doc: str) -> Callable:
@@ -51,6 +64,7 @@ def tensor_operands(*names: str) -> Callable:
     mean, softmax, reshape, split, expand, matmul, astype) catch the AttributeError of their first
     ``._data`` access instead, which costs nothing when the operand is a Tensor.
     """
+
     def decorate(op: Callable) -> Callable:
         params = inspect.signature(op).parameters
         positions = list(params)
@@ -73,8 +87,9 @@ def tensor_operands(*names: str) -> Callable:
                     if not isinstance(value, Tensor) and not (optional and value is None):
                         raise not_a_tensor(op.__name__, name, value)
                 elif not isinstance(value, (list, tuple)):
-                    raise TypeError(f"{op.__name__}: {name} must be a list or tuple of Tensors, "
-                                    f"got {type(value).__name__}")
+                    raise TypeError(
+                        f"{op.__name__}: {name} must be a list or tuple of Tensors, got {type(value).__name__}"
+                    )
                 else:
                     for i, item in enumerate(value):
                         if not isinstance(item, Tensor):
@@ -84,7 +99,9 @@ def tensor_operands(*names: str) -> Callable:
         def checked(*args: Any, **kwargs: Any) -> Any:
             check(args, kwargs)
             return op(*args, **kwargs)
+
         return checked
+
     return decorate
 
 
@@ -140,9 +157,7 @@ def unbroadcast(grad: Any, shape: tuple) -> Any:
     if grad.shape == shape:
         return grad
     lead = grad.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, n in enumerate(shape) if n == 1 and grad.shape[lead + i] != 1
-    )
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and grad.shape[lead + i] != 1)
     return grad.sum(axis=axes, keepdims=True).reshape(shape) if axes else grad.reshape(shape)
 
 
@@ -186,7 +201,6 @@ def scatter_add_along(xp: Any, target: Any, indices: Any, values: Any, axis: int
     backward of take_along_axis, cummax, sort and the like).
     """
     axis = axis % target.ndim
-    grid = [xp.arange(n).reshape((1,) * d + (n,) + (1,) * (indices.ndim - d - 1))
-            for d, n in enumerate(indices.shape)]
+    grid = [xp.arange(n).reshape((1,) * d + (n,) + (1,) * (indices.ndim - d - 1)) for d, n in enumerate(indices.shape)]
     grid[axis] = indices
     xp.add.at(target, tuple(grid), values)

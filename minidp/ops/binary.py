@@ -4,6 +4,7 @@ and the bitwise ops on integer and bool tensors.
 Each line reads: name, what it computes, dtype rule, forward ``(xp, x, y)``, and the partial
 derivatives ``(xp, x, y, out)`` with respect to x and y.
 """
+
 from __future__ import annotations
 
 import math
@@ -35,28 +36,78 @@ def _same_sign(xp: Any, x: Any, y: Any) -> Any:
 
 
 # name = binary_op(name, doc, dtype rule, forward (xp, x, y), d/dx (xp, x, y, out), d/dy (xp, x, y, out))
-atan2 = binary_op("atan2", "The angle of the point (y, x): arctan(x / y) in the right quadrant.", FLOAT,
-                  lambda xp, x, y: xp.arctan2(x, y),
-                  lambda xp, x, y, o: y / (x * x + y * y), lambda xp, x, y, o: -x / (x * x + y * y))
-hypot = binary_op("hypot", "sqrt(x ** 2 + y ** 2) without overflow.", FLOAT, lambda xp, x, y: xp.hypot(x, y),
-                  lambda xp, x, y, o: x / o, lambda xp, x, y, o: y / o)
-logaddexp = binary_op("logaddexp", "log(exp(x) + exp(y)) without overflow.", FLOAT,
-                      lambda xp, x, y: xp.logaddexp(x, y),
-                      lambda xp, x, y, o: xp.exp(x - o), lambda xp, x, y, o: xp.exp(y - o))
-fmax = binary_op("fmax", "Elementwise maximum that ignores NaN; ties send the gradient to x.", KEEP,
-                 lambda xp, x, y: xp.fmax(x, y),
-                 lambda xp, x, y, o: _fmax_takes_x(xp, x, y), lambda xp, x, y, o: ~_fmax_takes_x(xp, x, y))
-fmin = binary_op("fmin", "Elementwise minimum that ignores NaN; ties send the gradient to x.", KEEP,
-                 lambda xp, x, y: xp.fmin(x, y),
-                 lambda xp, x, y, o: _fmin_takes_x(xp, x, y), lambda xp, x, y, o: ~_fmin_takes_x(xp, x, y))
-copysign = binary_op("copysign", "|x| with the sign of y.", FLOAT, lambda xp, x, y: xp.copysign(x, y),
-                     lambda xp, x, y, o: _same_sign(xp, x, y), ZERO)
-heaviside = binary_op("heaviside", "0 where x < 0, 1 where x > 0, y where x == 0.", KEEP,
-                      lambda xp, x, y: xp.heaviside(x, y), ZERO, lambda xp, x, y, o: x == 0)
-remainder = binary_op("remainder", "x mod y with the sign of y (Python's %).", KEEP, lambda xp, x, y: xp.mod(x, y),
-                      lambda xp, x, y, o: 1, lambda xp, x, y, o: -xp.floor(x / y))
-ldexp = binary_op("ldexp", "x * 2 ** y.", FLOAT, lambda xp, x, y: x * xp.exp2(y),
-                  lambda xp, x, y, o: xp.exp2(y), lambda xp, x, y, o: o * _LN2)
+atan2 = binary_op(
+    "atan2",
+    "The angle of the point (y, x): arctan(x / y) in the right quadrant.",
+    FLOAT,
+    lambda xp, x, y: xp.arctan2(x, y),
+    lambda xp, x, y, o: y / (x * x + y * y),
+    lambda xp, x, y, o: -x / (x * x + y * y),
+)
+hypot = binary_op(
+    "hypot",
+    "sqrt(x ** 2 + y ** 2) without overflow.",
+    FLOAT,
+    lambda xp, x, y: xp.hypot(x, y),
+    lambda xp, x, y, o: x / o,
+    lambda xp, x, y, o: y / o,
+)
+logaddexp = binary_op(
+    "logaddexp",
+    "log(exp(x) + exp(y)) without overflow.",
+    FLOAT,
+    lambda xp, x, y: xp.logaddexp(x, y),
+    lambda xp, x, y, o: xp.exp(x - o),
+    lambda xp, x, y, o: xp.exp(y - o),
+)
+fmax = binary_op(
+    "fmax",
+    "Elementwise maximum that ignores NaN; ties send the gradient to x.",
+    KEEP,
+    lambda xp, x, y: xp.fmax(x, y),
+    lambda xp, x, y, o: _fmax_takes_x(xp, x, y),
+    lambda xp, x, y, o: ~_fmax_takes_x(xp, x, y),
+)
+fmin = binary_op(
+    "fmin",
+    "Elementwise minimum that ignores NaN; ties send the gradient to x.",
+    KEEP,
+    lambda xp, x, y: xp.fmin(x, y),
+    lambda xp, x, y, o: _fmin_takes_x(xp, x, y),
+    lambda xp, x, y, o: ~_fmin_takes_x(xp, x, y),
+)
+copysign = binary_op(
+    "copysign",
+    "|x| with the sign of y.",
+    FLOAT,
+    lambda xp, x, y: xp.copysign(x, y),
+    lambda xp, x, y, o: _same_sign(xp, x, y),
+    ZERO,
+)
+heaviside = binary_op(
+    "heaviside",
+    "0 where x < 0, 1 where x > 0, y where x == 0.",
+    KEEP,
+    lambda xp, x, y: xp.heaviside(x, y),
+    ZERO,
+    lambda xp, x, y, o: x == 0,
+)
+remainder = binary_op(
+    "remainder",
+    "x mod y with the sign of y (Python's %).",
+    KEEP,
+    lambda xp, x, y: xp.mod(x, y),
+    lambda xp, x, y, o: 1,
+    lambda xp, x, y, o: -xp.floor(x / y),
+)
+ldexp = binary_op(
+    "ldexp",
+    "x * 2 ** y.",
+    FLOAT,
+    lambda xp, x, y: x * xp.exp2(y),
+    lambda xp, x, y, o: xp.exp2(y),
+    lambda xp, x, y, o: o * _LN2,
+)
 mod = floor_mod = remainder
 
 
@@ -105,15 +156,17 @@ def bitwise_not(x: Tensor, out: Optional[Tensor] = None, name: Optional[str] = N
     return wrap(backend.get_array_module(x._data).invert(x._data))
 
 
-def bitwise_left_shift(x: Tensor, y: Tensor, is_arithmetic: bool = True, out: Optional[Tensor] = None,
-                       name: Optional[str] = None) -> Tensor:
+def bitwise_left_shift(
+    x: Tensor, y: Tensor, is_arithmetic: bool = True, out: Optional[Tensor] = None, name: Optional[str] = None
+) -> Tensor:
     """x shifted left by y bits."""
     x, y, xd, yd = _operands("bitwise_left_shift", x, y)
     return wrap(backend.get_array_module(xd).left_shift(xd, yd))
 
 
-def bitwise_right_shift(x: Tensor, y: Tensor, is_arithmetic: bool = True, out: Optional[Tensor] = None,
-                        name: Optional[str] = None) -> Tensor:
+def bitwise_right_shift(
+    x: Tensor, y: Tensor, is_arithmetic: bool = True, out: Optional[Tensor] = None, name: Optional[str] = None
+) -> Tensor:
     """x shifted right by y bits: copying the sign bit (``is_arithmetic``) or filling with zeros."""
     x, y, xd, yd = _operands("bitwise_right_shift", x, y)
     xp = backend.get_array_module(xd)
@@ -121,4 +174,3 @@ def bitwise_right_shift(x: Tensor, y: Tensor, is_arithmetic: bool = True, out: O
         return wrap(xp.right_shift(xd, yd))
     unsigned = xd.dtype.str.replace("i", "u")
     return wrap(xp.right_shift(xd.view(unsigned), yd.astype(unsigned)).view(xd.dtype))
-

@@ -1,4 +1,5 @@
 """Comparisons and logical ops: boolean results that carry no gradient."""
+
 from __future__ import annotations
 
 import operator
@@ -32,8 +33,7 @@ def _logical(which: str) -> Callable:
     def op(x: Any, y: Any, out: Optional[Tensor] = None, name: str = None) -> Tensor:
         for operand in (x, y):
             if operand is None or isinstance(operand, (str, bytes)):
-                raise TypeError(f"{which}: operands must be Tensors, numbers or arrays, "
-                                f"got {type(operand).__name__}")
+                raise TypeError(f"{which}: operands must be Tensors, numbers or arrays, got {type(operand).__name__}")
         xd = x._data if isinstance(x, Tensor) else x
         yd = y._data if isinstance(y, Tensor) else y
         xp = backend.get_array_module(xd if not isinstance(xd, (int, float, bool)) else yd)
@@ -84,8 +84,6 @@ isposinf = _real_test("isposinf", "Where x is +inf.")
 isneginf = _real_test("isneginf", "Where x is -inf.")
 
 
-
-
 @tensor_operands("x")
 def isreal(x: Tensor, name: Optional[str] = None) -> Tensor:
     """Where x has no imaginary part (everywhere, for real dtypes)."""
@@ -95,16 +93,18 @@ def isreal(x: Tensor, name: Optional[str] = None) -> Tensor:
 
 
 @tensor_operands("x", "y")
-def allclose(x: Tensor, y: Tensor, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False,
-             name: str = None) -> Tensor:
+def allclose(
+    x: Tensor, y: Tensor, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False, name: str = None
+) -> Tensor:
     """Whether all values are close, as a 0-d bool tensor."""
     xp = backend.get_array_module(x._data)
     return wrap(xp.asarray(xp.allclose(x._data, y._data, rtol=rtol, atol=atol, equal_nan=equal_nan)))
 
 
 @tensor_operands("x", "y")
-def isclose(x: Tensor, y: Tensor, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False,
-            name: str = None) -> Tensor:
+def isclose(
+    x: Tensor, y: Tensor, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False, name: str = None
+) -> Tensor:
     """Where |x - y| <= atol + rtol * |y|, as a bool tensor."""
     xp = backend.get_array_module(x._data)
     return wrap(xp.isclose(x._data, y._data, rtol=rtol, atol=atol, equal_nan=equal_nan))

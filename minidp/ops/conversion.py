@@ -6,6 +6,7 @@ Casts go through :func:`astype` and moves through one differentiable op, :func:`
 gradients flow through both. ``minidp.ops`` attaches :data:`TENSOR_METHODS` and
 :data:`TENSOR_PROPERTIES` to Tensor.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Optional
@@ -21,10 +22,24 @@ __all__ = ["TENSOR_METHODS", "TENSOR_PROPERTIES"]
 
 # Paddle's dtype shortcut methods: name -> dtype
 _CASTS = {
-    "bfloat16": "bfloat16", "bool": "bool", "byte": "uint8", "char": "int8", "double": "float64",
-    "float": "float32", "float16": "float16", "float32": "float32", "float64": "float64", "half": "float16",
-    "int": "int32", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64", "long": "int64",
-    "short": "int16", "uint8": "uint8",
+    "bfloat16": "bfloat16",
+    "bool": "bool",
+    "byte": "uint8",
+    "char": "int8",
+    "double": "float64",
+    "float": "float32",
+    "float16": "float16",
+    "float32": "float32",
+    "float64": "float64",
+    "half": "float16",
+    "int": "int32",
+    "int8": "int8",
+    "int16": "int16",
+    "int32": "int32",
+    "int64": "int64",
+    "long": "int64",
+    "short": "int16",
+    "uint8": "uint8",
 }
 
 
@@ -124,8 +139,9 @@ def detach_(self: Tensor) -> Tensor:
 def apply(self: Tensor, func: Callable[[Tensor], Tensor]) -> Tensor:
     """``func(x)`` computed outside autograd; refused on a tensor that requires a gradient."""
     if not self.stop_gradient:
-        raise RuntimeError("Tensor.apply: cannot apply a function to a tensor that requires a gradient; "
-                           "call it on x.detach()")
+        raise RuntimeError(
+            "Tensor.apply: cannot apply a function to a tensor that requires a gradient; call it on x.detach()"
+        )
     with no_grad():
         return func(self)
 
@@ -160,18 +176,34 @@ def _data_set(self: Tensor, value: Any) -> None:
 
 
 TENSOR_METHODS = {name: _cast_method(name, dtype) for name, dtype in _CASTS.items()}
-TENSOR_METHODS.update({
-    "to": to, "cpu": cpu, "cuda": cuda, "get_device": get_device, "ndimension": ndimension, "type_as": type_as,
-    "requires_grad_": requires_grad_, "detach_": detach_, "apply": apply, "apply_": apply_,
-    "retain_grads": retain_grads,
-})
+TENSOR_METHODS.update(
+    {
+        "to": to,
+        "cpu": cpu,
+        "cuda": cuda,
+        "get_device": get_device,
+        "ndimension": ndimension,
+        "type_as": type_as,
+        "requires_grad_": requires_grad_,
+        "detach_": detach_,
+        "apply": apply,
+        "apply_": apply_,
+        "retain_grads": retain_grads,
+    }
+)
 TENSOR_PROPERTIES = {
     "grad_": Tensor.grad,  # Paddle's second name for ``grad`` (read and assign)
     "device": property(lambda self: self.place, doc="Where x lives: 'cpu' or 'gpu:N'."),
     "is_cuda": property(lambda self: self.place != "cpu", doc="Whether x lives on a GPU."),
     "itemsize": property(lambda self: self._data.dtype.itemsize, doc="Bytes per element."),
-    "requires_grad": property(lambda self: not self.stop_gradient, requires_grad_,
-                              doc="Whether x takes part in autograd (the opposite of stop_gradient)."),
-    "data": property(_data_get, _data_set, doc="x's values as a tensor cut from the graph; assigning "
-                                               "replaces them (shape and dtype may change)."),
+    "requires_grad": property(
+        lambda self: not self.stop_gradient,
+        requires_grad_,
+        doc="Whether x takes part in autograd (the opposite of stop_gradient).",
+    ),
+    "data": property(
+        _data_get,
+        _data_set,
+        doc="x's values as a tensor cut from the graph; assigning replaces them (shape and dtype may change).",
+    ),
 }

@@ -4,6 +4,7 @@ Creation functions take Paddle's signatures (shape first, then dtype) and place 
 current device (see :func:`minidp.backend.set_device`). Random values come from the process's host
 generator (:mod:`minidp.random`), seeded from the OS unless :func:`minidp.seed` is called.
 """
+
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -126,8 +127,14 @@ def rand(shape: Any, dtype: Any = None, name: str = None) -> Tensor:
     return _random(lambda g, s: g.random(s), shape, dtype)
 
 
-def uniform(shape: Any, dtype: Any = None, min: float = -1.0, max: float = 1.0, seed: int = 0,  # noqa: F811
-            name: str = None) -> Tensor:
+def uniform(
+    shape: Any,
+    dtype: Any = None,
+    min: float = -1.0,
+    max: float = 1.0,
+    seed: int = 0,  # noqa: F811
+    name: str = None,
+) -> Tensor:
     """Uniform values in [min, max). A non-zero ``seed`` draws from a generator of its own seeded
     with it (the same values every call, the process's generator untouched), as in Paddle."""
     own = numpy.random.default_rng(seed) if seed else None
@@ -139,8 +146,7 @@ def normal(mean: float = 0.0, std: float = 1.0, shape: Any = None, name: str = N
     return _random(lambda g, s: g.normal(mean, std, s), [1] if shape is None else shape, None)
 
 
-def randint(low: int = 0, high: Optional[int] = None, shape: Any = (1,), dtype: Any = None,
-            name: str = None) -> Tensor:
+def randint(low: int = 0, high: Optional[int] = None, shape: Any = (1,), dtype: Any = None, name: str = None) -> Tensor:
     """Integers drawn uniformly from [low, high) (from [0, low) when ``high`` is None)."""
     if high is None:
         low, high = 0, low
@@ -211,8 +217,10 @@ def meshgrid(*args: Any, **kwargs: Any) -> list:
     if any(t._data.ndim > 1 for t in tensors):
         raise ValueError(f"meshgrid: expects 1-D tensors, got shapes {[t.shape for t in tensors]}")
     if len({t._data.dtype for t in tensors}) > 1:
-        raise TypeError(f"meshgrid: all tensors need one dtype, got {[str(t.dtype) for t in tensors]}; "
-                        "convert them with .astype first")
+        raise TypeError(
+            f"meshgrid: all tensors need one dtype, got {[str(t.dtype) for t in tensors]}; "
+            "convert them with .astype first"
+        )
     shape = [t._data.size for t in tensors]
     n = len(tensors)
     return [expand(reshape(t, [1] * i + [-1] + [1] * (n - i - 1)), shape) for i, t in enumerate(tensors)]
@@ -273,14 +281,21 @@ def rank(input: Tensor) -> Tensor:
     return wrap(backend.get_array_module(input._data).asarray(input._data.ndim, dtype="int32"))
 
 
-def as_tensor(data: Any, dtype: Any = None, device: Optional[str] = None, requires_grad: bool = False,
-              pin_memory: bool = False) -> Tensor:
+def as_tensor(
+    data: Any, dtype: Any = None, device: Optional[str] = None, requires_grad: bool = False, pin_memory: bool = False
+) -> Tensor:
     """A tensor from ``data`` (as :func:`to_tensor`); ``requires_grad`` is the opposite of stop_gradient."""
     return to_tensor(data, dtype, device, stop_gradient=not requires_grad)
 
 
-def asarray(obj: Any, *, dtype: Any = None, device: Optional[str] = None, copy: Optional[bool] = None,
-            requires_grad: bool = False) -> Tensor:
+def asarray(
+    obj: Any,
+    *,
+    dtype: Any = None,
+    device: Optional[str] = None,
+    copy: Optional[bool] = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """A tensor from ``obj`` (as :func:`as_tensor`); a tensor of the right dtype is returned as it is
     unless ``copy`` is True."""
     if isinstance(obj, Tensor) and not copy and (dtype is None or obj._data.dtype == backend.convert_dtype(dtype)):
@@ -321,26 +336,55 @@ def _new_like(var: Tensor, size: Any, fill: Any, dtype: Any, device: Optional[st
     return tensor
 
 
-def new_empty(var: Tensor, size: Any, *, dtype: Any = None, device: Optional[str] = None,
-              requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+def new_empty(
+    var: Tensor,
+    size: Any,
+    *,
+    dtype: Any = None,
+    device: Optional[str] = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Tensor:
     """``Tensor.new_empty``: an uninitialised tensor of ``size`` like var (dtype, device)."""
     return _new_like(var, size, lambda xp, s, d: xp.empty(s, d), dtype, device, requires_grad)
 
 
-def new_zeros(var: Tensor, size: Any, *, dtype: Any = None, device: Optional[str] = None,
-              requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+def new_zeros(
+    var: Tensor,
+    size: Any,
+    *,
+    dtype: Any = None,
+    device: Optional[str] = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Tensor:
     """``Tensor.new_zeros``: zeros of ``size`` like var (dtype, device)."""
     return _new_like(var, size, lambda xp, s, d: xp.zeros(s, d), dtype, device, requires_grad)
 
 
-def new_ones(var: Tensor, size: Any, *, dtype: Any = None, device: Optional[str] = None,
-             requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+def new_ones(
+    var: Tensor,
+    size: Any,
+    *,
+    dtype: Any = None,
+    device: Optional[str] = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Tensor:
     """``Tensor.new_ones``: ones of ``size`` like var (dtype, device)."""
     return _new_like(var, size, lambda xp, s, d: xp.ones(s, d), dtype, device, requires_grad)
 
 
-def new_full(var: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, device: Optional[str] = None,
-             requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+def new_full(
+    var: Tensor,
+    size: Any,
+    fill_value: Any,
+    *,
+    dtype: Any = None,
+    device: Optional[str] = None,
+    requires_grad: bool = False,
+    pin_memory: bool = False,
+) -> Tensor:
     """``Tensor.new_full``: ``fill_value`` everywhere in a tensor of ``size`` like var (dtype, device)."""
     value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
     return _new_like(var, size, lambda xp, s, d: xp.full(s, value, d), dtype, device, requires_grad)

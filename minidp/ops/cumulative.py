@@ -3,6 +3,7 @@ inverse (diff) and the trapezoidal rule (trapezoid, cumulative_trapezoid).
 
 With ``axis=None`` the running reductions work on the flattened tensor, as in Paddle.
 """
+
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -92,8 +93,7 @@ def _running_extreme(x: Tensor, axis: Optional[int], dtype: Any, op: str) -> tup
     values = ufunc.accumulate(xd, axis=ax)
     positions = xp.arange(xd.shape[ax]).reshape((-1,) + (1,) * (xd.ndim - ax - 1))
     reached = xp.where(xd == values, positions, -1)
-    indices = xp.maximum.accumulate(xp.broadcast_to(reached, xd.shape), axis=ax).astype(
-        backend.convert_dtype(dtype))
+    indices = xp.maximum.accumulate(xp.broadcast_to(reached, xd.shape), axis=ax).astype(backend.convert_dtype(dtype))
 
     def backward(grads):
         gx = xp.zeros(xd.shape, grads[0].dtype)
@@ -132,8 +132,14 @@ def logcumsumexp(x: Tensor, axis: Optional[int] = None, dtype: Any = None, name:
 
 
 @tensor_operands("x", "prepend", "append")
-def diff(x: Tensor, n: int = 1, axis: int = -1, prepend: Optional[Tensor] = None, append: Optional[Tensor] = None,
-         name: Optional[str] = None) -> Tensor:
+def diff(
+    x: Tensor,
+    n: int = 1,
+    axis: int = -1,
+    prepend: Optional[Tensor] = None,
+    append: Optional[Tensor] = None,
+    name: Optional[str] = None,
+) -> Tensor:
     """The n-th forward difference along ``axis`` (after joining ``prepend`` and ``append``)."""
     n = as_int(n, "diff: n")
     if n < 0:
@@ -163,8 +169,9 @@ def _trapezoids(y: Tensor, x: Optional[Tensor], dx: Optional[float], axis: int, 
 
 
 @tensor_operands("y", "x")
-def trapezoid(y: Tensor, x: Optional[Tensor] = None, dx: Optional[float] = None, axis: int = -1,
-              name: Optional[str] = None) -> Tensor:
+def trapezoid(
+    y: Tensor, x: Optional[Tensor] = None, dx: Optional[float] = None, axis: int = -1, name: Optional[str] = None
+) -> Tensor:
     """The integral of y along ``axis`` by the trapezoidal rule (spacing ``dx``, default 1, or
     sample points ``x``)."""
     areas, axis = _trapezoids(y, x, dx, axis, "trapezoid")
@@ -172,8 +179,9 @@ def trapezoid(y: Tensor, x: Optional[Tensor] = None, dx: Optional[float] = None,
 
 
 @tensor_operands("y", "x")
-def cumulative_trapezoid(y: Tensor, x: Optional[Tensor] = None, dx: Optional[float] = None, axis: int = -1,
-                         name: Optional[str] = None) -> Tensor:
+def cumulative_trapezoid(
+    y: Tensor, x: Optional[Tensor] = None, dx: Optional[float] = None, axis: int = -1, name: Optional[str] = None
+) -> Tensor:
     """The running integral of y along ``axis`` by the trapezoidal rule."""
     areas, axis = _trapezoids(y, x, dx, axis, "cumulative_trapezoid")
     return cumsum(areas, axis=axis)

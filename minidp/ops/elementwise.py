@@ -19,6 +19,7 @@ broadcast and are lifted from Python numbers as in ``add``.
 Ops with parameters (``leaky_relu(x, negative_slope)``) call :func:`elementwise` directly with
 closures over their parameters. Integer results never record a gradient.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Optional
@@ -34,8 +35,7 @@ KEEP = "keep"
 ZERO = None
 
 
-_FLOATING = frozenset(backend.DTYPES[name] for name in ("float16", "bfloat16", "float32",
-                                                         "float64"))
+_FLOATING = frozenset(backend.DTYPES[name] for name in ("float16", "bfloat16", "float32", "float64"))
 
 
 def _call(forward: Any, xp: Any, xd: Any) -> Any:
@@ -62,8 +62,9 @@ def _backward(xp: Any, xd: Any, y: Any, derivative: Optional[Callable]) -> Calla
     return lambda g: (xp.zeros_like(xd) if derivative is ZERO else g * derivative(xp, xd, y),)
 
 
-def elementwise(x: Tensor, forward: Any, derivative: Optional[Callable], rule: str = FLOAT,
-                op: str = "elementwise") -> Tensor:
+def elementwise(
+    x: Tensor, forward: Any, derivative: Optional[Callable], rule: str = FLOAT, op: str = "elementwise"
+) -> Tensor:
     """Apply a one-input elementwise function with its derivative (see the module docstring)."""
     try:
         xd = x._data
@@ -95,8 +96,7 @@ def unary_op(op: str, doc: str, rule: str, forward: Any, derivative: Optional[Ca
             return _other_dtype(op, x, xd, rule, forward, derivative)
         xp = get_array_module(xd)
         y = getattr(xp, forward)(xd) if by_name else forward(xp, xd)
-        return result(y, (x,),
-                      lambda g: (xp.zeros_like(xd) if derivative is ZERO else g * derivative(xp, xd, y),))
+        return result(y, (x,), lambda g: (xp.zeros_like(xd) if derivative is ZERO else g * derivative(xp, xd, y),))
 
     return named_op(unary, op, doc)
 
@@ -105,8 +105,15 @@ def _as_float(value: Any) -> Any:
     return float(value) if isinstance(value, _PYTHON_NUMBERS) else value.astype(INTEGER_TO_FLOAT)
 
 
-def binary_elementwise(x: Any, y: Any, forward: Callable, dx: Optional[Callable], dy: Optional[Callable],
-                       rule: str = FLOAT, op: str = "elementwise") -> Tensor:
+def binary_elementwise(
+    x: Any,
+    y: Any,
+    forward: Callable,
+    dx: Optional[Callable],
+    dy: Optional[Callable],
+    rule: str = FLOAT,
+    op: str = "elementwise",
+) -> Tensor:
     """Apply a two-input broadcasting elementwise function with its partial derivatives."""
     x, y, xd, yd = _operands(op, x, y)
     xp = backend.get_array_module(yd if isinstance(xd, _PYTHON_NUMBERS) else xd)
@@ -135,8 +142,9 @@ def binary_elementwise(x: Any, y: Any, forward: Callable, dx: Optional[Callable]
     return result(out, (x, y), backward)
 
 
-def binary_op(op: str, doc: str, rule: str, forward: Callable, dx: Optional[Callable],
-              dy: Optional[Callable]) -> Callable:
+def binary_op(
+    op: str, doc: str, rule: str, forward: Callable, dx: Optional[Callable], dy: Optional[Callable]
+) -> Callable:
     """A public two-input op ``op(x, y, name=None)`` from its table line."""
 
     def binary(x: Any, y: Any, name: Optional[str] = None) -> Tensor:

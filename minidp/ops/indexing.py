@@ -4,6 +4,7 @@ Index tensors must hold integers (int32 or int64, as Paddle requires); positions
 range raise ``ValueError``. Gradients of reads add up at repeated positions; gradients of writes
 flow to the values written, and the overwritten input positions get none.
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -19,8 +20,9 @@ def index_data(index: Any, op: str) -> Any:
     """The integer array inside ``index`` (a tensor or a nested list); anything else is a TypeError."""
     data = index._data if isinstance(index, Tensor) else backend.default_array_module().asarray(index)
     if data.dtype.kind not in "iu":
-        raise TypeError(f"{op}: the index must hold integers (int32 or int64), got {data.dtype}; "
-                        "convert it with .astype('int64')")
+        raise TypeError(
+            f"{op}: the index must hold integers (int32 or int64), got {data.dtype}; convert it with .astype('int64')"
+        )
     return data
 
 
@@ -35,8 +37,10 @@ def axis_index(idx: Any, axis: int) -> tuple:
     """
     xp = backend.get_array_module(idx)
     nd = idx.ndim
-    return tuple(idx if i == axis else xp.arange(n).reshape((1,) * i + (n,) + (1,) * (nd - i - 1))
-                 for i, n in enumerate(idx.shape))
+    return tuple(
+        idx if i == axis else xp.arange(n).reshape((1,) * i + (n,) + (1,) * (nd - i - 1))
+        for i, n in enumerate(idx.shape)
+    )
 
 
 def _along(axis: int, idx: Any) -> tuple:
@@ -85,8 +89,9 @@ def _nd_index(index: Any, op: str, ndim: int) -> tuple:
     """The tuple of per-axis index arrays of an [..., k] index into a tensor of ``ndim`` axes."""
     idx = index_data(index, op)
     if idx.ndim == 0 or idx.shape[-1] > ndim:
-        raise ValueError(f"{op}: the index's last axis ({list(idx.shape)}) must be at most the "
-                         f"number of axes of the tensor ({ndim})")
+        raise ValueError(
+            f"{op}: the index's last axis ({list(idx.shape)}) must be at most the number of axes of the tensor ({ndim})"
+        )
     return tuple(idx[..., i] for i in range(idx.shape[-1]))
 
 
@@ -121,9 +126,11 @@ def scatter_nd_add(x: Tensor, index: Any, updates: Tensor, name: str = None) -> 
     except IndexError as error:
         raise _out_of_range("scatter_nd_add", error) from None
     except ValueError:
-        raise ValueError(f"scatter_nd_add: updates of shape {list(ud.shape)} do not match the "
-                         f"index shape {list(positions[0].shape)} followed by the remaining axes of x "
-                         f"{list(xd.shape[len(positions):])}") from None
+        raise ValueError(
+            f"scatter_nd_add: updates of shape {list(ud.shape)} do not match the "
+            f"index shape {list(positions[0].shape)} followed by the remaining axes of x "
+            f"{list(xd.shape[len(positions) :])}"
+        ) from None
     return result(data, (x, updates), lambda g: (g, g[positions]))
 
 
@@ -145,8 +152,10 @@ def scatter(x: Tensor, index: Any, updates: Tensor, overwrite: bool = True, name
     xd, ud = x._data, updates._data
     idx = index_data(index, "scatter").reshape(-1)
     if ud.shape[:1] != idx.shape or ud.shape[1:] != xd.shape[1:]:
-        raise ValueError(f"scatter: updates must have shape {[idx.size] + list(xd.shape[1:])} "
-                         f"(one row per index), got {list(ud.shape)}")
+        raise ValueError(
+            f"scatter: updates must have shape {[idx.size] + list(xd.shape[1:])} "
+            f"(one row per index), got {list(ud.shape)}"
+        )
     xp = backend.get_array_module(xd)
     data = xd.copy()
     try:
@@ -179,8 +188,10 @@ def index_add(x: Tensor, index: Any, axis: int, value: Tensor, alpha: float = 1,
     except IndexError as error:
         raise _out_of_range("index_add", error) from None
     except ValueError:
-        raise ValueError(f"index_add: value of shape {list(vd.shape)} does not match x's shape "
-                         f"{list(xd.shape)} with axis {axis} of length {idx.size}") from None
+        raise ValueError(
+            f"index_add: value of shape {list(vd.shape)} does not match x's shape "
+            f"{list(xd.shape)} with axis {axis} of length {idx.size}"
+        ) from None
 
     def backward(g):
         gv = xp.take(g, idx, axis=axis)
@@ -190,8 +201,7 @@ def index_add(x: Tensor, index: Any, axis: int, value: Tensor, alpha: float = 1,
 
 
 @tensor_operands("x", "indices[]")
-def index_put(x: Tensor, indices: Sequence[Tensor], value: Any, accumulate: bool = False,
-              name: str = None) -> Tensor:
+def index_put(x: Tensor, indices: Sequence[Tensor], value: Any, accumulate: bool = False, name: str = None) -> Tensor:
     """x with ``value`` written (or added, with ``accumulate``) at ``x[indices]``.
 
     ``indices`` is a tuple of integer or boolean tensors, one per leading axis, as in NumPy's
@@ -213,8 +223,10 @@ def index_put(x: Tensor, indices: Sequence[Tensor], value: Any, accumulate: bool
     except IndexError as error:
         raise _out_of_range("index_put", error) from None
     except ValueError:
-        raise ValueError(f"index_put: value of shape {list(xp.shape(vd))} does not broadcast to the "
-                         f"selected shape {list(xd[positions].shape)}") from None
+        raise ValueError(
+            f"index_put: value of shape {list(xp.shape(vd))} does not broadcast to the "
+            f"selected shape {list(xd[positions].shape)}"
+        ) from None
 
     def backward(g):
         gx = g
@@ -255,13 +267,15 @@ def _along_axis_index(op: str, xd: Any, indices: Any, axis: int, broadcast: bool
     if idx.ndim != xd.ndim:
         raise ValueError(f"{op}: indices need as many axes as arr ({xd.ndim}), got shape {list(idx.shape)}")
     if broadcast:
-        target = xd.shape[:axis] + idx.shape[axis:axis + 1] + xd.shape[axis + 1:]
+        target = xd.shape[:axis] + idx.shape[axis : axis + 1] + xd.shape[axis + 1 :]
         if idx.shape != target:
             try:
                 idx = backend.get_array_module(idx).broadcast_to(idx, target)
             except ValueError:
-                raise ValueError(f"{op}: indices of shape {list(idx.shape)} do not broadcast against arr "
-                                 f"of shape {list(xd.shape)} outside axis {axis}") from None
+                raise ValueError(
+                    f"{op}: indices of shape {list(idx.shape)} do not broadcast against arr "
+                    f"of shape {list(xd.shape)} outside axis {axis}"
+                ) from None
     return axis, idx
 
 
@@ -301,8 +315,15 @@ def _multiply_at(target: Any, positions: tuple, values: Any, axis: int) -> None:
 
 
 @tensor_operands("arr")
-def put_along_axis(arr: Tensor, indices: Any, values: Any, axis: int, reduce: str = "assign",
-                   include_self: bool = True, broadcast: bool = True) -> Tensor:
+def put_along_axis(
+    arr: Tensor,
+    indices: Any,
+    values: Any,
+    axis: int,
+    reduce: str = "assign",
+    include_self: bool = True,
+    broadcast: bool = True,
+) -> Tensor:
     """arr with ``values`` combined into the positions ``indices`` selects along ``axis``.
 
     ``reduce`` is how: 'assign' (replace), 'add', 'mul'/'multiply', 'mean', 'amin' or 'amax'; with
@@ -341,8 +362,10 @@ def put_along_axis(arr: Tensor, indices: Any, values: Any, axis: int, reduce: st
             data[touched] = vd.max() if reduce == "amin" else vd.min()
         ufunc.at(data, positions, vd)
     else:
-        raise ValueError(f"put_along_axis: reduce must be one of 'assign', 'add', 'mul', 'multiply', "
-                         f"'mean', 'amin', 'amax', got {reduce!r}")
+        raise ValueError(
+            f"put_along_axis: reduce must be one of 'assign', 'add', 'mul', 'multiply', "
+            f"'mean', 'amin', 'amax', got {reduce!r}"
+        )
 
     def backward(g):
         if reduce == "assign":
@@ -396,8 +419,9 @@ def broadcast_mask(op: str, xd: Any, md: Any) -> tuple:
     try:
         shape = xp.broadcast_shapes(xd.shape, md.shape)
     except ValueError:
-        raise ValueError(f"{op}: mask of shape {list(md.shape)} does not broadcast against "
-                         f"x of shape {list(xd.shape)}") from None
+        raise ValueError(
+            f"{op}: mask of shape {list(md.shape)} does not broadcast against x of shape {list(xd.shape)}"
+        ) from None
     return xp, xp.broadcast_to(md, shape), shape
 
 
@@ -463,16 +487,19 @@ _SCATTER_REDUCE_MODES = {"sum": "add", "prod": "mul", "mean": "mean", "amin": "a
 
 
 @tensor_operands("input", "src")
-def scatter_reduce(input: Tensor, dim: int, index: Any, src: Tensor, reduce: str, *,
-                   include_self: bool = True) -> Tensor:
+def scatter_reduce(
+    input: Tensor, dim: int, index: Any, src: Tensor, reduce: str, *, include_self: bool = True
+) -> Tensor:
     """input with ``src[i][j]...`` combined into position ``index[i][j]...`` along ``dim`` by ``reduce``
     ('sum', 'prod', 'mean', 'amin', 'amax'); only the leading block of src shaped like index is used."""
     if reduce not in _SCATTER_REDUCE_MODES:
         raise ValueError(f"scatter_reduce: reduce must be one of {sorted(_SCATTER_REDUCE_MODES)}, got {reduce!r}")
     idx = index_data(index, "scatter_reduce")
     if idx.ndim != src._data.ndim or any(i > s for i, s in zip(idx.shape, src._data.shape)):
-        raise ValueError(f"scatter_reduce: index of shape {list(idx.shape)} must have src's rank and fit "
-                         f"inside src's shape {src.shape}")
+        raise ValueError(
+            f"scatter_reduce: index of shape {list(idx.shape)} must have src's rank and fit "
+            f"inside src's shape {src.shape}"
+        )
     block = src if idx.shape == src._data.shape else getitem(src, tuple(slice(0, n) for n in idx.shape))
     return put_along_axis(input, index, block, dim, _SCATTER_REDUCE_MODES[reduce], include_self, broadcast=False)
 
@@ -488,8 +515,10 @@ def assign_at(op: str, target: Any, index: Any, values: Any) -> None:
     try:
         target[index] = values
     except ValueError:
-        raise ValueError(f"{op}: a value of shape {list(backend.get_array_module(target).shape(values))} does "
-                         f"not fit the selected block of shape {list(target[index].shape)}") from None
+        raise ValueError(
+            f"{op}: a value of shape {list(backend.get_array_module(target).shape(values))} does "
+            f"not fit the selected block of shape {list(target[index].shape)}"
+        ) from None
 
 
 @tensor_operands("x")
@@ -521,8 +550,15 @@ def select_scatter(x: Tensor, values: Any, axis: int, index: int, name: str = No
 
 
 @tensor_operands("x")
-def slice_scatter(x: Tensor, value: Any, axes: Sequence[int], starts: Sequence[int], ends: Sequence[int],
-                  strides: Sequence[int], name: str = None) -> Tensor:
+def slice_scatter(
+    x: Tensor,
+    value: Any,
+    axes: Sequence[int],
+    starts: Sequence[int],
+    ends: Sequence[int],
+    strides: Sequence[int],
+    name: str = None,
+) -> Tensor:
     """x with the strided block ``starts:ends:strides`` on ``axes`` replaced by ``value``."""
     axes = normalize_axis(axes, x._data.ndim)
     if not len(axes) == len(starts) == len(ends) == len(strides):

@@ -23,6 +23,7 @@ Fill-style updates (``zero_``, ``fill_``, ``uniform_``, ``normal_``, the other r
 live here too, and the updates whose target is not the first argument (``where_``), that
 take another tensor's values (``copy_``) or that write at an index (``x[index] = value``).
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Optional
@@ -42,21 +43,110 @@ from .shape import index_arrays
 from ._util import result, tensor_operands
 
 INPLACE_OPS = (
-    "abs", "acos", "acosh", "add", "addmm", "asin", "asinh", "atan", "atanh", "bitwise_and",
-    "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "cast", "ceil",
-    "clip", "copysign", "cos", "cosh", "cumprod", "cumsum", "digamma", "divide", "equal", "erf", "erfinv",
-    "exp", "expm1", "flatten", "floor", "floor_divide", "floor_mod", "frac", "gammaln", "gcd", "greater_equal",
-    "greater_than", "hypot", "lcm", "ldexp", "lerp", "less_equal", "less_than", "lgamma", "log", "log10",
-    "log1p", "log2", "logical_and", "logical_not", "logical_or", "logical_xor", "logit", "mod", "multiply",
-    "nan_to_num", "neg", "not_equal", "pow", "reciprocal", "remainder", "reshape", "round", "rsqrt", "scale",
-    "sigmoid", "sin", "sinc", "sinh", "sqrt", "square", "squeeze", "subtract", "tan", "tanh", "transpose",
-    "trunc", "unsqueeze",
-    "baddbmm", "fill_diagonal_tensor", "index_add", "index_fill", "index_put", "masked_fill", "masked_scatter",
-    "put_along_axis", "renorm", "scatter", "scatter_add", "t", "tril", "triu",
+    "abs",
+    "acos",
+    "acosh",
+    "add",
+    "addmm",
+    "asin",
+    "asinh",
+    "atan",
+    "atanh",
+    "bitwise_and",
+    "bitwise_left_shift",
+    "bitwise_not",
+    "bitwise_or",
+    "bitwise_right_shift",
+    "bitwise_xor",
+    "cast",
+    "ceil",
+    "clip",
+    "copysign",
+    "cos",
+    "cosh",
+    "cumprod",
+    "cumsum",
+    "digamma",
+    "divide",
+    "equal",
+    "erf",
+    "erfinv",
+    "exp",
+    "expm1",
+    "flatten",
+    "floor",
+    "floor_divide",
+    "floor_mod",
+    "frac",
+    "gammaln",
+    "gcd",
+    "greater_equal",
+    "greater_than",
+    "hypot",
+    "lcm",
+    "ldexp",
+    "lerp",
+    "less_equal",
+    "less_than",
+    "lgamma",
+    "log",
+    "log10",
+    "log1p",
+    "log2",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logical_xor",
+    "logit",
+    "mod",
+    "multiply",
+    "nan_to_num",
+    "neg",
+    "not_equal",
+    "pow",
+    "reciprocal",
+    "remainder",
+    "reshape",
+    "round",
+    "rsqrt",
+    "scale",
+    "sigmoid",
+    "sin",
+    "sinc",
+    "sinh",
+    "sqrt",
+    "square",
+    "squeeze",
+    "subtract",
+    "tan",
+    "tanh",
+    "transpose",
+    "trunc",
+    "unsqueeze",
+    "baddbmm",
+    "fill_diagonal_tensor",
+    "index_add",
+    "index_fill",
+    "index_put",
+    "masked_fill",
+    "masked_scatter",
+    "put_along_axis",
+    "renorm",
+    "scatter",
+    "scatter_add",
+    "t",
+    "tril",
+    "triu",
 )
 # Paddle's second names for some of them: alias -> op
-INPLACE_ALIASES = {"sub": "subtract", "div": "divide", "mul": "multiply", "clamp": "clip", "less": "less_than",
-                   "bitwise_invert": "bitwise_not"}
+INPLACE_ALIASES = {
+    "sub": "subtract",
+    "div": "divide",
+    "mul": "multiply",
+    "clamp": "clip",
+    "less": "less_than",
+    "bitwise_invert": "bitwise_not",
+}
 
 
 def _check_target(x: Any, op: str) -> None:
@@ -200,8 +290,9 @@ def random_(x: Tensor, from_: int = 0, to: Optional[int] = None, *, generator: A
         from_, to = 0, from_
     elif to is None:
         dtype = x._data.dtype
-        largest = (2 ** (ml_dtypes.finfo(dtype).nmant + 1) if backend.is_floating(dtype)
-                   else int(ml_dtypes.iinfo(dtype).max))
+        largest = (
+            2 ** (ml_dtypes.finfo(dtype).nmant + 1) if backend.is_floating(dtype) else int(ml_dtypes.iinfo(dtype).max)
+        )
         to = largest + 1
     if from_ >= to:
         raise ValueError(f"random_: from_ ({from_}) must be below to ({to})")
@@ -238,8 +329,11 @@ def tensor_setitem(x: Tensor, index: Any, value: Any) -> None:
     broadcast; the gradient reaches x around the index and the value from it. A tensor outside
     the graph, given a value outside it too, has just the selected elements written in its
     buffer; otherwise x is rebound to the written copy, as other in-place updates are."""
-    writes_buffer = x._node is None and x.stop_gradient and not (
-        engine._grad_enabled and isinstance(value, Tensor) and not value.stop_gradient)
+    writes_buffer = (
+        x._node is None
+        and x.stop_gradient
+        and not (engine._grad_enabled and isinstance(value, Tensor) and not value.stop_gradient)
+    )
     if writes_buffer and getattr(x._data.flags, "writeable", True):
         values = value._data if isinstance(value, Tensor) else value
         assign_at("x[index] = value", x._data, index_arrays(index), values)

@@ -1,5 +1,6 @@
 """Matrix multiplication and the other linear-algebra ops (products, triangles, diagonals, norms,
 einsum, inverses and decompositions), each with its backward."""
+
 from __future__ import annotations
 
 import functools
@@ -10,8 +11,18 @@ from typing import Any
 from .. import backend
 from ..autograd.engine import is_grad_enabled
 from ..autograd.tensor import Tensor
-from ._util import (as_int, check_tensor, matmul_arrays, normalize_axis, not_a_tensor, result, single_axis,
-                    tensor_operands, unbroadcast, wrap)
+from ._util import (
+    as_int,
+    check_tensor,
+    matmul_arrays,
+    normalize_axis,
+    not_a_tensor,
+    result,
+    single_axis,
+    tensor_operands,
+    unbroadcast,
+    wrap,
+)
 from .indexing import write_at
 from .math import add, clip, divide, multiply, scale, subtract, where
 from .unary import abs as absolute, sqrt
@@ -25,8 +36,7 @@ def _t(a):
     return a.swapaxes(-1, -2)
 
 
-def matmul(x: Tensor, y: Tensor, transpose_x: bool = False, transpose_y: bool = False,
-           name: str = None) -> Tensor:
+def matmul(x: Tensor, y: Tensor, transpose_x: bool = False, transpose_y: bool = False, name: str = None) -> Tensor:
     """x @ y over the last two axes, broadcasting leading (batch) axes; 1-D operands are vectors."""
     try:
         xd, yd = x._data, y._data
@@ -181,8 +191,7 @@ def kron(x: Tensor, y: Tensor, name: str = None) -> Tensor:
 
     def backward(g):
         gb = g.reshape(blocks)
-        return ((gb * y_spread).sum(axis=y_axes).reshape(xd.shape),
-                (gb * x_spread).sum(axis=x_axes).reshape(yd.shape))
+        return ((gb * y_spread).sum(axis=y_axes).reshape(xd.shape), (gb * x_spread).sum(axis=x_axes).reshape(yd.shape))
 
     return result(xp.kron(xd, yd), (x, y), backward)
 
@@ -250,15 +259,13 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
 
 
 @tensor_operands("x", "y")
-def diagonal_scatter(x: Tensor, y: Tensor, offset: int = 0, axis1: int = 0, axis2: int = 1,
-                     name: str = None) -> Tensor:
+def diagonal_scatter(x: Tensor, y: Tensor, offset: int = 0, axis1: int = 0, axis2: int = 1, name: str = None) -> Tensor:
     """x with the diagonal of the plane ``axis1``/``axis2`` replaced by y (shaped as ``diagonal`` returns it)."""
     xd = x._data
     a1, a2 = normalize_axis([axis1, axis2], xd.ndim)
     index = _diagonal_index(backend.get_array_module(xd), xd.shape, offset, a1, a2)
     if xd[index].shape != y._data.shape:
-        raise ValueError(f"diagonal_scatter: y must have the diagonal's shape {list(xd[index].shape)}, "
-                         f"got {y.shape}")
+        raise ValueError(f"diagonal_scatter: y must have the diagonal's shape {list(xd[index].shape)}, got {y.shape}")
     return write_at("diagonal_scatter", x, y, index)
 
 
@@ -278,7 +285,7 @@ def _vector_norm(x: Tensor, p: float, axes: Any, keepdim: bool) -> Tensor:
     elif p == 2:
         data = xp.sqrt((xd * xd).sum(axis=axes, keepdims=keepdim))
     else:
-        data = (magnitude ** p).sum(axis=axes, keepdims=keepdim) ** (1.0 / p)
+        data = (magnitude**p).sum(axis=axes, keepdims=keepdim) ** (1.0 / p)
     data = xp.asarray(data)
     kept = (1,) * xd.ndim if axes is None else tuple(1 if i in axes else n for i, n in enumerate(xd.shape))
 
@@ -359,8 +366,9 @@ def dist(x: Tensor, y: Tensor, p: float = 2, name: str = None) -> Tensor:
 
 
 @tensor_operands("x", "y")
-def cdist(x: Tensor, y: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary",
-          name: str = None) -> Tensor:
+def cdist(
+    x: Tensor, y: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary", name: str = None
+) -> Tensor:
     """Pairwise p-norm distances between the rows of x [..., P, M] and y [..., R, M]: [..., P, R].
 
     Differences are formed directly for every ``compute_mode``, so the gradient is exact (0 at
@@ -381,8 +389,7 @@ def addmm(input: Tensor, x: Tensor, y: Tensor, beta: float = 1.0, alpha: float =
 
 
 @tensor_operands("input", "x", "y")
-def baddbmm(input: Tensor, x: Tensor, y: Tensor, beta: float = 1.0, alpha: float = 1.0,
-            name: str = None) -> Tensor:
+def baddbmm(input: Tensor, x: Tensor, y: Tensor, beta: float = 1.0, alpha: float = 1.0, name: str = None) -> Tensor:
     """beta * input + alpha * bmm(x, y)."""
     return add(scale(input, beta), scale(bmm(x, y), alpha))
 
@@ -397,12 +404,12 @@ def _einsum_explicit(equation: str, shapes: tuple) -> tuple:
         raise ValueError(f"einsum: the equation {equation!r} names {len(inputs)} operands, got {len(shapes)}")
     spare = [c for c in string.ascii_letters if c not in equation]
     widths = [len(shape) - (len(s) - 3) for s, shape in zip(inputs, shapes) if "..." in s]
-    ellipsis = "".join(spare[:max(widths, default=0)])
+    ellipsis = "".join(spare[: max(widths, default=0)])
     spelled = []
     for s, shape in zip(inputs, shapes):
         if "..." in s:
             width = len(shape) - (len(s) - 3)
-            s = s.replace("...", ellipsis[len(ellipsis) - width:])
+            s = s.replace("...", ellipsis[len(ellipsis) - width :])
         if len(s) != len(shape):
             raise ValueError(f"einsum: subscripts {s!r} do not match an operand of shape {list(shape)}")
         spelled.append(s)
@@ -428,11 +435,15 @@ def _einsum_grad(xp: Any, g: Any, out: str, spelled: list, arrays: list, i: int)
     sizes = {c: n for c, n in zip(own, shape)}
     for c, n in zip(kept, contracted.shape):
         sizes[c] = max(sizes[c], n)
-    full = xp.broadcast_to(contracted.reshape([contracted.shape[kept.index(c)] if c in kept else 1 for c in unique]),
-                           [sizes[c] for c in unique])
+    full = xp.broadcast_to(
+        contracted.reshape([contracted.shape[kept.index(c)] if c in kept else 1 for c in unique]),
+        [sizes[c] for c in unique],
+    )
     if len(unique) != len(own):
-        grid = [xp.arange(sizes[c]).reshape((1,) * k + (sizes[c],) + (1,) * (len(unique) - k - 1))
-                for k, c in enumerate(unique)]
+        grid = [
+            xp.arange(sizes[c]).reshape((1,) * k + (sizes[c],) + (1,) * (len(unique) - k - 1))
+            for k, c in enumerate(unique)
+        ]
         placed = xp.zeros([sizes[c] for c in own], dtype=g.dtype)
         placed[tuple(grid[unique.index(c)] for c in own)] = full
         full = placed
@@ -458,8 +469,9 @@ def einsum(equation: str, *operands: Tensor) -> Tensor:
         raise ValueError(f"einsum: {equation!r} does not fit shapes {shapes} ({error})") from None
 
     def backward(g):
-        return tuple(None if t.stop_gradient else _einsum_grad(xp, g, out, spelled, arrays, i)
-                     for i, t in enumerate(operands))
+        return tuple(
+            None if t.stop_gradient else _einsum_grad(xp, g, out, spelled, arrays, i) for i, t in enumerate(operands)
+        )
 
     return result(xp.asarray(data), operands, backward)
 
@@ -723,9 +735,22 @@ def matrix_power(x: Tensor, n: int, name: str = None) -> Tensor:
 
 # Higham (2005), "The scaling and squaring method for the matrix exponential revisited": the
 # degree-13 Pade coefficients and the 1-norm up to which that approximant is exact in float64
-_PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
-           129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
-           40840800.0, 960960.0, 16380.0, 182.0, 1.0)
+_PADE13 = (
+    64764752532480000.0,
+    32382376266240000.0,
+    7771770303897600.0,
+    1187353796428800.0,
+    129060195264000.0,
+    10559470521600.0,
+    670442572800.0,
+    33522128640.0,
+    1323241920.0,
+    40840800.0,
+    960960.0,
+    16380.0,
+    182.0,
+    1.0,
+)
 _PADE13_THETA = 5.371920351148152
 
 
@@ -733,7 +758,7 @@ def _expm(xp: Any, a: Any) -> Any:
     """exp of each square matrix in ``a`` (float64) by Pade-13 scaling and squaring."""
     norm = float(xp.abs(a).sum(axis=-2).max()) if a.size else 0.0
     squarings = max(0, math.ceil(math.log2(norm / _PADE13_THETA))) if norm > _PADE13_THETA else 0
-    a = a / 2.0 ** squarings
+    a = a / 2.0**squarings
     b = _PADE13
     eye = xp.broadcast_to(xp.eye(a.shape[-1], dtype=a.dtype), a.shape)
     a2 = a @ a
@@ -784,8 +809,9 @@ def cond(x: Tensor, p: Any = None, name: str = None) -> Tensor:
 
 
 @tensor_operands("x")
-def matrix_rank(x: Tensor, tol: Any = None, hermitian: bool = False, atol: Any = None, rtol: Any = None,
-                name: str = None) -> Tensor:
+def matrix_rank(
+    x: Tensor, tol: Any = None, hermitian: bool = False, atol: Any = None, rtol: Any = None, name: str = None
+) -> Tensor:
     """The number of singular values above the tolerance, as int64 (``tol`` absolute; else the larger of
     ``atol`` and ``rtol`` times the largest singular value, rtol defaulting to eps * max(m, n))."""
     xd = x._data
@@ -795,8 +821,9 @@ def matrix_rank(x: Tensor, tol: Any = None, hermitian: bool = False, atol: Any =
     if tol is not None:
         limit = _plain(tol)
     else:
-        relative = _plain(rtol) if rtol is not None else (
-            xp.finfo(xd.dtype).eps * max(xd.shape[-2:]) if atol is None else 0.0)
+        relative = (
+            _plain(rtol) if rtol is not None else (xp.finfo(xd.dtype).eps * max(xd.shape[-2:]) if atol is None else 0.0)
+        )
         limit = xp.maximum(_plain(atol) if atol is not None else 0.0, relative * largest)
     return wrap(xp.asarray((values > limit).sum(axis=-1), dtype="int64"))
 
@@ -816,8 +843,14 @@ def pinv(x: Tensor, rcond: Any = 1e-15, hermitian: bool = False, name: str = Non
 
 
 @tensor_operands("x", "fweights", "aweights")
-def cov(x: Tensor, rowvar: bool = True, ddof: bool = True, fweights: Tensor = None, aweights: Tensor = None,
-        name: str = None) -> Tensor:
+def cov(
+    x: Tensor,
+    rowvar: bool = True,
+    ddof: bool = True,
+    fweights: Tensor = None,
+    aweights: Tensor = None,
+    name: str = None,
+) -> Tensor:
     """The covariance matrix of the variables (rows, or columns with ``rowvar=False``) of x, with
     optional integer frequency and real observation weights, as NumPy's ``cov``."""
     if x._data.ndim > 2:
@@ -883,8 +916,9 @@ def tensordot(x: Tensor, y: Tensor, axes: Any = 2, name: str = None) -> Tensor:
     y_sub = [next(letters) for _ in range(ny)]
     for a, b in zip(x_axes, y_axes):
         if x._data.shape[a] != y._data.shape[b]:
-            raise ValueError(f"tensordot: axis {a} of x ({x._data.shape[a]}) and axis {b} of y "
-                             f"({y._data.shape[b]}) differ in length")
+            raise ValueError(
+                f"tensordot: axis {a} of x ({x._data.shape[a]}) and axis {b} of y ({y._data.shape[b]}) differ in length"
+            )
         y_sub[b] = x_sub[a]
     out = [c for i, c in enumerate(x_sub) if i not in x_axes] + [c for i, c in enumerate(y_sub) if i not in y_axes]
     return einsum("".join(x_sub) + "," + "".join(y_sub) + "->" + "".join(out), x, y)
@@ -938,8 +972,9 @@ def _triangle_of(x: Tensor, upper: bool, unitriangular: bool) -> Tensor:
 
 
 @tensor_operands("x", "y")
-def triangular_solve(x: Tensor, y: Tensor, upper: bool = True, transpose: bool = False,
-                     unitriangular: bool = False, name: str = None) -> Tensor:
+def triangular_solve(
+    x: Tensor, y: Tensor, upper: bool = True, transpose: bool = False, unitriangular: bool = False, name: str = None
+) -> Tensor:
     """The solution of A @ out = y, A the upper (or lower) triangle of the square x (transposed with
     ``transpose``); only that triangle takes part, in values and in gradients."""
     _square_check("triangular_solve", x)
@@ -967,8 +1002,9 @@ def cholesky_inverse(x: Tensor, upper: bool = False, name: str = None) -> Tensor
 
 
 @tensor_operands("x", "y")
-def fill_diagonal_tensor(x: Tensor, y: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1,
-                         name: str = None) -> Tensor:
+def fill_diagonal_tensor(
+    x: Tensor, y: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1, name: str = None
+) -> Tensor:
     """``Tensor.fill_diagonal_tensor``: the same as :func:`diagonal_scatter`."""
     return diagonal_scatter(x, y, offset, dim1, dim2)
 
@@ -1028,8 +1064,9 @@ def lstsq(x: Tensor, y: Tensor, rcond: float = None, driver: str = None, name: s
         raise ValueError(f"lstsq: driver must be one of {list(_LSTSQ_DRIVERS)}, got {driver!r}")
     xd, yd = x._data, y._data
     if xd.ndim < 2 or yd.ndim != xd.ndim or xd.shape[:-1] != yd.shape[:-1]:
-        raise ValueError(f"lstsq: x must be [..., M, N] and y [..., M, K] with the same leading shape, got "
-                         f"{x.shape} and {y.shape}")
+        raise ValueError(
+            f"lstsq: x must be [..., M, N] and y [..., M, K] with the same leading shape, got {x.shape} and {y.shape}"
+        )
     xp = backend.get_array_module(xd)
     batch, (m, n) = xd.shape[:-2], xd.shape[-2:]
     flat_x, flat_y = xd.reshape((-1, m, n)), yd.reshape((-1, m, yd.shape[-1]))
@@ -1038,10 +1075,15 @@ def lstsq(x: Tensor, y: Tensor, rcond: float = None, driver: str = None, name: s
     ranks = [int(s[2]) for s in solved]
     full_rank_tall = m > n and all(r == n for r in ranks)
     empty = xp.zeros((0,), dtype=xd.dtype)
-    residuals = (xp.stack([s[1] for s in solved]).reshape(batch + (yd.shape[-1],)).astype(xd.dtype)
-                 if full_rank_tall and driver != "gelsy" and driver is not None else empty)
-    rank = (xp.zeros((0,), dtype="int64") if driver == "gels"
-            else xp.asarray(ranks, dtype="int32").reshape(batch))
-    singular = (xp.stack([s[3] for s in solved]).reshape(batch + (min(m, n),)).astype(xd.dtype)
-                if driver in ("gelsd", "gelss") else empty)
+    residuals = (
+        xp.stack([s[1] for s in solved]).reshape(batch + (yd.shape[-1],)).astype(xd.dtype)
+        if full_rank_tall and driver != "gelsy" and driver is not None
+        else empty
+    )
+    rank = xp.zeros((0,), dtype="int64") if driver == "gels" else xp.asarray(ranks, dtype="int32").reshape(batch)
+    singular = (
+        xp.stack([s[3] for s in solved]).reshape(batch + (min(m, n),)).astype(xd.dtype)
+        if driver in ("gelsd", "gelss")
+        else empty
+    )
     return tuple(wrap(a) for a in (solution, residuals, rank, singular))

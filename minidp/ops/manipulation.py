@@ -5,6 +5,7 @@ Ops that only rearrange values record their own node with a backward that undoes
 the rest are compositions of ``reshape``, ``transpose``, ``expand``, ``split`` and ``getitem``, so
 their gradients come from those.
 """
+
 from __future__ import annotations
 
 import builtins
@@ -53,8 +54,9 @@ def repeat_interleave(x: Tensor, repeats: Any, axis: int = None, name: str = Non
     else:
         counts = index_data(repeats, "repeat_interleave")
     if not isinstance(counts, int) and counts.shape not in ((length,), (1,), ()):
-        raise ValueError(f"repeat_interleave: repeats must have one count per slice ({length}), "
-                         f"got shape {list(counts.shape)}")
+        raise ValueError(
+            f"repeat_interleave: repeats must have one count per slice ({length}), got shape {list(counts.shape)}"
+        )
     return index_select(x, wrap(xp.repeat(xp.arange(length), counts)), axis)
 
 
@@ -227,8 +229,9 @@ def view(x: Tensor, shape_or_dtype: Any, name: str = None) -> Tensor:
     try:
         return wrap(x._data.view(target))
     except ValueError as error:
-        raise ValueError(f"view: cannot reinterpret a {x._data.dtype} tensor of shape {x.shape} as "
-                         f"{target} ({error})") from None
+        raise ValueError(
+            f"view: cannot reinterpret a {x._data.dtype} tensor of shape {x.shape} as {target} ({error})"
+        ) from None
 
 
 @tensor_operands("x", "other")
@@ -242,7 +245,7 @@ def unflatten(x: Tensor, axis: int, shape: Any, name: str = None) -> Tensor:
     """x with axis ``axis`` split into the axes of ``shape`` (one entry may be -1)."""
     dims = x._data.shape
     axis = single_axis(axis, len(dims))
-    return reshape(x, list(dims[:axis]) + list(_as_shape(shape)) + list(dims[axis + 1:]))
+    return reshape(x, list(dims[:axis]) + list(_as_shape(shape)) + list(dims[axis + 1 :]))
 
 
 def _at_least(inputs: tuple, pad: Any) -> Any:
@@ -270,8 +273,7 @@ def atleast_3d(*inputs: Tensor, name: str = None) -> Any:
 
 
 @tensor_operands("x")
-def strided_slice(x: Tensor, axes: Sequence[int], starts: Any, ends: Any, strides: Any,
-                  name: str = None) -> Tensor:
+def strided_slice(x: Tensor, axes: Sequence[int], starts: Any, ends: Any, strides: Any, name: str = None) -> Tensor:
     """x[starts[i]:ends[i]:strides[i]] on each axis in ``axes`` (other axes whole)."""
     nd = x._data.ndim
     axes = normalize_axis(axes, nd)
@@ -417,7 +419,7 @@ def unfold(x: Tensor, axis: int, size: int, step: int, name: str = None) -> Tens
     positions = (xp.arange(count)[:, None] * step + xp.arange(size)[None, :]).reshape(-1)
     windows = index_select(x, wrap(positions), axis)
     shape = list(x._data.shape)
-    shape[axis:axis + 1] = [count, size]
+    shape[axis : axis + 1] = [count, size]
     return moveaxis(reshape(windows, shape), axis + 1, -1)
 
 

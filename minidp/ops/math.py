@@ -3,6 +3,7 @@
 Binary ops broadcast like NumPy; their backward sums each gradient back to its input's shape
 (only when the shapes differ). Gradients are computed only for inputs that need them.
 """
+
 from __future__ import annotations
 
 import math
@@ -88,8 +89,10 @@ def add(x: Any, y: Any, name: str = None) -> Tensor:
         raise _shape_error("add", x, y) from None
 
     def backward(g):
-        return (None if x.stop_gradient else unbroadcast(g, xd.shape),
-                None if y.stop_gradient else unbroadcast(g, yd.shape))
+        return (
+            None if x.stop_gradient else unbroadcast(g, xd.shape),
+            None if y.stop_gradient else unbroadcast(g, yd.shape),
+        )
 
     return result(data, (x, y), backward)
 
@@ -103,8 +106,10 @@ def subtract(x: Any, y: Any, name: str = None) -> Tensor:
         raise _shape_error("subtract", x, y) from None
 
     def backward(g):
-        return (None if x.stop_gradient else unbroadcast(g, xd.shape),
-                None if y.stop_gradient else unbroadcast(-g, yd.shape))
+        return (
+            None if x.stop_gradient else unbroadcast(g, xd.shape),
+            None if y.stop_gradient else unbroadcast(-g, yd.shape),
+        )
 
     return result(data, (x, y), backward)
 
@@ -118,8 +123,10 @@ def multiply(x: Any, y: Any, name: str = None) -> Tensor:
         raise _shape_error("multiply", x, y) from None
 
     def backward(g):
-        return (None if x.stop_gradient else unbroadcast(g * yd, xd.shape),
-                None if y.stop_gradient else unbroadcast(g * xd, yd.shape))
+        return (
+            None if x.stop_gradient else unbroadcast(g * yd, xd.shape),
+            None if y.stop_gradient else unbroadcast(g * xd, yd.shape),
+        )
 
     return result(data, (x, y), backward)
 
@@ -147,7 +154,7 @@ def pow(x: Any, y: Any, name: str = None) -> Tensor:
     """x ** y; y may be a number or a tensor (then d/dy = x**y * log x)."""
     x, y, xd, yd = _operands("pow", x, y)
     try:
-        data = xd ** yd
+        data = xd**yd
     except ValueError:
         raise _shape_error("pow", x, y) from None
 
@@ -173,8 +180,10 @@ def _pick(name: str, x: Any, y: Any) -> Tensor:
 
     def backward(g):
         gx = g * (xd == data) - (g * 0.5) * (xd == yd)
-        return (None if x.stop_gradient else unbroadcast(gx, xd.shape),
-                None if y.stop_gradient else unbroadcast(g - gx, yd.shape))
+        return (
+            None if x.stop_gradient else unbroadcast(gx, xd.shape),
+            None if y.stop_gradient else unbroadcast(g - gx, yd.shape),
+        )
 
     return result(data, (x, y), backward)
 
@@ -198,8 +207,10 @@ def where(condition: Any, x: Any, y: Any, name: str = None) -> Tensor:
 
     def backward(g):
         zero = xp.zeros((), dtype=g.dtype)
-        return (None if x.stop_gradient else unbroadcast(xp.where(cond, g, zero), xd.shape),
-                None if y.stop_gradient else unbroadcast(xp.where(cond, zero, g), yd.shape))
+        return (
+            None if x.stop_gradient else unbroadcast(xp.where(cond, g, zero), xd.shape),
+            None if y.stop_gradient else unbroadcast(xp.where(cond, zero, g), yd.shape),
+        )
 
     return result(data, (x, y), backward)
 
@@ -220,7 +231,7 @@ def gelu(x: Tensor, approximate: Any = False, name: str = None) -> Tensor:
     xp = backend.get_array_module(xd)
     if approximate is True or approximate == "tanh":
         k = math.sqrt(2.0 / math.pi)
-        inner = k * (xd + 0.044715 * xd ** 3)
+        inner = k * (xd + 0.044715 * xd**3)
         t = xp.tanh(inner)
         data = 0.5 * xd * (1 + t)
 
@@ -253,8 +264,7 @@ def clip(x: Tensor, min: float = None, max: float = None, name: str = None) -> T
     return result(data, (x,), lambda g: (g * ((xd >= lo) & (xd <= hi)),))
 
 
-def scale(x: Tensor, scale: float = 1.0, bias: float = 0.0, bias_after_scale: bool = True,
-          name: str = None) -> Tensor:
+def scale(x: Tensor, scale: float = 1.0, bias: float = 0.0, bias_after_scale: bool = True, name: str = None) -> Tensor:
     """scale * x + bias (or scale * (x + bias)), Paddle's ``scale`` op."""
     try:
         xd = x._data

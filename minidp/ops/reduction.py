@@ -1,4 +1,5 @@
 """Reductions (sum, mean, max, min, argmax) and the softmax family, with their backward."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -163,8 +164,7 @@ def logsumexp(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = No
     peak = xd.max(axis=axes, keepdims=True)
     total = xp.exp(xd - peak).sum(axis=axes, keepdims=True)
     kept = xp.log(total) + peak
-    data = kept if keepdim else kept.reshape([n for i, n in enumerate(xd.shape)
-                                              if axes is not None and i not in axes])
+    data = kept if keepdim else kept.reshape([n for i, n in enumerate(xd.shape) if axes is not None and i not in axes])
     shape = xd.shape
 
     def backward(g):
@@ -175,8 +175,11 @@ def logsumexp(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = No
 
 def _truth(x: Tensor, axis: Any, keepdim: bool, which: str) -> Tensor:
     xd = x._data
-    return wrap(backend.get_array_module(xd).asarray(
-        getattr(xd.astype(bool, copy=False), which)(axis=_reduced_axes(axis, xd.ndim), keepdims=keepdim)))
+    return wrap(
+        backend.get_array_module(xd).asarray(
+            getattr(xd.astype(bool, copy=False), which)(axis=_reduced_axes(axis, xd.ndim), keepdims=keepdim)
+        )
+    )
 
 
 @tensor_operands("x")
@@ -225,7 +228,7 @@ def prod(x: Tensor, axis: Any = None, keepdim: bool = False, dtype: Any = None, 
     def backward(g):
         kept = [i for i in range(len(shape)) if i not in reduced]
         moved = xd.transpose(kept + list(reduced))
-        flat = moved.reshape(moved.shape[:len(kept)] + (-1,))
+        flat = moved.reshape(moved.shape[: len(kept)] + (-1,))
         others = _products_of_the_others(flat, xp).reshape(moved.shape)
         inverse = [0] * len(shape)
         for i, a in enumerate(kept + list(reduced)):

@@ -5,6 +5,7 @@ Every draw comes from the process's host generator (:mod:`minidp.random`), so ``
 makes it repeat; results land on the input's device (or the current one). Samples are not
 differentiable: they are returned with ``stop_gradient=True``, as in Paddle.
 """
+
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -16,8 +17,18 @@ from ..random import host_generator
 from ._util import tensor_operands, wrap
 from .creation import _random, randn
 
-__all__ = ["bernoulli", "binomial", "multinomial", "poisson", "log_normal", "standard_normal", "rand_like",
-           "randn_like", "randint_like", "range"]
+__all__ = [
+    "bernoulli",
+    "binomial",
+    "multinomial",
+    "poisson",
+    "log_normal",
+    "standard_normal",
+    "rand_like",
+    "randn_like",
+    "randint_like",
+    "range",
+]
 
 
 def _host_values(x: Any) -> Any:
@@ -65,11 +76,14 @@ def multinomial(x: Tensor, num_samples: int = 1, replacement: bool = False, name
     if weights.size and weights.min() < 0 or not (rows.sum(axis=1) > 0).all():
         raise ValueError("multinomial: the weights must not be negative, and each row needs a positive one")
     if not replacement and num_samples > int((rows > 0).sum(axis=1).min()):
-        raise ValueError(f"multinomial: cannot draw {num_samples} samples without replacement from fewer "
-                         f"non-zero categories; pass replacement=True or ask for fewer")
+        raise ValueError(
+            f"multinomial: cannot draw {num_samples} samples without replacement from fewer "
+            f"non-zero categories; pass replacement=True or ask for fewer"
+        )
     generator = host_generator()
-    drawn = backend.numpy.stack([generator.choice(rows.shape[1], num_samples, replace=replacement, p=row / row.sum())
-                                 for row in rows])
+    drawn = backend.numpy.stack(
+        [generator.choice(rows.shape[1], num_samples, replace=replacement, p=row / row.sum()) for row in rows]
+    )
     return _like(x, drawn.reshape(weights.shape[:-1] + (num_samples,)), "int64")
 
 
@@ -95,21 +109,24 @@ standard_normal = randn
 
 
 @tensor_operands("input")
-def rand_like(input: Tensor, name: Optional[str] = None, *, dtype: Any = None, device: Any = None,
-              requires_grad: bool = False) -> Tensor:
+def rand_like(
+    input: Tensor, name: Optional[str] = None, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
     """Uniform values in [0, 1) with input's shape, in its dtype unless ``dtype`` is given."""
     return _drawn_like(input, lambda g, s: g.random(s), dtype, device, requires_grad)
 
 
 @tensor_operands("x")
-def randn_like(x: Tensor, dtype: Any = None, name: Optional[str] = None, *, device: Any = None,
-               requires_grad: bool = False) -> Tensor:
+def randn_like(
+    x: Tensor, dtype: Any = None, name: Optional[str] = None, *, device: Any = None, requires_grad: bool = False
+) -> Tensor:
     """Standard normal values with x's shape, in its dtype unless ``dtype`` is given."""
     return _drawn_like(x, lambda g, s: g.standard_normal(s), dtype, device, requires_grad)
 
 
-def randint_like(x: Tensor, low: int = 0, high: Optional[int] = None, dtype: Any = None,
-                 name: Optional[str] = None) -> Tensor:
+def randint_like(
+    x: Tensor, low: int = 0, high: Optional[int] = None, dtype: Any = None, name: Optional[str] = None
+) -> Tensor:
     """Integers from [low, high) (from [0, low) without ``high``) with x's shape, in x's dtype
     unless ``dtype`` is given."""
     if high is None:
@@ -143,4 +160,3 @@ def range(start: Any = 0, end: Any = None, step: Any = 1, dtype: Any = None, nam
     count = max(int((end - start) // step) + 1, 0)
     xp = backend.default_array_module()
     return wrap((xp.arange(count) * step + start).astype(backend.convert_dtype(dtype)))
-

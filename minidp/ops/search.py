@@ -4,6 +4,7 @@ Ops that return values and indices record one differentiable node for the values
 the chosen positions, so the gradient flows back to where each value came from); indices are
 int64 tensors that need no gradient. Sorting is stable, so equal values keep their order.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -30,24 +31,21 @@ def _axis(x: Tensor, axis: Any) -> int:
 
 
 @tensor_operands("x")
-def argsort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = False,
-            name: str = None) -> Tensor:
+def argsort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = False, name: str = None) -> Tensor:
     """The int64 indices that sort x along ``axis``; the sort is always stable (equal values keep
     their order), whatever ``stable`` says."""
     return wrap(_order(x._data, _axis(x, axis), descending))
 
 
 @tensor_operands("x")
-def sort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = False,
-         name: str = None) -> Tensor:
+def sort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = False, name: str = None) -> Tensor:
     """x sorted along ``axis``; the gradient returns to each value's original position."""
     axis = _axis(x, axis)
     return take_along(x, _order(x._data, axis, descending), axis)
 
 
 @tensor_operands("x")
-def topk(x: Tensor, k: Any, axis: int = None, largest: bool = True, sorted: bool = True,
-         name: str = None) -> tuple:
+def topk(x: Tensor, k: Any, axis: int = None, largest: bool = True, sorted: bool = True, name: str = None) -> tuple:
     """The ``k`` largest (or smallest) values along ``axis`` (default last) and their int64 indices,
     always in sorted order (which ``sorted=False`` permits)."""
     axis = _axis(x, -1 if axis is None else axis)
@@ -124,8 +122,9 @@ def masked_select(x: Tensor, mask: Tensor, name: str = None) -> Tensor:
 
 
 @tensor_operands("sorted_sequence", "values")
-def searchsorted(sorted_sequence: Tensor, values: Tensor, out_int32: bool = False, right: bool = False,
-                 name: str = None) -> Tensor:
+def searchsorted(
+    sorted_sequence: Tensor, values: Tensor, out_int32: bool = False, right: bool = False, name: str = None
+) -> Tensor:
     """Where each of ``values`` would be inserted to keep ``sorted_sequence`` sorted (last axis).
 
     A 1-D sequence serves every value; an N-D one has one sequence per leading position, and
@@ -138,8 +137,10 @@ def searchsorted(sorted_sequence: Tensor, values: Tensor, out_int32: bool = Fals
         data = xp.searchsorted(seq, vals, side=side)
     else:
         if seq.shape[:-1] != vals.shape[:-1]:
-            raise ValueError(f"searchsorted: sorted_sequence {list(seq.shape)} and values "
-                             f"{list(vals.shape)} must share every axis but the last")
+            raise ValueError(
+                f"searchsorted: sorted_sequence {list(seq.shape)} and values "
+                f"{list(vals.shape)} must share every axis but the last"
+            )
         rows, queries = seq.reshape(-1, seq.shape[-1]), vals.reshape(-1, vals.shape[-1])
         data = xp.stack([xp.searchsorted(r, q, side=side) for r, q in zip(rows, queries)])
         data = data.reshape(vals.shape)
@@ -147,8 +148,9 @@ def searchsorted(sorted_sequence: Tensor, values: Tensor, out_int32: bool = Fals
 
 
 @tensor_operands("x", "sorted_sequence")
-def bucketize(x: Tensor, sorted_sequence: Tensor, out_int32: bool = False, right: bool = False,
-              name: str = None) -> Tensor:
+def bucketize(
+    x: Tensor, sorted_sequence: Tensor, out_int32: bool = False, right: bool = False, name: str = None
+) -> Tensor:
     """The bucket of each element of x among the boundaries of the 1-D ``sorted_sequence``."""
     if sorted_sequence._data.ndim != 1:
         raise ValueError(f"bucketize: sorted_sequence must be 1-D, got shape {sorted_sequence.shape}")
@@ -164,8 +166,16 @@ def _outputs(values: Any, extras: list, dtype: Any) -> Any:
 
 
 @tensor_operands("x")
-def unique(x: Tensor, return_index: bool = False, return_inverse: bool = False, return_counts: bool = False,
-           axis: int = None, dtype: Any = "int64", sorted: bool = True, name: str = None) -> Any:
+def unique(
+    x: Tensor,
+    return_index: bool = False,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    axis: int = None,
+    dtype: Any = "int64",
+    sorted: bool = True,
+    name: str = None,
+) -> Any:
     """The sorted distinct values (or distinct slices along ``axis``), optionally with the index of
     each one's first occurrence, the inverse map that rebuilds x, and the counts (in ``dtype``).
 
@@ -175,18 +185,24 @@ def unique(x: Tensor, return_index: bool = False, return_inverse: bool = False, 
     xp = backend.get_array_module(xd)
     if axis is not None:
         axis = _axis(x, axis)
-    values, first, inverse, counts = xp.unique(xd, return_index=True, return_inverse=True,
-                                               return_counts=True, axis=axis)
+    values, first, inverse, counts = xp.unique(
+        xd, return_index=True, return_inverse=True, return_counts=True, axis=axis
+    )
     if axis is None:
         inverse = inverse.reshape(-1)
-    extras = [e for e, wanted in ((first, return_index), (inverse, return_inverse), (counts, return_counts))
-              if wanted]
+    extras = [e for e, wanted in ((first, return_index), (inverse, return_inverse), (counts, return_counts)) if wanted]
     return _outputs(values, extras, dtype)
 
 
 @tensor_operands("x")
-def unique_consecutive(x: Tensor, return_inverse: bool = False, return_counts: bool = False,
-                       axis: int = None, dtype: Any = "int64", name: str = None) -> Any:
+def unique_consecutive(
+    x: Tensor,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    axis: int = None,
+    dtype: Any = "int64",
+    name: str = None,
+) -> Any:
     """x with each run of equal consecutive elements (or slices along ``axis``) collapsed to one."""
     xd = x._data
     xp = backend.get_array_module(xd)
@@ -254,8 +270,15 @@ def _histogram_range(xd: Any, min: float, max: float) -> tuple:
 
 
 @tensor_operands("input", "weight")
-def histogram(input: Tensor, bins: int = 100, min: float = 0.0, max: float = 0.0, weight: Tensor = None,
-              density: bool = False, name: str = None) -> Tensor:
+def histogram(
+    input: Tensor,
+    bins: int = 100,
+    min: float = 0.0,
+    max: float = 0.0,
+    weight: Tensor = None,
+    density: bool = False,
+    name: str = None,
+) -> Tensor:
     """Counts of the elements in ``bins`` equal-width bins over [min, max] (the data's range when both
     are 0): int64 counts, or float32 sums of ``weight`` / a density when those are asked for."""
     bins = as_int(bins, "histogram: bins")
@@ -270,8 +293,7 @@ def histogram(input: Tensor, bins: int = 100, min: float = 0.0, max: float = 0.0
 
 
 @tensor_operands("input")
-def histogram_bin_edges(input: Tensor, bins: int = 100, min: float = 0.0, max: float = 0.0,
-                        name: str = None) -> Tensor:
+def histogram_bin_edges(input: Tensor, bins: int = 100, min: float = 0.0, max: float = 0.0, name: str = None) -> Tensor:
     """The ``bins + 1`` edges :func:`histogram` uses (float32, as Paddle's)."""
     bins = as_int(bins, "histogram_bin_edges: bins")
     xd = input._data

@@ -1,12 +1,22 @@
 """Ops that move or select values without computing new ones, with their backward."""
+
 from __future__ import annotations
 
 from typing import Any, Sequence
 
 from .. import backend
 from ..autograd.tensor import Tensor
-from ._util import (as_int, check_tensor, normalize_axis, not_a_tensor, result, results, single_axis, tensor_operands,
-                    unbroadcast)
+from ._util import (
+    as_int,
+    check_tensor,
+    normalize_axis,
+    not_a_tensor,
+    result,
+    results,
+    single_axis,
+    tensor_operands,
+    unbroadcast,
+)
 
 
 def _as_shape(shape: Any) -> tuple:
@@ -39,9 +49,11 @@ def reshape(x: Tensor, shape: Any, name: str = None) -> Tensor:
         raise not_a_tensor("reshape", "x", x) from None
     target = _as_shape(shape)
     if 0 in target:
-        if any(s == 0 for s in target[xd.ndim:]):
-            raise ValueError(f"reshape: a 0 in the shape copies that axis of x, but x has only {xd.ndim} "
-                             f"axes; got shape {list(target)} for x of shape {list(xd.shape)}")
+        if any(s == 0 for s in target[xd.ndim :]):
+            raise ValueError(
+                f"reshape: a 0 in the shape copies that axis of x, but x has only {xd.ndim} "
+                f"axes; got shape {list(target)} for x of shape {list(xd.shape)}"
+            )
         target = tuple(xd.shape[i] if s == 0 else s for i, s in enumerate(target))
     return _reshape_to(x, xd, target)
 
@@ -52,8 +64,7 @@ def _reshape_to(x: Tensor, xd: Any, target: Any) -> Tensor:
         data = xd.reshape(target)
     except ValueError:
         raise ValueError(
-            f"reshape: cannot view a tensor of shape {list(xd.shape)} ({xd.size} elements) "
-            f"as {list(target)}"
+            f"reshape: cannot view a tensor of shape {list(xd.shape)} ({xd.size} elements) as {list(target)}"
         ) from None
     in_shape = xd.shape
     return result(data, (x,), lambda g: (g.reshape(in_shape),))
@@ -69,9 +80,9 @@ def flatten(x: Tensor, start_axis: int = 0, stop_axis: int = -1, name: str = Non
     if start > stop:
         raise ValueError(f"flatten: start_axis ({start_axis}) must not come after stop_axis ({stop_axis})")
     merged = 1
-    for n in shape[start:stop + 1]:
+    for n in shape[start : stop + 1]:
         merged *= n
-    return _reshape_to(x, x._data, shape[:start] + (merged,) + shape[stop + 1:])
+    return _reshape_to(x, x._data, shape[:start] + (merged,) + shape[stop + 1 :])
 
 
 def transpose(x: Tensor, perm: Sequence[int], name: str = None) -> Tensor:
@@ -109,8 +120,10 @@ def unsqueeze(x: Tensor, axis: Any, name: str = None) -> Tensor:
     for a in axes:
         a = as_int(a, "unsqueeze: each axis")
         if not -len(shape) - 1 <= a <= len(shape):
-            raise ValueError(f"unsqueeze: axis {a} is out of range for inserting into {len(shape)} axes; "
-                             f"expected an int in [{-len(shape) - 1}, {len(shape)}]")
+            raise ValueError(
+                f"unsqueeze: axis {a} is out of range for inserting into {len(shape)} axes; "
+                f"expected an int in [{-len(shape) - 1}, {len(shape)}]"
+            )
         shape.insert(a if a >= 0 else len(shape) + a + 1, 1)
     return _reshape_to(x, x._data, tuple(shape))
 
@@ -130,9 +143,7 @@ def concat(x: Sequence[Tensor], axis: int = 0, name: str = None) -> Tensor:
     try:
         data = xp.concatenate(arrays, axis=axis)
     except ValueError:
-        raise ValueError(
-            f"concat: shapes {[list(a.shape) for a in arrays]} differ outside axis {axis}"
-        ) from None
+        raise ValueError(f"concat: shapes {[list(a.shape) for a in arrays]} differ outside axis {axis}") from None
     bounds = []
     total = 0
     for a in arrays[:-1]:

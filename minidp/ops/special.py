@@ -5,6 +5,7 @@ formulas do: Newton steps on erf for erfinv, ``math.lgamma`` element by element,
 digamma and trigamma the recurrence up to x >= 6, the asymptotic series there and the
 reflection formula below 1/2 (relative error below 1e-10).
 """
+
 from __future__ import annotations
 
 import math

@@ -3,6 +3,7 @@
 The order statistics sort a view of x whose reduced axes are moved last and merged into one,
 then send each output's gradient back to the elements it was read from.
 """
+
 from __future__ import annotations
 
 import math
@@ -19,8 +20,15 @@ _INTERPOLATIONS = ("linear", "lower", "higher", "nearest", "midpoint")
 
 
 @tensor_operands("x")
-def var(x: Tensor, axis: Any = None, unbiased: Optional[bool] = None, keepdim: bool = False,
-        name: Optional[str] = None, *, correction: float = 1) -> Tensor:
+def var(
+    x: Tensor,
+    axis: Any = None,
+    unbiased: Optional[bool] = None,
+    keepdim: bool = False,
+    name: Optional[str] = None,
+    *,
+    correction: float = 1,
+) -> Tensor:
     """Variance over ``axis``, dividing by n - correction (``unbiased=False`` means correction 0)."""
     ddof = correction if unbiased is None else (1 if unbiased else 0)
     axes = normalize_axis(axis, x.ndim)
@@ -31,8 +39,9 @@ def var(x: Tensor, axis: Any = None, unbiased: Optional[bool] = None, keepdim: b
 
 
 @tensor_operands("x")
-def std(x: Tensor, axis: Any = None, unbiased: bool = True, keepdim: bool = False,
-        name: Optional[str] = None) -> Tensor:
+def std(
+    x: Tensor, axis: Any = None, unbiased: bool = True, keepdim: bool = False, name: Optional[str] = None
+) -> Tensor:
     """Standard deviation over ``axis`` (divides by n - 1 unless ``unbiased=False``)."""
     return sqrt(var(x, axis=axis, unbiased=unbiased, keepdim=keepdim))
 
@@ -46,7 +55,7 @@ class _Gathered:
         kept = tuple(i for i in range(xd.ndim) if i not in reduced)
         order = kept + reduced
         moved = xd.transpose(order)
-        self.lead_shape = moved.shape[:len(kept)]
+        self.lead_shape = moved.shape[: len(kept)]
         self.values = moved.reshape(self.lead_shape + (-1,))
         self.inverse = [order.index(i) for i in range(xd.ndim)]
         self.moved_shape = moved.shape
@@ -95,16 +104,18 @@ def _median(x: Tensor, axis: Any, keepdim: bool, mode: str, ignore_nan: bool, op
         values = gathered.out(picked[..., 0])
         if axis is None:
             return result(values, (x,), lambda g: backward_min((g,)))
-        return results((values, gathered.out(index[..., 0]).astype("int64")), (x,), backward_min,
-                       differentiable=(True, False))
+        return results(
+            (values, gathered.out(index[..., 0]).astype("int64")), (x,), backward_min, differentiable=(True, False)
+        )
     hi = xp.take_along_axis(ordered, high, axis=-1)
     picked = xp.where(poisoned, xp.nan, (lo + hi) / 2)
 
     def backward(g):
         g = g.reshape(lo.shape)
         at_lo, at_hi = v == lo, v == hi
-        share = (at_lo / xp.maximum(at_lo.sum(axis=-1, keepdims=True), 1)
-                 + at_hi / xp.maximum(at_hi.sum(axis=-1, keepdims=True), 1))
+        share = at_lo / xp.maximum(at_lo.sum(axis=-1, keepdims=True), 1) + at_hi / xp.maximum(
+            at_hi.sum(axis=-1, keepdims=True), 1
+        )
         return (gathered.back(g * 0.5 * share).astype(xd.dtype, copy=False),)
 
     return result(gathered.out(picked[..., 0]), (x,), backward)
@@ -122,8 +133,7 @@ def median(x: Tensor, axis: Any = None, keepdim: bool = False, mode: str = "avg"
 
 
 @tensor_operands("x")
-def nanmedian(x: Tensor, axis: Any = None, keepdim: bool = False, mode: str = "avg",
-              name: Optional[str] = None) -> Any:
+def nanmedian(x: Tensor, axis: Any = None, keepdim: bool = False, mode: str = "avg", name: Optional[str] = None) -> Any:
     """:func:`median` of the elements that are not NaN (NaN where a slice has none)."""
     return _median(x, axis, keepdim, mode, True, "nanmedian")
 
@@ -149,13 +159,17 @@ def _quantile(x: Tensor, q: Any, axis: Any, keepdim: bool, interpolation: str, i
     for value in qs:
         position = value * xp.maximum(count - 1, 0)
         below = xp.floor(position)
-        weight = {"linear": position - below, "lower": 0 * position, "higher": 0 * position + 1,
-                  "midpoint": 0 * position + 0.5, "nearest": (xp.round(position) > below) * 1.0}[interpolation]
+        weight = {
+            "linear": position - below,
+            "lower": 0 * position,
+            "higher": 0 * position + 1,
+            "midpoint": 0 * position + 0.5,
+            "nearest": (xp.round(position) > below) * 1.0,
+        }[interpolation]
         picks.append((below.astype("int64"), xp.ceil(position).astype("int64"), weight.astype(v.dtype)))
     outs = []
     for below, above, w in picks:
-        picked = (xp.take_along_axis(ordered, below, axis=-1) * (1 - w)
-                  + xp.take_along_axis(ordered, above, axis=-1) * w)
+        picked = xp.take_along_axis(ordered, below, axis=-1) * (1 - w) + xp.take_along_axis(ordered, above, axis=-1) * w
         outs.append(gathered.out(xp.where(poisoned, xp.nan, picked)[..., 0]))
     data = outs[0] if single else xp.stack(outs)
 
@@ -171,15 +185,27 @@ def _quantile(x: Tensor, q: Any, axis: Any, keepdim: bool, interpolation: str, i
 
 
 @tensor_operands("x")
-def quantile(x: Tensor, q: Union[float, Sequence[float], Tensor], axis: Any = None, keepdim: bool = False,
-             interpolation: str = "linear", name: Optional[str] = None) -> Tensor:
+def quantile(
+    x: Tensor,
+    q: Union[float, Sequence[float], Tensor],
+    axis: Any = None,
+    keepdim: bool = False,
+    interpolation: str = "linear",
+    name: Optional[str] = None,
+) -> Tensor:
     """The q-th quantiles over ``axis`` (NaN where a slice holds NaN); a list of q adds a leading
     axis, one entry per q."""
     return _quantile(x, q, axis, keepdim, interpolation, False, "quantile")
 
 
 @tensor_operands("x")
-def nanquantile(x: Tensor, q: Union[float, Sequence[float], Tensor], axis: Any = None, keepdim: bool = False,
-                interpolation: str = "linear", name: Optional[str] = None) -> Tensor:
+def nanquantile(
+    x: Tensor,
+    q: Union[float, Sequence[float], Tensor],
+    axis: Any = None,
+    keepdim: bool = False,
+    interpolation: str = "linear",
+    name: Optional[str] = None,
+) -> Tensor:
     """:func:`quantile` of the elements that are not NaN (NaN where a slice has none)."""
     return _quantile(x, q, axis, keepdim, interpolation, True, "nanquantile")

@@ -4,6 +4,7 @@ Each line reads: name, what it computes, dtype rule, forward ``(xp, x)``, deriva
 ``(xp, x, y)`` with ``y`` the output. Ops with extra arguments (``round``, ``logit``, ``stanh``)
 follow the table, built on the same :func:`~.elementwise.elementwise`.
 """
+
 from __future__ import annotations
 
 import math
@@ -53,13 +54,24 @@ sqrt = unary_op("sqrt", "Square root.", FLOAT, "sqrt", lambda xp, x, y: 0.5 / y)
 rsqrt = unary_op("rsqrt", "1 / sqrt(x).", FLOAT, lambda xp, x: 1 / xp.sqrt(x), lambda xp, x, y: -0.5 * y / x)
 square = unary_op("square", "x * x.", KEEP, lambda xp, x: x * x, lambda xp, x, y: 2 * x)
 reciprocal = unary_op("reciprocal", "1 / x.", FLOAT, lambda xp, x: 1 / x, lambda xp, x, y: -y * y)
-erf = unary_op("erf", "The error function.", FLOAT, lambda xp, x: backend.erf(x),
-               lambda xp, x, y: _TWO_OVER_SQRT_PI * xp.exp(-x * x))
-erfinv = unary_op("erfinv", "Inverse of erf.", FLOAT, lambda xp, x: special.erfinv(x),
-                  lambda xp, x, y: xp.exp(y * y) / _TWO_OVER_SQRT_PI)
+erf = unary_op(
+    "erf",
+    "The error function.",
+    FLOAT,
+    lambda xp, x: backend.erf(x),
+    lambda xp, x, y: _TWO_OVER_SQRT_PI * xp.exp(-x * x),
+)
+erfinv = unary_op(
+    "erfinv",
+    "Inverse of erf.",
+    FLOAT,
+    lambda xp, x: special.erfinv(x),
+    lambda xp, x, y: xp.exp(y * y) / _TWO_OVER_SQRT_PI,
+)
 sigmoid = unary_op("sigmoid", "1 / (1 + e ** -x).", FLOAT, _sigmoid, lambda xp, x, y: y * (1 - y))
-relu = unary_op("relu", "max(x, 0); the gradient at 0 is 0.", KEEP, lambda xp, x: xp.maximum(x, 0),
-                lambda xp, x, y: x > 0)
+relu = unary_op(
+    "relu", "max(x, 0); the gradient at 0 is 0.", KEEP, lambda xp, x: xp.maximum(x, 0), lambda xp, x, y: x > 0
+)
 floor = unary_op("floor", "Largest integer <= x (gradient 0).", KEEP, "floor", ZERO)
 ceil = unary_op("ceil", "Smallest integer >= x (gradient 0).", KEEP, "ceil", ZERO)
 trunc = unary_op("trunc", "x rounded toward 0 (gradient 0).", KEEP, "trunc", ZERO)
@@ -67,14 +79,22 @@ frac = unary_op("frac", "x - trunc(x).", KEEP, lambda xp, x: x - xp.trunc(x), la
 sign = unary_op("sign", "-1, 0 or 1 by the sign of x (gradient 0).", KEEP, "sign", ZERO)
 abs = unary_op("abs", "|x|; the gradient at 0 is 0.", KEEP, "abs", lambda xp, x, y: xp.sign(x))
 neg = unary_op("neg", "-x.", KEEP, lambda xp, x: -x, lambda xp, x, y: -1)
-deg2rad = unary_op("deg2rad", "Degrees to radians.", FLOAT, lambda xp, x: x * (math.pi / 180),
-                   lambda xp, x, y: math.pi / 180)
-rad2deg = unary_op("rad2deg", "Radians to degrees.", FLOAT, lambda xp, x: x * (180 / math.pi),
-                   lambda xp, x, y: 180 / math.pi)
-lgamma = unary_op("lgamma", "log |Gamma(x)|.", FLOAT, lambda xp, x: special.lgamma(x),
-                  lambda xp, x, y: special.digamma(x))
-digamma = unary_op("digamma", "psi(x), the derivative of lgamma.", FLOAT, lambda xp, x: special.digamma(x),
-                   lambda xp, x, y: special.trigamma(x))
+deg2rad = unary_op(
+    "deg2rad", "Degrees to radians.", FLOAT, lambda xp, x: x * (math.pi / 180), lambda xp, x, y: math.pi / 180
+)
+rad2deg = unary_op(
+    "rad2deg", "Radians to degrees.", FLOAT, lambda xp, x: x * (180 / math.pi), lambda xp, x, y: 180 / math.pi
+)
+lgamma = unary_op(
+    "lgamma", "log |Gamma(x)|.", FLOAT, lambda xp, x: special.lgamma(x), lambda xp, x, y: special.digamma(x)
+)
+digamma = unary_op(
+    "digamma",
+    "psi(x), the derivative of lgamma.",
+    FLOAT,
+    lambda xp, x: special.digamma(x),
+    lambda xp, x, y: special.trigamma(x),
+)
 sinc = unary_op("sinc", "sin(pi x) / (pi x), and 1 at 0.", FLOAT, "sinc", _sinc_slope)
 positive = unary_op("positive", "x itself (+x).", KEEP, lambda xp, x: x, lambda xp, x, y: 1)
 sgn = sign
@@ -82,12 +102,22 @@ negative = neg
 gammaln = lgamma
 
 
-def nan_to_num(x: Tensor, nan: float = 0.0, posinf: Optional[float] = None, neginf: Optional[float] = None,
-               name: Optional[str] = None) -> Tensor:
+def nan_to_num(
+    x: Tensor,
+    nan: float = 0.0,
+    posinf: Optional[float] = None,
+    neginf: Optional[float] = None,
+    name: Optional[str] = None,
+) -> Tensor:
     """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (default: the dtype's
     largest and smallest values); they get no gradient."""
-    return elementwise(x, lambda xp, v: xp.nan_to_num(v, nan=nan, posinf=posinf, neginf=neginf),
-                       lambda xp, v, y: xp.isfinite(v), KEEP, "nan_to_num")
+    return elementwise(
+        x,
+        lambda xp, v: xp.nan_to_num(v, nan=nan, posinf=posinf, neginf=neginf),
+        lambda xp, v, y: xp.isfinite(v),
+        KEEP,
+        "nan_to_num",
+    )
 
 
 def round(x: Tensor, decimals: int = 0, name: Optional[str] = None) -> Tensor:
@@ -105,11 +135,17 @@ def logit(x: Tensor, eps: Optional[float] = None, name: Optional[str] = None) ->
         inside = (v >= lo) & (v <= hi)
         return inside / (v * (1 - v))
 
-    return elementwise(x, lambda xp, v: xp.log(xp.clip(v, lo, hi) / (1 - xp.clip(v, lo, hi))),
-                       derivative, FLOAT, "logit")
+    return elementwise(
+        x, lambda xp, v: xp.log(xp.clip(v, lo, hi) / (1 - xp.clip(v, lo, hi))), derivative, FLOAT, "logit"
+    )
 
 
 def stanh(x: Tensor, scale_a: float = 0.67, scale_b: float = 1.7159, name: Optional[str] = None) -> Tensor:
     """scale_b * tanh(scale_a * x)."""
-    return elementwise(x, lambda xp, v: scale_b * xp.tanh(scale_a * v),
-                       lambda xp, v, y: scale_a * (scale_b - y * y / scale_b), FLOAT, "stanh")
+    return elementwise(
+        x,
+        lambda xp, v: scale_b * xp.tanh(scale_a * v),
+        lambda xp, v, y: scale_a * (scale_b - y * y / scale_b),
+        FLOAT,
+        "stanh",
+    )

@@ -1,4 +1,5 @@
 """Optimizers (SGD, Momentum, Adam, AdamW) and, in :mod:`minidp.optimizer.lr`, LR schedulers."""
+
 from . import lr
 from .adam import Adam, AdamW
 from .momentum import Momentum

@@ -1,4 +1,5 @@
 """Adadelta with Paddle's update (scaled by the learning rate, as Paddle does)."""
+
 from __future__ import annotations
 
 from typing import Any, Iterable, Optional, Union
@@ -24,12 +25,26 @@ class Adadelta(Optimizer):
     _array_states = ("_avg_squared_grad", "_avg_squared_update")
     _hyper_names = ("rho", "epsilon")
 
-    def __init__(self, learning_rate: Union[float, LRScheduler] = 0.001, epsilon: float = 1e-06, rho: float = 0.95,
-                 parameters: Optional[Iterable] = None, weight_decay: Optional[float] = None, grad_clip: Any = None,
-                 name: Optional[str] = None) -> None:
-        super().__init__(learning_rate, parameters, weight_decay, grad_clip,
-                         {"rho": check_unit_interval("Adadelta", "rho", rho, closed_high=True),
-                          "epsilon": check_non_negative("Adadelta", "epsilon", epsilon)})
+    def __init__(
+        self,
+        learning_rate: Union[float, LRScheduler] = 0.001,
+        epsilon: float = 1e-06,
+        rho: float = 0.95,
+        parameters: Optional[Iterable] = None,
+        weight_decay: Optional[float] = None,
+        grad_clip: Any = None,
+        name: Optional[str] = None,
+    ) -> None:
+        super().__init__(
+            learning_rate,
+            parameters,
+            weight_decay,
+            grad_clip,
+            {
+                "rho": check_unit_interval("Adadelta", "rho", rho, closed_high=True),
+                "epsilon": check_non_negative("Adadelta", "epsilon", epsilon),
+            },
+        )
 
     def _init_state(self, slot: _Slot) -> dict:
         return self._arrays_like_param(slot, zeros=self._array_states)

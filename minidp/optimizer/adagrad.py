@@ -1,4 +1,5 @@
 """Adagrad with Paddle's update."""
+
 from __future__ import annotations
 
 from typing import Any, Iterable, Optional, Union
@@ -15,13 +16,26 @@ class Adagrad(Optimizer):
     _array_states = ("moment",)
     _hyper_names = ("epsilon",)
 
-    def __init__(self, learning_rate: Union[float, LRScheduler], epsilon: float = 1e-06,
-                 parameters: Optional[Iterable] = None, weight_decay: Optional[float] = None, grad_clip: Any = None,
-                 name: Optional[str] = None, initial_accumulator_value: float = 0.0) -> None:
-        self._initial_accumulator_value = check_non_negative("Adagrad", "initial_accumulator_value",
-                                                             initial_accumulator_value)
-        super().__init__(learning_rate, parameters, weight_decay, grad_clip,
-                         {"epsilon": check_non_negative("Adagrad", "epsilon", epsilon)})
+    def __init__(
+        self,
+        learning_rate: Union[float, LRScheduler],
+        epsilon: float = 1e-06,
+        parameters: Optional[Iterable] = None,
+        weight_decay: Optional[float] = None,
+        grad_clip: Any = None,
+        name: Optional[str] = None,
+        initial_accumulator_value: float = 0.0,
+    ) -> None:
+        self._initial_accumulator_value = check_non_negative(
+            "Adagrad", "initial_accumulator_value", initial_accumulator_value
+        )
+        super().__init__(
+            learning_rate,
+            parameters,
+            weight_decay,
+            grad_clip,
+            {"epsilon": check_non_negative("Adagrad", "epsilon", epsilon)},
+        )
 
     def _init_state(self, slot: _Slot) -> dict:
         data = slot.param._data

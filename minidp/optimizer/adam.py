@@ -15,6 +15,7 @@ per set of parameters sharing dtypes and every scalar of the step. Their results
 bit for bit. ``beta_pow`` accumulates in the compute dtype as Paddle's accumulators do, and
 the moments of float16 and bfloat16 parameters are float32, as in Paddle.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Optional, Union
@@ -38,26 +39,43 @@ class Adam(Optimizer):
     _scalar_states = ("beta1_pow_acc", "beta2_pow_acc")
     _hyper_names = ("beta1", "beta2", "epsilon")
 
-    def __init__(self, learning_rate: Union[float, LRScheduler] = 0.001, beta1: float = 0.9, beta2: float = 0.999,
-                 epsilon: float = 1e-08, parameters: Optional[Iterable] = None, weight_decay: Optional[float] = None,
-                 grad_clip: Any = None, lazy_mode: bool = False, multi_precision: bool = False,
-                 name: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        learning_rate: Union[float, LRScheduler] = 0.001,
+        beta1: float = 0.9,
+        beta2: float = 0.999,
+        epsilon: float = 1e-08,
+        parameters: Optional[Iterable] = None,
+        weight_decay: Optional[float] = None,
+        grad_clip: Any = None,
+        lazy_mode: bool = False,
+        multi_precision: bool = False,
+        name: Optional[str] = None,
+    ) -> None:
         for label, value in (("beta1", beta1), ("beta2", beta2)):
             if not 0 <= value < 1:
                 raise ValueError(f"{type(self).__name__}: {label} must lie in [0, 1), got {value!r}")
         if epsilon < 0:
             raise ValueError(f"{type(self).__name__}: epsilon must be non-negative, got {epsilon!r}")
-        super().__init__(learning_rate, parameters, weight_decay, grad_clip,
-                         {"beta1": float(beta1), "beta2": float(beta2), "epsilon": float(epsilon)},
-                         multi_precision)
+        super().__init__(
+            learning_rate,
+            parameters,
+            weight_decay,
+            grad_clip,
+            {"beta1": float(beta1), "beta2": float(beta2), "epsilon": float(epsilon)},
+            multi_precision,
+        )
 
     def _init_state(self, slot: _Slot) -> dict:
         data = slot.param._data
         xp = backend.get_array_module(data)
         dtype = precision.compute_dtype(data.dtype)
-        return {"moment1": xp.zeros(data.shape, dtype), "moment2": xp.zeros(data.shape, dtype),
-                "beta1_pow_acc": float(dtype.type(slot.hyper["beta1"])),
-                "beta2_pow_acc": float(dtype.type(slot.hyper["beta2"]))}
+        return {
+            "moment1": xp.zeros(data.shape, dtype),
+            "moment2": xp.zeros(data.shape, dtype),
+            "beta1_pow_acc": float(dtype.type(slot.hyper["beta1"])),
+            "beta2_pow_acc": float(dtype.type(slot.hyper["beta2"])),
+        }
 
     @staticmethod
     def _advance_pows(slot: _Slot) -> None:
@@ -99,18 +117,40 @@ class Adam(Optimizer):
                 self._prepare(slot)
             data, state, hyper = slot.param._data, slot.state, slot.hyper
             slot_lr = lr * slot.lr_ratio
-            key = (data.dtype, slot_lr, slot.weight_decay, hyper["beta1"], hyper["beta2"],
-                   hyper["epsilon"], state["beta1_pow_acc"], state["beta2_pow_acc"])
+            key = (
+                data.dtype,
+                slot_lr,
+                slot.weight_decay,
+                hyper["beta1"],
+                hyper["beta2"],
+                hyper["epsilon"],
+                state["beta1_pow_acc"],
+                state["beta2_pow_acc"],
+            )
             tables = launches.setdefault(key, ([], [], [], [], []))
             xp = backend.get_array_module(data)
-            for table, array in zip(tables, (data, xp.ascontiguousarray(grad, dtype=data.dtype), slot.master,
-                                             state["moment1"], state["moment2"])):
+            for table, array in zip(
+                tables,
+                (data, xp.ascontiguousarray(grad, dtype=data.dtype), slot.master, state["moment1"], state["moment2"]),
+            ):
                 table.append(array)
         for (_, slot_lr, weight_decay, beta1, beta2, epsilon, beta1_pow, beta2_pow), tables in launches.items():
             params, grads, masters, moment1s, moment2s = tables
-            kernels.fused_adam(params, grads, moment1s, moment2s, masters=masters, lr=slot_lr, beta1=beta1,
-                               beta2=beta2, epsilon=epsilon, beta1_pow=beta1_pow, beta2_pow=beta2_pow,
-                               weight_decay=weight_decay, decoupled=self._decoupled_decay)
+            kernels.fused_adam(
+                params,
+                grads,
+                moment1s,
+                moment2s,
+                masters=masters,
+                lr=slot_lr,
+                beta1=beta1,
+                beta2=beta2,
+                epsilon=epsilon,
+                beta1_pow=beta1_pow,
+                beta2_pow=beta2_pow,
+                weight_decay=weight_decay,
+                decoupled=self._decoupled_decay,
+            )
         for slot, _ in pending:
             self._advance_pows(slot)
 
@@ -125,15 +165,26 @@ class AdamW(Adam):
 
     _decoupled_decay = True
 
-    def __init__(self, learning_rate: Union[float, LRScheduler] = 0.001, beta1: float = 0.9, beta2: float = 0.999,
-                 epsilon: float = 1e-08, parameters: Optional[Iterable] = None, weight_decay: float = 0.01,
-                 apply_decay_param_fun: Optional[Callable[[str], bool]] = None, grad_clip: Any = None,
-                 lazy_mode: bool = False, multi_precision: bool = False, name: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        learning_rate: Union[float, LRScheduler] = 0.001,
+        beta1: float = 0.9,
+        beta2: float = 0.999,
+        epsilon: float = 1e-08,
+        parameters: Optional[Iterable] = None,
+        weight_decay: float = 0.01,
+        apply_decay_param_fun: Optional[Callable[[str], bool]] = None,
+        grad_clip: Any = None,
+        lazy_mode: bool = False,
+        multi_precision: bool = False,
+        name: Optional[str] = None,
+    ) -> None:
         if apply_decay_param_fun is not None and not callable(apply_decay_param_fun):
             raise TypeError(f"AdamW: apply_decay_param_fun must be callable, got {apply_decay_param_fun!r}")
         self._apply_decay_param_fun = apply_decay_param_fun
-        super().__init__(learning_rate, beta1, beta2, epsilon, parameters, weight_decay, grad_clip,
-                         lazy_mode, multi_precision)
+        super().__init__(
+            learning_rate, beta1, beta2, epsilon, parameters, weight_decay, grad_clip, lazy_mode, multi_precision
+        )
 
     def _make_slot(self, param: Any, lr_ratio: float, weight_decay: float, hyper: dict) -> _Slot:
         if self._apply_decay_param_fun is not None and not self._apply_decay_param_fun(param.name):

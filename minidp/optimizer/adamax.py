@@ -1,4 +1,5 @@
 """Adamax (Adam with the infinity norm) with Paddle's update."""
+
 from __future__ import annotations
 
 from typing import Any, Iterable, Optional, Union
@@ -22,11 +23,20 @@ class Adamax(Optimizer):
     _scalar_states = ("beta1_pow_acc",)
     _hyper_names = ("beta1", "beta2", "epsilon")
 
-    def __init__(self, learning_rate: Union[float, LRScheduler] = 0.001, beta1: float = 0.9, beta2: float = 0.999,
-                 epsilon: float = 1e-08, parameters: Optional[Iterable] = None, weight_decay: Optional[float] = None,
-                 grad_clip: Any = None, name: Optional[str] = None) -> None:
-        super().__init__(learning_rate, parameters, weight_decay, grad_clip,
-                         check_adam_hyper("Adamax", beta1, beta2, epsilon))
+    def __init__(
+        self,
+        learning_rate: Union[float, LRScheduler] = 0.001,
+        beta1: float = 0.9,
+        beta2: float = 0.999,
+        epsilon: float = 1e-08,
+        parameters: Optional[Iterable] = None,
+        weight_decay: Optional[float] = None,
+        grad_clip: Any = None,
+        name: Optional[str] = None,
+    ) -> None:
+        super().__init__(
+            learning_rate, parameters, weight_decay, grad_clip, check_adam_hyper("Adamax", beta1, beta2, epsilon)
+        )
 
     def _init_state(self, slot: _Slot) -> dict:
         state = self._arrays_like_param(slot, zeros=self._array_states)

@@ -1,4 +1,5 @@
 """ASGD (averaged stochastic gradient descent over the last ``batch_num`` gradients), Paddle's form."""
+
 from __future__ import annotations
 
 from typing import Any, Iterable, Optional, Union
@@ -21,9 +22,16 @@ class ASGD(Optimizer):
     _array_states = ("d", "y")
     _scalar_states = ("m",)
 
-    def __init__(self, learning_rate: Union[float, LRScheduler] = 0.001, batch_num: int = 1,
-                 parameters: Optional[Iterable] = None, weight_decay: Optional[float] = None, grad_clip: Any = None,
-                 multi_precision: bool = False, name: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        learning_rate: Union[float, LRScheduler] = 0.001,
+        batch_num: int = 1,
+        parameters: Optional[Iterable] = None,
+        weight_decay: Optional[float] = None,
+        grad_clip: Any = None,
+        multi_precision: bool = False,
+        name: Optional[str] = None,
+    ) -> None:
         if isinstance(batch_num, bool) or not isinstance(batch_num, int) or batch_num <= 0:
             raise ValueError(f"ASGD: batch_num must be a positive int, got {batch_num!r}")
         self._batch_num = batch_num

@@ -1,4 +1,5 @@
 """LAMB (layer-wise adaptive moments) with Paddle's update."""
+
 from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Optional, Union
@@ -25,19 +26,36 @@ class Lamb(Optimizer):
     _scalar_states = ("beta1_pow_acc", "beta2_pow_acc")
     _hyper_names = ("beta1", "beta2", "epsilon", "lamb_weight_decay")
 
-    def __init__(self, learning_rate: Union[float, LRScheduler] = 0.001, lamb_weight_decay: float = 0.01,
-                 beta1: float = 0.9, beta2: float = 0.999, epsilon: float = 1e-06,
-                 parameters: Optional[Iterable] = None, grad_clip: Any = None,
-                 exclude_from_weight_decay_fn: Optional[Callable[[Any], bool]] = None, multi_precision: bool = False,
-                 always_adapt: bool = False, name: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        learning_rate: Union[float, LRScheduler] = 0.001,
+        lamb_weight_decay: float = 0.01,
+        beta1: float = 0.9,
+        beta2: float = 0.999,
+        epsilon: float = 1e-06,
+        parameters: Optional[Iterable] = None,
+        grad_clip: Any = None,
+        exclude_from_weight_decay_fn: Optional[Callable[[Any], bool]] = None,
+        multi_precision: bool = False,
+        always_adapt: bool = False,
+        name: Optional[str] = None,
+    ) -> None:
         if exclude_from_weight_decay_fn is not None and not callable(exclude_from_weight_decay_fn):
-            raise TypeError(f"Lamb: exclude_from_weight_decay_fn must be callable, got "
-                            f"{exclude_from_weight_decay_fn!r}")
+            raise TypeError(
+                f"Lamb: exclude_from_weight_decay_fn must be callable, got {exclude_from_weight_decay_fn!r}"
+            )
         self._exclude_from_weight_decay_fn = exclude_from_weight_decay_fn
         self._always_adapt = bool(always_adapt)
-        super().__init__(learning_rate, parameters, None, grad_clip,
-                         {**check_adam_hyper("Lamb", beta1, beta2, epsilon),
-                          "lamb_weight_decay": check_non_negative("Lamb", "lamb_weight_decay", lamb_weight_decay)})
+        super().__init__(
+            learning_rate,
+            parameters,
+            None,
+            grad_clip,
+            {
+                **check_adam_hyper("Lamb", beta1, beta2, epsilon),
+                "lamb_weight_decay": check_non_negative("Lamb", "lamb_weight_decay", lamb_weight_decay),
+            },
+        )
 
     def _make_slot(self, param: Any, lr_ratio: float, weight_decay: float, hyper: dict) -> _Slot:
         excluded = self._exclude_from_weight_decay_fn is not None and self._exclude_from_weight_decay_fn(param)

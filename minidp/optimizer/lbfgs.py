@@ -6,6 +6,7 @@ steps ``s`` and gradient changes ``y`` approximate the inverse Hessian (the two-
 recursion of Nocedal and Wright, Algorithm 7.4); the line search is their Algorithm 3.5/3.6
 with cubic interpolation (their equation 3.59).
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Optional
@@ -16,8 +17,9 @@ from ..ops._util import wrap
 from .optimizer import Optimizer
 
 
-def _cubic_minimum(x1: float, f1: float, g1: float, x2: float, f2: float, g2: float,
-                   bounds: Optional[tuple] = None) -> float:
+def _cubic_minimum(
+    x1: float, f1: float, g1: float, x2: float, f2: float, g2: float, bounds: Optional[tuple] = None
+) -> float:
     """The minimiser of the cubic through (x1, f1) and (x2, f2) with slopes g1 and g2, clipped to
     ``bounds`` (default: between the two points); their midpoint when the cubic has none."""
     low, high = bounds if bounds is not None else (min(x1, x2), max(x1, x2))
@@ -25,7 +27,7 @@ def _cubic_minimum(x1: float, f1: float, g1: float, x2: float, f2: float, g2: fl
     discriminant = d1 * d1 - g1 * g2
     if discriminant < 0:
         return (low + high) / 2.0
-    d2 = discriminant ** 0.5
+    d2 = discriminant**0.5
     if x1 <= x2:
         position = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
     else:
@@ -42,10 +44,19 @@ class _Point:
         self.step, self.loss, self.grad, self.slope = step, loss, grad, slope
 
 
-def _strong_wolfe(evaluate: Callable[[float], tuple], direction: Any, start: _Point, step: float,
-                  tolerance_change: float, c1: float = 1e-4, c2: float = 0.9, max_ls: int = 25) -> tuple:
+def _strong_wolfe(
+    evaluate: Callable[[float], tuple],
+    direction: Any,
+    start: _Point,
+    step: float,
+    tolerance_change: float,
+    c1: float = 1e-4,
+    c2: float = 0.9,
+    max_ls: int = 25,
+) -> tuple:
     """A step along ``direction`` satisfying the strong Wolfe conditions: first bracket one, then
     zoom in. ``evaluate(step) -> (loss, flat grad)``. Returns (loss, grad, step, evaluations)."""
+
     def trial(at: float) -> _Point:
         loss, grad = evaluate(at)
         return _Point(at, loss, grad, float((grad * direction).sum()))
@@ -66,8 +77,15 @@ def _strong_wolfe(evaluate: Callable[[float], tuple], direction: Any, start: _Po
         if new.slope >= 0:
             bracket = [previous, new]
             break
-        next_step = _cubic_minimum(previous.step, previous.loss, previous.slope, new.step, new.loss, new.slope,
-                                   bounds=(new.step + 0.01 * (new.step - previous.step), new.step * 10))
+        next_step = _cubic_minimum(
+            previous.step,
+            previous.loss,
+            previous.slope,
+            new.step,
+            new.loss,
+            new.slope,
+            bounds=(new.step + 0.01 * (new.step - previous.step), new.step * 10),
+        )
         previous, new = new, trial(next_step)
         evaluations += 1
         iteration += 1
@@ -117,10 +135,20 @@ class LBFGS(Optimizer):
     gradients, and parameter groups share one set of options.
     """
 
-    def __init__(self, learning_rate: float = 1.0, max_iter: int = 20, max_eval: Optional[int] = None,
-                 tolerance_grad: float = 1e-7, tolerance_change: float = 1e-9, history_size: int = 100,
-                 line_search_fn: Optional[str] = None, parameters: Optional[Iterable] = None,
-                 weight_decay: Optional[float] = None, grad_clip: Any = None, name: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        learning_rate: float = 1.0,
+        max_iter: int = 20,
+        max_eval: Optional[int] = None,
+        tolerance_grad: float = 1e-7,
+        tolerance_change: float = 1e-9,
+        history_size: int = 100,
+        line_search_fn: Optional[str] = None,
+        parameters: Optional[Iterable] = None,
+        weight_decay: Optional[float] = None,
+        grad_clip: Any = None,
+        name: Optional[str] = None,
+    ) -> None:
         if line_search_fn not in (None, "strong_wolfe"):
             raise ValueError(f"LBFGS: line_search_fn must be None or 'strong_wolfe', got {line_search_fn!r}")
         for label, value in (("max_iter", max_iter), ("history_size", history_size)):
@@ -136,15 +164,16 @@ class LBFGS(Optimizer):
     def _flat_grad(self) -> Any:
         params = self._parameter_list
         xp = backend.get_array_module(params[0]._data)
-        return xp.concatenate([(p._grad if p._grad is not None else xp.zeros_like(p._data)).reshape(-1)
-                               for p in params])
+        return xp.concatenate(
+            [(p._grad if p._grad is not None else xp.zeros_like(p._data)).reshape(-1) for p in params]
+        )
 
     def _move(self, step: float, direction: Any) -> None:
         """Every parameter += step * its part of ``direction``."""
         offset = 0
         for param in self._parameter_list:
             data = param._data
-            data += (step * direction[offset:offset + data.size]).reshape(data.shape).astype(data.dtype, copy=False)
+            data += (step * direction[offset : offset + data.size]).reshape(data.shape).astype(data.dtype, copy=False)
             offset += data.size
 
     def _evaluate_at(self, closure: Callable, step: float, direction: Any) -> tuple:
@@ -190,8 +219,10 @@ class LBFGS(Optimizer):
     def step(self, closure: Callable[[], Tensor]) -> Tensor:
         """Minimise with up to ``max_iter`` iterations; returns the loss ``closure`` gave first."""
         if not callable(closure):
-            raise TypeError("LBFGS.step: pass closure, a function that clears the gradients, computes the loss, "
-                            "calls loss.backward() and returns the loss")
+            raise TypeError(
+                "LBFGS.step: pass closure, a function that clears the gradients, computes the loss, "
+                "calls loss.backward() and returns the loss"
+            )
         state = self.state
         state.setdefault("func_evals", 0)
         state.setdefault("n_iter", 0)
@@ -219,8 +250,12 @@ class LBFGS(Optimizer):
             spent = 0
             if self.line_search_fn == "strong_wolfe":
                 loss, grad, step, spent = _strong_wolfe(
-                    lambda at: self._evaluate_at(closure, at, direction), direction,
-                    _Point(0.0, loss, grad, slope), step, self.tolerance_change)
+                    lambda at: self._evaluate_at(closure, at, direction),
+                    direction,
+                    _Point(0.0, loss, grad, slope),
+                    step,
+                    self.tolerance_change,
+                )
                 self._move(step, direction)
             else:
                 self._move(step, direction)
@@ -231,18 +266,24 @@ class LBFGS(Optimizer):
             state["alpha"] = step
             evaluations += spent
             state["func_evals"] += spent
-            if (iteration == self.max_iter or evaluations >= self.max_eval
-                    or float(abs(grad).max()) <= self.tolerance_grad
-                    or float(abs(direction * step).max()) <= self.tolerance_change
-                    or abs(loss - state["prev_loss"]) < self.tolerance_change):
+            if (
+                iteration == self.max_iter
+                or evaluations >= self.max_eval
+                or float(abs(grad).max()) <= self.tolerance_grad
+                or float(abs(direction * step).max()) <= self.tolerance_change
+                or abs(loss - state["prev_loss"]) < self.tolerance_change
+            ):
                 break
         return first_loss
 
-    def minimize(self, loss: Tensor, startup_program: Any = None, parameters: Optional[Iterable] = None,
-                 no_grad_set: Any = None) -> tuple:
+    def minimize(
+        self, loss: Tensor, startup_program: Any = None, parameters: Optional[Iterable] = None, no_grad_set: Any = None
+    ) -> tuple:
         """Refused, as in Paddle: L-BFGS needs to re-evaluate the loss; call ``step(closure)``."""
-        raise TypeError("LBFGS.minimize: L-BFGS re-evaluates the loss several times per step; call "
-                        "opt.step(closure) with a closure that computes the loss and calls backward()")
+        raise TypeError(
+            "LBFGS.minimize: L-BFGS re-evaluates the loss several times per step; call "
+            "opt.step(closure) with a closure that computes the loss and calls backward()"
+        )
 
     def apply_gradients(self, params_grads: Iterable) -> list:
         """Refused: L-BFGS updates only through ``step(closure)``."""
@@ -252,6 +293,7 @@ class LBFGS(Optimizer):
     def state_dict(self) -> dict:
         """Paddle's layout: ``{'state': {...}}`` with the counters, the last direction and step,
         the history lists and the previous gradient and loss (arrays as tensors)."""
+
         def export(value: Any) -> Any:
             if isinstance(value, list):
                 return [export(v) for v in value]

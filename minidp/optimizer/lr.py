@@ -6,6 +6,7 @@ function of ``last_epoch`` (and the constructor's arguments) alone, so ``step(ep
 anywhere and a scheduler restored from ``state_dict()`` continues exactly. The exception is
 :class:`ReduceOnPlateau`, which follows a metric and keeps Paddle's extra state keys.
 """
+
 from __future__ import annotations
 
 import logging
@@ -18,10 +19,26 @@ from ..autograd.tensor import Tensor
 
 logger = logging.getLogger("minidp.optimizer")
 
-__all__ = ["LRScheduler", "StepDecay", "MultiStepDecay", "CosineAnnealingDecay", "LinearWarmup", "NoamDecay",
-           "PiecewiseDecay", "NaturalExpDecay", "InverseTimeDecay", "PolynomialDecay", "ExponentialDecay",
-           "LambdaDecay", "MultiplicativeDecay", "LinearLR", "CosineAnnealingWarmRestarts", "OneCycleLR", "CyclicLR",
-           "ReduceOnPlateau"]
+__all__ = [
+    "LRScheduler",
+    "StepDecay",
+    "MultiStepDecay",
+    "CosineAnnealingDecay",
+    "LinearWarmup",
+    "NoamDecay",
+    "PiecewiseDecay",
+    "NaturalExpDecay",
+    "InverseTimeDecay",
+    "PolynomialDecay",
+    "ExponentialDecay",
+    "LambdaDecay",
+    "MultiplicativeDecay",
+    "LinearLR",
+    "CosineAnnealingWarmRestarts",
+    "OneCycleLR",
+    "CyclicLR",
+    "ReduceOnPlateau",
+]
 
 
 def _positive_number(cls: str, name: str, value: Any) -> float:
@@ -51,8 +68,13 @@ class LRScheduler:
         self.last_epoch = self.last_epoch + 1 if epoch is None else int(epoch)
         self.last_lr = float(self.get_lr())
         if self.verbose:
-            logger.info("rank %s: epoch %d: %s set learning rate to %s", _rank(), self.last_epoch,
-                        type(self).__name__, self.last_lr)
+            logger.info(
+                "rank %s: epoch %d: %s set learning rate to %s",
+                _rank(),
+                self.last_epoch,
+                type(self).__name__,
+                self.last_lr,
+            )
 
     def get_lr(self) -> float:
         """The rate at ``last_epoch``."""
@@ -82,8 +104,9 @@ def _rank() -> str:
 class StepDecay(LRScheduler):
     """``learning_rate * gamma ** (epoch // step_size)``."""
 
-    def __init__(self, learning_rate: float, step_size: int, gamma: float = 0.1, last_epoch: int = -1,
-                 verbose: bool = False) -> None:
+    def __init__(
+        self, learning_rate: float, step_size: int, gamma: float = 0.1, last_epoch: int = -1, verbose: bool = False
+    ) -> None:
         if not isinstance(step_size, int) or step_size <= 0:
             raise ValueError(f"StepDecay: step_size must be a positive int, got {step_size!r}")
         if gamma >= 1.0:
@@ -98,8 +121,14 @@ class StepDecay(LRScheduler):
 class MultiStepDecay(LRScheduler):
     """``learning_rate * gamma ** (number of milestones reached)``."""
 
-    def __init__(self, learning_rate: float, milestones: Sequence[int], gamma: float = 0.1, last_epoch: int = -1,
-                 verbose: bool = False) -> None:
+    def __init__(
+        self,
+        learning_rate: float,
+        milestones: Sequence[int],
+        gamma: float = 0.1,
+        last_epoch: int = -1,
+        verbose: bool = False,
+    ) -> None:
         milestones = list(milestones)
         if not milestones or any(b <= a for a, b in zip(milestones, milestones[1:])):
             raise ValueError(f"MultiStepDecay: milestones must be a non-empty increasing list, got {milestones}")
@@ -110,14 +139,15 @@ class MultiStepDecay(LRScheduler):
 
     def get_lr(self) -> float:
         reached = sum(1 for m in self.milestones if self.last_epoch >= m)
-        return self.base_lr * self.gamma ** reached
+        return self.base_lr * self.gamma**reached
 
 
 class CosineAnnealingDecay(LRScheduler):
     """``eta_min + (learning_rate - eta_min) * (1 + cos(pi * epoch / T_max)) / 2``."""
 
-    def __init__(self, learning_rate: float, T_max: int, eta_min: float = 0, last_epoch: int = -1,
-                 verbose: bool = False) -> None:
+    def __init__(
+        self, learning_rate: float, T_max: int, eta_min: float = 0, last_epoch: int = -1, verbose: bool = False
+    ) -> None:
         if not isinstance(T_max, int) or T_max <= 0:
             raise ValueError(f"CosineAnnealingDecay: T_max must be a positive int, got {T_max!r}")
         self.T_max = T_max
@@ -133,8 +163,15 @@ class LinearWarmup(LRScheduler):
     """Rise linearly from ``start_lr`` to ``end_lr`` over ``warmup_steps``, then follow
     ``learning_rate`` (a number, or a scheduler that restarts from its epoch 0)."""
 
-    def __init__(self, learning_rate: Union[float, LRScheduler], warmup_steps: int, start_lr: float,
-                 end_lr: float, last_epoch: int = -1, verbose: bool = False) -> None:
+    def __init__(
+        self,
+        learning_rate: Union[float, LRScheduler],
+        warmup_steps: int,
+        start_lr: float,
+        end_lr: float,
+        last_epoch: int = -1,
+        verbose: bool = False,
+    ) -> None:
         if not isinstance(learning_rate, LRScheduler):
             _positive_number("LinearWarmup", "learning_rate", learning_rate)
         if not isinstance(warmup_steps, int) or warmup_steps <= 0:
@@ -165,8 +202,10 @@ class LinearWarmup(LRScheduler):
         if isinstance(self.learning_rate, LRScheduler):
             inner = state_dict.get("LinearWarmup_LR", state_dict.get("learning_rate"))
             if not isinstance(inner, dict):
-                raise ValueError("LinearWarmup.set_state_dict: the state has no LinearWarmup_LR entry for the "
-                                 f"wrapped {type(self.learning_rate).__name__}")
+                raise ValueError(
+                    "LinearWarmup.set_state_dict: the state has no LinearWarmup_LR entry for the "
+                    f"wrapped {type(self.learning_rate).__name__}"
+                )
             super().set_state_dict(state_dict)
             self.learning_rate.set_state_dict(inner)
         else:
@@ -191,27 +230,31 @@ class NoamDecay(LRScheduler):
     """``learning_rate * d_model**-0.5 * min(epoch**-0.5, epoch * warmup_steps**-1.5)`` (the
     Transformer schedule; epoch 0 gives 0)."""
 
-    def __init__(self, d_model: int, warmup_steps: int, learning_rate: float = 1.0, last_epoch: int = -1,
-                 verbose: bool = False) -> None:
+    def __init__(
+        self, d_model: int, warmup_steps: int, learning_rate: float = 1.0, last_epoch: int = -1, verbose: bool = False
+    ) -> None:
         self.d_model = _positive_int("NoamDecay", "d_model", d_model)
         self.warmup_steps = _positive_int("NoamDecay", "warmup_steps", warmup_steps)
         super().__init__(learning_rate, last_epoch, verbose)
 
     def get_lr(self) -> float:
-        decay = 1.0 if self.last_epoch == 0 else self.last_epoch ** -0.5
-        warmup = self.warmup_steps ** -1.5 * self.last_epoch
-        return self.base_lr * self.d_model ** -0.5 * min(decay, warmup)
+        decay = 1.0 if self.last_epoch == 0 else self.last_epoch**-0.5
+        warmup = self.warmup_steps**-1.5 * self.last_epoch
+        return self.base_lr * self.d_model**-0.5 * min(decay, warmup)
 
 
 class PiecewiseDecay(LRScheduler):
     """``values[i]`` for epochs before ``boundaries[i]``, the last value after the last boundary."""
 
-    def __init__(self, boundaries: Sequence[int], values: Sequence[float], last_epoch: int = -1,
-                 verbose: bool = False) -> None:
+    def __init__(
+        self, boundaries: Sequence[int], values: Sequence[float], last_epoch: int = -1, verbose: bool = False
+    ) -> None:
         boundaries, values = list(boundaries), [float(v) for v in values]
         if not boundaries or len(values) != len(boundaries) + 1:
-            raise ValueError(f"PiecewiseDecay: pass a non-empty boundaries list and one more value than boundaries, "
-                             f"got {len(boundaries)} boundaries and {len(values)} values")
+            raise ValueError(
+                f"PiecewiseDecay: pass a non-empty boundaries list and one more value than boundaries, "
+                f"got {len(boundaries)} boundaries and {len(values)} values"
+            )
         self.boundaries, self.values = boundaries, values
         super().__init__(last_epoch=last_epoch, verbose=verbose)
 
@@ -250,8 +293,16 @@ class PolynomialDecay(LRScheduler):
     """``(learning_rate - end_lr) * (1 - epoch / decay_steps) ** power + end_lr``, with the epoch held
     at ``decay_steps``; with ``cycle``, ``decay_steps`` grows to the next multiple of itself instead."""
 
-    def __init__(self, learning_rate: float, decay_steps: int, end_lr: float = 0.0001, power: float = 1.0,
-                 cycle: bool = False, last_epoch: int = -1, verbose: bool = False) -> None:
+    def __init__(
+        self,
+        learning_rate: float,
+        decay_steps: int,
+        end_lr: float = 0.0001,
+        power: float = 1.0,
+        cycle: bool = False,
+        last_epoch: int = -1,
+        verbose: bool = False,
+    ) -> None:
         self.decay_steps = _positive_int("PolynomialDecay", "decay_steps", decay_steps)
         if not power > 0:
             raise ValueError(f"PolynomialDecay: power must be positive, got {power!r}")
@@ -277,14 +328,15 @@ class ExponentialDecay(LRScheduler):
         super().__init__(learning_rate, last_epoch, verbose)
 
     def get_lr(self) -> float:
-        return self.base_lr * self.gamma ** self.last_epoch
+        return self.base_lr * self.gamma**self.last_epoch
 
 
 class LambdaDecay(LRScheduler):
     """``learning_rate * lr_lambda(epoch)``."""
 
-    def __init__(self, learning_rate: float, lr_lambda: Callable[[int], float], last_epoch: int = -1,
-                 verbose: bool = False) -> None:
+    def __init__(
+        self, learning_rate: float, lr_lambda: Callable[[int], float], last_epoch: int = -1, verbose: bool = False
+    ) -> None:
         self.lr_lambda = _callable("LambdaDecay", lr_lambda)
         super().__init__(learning_rate, last_epoch, verbose)
 
@@ -295,8 +347,9 @@ class LambdaDecay(LRScheduler):
 class MultiplicativeDecay(LRScheduler):
     """``learning_rate * lr_lambda(1) * ... * lr_lambda(epoch)``."""
 
-    def __init__(self, learning_rate: float, lr_lambda: Callable[[int], float], last_epoch: int = -1,
-                 verbose: bool = False) -> None:
+    def __init__(
+        self, learning_rate: float, lr_lambda: Callable[[int], float], last_epoch: int = -1, verbose: bool = False
+    ) -> None:
         self.lr_lambda = _callable("MultiplicativeDecay", lr_lambda)
         super().__init__(learning_rate, last_epoch, verbose)
 
@@ -311,8 +364,15 @@ class LinearLR(LRScheduler):
     """The factor on ``learning_rate`` moves linearly from ``start_factor`` to ``end_factor`` over
     ``total_steps`` epochs, then stays."""
 
-    def __init__(self, learning_rate: float, total_steps: int, start_factor: float = 1.0 / 3,
-                 end_factor: float = 1.0, last_epoch: int = -1, verbose: bool = False) -> None:
+    def __init__(
+        self,
+        learning_rate: float,
+        total_steps: int,
+        start_factor: float = 1.0 / 3,
+        end_factor: float = 1.0,
+        last_epoch: int = -1,
+        verbose: bool = False,
+    ) -> None:
         if not 0 < start_factor <= 1:
             raise ValueError(f"LinearLR: start_factor must lie in (0, 1], got {start_factor!r}")
         if not 0 <= end_factor <= 1:
@@ -330,8 +390,15 @@ class CosineAnnealingWarmRestarts(LRScheduler):
     """Cosine annealing from ``learning_rate`` to ``eta_min`` over ``T_0`` epochs, restarting
     each time, each period ``T_mult`` times longer than the one before (SGDR)."""
 
-    def __init__(self, learning_rate: float, T_0: int, T_mult: int = 1, eta_min: float = 0, last_epoch: int = -1,
-                 verbose: bool = False) -> None:
+    def __init__(
+        self,
+        learning_rate: float,
+        T_0: int,
+        T_mult: int = 1,
+        eta_min: float = 0,
+        last_epoch: int = -1,
+        verbose: bool = False,
+    ) -> None:
         self.T_0 = _positive_int("CosineAnnealingWarmRestarts", "T_0", T_0)
         self.T_mult = _positive_int("CosineAnnealingWarmRestarts", "T_mult", T_mult)
         self.eta_min = float(eta_min)
@@ -357,16 +424,25 @@ class OneCycleLR(LRScheduler):
     over ``phase_pct`` of ``total_steps``, then fall to ``end_learning_rate`` (with ``three_phase``,
     first back to the start and then to the end), along a cosine or a line."""
 
-    def __init__(self, max_learning_rate: float, total_steps: int, divide_factor: float = 25.0,
-                 end_learning_rate: float = 0.0001, phase_pct: float = 0.3,
-                 anneal_strategy: Literal["cos", "linear"] = "cos", three_phase: bool = False,
-                 last_epoch: int = -1, verbose: bool = False) -> None:
+    def __init__(
+        self,
+        max_learning_rate: float,
+        total_steps: int,
+        divide_factor: float = 25.0,
+        end_learning_rate: float = 0.0001,
+        phase_pct: float = 0.3,
+        anneal_strategy: Literal["cos", "linear"] = "cos",
+        three_phase: bool = False,
+        last_epoch: int = -1,
+        verbose: bool = False,
+    ) -> None:
         self.max_learning_rate = _positive_number("OneCycleLR", "max_learning_rate", max_learning_rate)
         end = _positive_number("OneCycleLR", "end_learning_rate", end_learning_rate)
         self.total_steps = _positive_int("OneCycleLR", "total_steps", total_steps)
         if not 0 <= phase_pct <= (0.5 if three_phase else 1) or (three_phase and phase_pct == 0.5):
-            raise ValueError(f"OneCycleLR: phase_pct must lie in [0, {'0.5)' if three_phase else '1]'}, "
-                             f"got {phase_pct!r}")
+            raise ValueError(
+                f"OneCycleLR: phase_pct must lie in [0, {'0.5)' if three_phase else '1]'}, got {phase_pct!r}"
+            )
         if anneal_strategy not in ("cos", "linear"):
             raise ValueError(f"OneCycleLR: anneal_strategy must be 'cos' or 'linear', got {anneal_strategy!r}")
         self.anneal_strategy = anneal_strategy
@@ -374,9 +450,11 @@ class OneCycleLR(LRScheduler):
         rise_end = phase_pct * total_steps - 1
         last = total_steps - 1
         if three_phase:
-            self._phases = [(0, rise_end, start, self.max_learning_rate),
-                            (rise_end, 2 * phase_pct * total_steps - 2, self.max_learning_rate, start),
-                            (2 * phase_pct * total_steps - 2, last, start, end)]
+            self._phases = [
+                (0, rise_end, start, self.max_learning_rate),
+                (rise_end, 2 * phase_pct * total_steps - 2, self.max_learning_rate, start),
+                (2 * phase_pct * total_steps - 2, last, start, end),
+            ]
         else:
             self._phases = [(0, rise_end, start, self.max_learning_rate), (rise_end, last, self.max_learning_rate, end)]
         super().__init__(start, last_epoch, verbose)
@@ -388,8 +466,10 @@ class OneCycleLR(LRScheduler):
 
     def get_lr(self) -> float:
         if self.last_epoch > self.total_steps:
-            raise ValueError(f"OneCycleLR: stepped to epoch {self.last_epoch}, past total_steps={self.total_steps}; "
-                             "create the scheduler with enough total_steps for the whole run")
+            raise ValueError(
+                f"OneCycleLR: stepped to epoch {self.last_epoch}, past total_steps={self.total_steps}; "
+                "create the scheduler with enough total_steps for the whole run"
+            )
         phase = next((p for p in self._phases[:-1] if self.last_epoch <= p[1]), self._phases[-1])
         first, last, start, end = phase
         return self._anneal(start, end, (self.last_epoch - first) / (last - first))
@@ -401,18 +481,26 @@ class CyclicLR(LRScheduler):
     ``scale_fn`` of the cycle number or of the epoch (``scale_mode``); the modes give 1
     (``triangular``), ``1 / 2**(cycle - 1)`` (``triangular2``) or ``exp_gamma**epoch`` (``exp_range``)."""
 
-    def __init__(self, base_learning_rate: float, max_learning_rate: float, step_size_up: int,
-                 step_size_down: Optional[int] = None,
-                 mode: Literal["triangular", "triangular2", "exp_range"] = "triangular", exp_gamma: float = 1.0,
-                 scale_fn: Optional[Callable[[float], float]] = None,
-                 scale_mode: Literal["cycle", "iterations"] = "cycle", last_epoch: int = -1,
-                 verbose: bool = False) -> None:
+    def __init__(
+        self,
+        base_learning_rate: float,
+        max_learning_rate: float,
+        step_size_up: int,
+        step_size_down: Optional[int] = None,
+        mode: Literal["triangular", "triangular2", "exp_range"] = "triangular",
+        exp_gamma: float = 1.0,
+        scale_fn: Optional[Callable[[float], float]] = None,
+        scale_mode: Literal["cycle", "iterations"] = "cycle",
+        last_epoch: int = -1,
+        verbose: bool = False,
+    ) -> None:
         self.max_lr = _positive_number("CyclicLR", "max_learning_rate", max_learning_rate)
         up = _positive_int("CyclicLR", "step_size_up", step_size_up)
         down = up if step_size_down is None else _positive_int("CyclicLR", "step_size_down", step_size_down)
         if scale_fn is None and mode not in ("triangular", "triangular2", "exp_range"):
-            raise ValueError(f"CyclicLR: mode must be 'triangular', 'triangular2' or 'exp_range' (or pass scale_fn), "
-                             f"got {mode!r}")
+            raise ValueError(
+                f"CyclicLR: mode must be 'triangular', 'triangular2' or 'exp_range' (or pass scale_fn), got {mode!r}"
+            )
         if scale_mode not in ("cycle", "iterations"):
             raise ValueError(f"CyclicLR: scale_mode must be 'cycle' or 'iterations', got {scale_mode!r}")
         self.cycle_size = float(up + down)
@@ -425,7 +513,7 @@ class CyclicLR(LRScheduler):
         elif mode == "triangular2":
             self.scale_fn, self.scale_mode = (lambda cycle: 1 / 2.0 ** (cycle - 1)), "cycle"
         else:
-            self.scale_fn, self.scale_mode = (lambda epoch: self.gamma ** epoch), "iterations"
+            self.scale_fn, self.scale_mode = (lambda epoch: self.gamma**epoch), "iterations"
         super().__init__(base_learning_rate, last_epoch, verbose)
 
     def get_lr(self) -> float:
@@ -449,9 +537,19 @@ class ReduceOnPlateau(LRScheduler):
 
     _state_keys = ("cooldown_counter", "best", "num_bad_epochs", "last_epoch", "last_lr")
 
-    def __init__(self, learning_rate: float, mode: Literal["min", "max"] = "min", factor: float = 0.1,
-                 patience: int = 10, threshold: float = 1e-4, threshold_mode: Literal["rel", "abs"] = "rel",
-                 cooldown: int = 0, min_lr: float = 0, epsilon: float = 1e-8, verbose: bool = False) -> None:
+    def __init__(
+        self,
+        learning_rate: float,
+        mode: Literal["min", "max"] = "min",
+        factor: float = 0.1,
+        patience: int = 10,
+        threshold: float = 1e-4,
+        threshold_mode: Literal["rel", "abs"] = "rel",
+        cooldown: int = 0,
+        min_lr: float = 0,
+        epsilon: float = 1e-8,
+        verbose: bool = False,
+    ) -> None:
         mode, threshold_mode = str(mode).lower(), str(threshold_mode).lower()
         if mode not in ("min", "max"):
             raise ValueError(f"ReduceOnPlateau: mode must be 'min' or 'max', got {mode!r}")
@@ -478,12 +576,16 @@ class ReduceOnPlateau(LRScheduler):
         if hasattr(metrics, "shape"):
             values = backend.to_host(metrics).reshape(-1)
             if values.size != 1:
-                raise ValueError(f"ReduceOnPlateau.step: metrics must hold one value, got {values.size}; reduce it "
-                                 "first (e.g. with mean())")
+                raise ValueError(
+                    f"ReduceOnPlateau.step: metrics must hold one value, got {values.size}; reduce it "
+                    "first (e.g. with mean())"
+                )
             metrics = float(values[0])
         elif isinstance(metrics, bool) or not isinstance(metrics, (int, float)):
-            raise TypeError(f"ReduceOnPlateau.step: metrics must be a number, a one-element array or a tensor, got "
-                            f"{type(metrics).__name__}")
+            raise TypeError(
+                f"ReduceOnPlateau.step: metrics must be a number, a one-element array or a tensor, got "
+                f"{type(metrics).__name__}"
+            )
         if self.cooldown_counter > 0:
             self.cooldown_counter -= 1
             return
@@ -497,8 +599,12 @@ class ReduceOnPlateau(LRScheduler):
             if self.last_lr - new_lr > self.epsilon:
                 self.last_lr = new_lr
                 if self.verbose:
-                    logger.info("rank %s: epoch %d: ReduceOnPlateau set learning rate to %s", _rank(),
-                                self.last_epoch, self.last_lr)
+                    logger.info(
+                        "rank %s: epoch %d: ReduceOnPlateau set learning rate to %s",
+                        _rank(),
+                        self.last_epoch,
+                        self.last_lr,
+                    )
 
     def get_lr(self) -> float:
         return self.last_lr

@@ -1,4 +1,5 @@
 """SGD with momentum (optionally Nesterov), in Paddle's form."""
+
 from __future__ import annotations
 
 from typing import Any, Iterable, Optional, Union
@@ -22,15 +23,23 @@ class Momentum(Optimizer):
     _array_states = ("velocity",)
     _hyper_names = ("momentum",)
 
-    def __init__(self, learning_rate: Union[float, LRScheduler] = 0.001, momentum: float = 0.9,
-                 parameters: Optional[Iterable] = None, use_nesterov: bool = False,
-                 weight_decay: Optional[float] = None, grad_clip: Any = None, multi_precision: bool = False,
-                 name: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        learning_rate: Union[float, LRScheduler] = 0.001,
+        momentum: float = 0.9,
+        parameters: Optional[Iterable] = None,
+        use_nesterov: bool = False,
+        weight_decay: Optional[float] = None,
+        grad_clip: Any = None,
+        multi_precision: bool = False,
+        name: Optional[str] = None,
+    ) -> None:
         if not isinstance(momentum, (int, float)) or momentum < 0:
             raise ValueError(f"Momentum: momentum must be a non-negative float, got {momentum!r}")
         self._use_nesterov = bool(use_nesterov)
-        super().__init__(learning_rate, parameters, weight_decay, grad_clip, {"momentum": float(momentum)},
-                         multi_precision)
+        super().__init__(
+            learning_rate, parameters, weight_decay, grad_clip, {"momentum": float(momentum)}, multi_precision
+        )
 
     def _init_state(self, slot: _Slot) -> dict:
         data = slot.param._data
@@ -70,5 +79,13 @@ class Momentum(Optimizer):
             for table, array in zip(tables, (data, grad, slot.master, velocity)):
                 table.append(array)
         for (_, _, slot_lr, weight_decay, momentum), (params, grads, masters, velocities) in launches.items():
-            kernels.momentum(params, grads, velocities, masters=masters, lr=slot_lr, momentum=momentum,
-                             weight_decay=weight_decay, nesterov=self._use_nesterov)
+            kernels.momentum(
+                params,
+                grads,
+                velocities,
+                masters=masters,
+                lr=slot_lr,
+                momentum=momentum,
+                weight_decay=weight_decay,
+                nesterov=self._use_nesterov,
+            )

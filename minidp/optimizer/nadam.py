@@ -1,4 +1,5 @@
 """NAdam (Adam with Nesterov momentum and momentum decay) with Paddle's update."""
+
 from __future__ import annotations
 
 from typing import Any, Iterable, Optional, Union
@@ -29,16 +30,33 @@ class NAdam(Optimizer):
     _array_states = ("momentum_decay_pow", "beta2_pow", "mu_product", "moment1", "moment2")
     _hyper_names = ("beta1", "beta2", "epsilon", "momentum_decay")
 
-    def __init__(self, learning_rate: Union[float, LRScheduler] = 0.002, beta1: float = 0.9, beta2: float = 0.999,
-                 epsilon: float = 1e-08, momentum_decay: float = 0.004, parameters: Optional[Iterable] = None,
-                 weight_decay: Optional[float] = None, grad_clip: Any = None, name: Optional[str] = None) -> None:
-        super().__init__(learning_rate, parameters, weight_decay, grad_clip,
-                         {**check_adam_hyper("NAdam", beta1, beta2, epsilon),
-                          "momentum_decay": check_non_negative("NAdam", "momentum_decay", momentum_decay)})
+    def __init__(
+        self,
+        learning_rate: Union[float, LRScheduler] = 0.002,
+        beta1: float = 0.9,
+        beta2: float = 0.999,
+        epsilon: float = 1e-08,
+        momentum_decay: float = 0.004,
+        parameters: Optional[Iterable] = None,
+        weight_decay: Optional[float] = None,
+        grad_clip: Any = None,
+        name: Optional[str] = None,
+    ) -> None:
+        super().__init__(
+            learning_rate,
+            parameters,
+            weight_decay,
+            grad_clip,
+            {
+                **check_adam_hyper("NAdam", beta1, beta2, epsilon),
+                "momentum_decay": check_non_negative("NAdam", "momentum_decay", momentum_decay),
+            },
+        )
 
     def _init_state(self, slot: _Slot) -> dict:
-        return self._arrays_like_param(slot, ones=("momentum_decay_pow", "beta2_pow", "mu_product"),
-                                       zeros=("moment1", "moment2"))
+        return self._arrays_like_param(
+            slot, ones=("momentum_decay_pow", "beta2_pow", "mu_product"), zeros=("moment1", "moment2")
+        )
 
     def _update(self, slot: _Slot, grad: Any, lr: float) -> None:
         data, state, hyper = slot.param._data, slot.state, slot.hyper
@@ -48,9 +66,9 @@ class NAdam(Optimizer):
         m, v = state["moment1"], state["moment2"]
         decay_pow *= _DECAY_BASE
         beta2_pow *= beta2
-        decayed = decay_pow ** psi
+        decayed = decay_pow**psi
         mu_t = beta1 * (1 - 0.5 * decayed)
-        mu_next = beta1 * (1 - 0.5 * decayed * _DECAY_BASE ** psi)
+        mu_next = beta1 * (1 - 0.5 * decayed * _DECAY_BASE**psi)
         mu_product *= mu_t
         m *= beta1
         m += (1 - beta1) * grad

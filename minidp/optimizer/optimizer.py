@@ -11,6 +11,7 @@ parameter is updated by the array library (``_update_each``); on the GPU an opti
 multi-tensor kernels updates them in a few launches (``_update_on_device``). Both paths round
 every operation alike, so they give the same bits.
 """
+
 from __future__ import annotations
 
 import collections
@@ -57,10 +58,14 @@ def _check_decay(cls: str, value: Any, decoupled: bool) -> tuple:
     if isinstance(value, regularizers.WeightDecayRegularizer) and not decoupled:
         return (value._coeff, None) if isinstance(value, regularizers.L2Decay) else (0.0, value)
     if decoupled:
-        raise TypeError(f"{cls}: weight_decay must be a non-negative float (the decoupled decay "
-                        f"coefficient), got {value!r}; give an L1Decay/L2Decay to a ParamAttr instead")
-    raise TypeError(f"{cls}: weight_decay must be a non-negative float (the L2 coefficient), an L1Decay, "
-                    f"an L2Decay or None, got {value!r}")
+        raise TypeError(
+            f"{cls}: weight_decay must be a non-negative float (the decoupled decay "
+            f"coefficient), got {value!r}; give an L1Decay/L2Decay to a ParamAttr instead"
+        )
+    raise TypeError(
+        f"{cls}: weight_decay must be a non-negative float (the L2 coefficient), an L1Decay, "
+        f"an L2Decay or None, got {value!r}"
+    )
 
 
 def _updates_with_kernels(param_data: Any) -> bool:
@@ -70,8 +75,11 @@ def _updates_with_kernels(param_data: Any) -> bool:
 
 def check_unit_interval(cls: str, name: str, value: Any, closed_high: bool = False) -> float:
     """``value`` as a float after checking it lies in [0, 1) (or [0, 1] with ``closed_high``)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
-            0 <= value < 1 or (closed_high and value == 1)):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not (0 <= value < 1 or (closed_high and value == 1))
+    ):
         raise ValueError(f"{cls}: {name} must lie in [0, {'1]' if closed_high else '1)'}, got {value!r}")
     return float(value)
 
@@ -86,9 +94,11 @@ def check_non_negative(cls: str, name: str, value: Any) -> float:
 def check_adam_hyper(cls: str, beta1: Any, beta2: Any, epsilon: Any) -> dict:
     """The per-group hyperparameters of the Adam-like optimizers, checked: ``beta1`` and ``beta2``
     in [0, 1), ``epsilon`` non-negative."""
-    return {"beta1": check_unit_interval(cls, "beta1", beta1),
-            "beta2": check_unit_interval(cls, "beta2", beta2),
-            "epsilon": check_non_negative(cls, "epsilon", epsilon)}
+    return {
+        "beta1": check_unit_interval(cls, "beta1", beta1),
+        "beta2": check_unit_interval(cls, "beta2", beta2),
+        "epsilon": check_non_negative(cls, "epsilon", epsilon),
+    }
 
 
 def _host_scalar(value: Any) -> float:
@@ -116,23 +126,33 @@ class Optimizer:
     _hyper_names: tuple = ()
     _decoupled_decay = False
 
-    def __init__(self, learning_rate: Union[float, LRScheduler], parameters: Optional[Iterable],
-                 weight_decay: Optional[float], grad_clip: Any, hyper: dict,
-                 multi_precision: bool = False) -> None:
+    def __init__(
+        self,
+        learning_rate: Union[float, LRScheduler],
+        parameters: Optional[Iterable],
+        weight_decay: Optional[float],
+        grad_clip: Any,
+        hyper: dict,
+        multi_precision: bool = False,
+    ) -> None:
         cls = type(self).__name__
         if not isinstance(multi_precision, bool):
             raise TypeError(f"{cls}: multi_precision must be True or False, got {multi_precision!r}")
         if parameters is None:
-            raise ValueError(f"{cls}: pass parameters=model.parameters() (minidp has no static graph to "
-                             "collect them from)")
+            raise ValueError(
+                f"{cls}: pass parameters=model.parameters() (minidp has no static graph to collect them from)"
+            )
         if not isinstance(learning_rate, LRScheduler):
             if not isinstance(learning_rate, (int, float)) or isinstance(learning_rate, bool) or learning_rate < 0:
-                raise TypeError(f"{cls}: learning_rate must be a non-negative float or an LRScheduler, "
-                                f"got {learning_rate!r}")
+                raise TypeError(
+                    f"{cls}: learning_rate must be a non-negative float or an LRScheduler, got {learning_rate!r}"
+                )
             learning_rate = float(learning_rate)
         if grad_clip is not None and not hasattr(grad_clip, "_clip_arrays"):
-            raise TypeError(f"{cls}: grad_clip must be a clipping strategy such as "
-                            f"minidp.nn.ClipGradByGlobalNorm, got {grad_clip!r}")
+            raise TypeError(
+                f"{cls}: grad_clip must be a clipping strategy such as "
+                f"minidp.nn.ClipGradByGlobalNorm, got {grad_clip!r}"
+            )
         self._learning_rate = learning_rate
         self._grad_clip = grad_clip
         self._multi_precision = multi_precision
@@ -159,14 +179,18 @@ class Optimizer:
         if unknown:
             raise ValueError(f"{cls}: unknown parameter-group keys {unknown}; allowed: {list(allowed)}")
         params = list(group["params"])
-        decay, regularizer = (_check_decay(cls, group["weight_decay"], self._decoupled_decay)
-                              if "weight_decay" in group else self._default_decay)
+        decay, regularizer = (
+            _check_decay(cls, group["weight_decay"], self._decoupled_decay)
+            if "weight_decay" in group
+            else self._default_decay
+        )
         group_lr = float(group.get("learning_rate", 1.0))
         hyper = {name: group.get(name, self._default_hyper[name]) for name in self._hyper_names}
         for param in params:
             if not isinstance(param, Tensor):
-                raise TypeError(f"{cls}: parameters must be Tensors (e.g. model.parameters()), got "
-                                f"{type(param).__name__}")
+                raise TypeError(
+                    f"{cls}: parameters must be Tensors (e.g. model.parameters()), got {type(param).__name__}"
+                )
             if id(param) in self._seen:
                 raise ValueError(f"{cls}: parameter {param.name} appears twice; pass each parameter once")
             self._seen[id(param)] = True
@@ -191,8 +215,10 @@ class Optimizer:
     def set_lr(self, value: float) -> None:
         """Replace a float learning rate."""
         if isinstance(self._learning_rate, LRScheduler):
-            raise TypeError(f"{type(self).__name__}.set_lr: the learning rate follows a scheduler; step "
-                            "the scheduler or use set_lr_scheduler instead")
+            raise TypeError(
+                f"{type(self).__name__}.set_lr: the learning rate follows a scheduler; step "
+                "the scheduler or use set_lr_scheduler instead"
+            )
         if not isinstance(value, (int, float)) or value < 0:
             raise TypeError(f"set_lr: value must be a non-negative float, got {value!r}")
         self._learning_rate = float(value)
@@ -218,8 +244,14 @@ class Optimizer:
         if recorder is not None:
             recorder.span("optimizer step", "optimizer", started)
 
-    def backward(self, loss: Tensor, startup_program: Any = None, parameters: Optional[Iterable] = None,
-                 no_grad_set: Any = None, callbacks: Any = None) -> list:
+    def backward(
+        self,
+        loss: Tensor,
+        startup_program: Any = None,
+        parameters: Optional[Iterable] = None,
+        no_grad_set: Any = None,
+        callbacks: Any = None,
+    ) -> list:
         """Paddle's dynamic-graph ``backward``: the ``(parameter, gradient)`` pairs that
         ``loss.backward()`` left, for ``parameters`` (default: all of this optimizer's) that have a
         gradient. Like Paddle's, it does not run backward itself; ``startup_program``,
@@ -243,15 +275,18 @@ class Optimizer:
         for param, grad in params_grads:
             slot = slot_of.get(id(param))
             if slot is None:
-                raise ValueError(f"{type(self).__name__}.apply_gradients: {getattr(param, 'name', param)!r} is not "
-                                 "one of this optimizer's parameters")
+                raise ValueError(
+                    f"{type(self).__name__}.apply_gradients: {getattr(param, 'name', param)!r} is not "
+                    "one of this optimizer's parameters"
+                )
             slots.append(slot)
             grads.append(grad._data if isinstance(grad, Tensor) else grad)
         self._apply(slots, [slot.param for slot in slots], grads)
         return []
 
-    def minimize(self, loss: Tensor, startup_program: Any = None, parameters: Optional[Iterable] = None,
-                 no_grad_set: Any = None) -> tuple:
+    def minimize(
+        self, loss: Tensor, startup_program: Any = None, parameters: Optional[Iterable] = None, no_grad_set: Any = None
+    ) -> tuple:
         """Paddle's dynamic-graph ``minimize``: :meth:`backward` then :meth:`apply_gradients`, so it
         applies the gradients ``loss.backward()`` left (it does not run backward) and returns
         ``(optimize_ops, params_grads)``: an empty list and the pairs it applied."""
@@ -325,9 +360,12 @@ class Optimizer:
                 slot.master = data.astype(precision.FLOAT32)
             elif not self._warned_sixteen_bit:
                 self._warned_sixteen_bit = True
-                warnings.warn(f"{type(self).__name__}: parameter {slot.param.name} is {data.dtype}; "
-                              "without a float32 master weight small updates are rounded away. "
-                              "Consider multi_precision=True", stacklevel=4)
+                warnings.warn(
+                    f"{type(self).__name__}: parameter {slot.param.name} is {data.dtype}; "
+                    "without a float32 master weight small updates are rounded away. "
+                    "Consider multi_precision=True",
+                    stacklevel=4,
+                )
         if not slot.state:
             slot.state = self._init_state(slot)
 
@@ -380,16 +418,19 @@ class Optimizer:
         names = state_dict.get("param_names")
         names = self._saved_names(state_dict) if names is None else list(names)
         if len(names) != len(self._slots):
-            raise ValueError(f"{cls}.set_state_dict: the state is for {len(names)} parameters but this "
-                             f"optimizer has {len(self._slots)}")
+            raise ValueError(
+                f"{cls}.set_state_dict: the state is for {len(names)} parameters but this "
+                f"optimizer has {len(self._slots)}"
+            )
         used = {"param_names": True, "LR_Scheduler": True, "master_weights": True}
         saved_masters = state_dict.get("master_weights", {})
         new_states, new_masters = [], []
         for slot, saved in zip(self._slots, names):
             master = saved_masters.get(saved)
             if master is not None:
-                master = self._state_array(slot.param, master, f"master_weights[{saved!r}]",
-                                           tuple(slot.param._data.shape), precision.FLOAT32)
+                master = self._state_array(
+                    slot.param, master, f"master_weights[{saved!r}]", tuple(slot.param._data.shape), precision.FLOAT32
+                )
                 saved += precision.MASTER_SUFFIX
             new_masters.append(master)
             template = self._init_state(slot)
@@ -399,26 +440,39 @@ class Optimizer:
                 if entry not in state_dict:
                     continue
                 used[entry] = True
-                restored[key] = (_host_scalar(state_dict[entry]) if key in self._scalar_states
-                                 else self._state_array(slot.param, state_dict[entry], entry,
-                                                        self._state_shape(key, slot.param),
-                                                        template[key].dtype if key in template
-                                                        else slot.param._data.dtype))
+                restored[key] = (
+                    _host_scalar(state_dict[entry])
+                    if key in self._scalar_states
+                    else self._state_array(
+                        slot.param,
+                        state_dict[entry],
+                        entry,
+                        self._state_shape(key, slot.param),
+                        template[key].dtype if key in template else slot.param._data.dtype,
+                    )
+                )
             if restored and len(restored) != len(self._array_states) + len(self._scalar_states):
-                raise ValueError(f"{cls}.set_state_dict: the state of {saved} is incomplete: has "
-                                 f"{sorted(restored)}, needs {list(self._array_states + self._scalar_states)}")
+                raise ValueError(
+                    f"{cls}.set_state_dict: the state of {saved} is incomplete: has "
+                    f"{sorted(restored)}, needs {list(self._array_states + self._scalar_states)}"
+                )
             new_states.append(restored)
         unexpected = [key for key in state_dict if key not in used]
         if unexpected:
             warnings.warn(f"{cls}.set_state_dict: ignored entries {unexpected}", stacklevel=2)
         has_scheduler = isinstance(self._learning_rate, LRScheduler)
         if "LR_Scheduler" in state_dict and not has_scheduler:
-            warnings.warn(f"{cls}.set_state_dict: the state holds a learning-rate scheduler (LR_Scheduler) "
-                          "but this optimizer has a fixed learning rate; the scheduler state was ignored",
-                          stacklevel=2)
+            warnings.warn(
+                f"{cls}.set_state_dict: the state holds a learning-rate scheduler (LR_Scheduler) "
+                "but this optimizer has a fixed learning rate; the scheduler state was ignored",
+                stacklevel=2,
+            )
         elif has_scheduler and "LR_Scheduler" not in state_dict:
-            warnings.warn(f"{cls}.set_state_dict: this optimizer follows a scheduler but the state has no "
-                          "LR_Scheduler entry; the scheduler keeps its current epoch", stacklevel=2)
+            warnings.warn(
+                f"{cls}.set_state_dict: this optimizer follows a scheduler but the state has no "
+                "LR_Scheduler entry; the scheduler keeps its current epoch",
+                stacklevel=2,
+            )
         elif has_scheduler:
             self._learning_rate.set_state_dict(state_dict["LR_Scheduler"])
         for slot, restored, master in zip(self._slots, new_states, new_masters):
@@ -438,7 +492,7 @@ class Optimizer:
         if not keys or any(f"{name}_{key}_0" in state_dict for name in own for key in keys):
             return own
         suffix = f"_{keys[0]}_0"
-        listed = [entry[:-len(suffix)] for entry in state_dict if isinstance(entry, str) and entry.endswith(suffix)]
+        listed = [entry[: -len(suffix)] for entry in state_dict if isinstance(entry, str) and entry.endswith(suffix)]
         return listed or own
 
     def _state_shape(self, key: str, param: Tensor) -> tuple:
@@ -446,14 +500,14 @@ class Optimizer:
         return tuple(param._data.shape)
 
     @staticmethod
-    def _state_array(param: Tensor, value: Any, entry: str, shape: tuple,
-                     dtype: numpy.dtype) -> Any:
+    def _state_array(param: Tensor, value: Any, entry: str, shape: tuple, dtype: numpy.dtype) -> Any:
         """A private copy of a saved state array of ``shape``, on the parameter's device, in
         ``dtype``."""
         array = value._data if isinstance(value, Tensor) else value
         if tuple(array.shape) != shape:
-            raise ValueError(f"set_state_dict: {entry} has shape {list(array.shape)} but parameter "
-                             f"{param.name} needs {list(shape)}")
+            raise ValueError(
+                f"set_state_dict: {entry} has shape {list(array.shape)} but parameter {param.name} needs {list(shape)}"
+            )
         xp = backend.get_array_module(param._data)
         if xp is backend.numpy:
             array = backend.to_host(array)

@@ -8,6 +8,7 @@ applied to the master and the parameter is its rounded copy, so updates smaller 
 parameter's 16-bit resolution still add up. float32 and float64 parameters are updated in
 their own dtype, in place.
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,4 +1,5 @@
 """RAdam (Adam with a rectified adaptive learning rate) with Paddle's update."""
+
 from __future__ import annotations
 
 from typing import Any, Iterable, Optional, Union
@@ -26,15 +27,23 @@ class RAdam(Optimizer):
     _array_states = ("beta1_pow", "beta2_pow", "rho", "moment1", "moment2")
     _hyper_names = ("beta1", "beta2", "epsilon")
 
-    def __init__(self, learning_rate: Union[float, LRScheduler] = 0.001, beta1: float = 0.9, beta2: float = 0.999,
-                 epsilon: float = 1e-08, parameters: Optional[Iterable] = None, weight_decay: Optional[float] = None,
-                 grad_clip: Any = None, name: Optional[str] = None) -> None:
-        super().__init__(learning_rate, parameters, weight_decay, grad_clip,
-                         check_adam_hyper("RAdam", beta1, beta2, epsilon))
+    def __init__(
+        self,
+        learning_rate: Union[float, LRScheduler] = 0.001,
+        beta1: float = 0.9,
+        beta2: float = 0.999,
+        epsilon: float = 1e-08,
+        parameters: Optional[Iterable] = None,
+        weight_decay: Optional[float] = None,
+        grad_clip: Any = None,
+        name: Optional[str] = None,
+    ) -> None:
+        super().__init__(
+            learning_rate, parameters, weight_decay, grad_clip, check_adam_hyper("RAdam", beta1, beta2, epsilon)
+        )
 
     def _init_state(self, slot: _Slot) -> dict:
-        return self._arrays_like_param(slot, ones=("beta1_pow", "beta2_pow", "rho"),
-                                       zeros=("moment1", "moment2"))
+        return self._arrays_like_param(slot, ones=("beta1_pow", "beta2_pow", "rho"), zeros=("moment1", "moment2"))
 
     def _update(self, slot: _Slot, grad: Any, lr: float) -> None:
         data, state, hyper = slot.param._data, slot.state, slot.hyper

@@ -1,4 +1,5 @@
 """RMSProp with Paddle's update (momentum and the centered variant included)."""
+
 from __future__ import annotations
 
 from typing import Any, Iterable, Optional, Union
@@ -23,12 +24,23 @@ class RMSProp(Optimizer):
     _array_states = ("momentum", "mean_square", "mean_grad")
     _hyper_names = ("rho", "epsilon", "momentum")
 
-    def __init__(self, learning_rate: Union[float, LRScheduler], rho: float = 0.95, epsilon: float = 1e-06,
-                 momentum: float = 0.0, centered: bool = False, parameters: Optional[Iterable] = None,
-                 weight_decay: Optional[float] = None, grad_clip: Any = None, name: Optional[str] = None) -> None:
-        hyper = {"rho": check_unit_interval("RMSProp", "rho", rho, closed_high=True),
-                 "epsilon": check_non_negative("RMSProp", "epsilon", epsilon),
-                 "momentum": check_non_negative("RMSProp", "momentum", momentum)}
+    def __init__(
+        self,
+        learning_rate: Union[float, LRScheduler],
+        rho: float = 0.95,
+        epsilon: float = 1e-06,
+        momentum: float = 0.0,
+        centered: bool = False,
+        parameters: Optional[Iterable] = None,
+        weight_decay: Optional[float] = None,
+        grad_clip: Any = None,
+        name: Optional[str] = None,
+    ) -> None:
+        hyper = {
+            "rho": check_unit_interval("RMSProp", "rho", rho, closed_high=True),
+            "epsilon": check_non_negative("RMSProp", "epsilon", epsilon),
+            "momentum": check_non_negative("RMSProp", "momentum", momentum),
+        }
         self._centered = bool(centered)
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, hyper)
 

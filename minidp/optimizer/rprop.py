@@ -1,4 +1,5 @@
 """Rprop (resilient backpropagation: per-element step sizes driven by gradient signs), Paddle's form."""
+
 from __future__ import annotations
 
 from typing import Any, Iterable, Optional, Sequence, Union
@@ -18,18 +19,26 @@ class Rprop(Optimizer):
 
     _array_states = ("prevs", "learning_rates")
 
-    def __init__(self, learning_rate: Union[float, LRScheduler] = 0.001,
-                 learning_rate_range: Sequence[float] = (1e-05, 50), parameters: Optional[Iterable] = None,
-                 etas: Sequence[float] = (0.5, 1.2), grad_clip: Any = None, multi_precision: bool = False,
-                 name: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        learning_rate: Union[float, LRScheduler] = 0.001,
+        learning_rate_range: Sequence[float] = (1e-05, 50),
+        parameters: Optional[Iterable] = None,
+        etas: Sequence[float] = (0.5, 1.2),
+        grad_clip: Any = None,
+        multi_precision: bool = False,
+        name: Optional[str] = None,
+    ) -> None:
         low, high = (float(v) for v in learning_rate_range)
         if not 0 < low <= high:
-            raise ValueError(f"Rprop: learning_rate_range must be (min, max) with 0 < min <= max, got "
-                             f"{tuple(learning_rate_range)}")
+            raise ValueError(
+                f"Rprop: learning_rate_range must be (min, max) with 0 < min <= max, got {tuple(learning_rate_range)}"
+            )
         shrink, grow = (float(v) for v in etas)
         if not 0 < shrink < 1 < grow:
-            raise ValueError(f"Rprop: etas must be (decrease, increase) with 0 < decrease < 1 < increase, "
-                             f"got {tuple(etas)}")
+            raise ValueError(
+                f"Rprop: etas must be (decrease, increase) with 0 < decrease < 1 < increase, got {tuple(etas)}"
+            )
         self._range, self._etas = (low, high), (shrink, grow)
         super().__init__(learning_rate, parameters, None, grad_clip, {})
 

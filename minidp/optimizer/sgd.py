@@ -1,4 +1,5 @@
 """Plain stochastic gradient descent."""
+
 from __future__ import annotations
 
 from typing import Any, Iterable, Optional, Union
@@ -18,9 +19,15 @@ class SGD(Optimizer):
     as the per-parameter path.
     """
 
-    def __init__(self, learning_rate: Union[float, LRScheduler] = 0.001, parameters: Optional[Iterable] = None,
-                 weight_decay: Optional[float] = None, grad_clip: Any = None, multi_precision: bool = False,
-                 name: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        learning_rate: Union[float, LRScheduler] = 0.001,
+        parameters: Optional[Iterable] = None,
+        weight_decay: Optional[float] = None,
+        grad_clip: Any = None,
+        multi_precision: bool = False,
+        name: Optional[str] = None,
+    ) -> None:
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, {}, multi_precision)
 
     def _update(self, slot: _Slot, grad: Any, lr: float) -> None:

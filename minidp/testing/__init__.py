@@ -9,9 +9,18 @@
 - :func:`assert_data_parallel_equivalent` checks that N ranks end where one process on the
   whole batch ends.
 """
+
 from .compare import Difference, compare, format_table
 from .equivalence import assert_data_parallel_equivalent
 from .golden import FORMAT, golden, read_manifest, shard
 
-__all__ = ["FORMAT", "Difference", "assert_data_parallel_equivalent", "compare", "format_table",
-           "golden", "read_manifest", "shard"]
+__all__ = [
+    "FORMAT",
+    "Difference",
+    "assert_data_parallel_equivalent",
+    "compare",
+    "format_table",
+    "golden",
+    "read_manifest",
+    "shard",
+]

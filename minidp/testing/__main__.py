@@ -1,4 +1,5 @@
 """``python -m minidp.testing compare golden.npz theirs.npz [--rtol R] [--atol A]``."""
+
 import sys
 
 from .compare import main

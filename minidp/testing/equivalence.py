@@ -1,4 +1,5 @@
 """Data parallelism as a contract: N ranks must end where one process on the whole batch ends."""
+
 from __future__ import annotations
 
 import os
@@ -10,11 +11,17 @@ import numpy
 from .golden import ModelSpec, _check_batches, golden, train_and_record
 
 
-def assert_data_parallel_equivalent(model: ModelSpec, loss: Callable,
-                                    batches: Sequence[Sequence[object]], world_size: int,
-                                    optimizer: Callable, steps: Optional[int] = None,
-                                    rtol: float = 1e-5, atol: float = 1e-6,
-                                    seed: int = 0) -> str:
+def assert_data_parallel_equivalent(
+    model: ModelSpec,
+    loss: Callable,
+    batches: Sequence[Sequence[object]],
+    world_size: int,
+    optimizer: Callable,
+    steps: Optional[int] = None,
+    rtol: float = 1e-5,
+    atol: float = 1e-6,
+    seed: int = 0,
+) -> str:
     """Train on ``world_size`` ranks and in one process on the whole batches; compare.
 
     Every rank's averaged gradient and parameters after each step must match the single
@@ -27,8 +34,9 @@ def assert_data_parallel_equivalent(model: ModelSpec, loss: Callable,
     checked = _check_batches(batches, steps, world_size)
     alone = train_and_record(model, loss, checked, optimizer, seed)
     with tempfile.TemporaryDirectory() as directory:
-        path = golden(model, loss, checked, world_size, steps, optimizer,
-                      out=os.path.join(directory, "golden.npz"), seed=seed)
+        path = golden(
+            model, loss, checked, world_size, steps, optimizer, out=os.path.join(directory, "golden.npz"), seed=seed
+        )
         with numpy.load(path, allow_pickle=False) as parallel:
             worst = (0.0, "")
             failure = ""
@@ -42,10 +50,11 @@ def assert_data_parallel_equivalent(model: ModelSpec, loss: Callable,
                 if diff >= worst[0]:
                     worst = (diff, key)
                 if not failure and not numpy.allclose(got, reference, rtol=rtol, atol=atol):
-                    failure = (f"{key} differs from one process on the whole batch by up to "
-                               f"{diff:.3g} (rtol={rtol:g}, atol={atol:g})")
-    report = (f"{world_size} ranks against one process, {steps} steps: largest difference "
-              f"{worst[0]:.3g} at {worst[1]}")
+                    failure = (
+                        f"{key} differs from one process on the whole batch by up to "
+                        f"{diff:.3g} (rtol={rtol:g}, atol={atol:g})"
+                    )
+    report = f"{world_size} ranks against one process, {steps} steps: largest difference {worst[0]:.3g} at {worst[1]}"
     if failure:
         raise AssertionError(f"{failure}\n{report}")
     return report

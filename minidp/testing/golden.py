@@ -20,6 +20,7 @@ Format (NumPy ``.npz``, no pickled objects; load with ``numpy.load(path)``):
 Parameters keep minidp's (Paddle's) layouts: a ``Linear`` weight is ``[in_features,
 out_features]`` (PyTorch's is ``[out, in]``: transpose it before comparing).
 """
+
 from __future__ import annotations
 
 import json
@@ -48,26 +49,27 @@ def _check_batches(data: Sequence[Sequence[Any]], steps: int, world_size: int) -
         if len(rows) != 1 or None in rows or next(iter(rows)) % world_size:
             raise ValueError(
                 f"batch {index}: every array needs the same number of rows, divisible by "
-                f"world_size={world_size} (got shapes {[list(a.shape) for a in batch]})")
+                f"world_size={world_size} (got shapes {[list(a.shape) for a in batch]})"
+            )
     return batches[:steps]
 
 
 def shard(batch: Sequence[numpy.ndarray], rank: int, world_size: int) -> tuple:
     """Rank ``rank``'s contiguous slice of every array of a global batch."""
     rows = batch[0].shape[0] // world_size
-    return tuple(a[rank * rows:(rank + 1) * rows] for a in batch)
+    return tuple(a[rank * rows : (rank + 1) * rows] for a in batch)
 
 
 def _build(model: ModelSpec) -> Layer:
     layer = model if isinstance(model, Layer) else model()
     if not isinstance(layer, Layer):
-        raise TypeError(f"model must be a minidp.nn.Layer or a function returning one, got "
-                        f"{type(layer).__name__}")
+        raise TypeError(f"model must be a minidp.nn.Layer or a function returning one, got {type(layer).__name__}")
     return layer
 
 
-def train_and_record(model: ModelSpec, loss: Callable, batches: List[tuple],
-                     optimizer: Callable, seed: int) -> Dict[str, numpy.ndarray]:
+def train_and_record(
+    model: ModelSpec, loss: Callable, batches: List[tuple], optimizer: Callable, seed: int
+) -> Dict[str, numpy.ndarray]:
     """Run the steps on this rank of the current job (or alone) and return what it recorded."""
     minidp.seed(seed)
     layer = _build(model)
@@ -82,6 +84,7 @@ def train_and_record(model: ModelSpec, loss: Callable, batches: List[tuple],
     def keep_local(name: str) -> Callable:
         def hook(grad):
             local[name] = local[name] + grad.numpy() if name in local else grad.numpy().copy()
+
         return hook
 
     for name, p in named:
@@ -113,8 +116,16 @@ def train_and_record(model: ModelSpec, loss: Callable, batches: List[tuple],
     return record
 
 
-def golden(model: ModelSpec, loss: Callable, data: Sequence[Sequence[Any]], world_size: int,
-           steps: int, optimizer: Callable, out: str = "golden.npz", seed: int = 0) -> str:
+def golden(
+    model: ModelSpec,
+    loss: Callable,
+    data: Sequence[Sequence[Any]],
+    world_size: int,
+    steps: int,
+    optimizer: Callable,
+    out: str = "golden.npz",
+    seed: int = 0,
+) -> str:
     """Train ``model`` data-parallel on ``world_size`` ranks for ``steps`` steps; write ``out``.
 
     Args:
@@ -137,8 +148,13 @@ def golden(model: ModelSpec, loss: Callable, data: Sequence[Sequence[Any]], worl
     if world_size == 1:
         records = [train_and_record(model, loss, batches, optimizer, seed)]
     else:
-        context = dist.spawn(train_and_record, args=(model, loss, batches, optimizer, seed),
-                             nprocs=world_size, backend="gloo", start_method="fork")
+        context = dist.spawn(
+            train_and_record,
+            args=(model, loss, batches, optimizer, seed),
+            nprocs=world_size,
+            backend="gloo",
+            start_method="fork",
+        )
         records = [q.get() for q in context.return_queues]
     layer = _build(model)
     manifest = {

@@ -8,6 +8,7 @@ save removes, while a live writer's is kept. Every dtype round-trips bit for bit
 to a minidp checkpoint or a Paddle pickle gives a ValueError naming the file, or the original
 content, never anything else; crafted Paddle pickles are refused within the same memory bound.
 """
+
 import hashlib
 import io
 import json
@@ -42,8 +43,9 @@ SECONDS_BOUND = 2.0
 def npy_header(dtype, shape, fortran_order=False):
     """The NPY header of an array of ``dtype`` and ``shape`` (its data not included)."""
     buffer = io.BytesIO()
-    np.lib.format.write_array_header_1_0(buffer, {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)),
-                                                  "fortran_order": fortran_order, "shape": shape})
+    np.lib.format.write_array_header_1_0(
+        buffer, {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": fortran_order, "shape": shape}
+    )
     return buffer.getvalue()
 
 
@@ -126,7 +128,7 @@ def test_a_bit_flip_in_array_data_is_caught(tmp_path):
 
 # --- allocation bounds --------------------------------------------------------------------------
 def test_a_header_declaring_two_to_the_forty_elements_is_refused_before_allocating(tmp_path):
-    entry = npy_header("<f8", (2 ** 40,)) + bytes(64)
+    entry = npy_header("<f8", (2**40,)) + bytes(64)
     path = write_checkpoint(tmp_path / "huge_header.ckpt", [entry], ["ndarray", 0])
     assert "declares" in refused(path, "arrays/0.npy", "obj")
 
@@ -203,7 +205,7 @@ def test_3000_directory_records_sharing_one_entrys_bytes_are_refused(tmp_path):
     data = path.read_bytes()
     directory = data.index(b"PK\x01\x02")
     end = data.index(b"PK\x05\x06")
-    record = data[directory:data.index(b"PK\x01\x02", directory + 4)]  # arrays/0.npy's record
+    record = data[directory : data.index(b"PK\x01\x02", directory + 4)]  # arrays/0.npy's record
     copies = b"".join(record.replace(b"arrays/0.npy", f"x{i:07d}.npy".encode()) for i in range(1, 3000))
     records = data[directory:end] + copies
     tail = bytearray(data[end:])
@@ -212,11 +214,19 @@ def test_3000_directory_records_sharing_one_entrys_bytes_are_refused(tmp_path):
     assert "overlap" in refused(path, "x0000001.npy")
 
 
-@pytest.mark.parametrize("layout, entry", [
-    ("unlisted", "arrays/1.npy"), ("missing", "arrays/0.npy"), ("unreferenced", "arrays/1.npy"),
-    ("object-dtype", "arrays/0.npy"), ("bad-reference", "minidp.json"), ("future-version", "minidp.json"),
-    ("malformed-node", "minidp.json"), ("bad-hash-list", "minidp.json"),
-])
+@pytest.mark.parametrize(
+    "layout, entry",
+    [
+        ("unlisted", "arrays/1.npy"),
+        ("missing", "arrays/0.npy"),
+        ("unreferenced", "arrays/1.npy"),
+        ("object-dtype", "arrays/0.npy"),
+        ("bad-reference", "minidp.json"),
+        ("future-version", "minidp.json"),
+        ("malformed-node", "minidp.json"),
+        ("bad-hash-list", "minidp.json"),
+    ],
+)
 def test_other_inconsistent_archives_are_refused_naming_the_entry(tmp_path, layout, entry):
     good = npy(np.ones(3))
     path = tmp_path / f"{layout}.ckpt"
@@ -239,13 +249,17 @@ def test_other_inconsistent_archives_are_refused_naming_the_entry(tmp_path, layo
     elif layout == "malformed-node":
         write_checkpoint(path, [good], ["dict", [["ndarray", 0]]])
     else:
-        write_checkpoint(path, [good], ["ndarray", 0], meta=manifest(["ndarray", 0], [good]).replace(b'"sha256": ["',
-                                                                                                      b'"sha256": ["z'))
+        write_checkpoint(
+            path,
+            [good],
+            ["ndarray", 0],
+            meta=manifest(["ndarray", 0], [good]).replace(b'"sha256": ["', b'"sha256": ["z'),
+        )
     refused(path, entry)
 
 
 def test_load_errors_are_checkpoint_errors(tmp_path):
-    path = write_checkpoint(tmp_path / "c.ckpt", [npy_header("<f8", (2 ** 40,))], ["ndarray", 0])
+    path = write_checkpoint(tmp_path / "c.ckpt", [npy_header("<f8", (2**40,))], ["ndarray", 0])
     with pytest.raises(CheckpointError):
         load(path)
     assert issubclass(CheckpointError, ValueError)
@@ -260,7 +274,7 @@ def test_version_1_checkpoints_without_hashes_still_load_with_the_size_checks(tm
     np.testing.assert_array_equal(back["t"].numpy(), arrays[0])
     np.testing.assert_array_equal(back["f"], arrays[1])
     assert back["n"] == 3
-    huge = write_checkpoint(tmp_path / "v1_huge.ckpt", [npy_header("<f8", (2 ** 40,))], ["ndarray", 0], version=1)
+    huge = write_checkpoint(tmp_path / "v1_huge.ckpt", [npy_header("<f8", (2**40,))], ["ndarray", 0], version=1)
     refused(huge, "arrays/0.npy")
 
 
@@ -284,8 +298,24 @@ def test_a_structure_deeper_than_the_bound_is_refused_at_save(tmp_path):
 
 
 # --- round trips --------------------------------------------------------------------------------
-DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
-          "float32", "float64", "complex64", "complex128", "<U5", "S3"]
+DTYPES = [
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+    "<U5",
+    "S3",
+]
 
 
 @pytest.mark.parametrize("dtype", DTYPES + ["bfloat16"])
@@ -293,8 +323,13 @@ def test_every_dtype_round_trips_bit_for_bit(tmp_path, dtype):
     dtype = backend.BFLOAT16 if dtype == "bfloat16" else np.dtype(dtype)
     raw = np.random.default_rng(0).integers(0, 256, size=24 * dtype.itemsize, dtype=np.uint8)
     array = raw.view(dtype).reshape(4, -1) if dtype.kind not in "bUS" else raw[:24].astype(dtype).reshape(4, 6)
-    obj = {"c": array, "f": np.asfortranarray(array), "strided": array[:, ::2], "0d": array[0, 0, None].reshape(()),
-           "empty": array[:0]}
+    obj = {
+        "c": array,
+        "f": np.asfortranarray(array),
+        "strided": array[:, ::2],
+        "0d": array[0, 0, None].reshape(()),
+        "empty": array[:0],
+    }
     save(obj, tmp_path / "all.ckpt")
     back = load(tmp_path / "all.ckpt")
     for key, value in obj.items():
@@ -362,12 +397,16 @@ def test_a_sigkilled_writers_temporary_is_removed_by_the_next_save_but_a_live_on
 
 
 def test_other_hosts_and_other_targets_temporaries_are_kept(tmp_path):
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
-                          check=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+    )
     pid = int(dead.stdout)
     host = serialization._host_tag()
-    kept = [f".model.ckpt.other-host.{pid}.0123abcd.tmp", f".model.ckpt.v2.{host}.{pid}.0123abcd.tmp",
-            f".model.ckpt.{host}.{os.getpid()}.0123abcd.tmp"]
+    kept = [
+        f".model.ckpt.other-host.{pid}.0123abcd.tmp",
+        f".model.ckpt.v2.{host}.{pid}.0123abcd.tmp",
+        f".model.ckpt.{host}.{os.getpid()}.0123abcd.tmp",
+    ]
     removed = f".model.ckpt.{host}.{pid}.0123abcd.tmp"
     for name in [*kept, removed]:
         (tmp_path / name).write_bytes(b"partial")
@@ -377,8 +416,11 @@ def test_other_hosts_and_other_targets_temporaries_are_kept(tmp_path):
 
 # --- fuzzing ------------------------------------------------------------------------------------
 def sample_checkpoint(path):
-    obj = {"w": minidp.to_tensor(np.arange(12, dtype=np.float32).reshape(3, 4)), "step": 7,
-           "opt": {"m": [np.ones(5, np.float64), (1.5, None)]}}
+    obj = {
+        "w": minidp.to_tensor(np.arange(12, dtype=np.float32).reshape(3, 4)),
+        "step": 7,
+        "opt": {"m": [np.ones(5, np.float64), (1.5, None)]},
+    }
     save(obj, path)
     return path.read_bytes()
 
@@ -408,8 +450,10 @@ def test_damaged_minidp_checkpoints_load_unchanged_or_raise_a_named_value_error(
     np.testing.assert_array_equal(back["opt"]["m"][0], expected["opt"]["m"][0])
 
 
-PADDLE_FILES = [(FIXTURES / name).read_bytes() for name in
-                ("paddle_mlp.pdparams", "paddle_mlp_adam.pdopt", "paddle_misc_protocol2.pdparams")]
+PADDLE_FILES = [
+    (FIXTURES / name).read_bytes()
+    for name in ("paddle_mlp.pdparams", "paddle_mlp_adam.pdopt", "paddle_misc_protocol2.pdparams")
+]
 
 
 def load_pickle_bytes(data):
@@ -427,8 +471,7 @@ def test_random_bytes_after_the_pickle_marker_only_raise_value_errors(data):
 
 
 @settings(max_examples=300, deadline=None)
-@given(which=st.sampled_from(range(len(PADDLE_FILES))), flips=damage,
-       cut=st.one_of(st.none(), st.floats(0, 1)))
+@given(which=st.sampled_from(range(len(PADDLE_FILES))), flips=damage, cut=st.one_of(st.none(), st.floats(0, 1)))
 def test_damaged_paddle_checkpoints_only_raise_value_errors(which, flips, cut):
     data = bytearray(PADDLE_FILES[which])
     for where, value in flips:
@@ -454,14 +497,18 @@ def array_pickle_with_dtype_flags(flags):
     return data.replace(flags_field, flags_field[:-3] + bytes([ord("K"), flags]) + b"t")
 
 
-@pytest.mark.parametrize("payload, expected", [
-    (array_pickle_with_dtype_flags(1), "state of dtype"),
-    (pickle.dumps(_Reduces((np.ndarray, ((1 << 40,),))), protocol=4), "cannot be read"),
-    (pickle.dumps(_Reduces((bytes, (1 << 40,))), protocol=2), "bytes"),
-    (b"\x80\x04\x96" + struct.pack("<Q", 1 << 40) + b".", "bytearray"),
-    (b"\x80\x04\x8e" + struct.pack("<Q", 1 << 62) + b".", "remain"),
-    (b"\x80\x04\x95" + struct.pack("<Q", 1 << 62) + b".", "remain"),
-], ids=["dtype-flags", "ndarray-call", "bytes-of-size", "bytearray8", "bytes8-length", "frame-length"])
+@pytest.mark.parametrize(
+    "payload, expected",
+    [
+        (array_pickle_with_dtype_flags(1), "state of dtype"),
+        (pickle.dumps(_Reduces((np.ndarray, ((1 << 40,),))), protocol=4), "cannot be read"),
+        (pickle.dumps(_Reduces((bytes, (1 << 40,))), protocol=2), "bytes"),
+        (b"\x80\x04\x96" + struct.pack("<Q", 1 << 40) + b".", "bytearray"),
+        (b"\x80\x04\x8e" + struct.pack("<Q", 1 << 62) + b".", "remain"),
+        (b"\x80\x04\x95" + struct.pack("<Q", 1 << 62) + b".", "remain"),
+    ],
+    ids=["dtype-flags", "ndarray-call", "bytes-of-size", "bytearray8", "bytes8-length", "frame-length"],
+)
 def test_crafted_paddle_pickles_are_refused_within_bounds(tmp_path, payload, expected):
     path = tmp_path / "crafted.pdparams"
     path.write_bytes(payload)
@@ -477,7 +524,7 @@ def test_crafted_paddle_pickles_are_refused_within_bounds(tmp_path, payload, exp
 
 def test_a_huge_pickle_memo_index_costs_nothing(tmp_path):
     path = tmp_path / "memo.pdparams"
-    path.write_bytes(b"\x80\x04N" + b"r" + struct.pack("<I", 2 ** 32 - 1) + b".")
+    path.write_bytes(b"\x80\x04N" + b"r" + struct.pack("<I", 2**32 - 1) + b".")
     tracemalloc.start()
     try:
         assert load(path) is None

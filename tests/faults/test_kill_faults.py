@@ -22,6 +22,7 @@ that waited for the timeout instead of being stopped fails the case. Then:
   unlinks it in MPI_Finalize, which no rank of such a job reaches. It is not minidp's: the test
   removes it, as the ranks name it.)
 """
+
 import importlib.util
 import os
 import re
@@ -47,13 +48,14 @@ BOUND_SECONDS = 30
 PG_TIMEOUT_MS = 120_000
 SHM_SETTLE_SECONDS = 5.0
 MPIEXEC = find_mpiexec()
-LAUNCH = [sys.executable, "-m", "minidp.distributed.launch", "--nproc_per_node", "2",
-          "--backend", "gloo"]
+LAUNCH = [sys.executable, "-m", "minidp.distributed.launch", "--nproc_per_node", "2", "--backend", "gloo"]
 
 MPI_MARKS = [
     pytest.mark.mpi,
-    pytest.mark.skipif(MPIEXEC is None or importlib.util.find_spec("mpi4py") is None,
-                       reason="mpi4py or mpiexec is missing (pip install 'minidp[mpi]')"),
+    pytest.mark.skipif(
+        MPIEXEC is None or importlib.util.find_spec("mpi4py") is None,
+        reason="mpi4py or mpiexec is missing (pip install 'minidp[mpi]')",
+    ),
 ]
 FRONT_ENDS = ["spawn", "launcher", pytest.param("mpirun", marks=MPI_MARKS)]
 
@@ -117,19 +119,16 @@ def remove_mpich_segments(output):
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("front_end", FRONT_ENDS)
 @pytest.mark.parametrize("phase", kill_tasks.PHASES)
-def test_sigkill_of_rank_1_ends_the_job_and_leaves_nothing_behind(job_token, tmp_path, front_end,
-                                                                  phase):
+def test_sigkill_of_rank_1_ends_the_job_and_leaves_nothing_behind(job_token, tmp_path, front_end, phase):
     before_shm = set(shm_files(""))
     before_children = live_children()  # e.g. multiprocessing's resource tracker of earlier tests
-    job = jobs.start(command(front_end, phase, tmp_path), job_token,
-                     PADDLE_PG_TIMEOUT=str(PG_TIMEOUT_MS))
+    job = jobs.start(command(front_end, phase, tmp_path), job_token, PADDLE_PG_TIMEOUT=str(PG_TIMEOUT_MS))
     try:
         result = jobs.finish(job, timeout=BOUND_SECONDS)
     except subprocess.TimeoutExpired:
         job.kill()
         remove_mpich_segments(job.communicate()[0])
-        pytest.fail(f"{front_end}: the job did not end within {BOUND_SECONDS} s of rank 1 "
-                    f"being killed at {phase}")
+        pytest.fail(f"{front_end}: the job did not end within {BOUND_SECONDS} s of rank 1 being killed at {phase}")
     remove_mpich_segments(result.stdout)
     output = result.stdout + result.stderr
 
@@ -151,8 +150,7 @@ def test_sigkill_of_rank_1_ends_the_job_and_leaves_nothing_behind(job_token, tmp
     assert checkpoint["step"] == KILL_STEP - 1
     want = dp_tasks.train_reference({**kill_tasks.SCENARIO, "steps": KILL_STEP}, 2)
     for name, value in want.items():
-        np.testing.assert_allclose(checkpoint["model"][name].numpy(), value, rtol=1e-5,
-                                   atol=1e-6, err_msg=name)
+        np.testing.assert_allclose(checkpoint["model"][name].numpy(), value, rtol=1e-5, atol=1e-6, err_msg=name)
     for target in targets:
         minidp.save(minidp.load(target), target)
     assert sorted(os.listdir(tmp_path)) == ["rank0.ckpt", "rank1.ckpt"]

@@ -4,6 +4,7 @@ Intruders (no job secret, the wrong one, a fake store) get nothing and change no
 greedy or malformed clients cost the store seconds and bounded memory, and it keeps serving the
 job; integers out of range are refused with clear errors; the decoders survive fuzzing.
 """
+
 import socket
 import struct
 import subprocess
@@ -18,8 +19,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import minidp.distributed.store as store_module
 from minidp.distributed import auth
-from minidp.distributed.store import (MalformedFrame, Request, STORE_CONTEXT, TCPStore,
-                                      decode_request)
+from minidp.distributed.store import MalformedFrame, Request, STORE_CONTEXT, TCPStore, decode_request
 from store_clients import handshaken_socket
 
 SECRET = b"job-secret-for-tests"
@@ -56,8 +56,7 @@ def test_a_client_without_the_secret_can_neither_read_nor_write(master):
         TCPStore("127.0.0.1", master.port, timeout=5, secret=b"guess")
     intruder = socket.create_connection(("127.0.0.1", master.port), timeout=5)
     intruder.recv(auth.CHALLENGE_BYTES)  # the challenge; answer with a request instead
-    request = frame(store_module.SET, struct.pack("!I", 6) + b"addr/1" + struct.pack("!I", 4)
-                    + b"evil")
+    request = frame(store_module.SET, struct.pack("!I", 6) + b"addr/1" + struct.pack("!I", 4) + b"evil")
     intruder.sendall(request.ljust(auth.CHALLENGE_BYTES + auth.PROOF_BYTES, b"\0"))
     assert closed_by_server(intruder, 5)  # bound: dropped as soon as the proof is read
     intruder.close()
@@ -76,8 +75,7 @@ def test_a_client_refuses_a_store_that_does_not_know_the_secret():
 def test_the_handshake_binds_its_context():
     a, b = socket.socketpair()
     errors = []
-    listener = threading.Thread(target=lambda: _catch(errors, auth.accept_handshake, a, SECRET,
-                                                      b"gloo/default/0/1", 5))
+    listener = threading.Thread(target=lambda: _catch(errors, auth.accept_handshake, a, SECRET, b"gloo/default/0/1", 5))
     listener.start()
     with pytest.raises(auth.AuthenticationError):
         auth.dial_handshake(b, SECRET, b"gloo/default/0/2", 5)  # relayed to another pair
@@ -177,8 +175,7 @@ client = TCPStore("127.0.0.1", master.port, timeout=10, secret=b"s")
 client.set("alive", b"yes")
 print(len(hogs), master.get("alive").decode())
 """
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                            timeout=60)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     opened, answer = result.stdout.split()
     assert int(opened) > 10 and answer == "yes"
@@ -191,8 +188,7 @@ _fields = st.one_of(st.binary(max_size=12), st.integers(0, 255).map(lambda n: by
 @given(st.integers(0, 9), st.lists(_fields, max_size=6))
 def test_fuzz_the_request_decoder(command, parts):
     """Any body either decodes into a request or is malformed; nothing else escapes."""
-    body = bytes([command]) + b"".join(
-        struct.pack("!I", len(p)) + p if i % 2 == 0 else p for i, p in enumerate(parts))
+    body = bytes([command]) + b"".join(struct.pack("!I", len(p)) + p if i % 2 == 0 else p for i, p in enumerate(parts))
     try:
         request = decode_request(body)
     except MalformedFrame:
@@ -246,8 +242,7 @@ def test_a_ring_connection_without_the_secret_is_dropped_and_the_group_forms(mon
         group.shutdown()
         store.close()
 
-    threads = [threading.Thread(target=intrude)] + [threading.Thread(target=rank, args=(r,))
-                                                     for r in (1, 0)]
+    threads = [threading.Thread(target=intrude)] + [threading.Thread(target=rank, args=(r,)) for r in (1, 0)]
     for t in threads:
         t.start()
     for t in threads:

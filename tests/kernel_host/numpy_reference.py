@@ -3,6 +3,7 @@
 Every operation is written out in the order the kernels perform it, on NumPy scalars of the
 arithmetic type, so float32 results must match the kernels bit for bit.
 """
+
 from __future__ import annotations
 
 import math
@@ -33,8 +34,7 @@ def arithmetic_type(*dtypes: numpy.dtype) -> type:
     return numpy.float64 if any(numpy.dtype(d) == numpy.float64 for d in dtypes) else numpy.float32
 
 
-def random_tensors(rng: numpy.random.Generator, sizes: Sequence[int],
-                   dtype: numpy.dtype) -> list[numpy.ndarray]:
+def random_tensors(rng: numpy.random.Generator, sizes: Sequence[int], dtype: numpy.dtype) -> list[numpy.ndarray]:
     """Normal random tensors of ``sizes`` with varied shapes, in ``dtype``."""
     tensors = []
     for index, size in enumerate(sizes):
@@ -54,30 +54,29 @@ def padded_offsets(sizes: Sequence[int]) -> tuple[list[int], int]:
     return offsets, end + 5
 
 
-def pack(sources: Sequence[numpy.ndarray], flat: numpy.ndarray, offsets: Sequence[int],
-         scale: float) -> numpy.ndarray:
+def pack(sources: Sequence[numpy.ndarray], flat: numpy.ndarray, offsets: Sequence[int], scale: float) -> numpy.ndarray:
     """A copy of ``flat`` with each source, times ``scale``, written at its offset."""
     result = flat.copy()
     for source, offset in zip(sources, offsets):
         arithmetic = arithmetic_type(source.dtype, flat.dtype)
         values = source.reshape(-1).astype(arithmetic) * arithmetic(scale)
-        result[offset:offset + source.size] = values.astype(flat.dtype)
+        result[offset : offset + source.size] = values.astype(flat.dtype)
     return result
 
 
-def unpack(flat: numpy.ndarray, destinations: Sequence[numpy.ndarray], offsets: Sequence[int],
-           scale: float) -> list[numpy.ndarray]:
+def unpack(
+    flat: numpy.ndarray, destinations: Sequence[numpy.ndarray], offsets: Sequence[int], scale: float
+) -> list[numpy.ndarray]:
     """What each destination holds after unpacking ``flat`` times ``scale``."""
     results = []
     for destination, offset in zip(destinations, offsets):
         arithmetic = arithmetic_type(flat.dtype, destination.dtype)
-        values = flat[offset:offset + destination.size].astype(arithmetic) * arithmetic(scale)
+        values = flat[offset : offset + destination.size].astype(arithmetic) * arithmetic(scale)
         results.append(values.astype(destination.dtype).reshape(destination.shape))
     return results
 
 
-def _start(param: numpy.ndarray, grad: numpy.ndarray, state_dtype: numpy.dtype,
-           master: numpy.ndarray | None) -> tuple:
+def _start(param: numpy.ndarray, grad: numpy.ndarray, state_dtype: numpy.dtype, master: numpy.ndarray | None) -> tuple:
     """The compute type, the stored parameter widened, the value the step changes, and the
     gradient widened, as the optimizer kernels read them."""
     c = arithmetic_type(param.dtype, state_dtype)
@@ -91,10 +90,22 @@ def _finish(param: numpy.ndarray, p: numpy.ndarray, master: numpy.ndarray | None
     return p.astype(param.dtype), (p if master is not None else None)
 
 
-def adam_step(param: numpy.ndarray, grad: numpy.ndarray, moment1: numpy.ndarray,
-              moment2: numpy.ndarray, *, lr: float, beta1: float, beta2: float, epsilon: float,
-              beta1_pow: float, beta2_pow: float, weight_decay: float, decoupled: bool,
-              master: numpy.ndarray | None = None) -> tuple:
+def adam_step(
+    param: numpy.ndarray,
+    grad: numpy.ndarray,
+    moment1: numpy.ndarray,
+    moment2: numpy.ndarray,
+    *,
+    lr: float,
+    beta1: float,
+    beta2: float,
+    epsilon: float,
+    beta1_pow: float,
+    beta2_pow: float,
+    weight_decay: float,
+    decoupled: bool,
+    master: numpy.ndarray | None = None,
+) -> tuple:
     """Paddle's Adam/AdamW step on one parameter: new (param, moment1, moment2, master).
 
     lr_t = lr * sqrt(1 - beta2_pow) / (1 - beta1_pow); eps_hat = epsilon * sqrt(1 - beta2_pow);
@@ -117,8 +128,9 @@ def adam_step(param: numpy.ndarray, grad: numpy.ndarray, moment1: numpy.ndarray,
     return new_param, m1.astype(moment1.dtype), m2.astype(moment2.dtype), new_master
 
 
-def sgd_step(param: numpy.ndarray, grad: numpy.ndarray, *, lr: float, weight_decay: float,
-             master: numpy.ndarray | None = None) -> tuple:
+def sgd_step(
+    param: numpy.ndarray, grad: numpy.ndarray, *, lr: float, weight_decay: float, master: numpy.ndarray | None = None
+) -> tuple:
     """Paddle's SGD step on one parameter: new (param, master). p -= lr * (g + wd * p)."""
     t, stored, p, g = _start(param, grad, param.dtype, master)
     if weight_decay:
@@ -126,9 +138,17 @@ def sgd_step(param: numpy.ndarray, grad: numpy.ndarray, *, lr: float, weight_dec
     return _finish(param, p - t(lr) * g, master)
 
 
-def momentum_step(param: numpy.ndarray, grad: numpy.ndarray, velocity: numpy.ndarray, *,
-                  lr: float, momentum: float, weight_decay: float, nesterov: bool,
-                  master: numpy.ndarray | None = None) -> tuple:
+def momentum_step(
+    param: numpy.ndarray,
+    grad: numpy.ndarray,
+    velocity: numpy.ndarray,
+    *,
+    lr: float,
+    momentum: float,
+    weight_decay: float,
+    nesterov: bool,
+    master: numpy.ndarray | None = None,
+) -> tuple:
     """Paddle's Momentum step on one parameter: new (param, velocity, master).
 
     v = mu v + g (g with the L2 term); p -= lr v, or p -= lr (g + mu v) with Nesterov; the

@@ -8,6 +8,7 @@ a hash of everything that goes into them, so a test session compiles each source
 ``MINIDP_KERNEL_HOST_SANITIZE=1`` selects a build with ``-fsanitize=address,undefined``;
 the process must then have the sanitizer runtimes preloaded (see tools/kernels_sanitize.py).
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -30,8 +31,7 @@ COMPILER = os.environ.get("CXX", "g++")
 # kernels' GPU build (--fmad=false).
 BASE_FLAGS = ("-std=c++17", "-shared", "-fPIC", "-ffp-contract=off", "-Wall", "-Wextra", "-Werror")
 OPTIMISED_FLAGS = ("-O2",)
-SANITIZER_FLAGS = ("-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined",
-                   "-fno-sanitize-recover=all")
+SANITIZER_FLAGS = ("-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined", "-fno-sanitize-recover=all")
 SANITIZE_ENV = "MINIDP_KERNEL_HOST_SANITIZE"
 
 _SCALAR_CTYPES = {
@@ -76,9 +76,9 @@ def build(source: str, sanitize: bool) -> Path:
     flags = BASE_FLAGS + (SANITIZER_FLAGS if sanitize else OPTIMISED_FLAGS)
     unit = translation_unit(source)
     wrapper = runner_source(source)
-    key = hashlib.sha256("\0".join(
-        (unit, HEADER.read_text(encoding="utf-8"), wrapper, " ".join(flags), _compiler_version())
-    ).encode()).hexdigest()[:24]
+    key = hashlib.sha256(
+        "\0".join((unit, HEADER.read_text(encoding="utf-8"), wrapper, " ".join(flags), _compiler_version())).encode()
+    ).hexdigest()[:24]
     directory = Path(tempfile.gettempdir()) / "minidp_kernel_host" / key
     library = directory / f"{Path(source).stem}.so"
     if library.exists():
@@ -91,12 +91,10 @@ def build(source: str, sanitize: bool) -> Path:
         (work_path / "kernel.cu").write_text(unit, encoding="utf-8")
         shutil.copyfile(HEADER, work_path / "cuda_host.h")
         (work_path / "runner.cpp").write_text(wrapper, encoding="utf-8")
-        command = [COMPILER, *flags, "-o", str(work_path / library.name),
-                   str(work_path / "runner.cpp")]
+        command = [COMPILER, *flags, "-o", str(work_path / library.name), str(work_path / "runner.cpp")]
         result = subprocess.run(command, capture_output=True, text=True, timeout=300)
         if result.returncode != 0 or result.stderr.strip():
-            raise RuntimeError(f"host build of {source} failed:\n{' '.join(command)}\n"
-                               f"{result.stderr}")
+            raise RuntimeError(f"host build of {source} failed:\n{' '.join(command)}\n{result.stderr}")
         os.replace(work_path / library.name, library)
     return library
 
@@ -119,8 +117,7 @@ def _check_signature(library: ctypes.CDLL, index: int, plan: KernelLaunch, value
     expected = list(sizes[:count])
     given = [ctypes.sizeof(value) for value in values]
     if given != expected:
-        raise TypeError(f"{plan.name} takes parameters of {expected} bytes, "
-                        f"the launch passes {given}")
+        raise TypeError(f"{plan.name} takes parameters of {expected} bytes, the launch passes {given}")
 
 
 def run(plan: KernelLaunch) -> None:

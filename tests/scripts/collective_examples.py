@@ -10,6 +10,7 @@ saw as a dict of plain values; the tests compute what each rank should have seen
 Run directly (``python collective_examples.py DIR``, e.g. under ``mpiexec -n 2``), it writes
 that dict as JSON to ``DIR/rank<N>.json``.
 """
+
 import json
 import sys
 import time
@@ -90,8 +91,7 @@ def doc_examples(report: Dict[str, Any]) -> None:
     data = minidp.ones([sum(in_split_sizes), n], "float32") * rank
     output = minidp.zeros([(rank + 1) * n, n], "float32")
     group = dist.new_group(list(range(n)))
-    task = dist.alltoall_single(output, data, in_split_sizes, out_split_sizes, sync_op=False,
-                                group=group)
+    task = dist.alltoall_single(output, data, in_split_sizes, out_split_sizes, sync_op=False, group=group)
     task.wait()
     report["alltoall_single_split"] = output.numpy().tolist()
 
@@ -105,8 +105,11 @@ def doc_examples(report: Dict[str, Any]) -> None:
     dist.broadcast_object_list(object_list, src=1)
     report["broadcast_object_list"] = object_list
     out_object_list = []
-    in_object_list = ([{"foo": [1, 2, 3]}, {"foo": [4, 5, 6]}] if rank == 0 else
-                      [{"bar": [1 + 3 * k, 2 + 3 * k, 3 + 3 * k]} for k in range(n)])
+    in_object_list = (
+        [{"foo": [1, 2, 3]}, {"foo": [4, 5, 6]}]
+        if rank == 0
+        else [{"bar": [1 + 3 * k, 2 + 3 * k, 3 + 3 * k]} for k in range(n)]
+    )
     dist.scatter_object_list(out_object_list, in_object_list, src=1)
     report["scatter_object_list"] = out_object_list
 
@@ -122,8 +125,7 @@ def doc_examples(report: Dict[str, Any]) -> None:
     if rank in (0, n - 1):
         inbox = [None, None]
         if rank == 0:
-            dist.send_object_list([("to", ends.get_global_rank(1)), None], dst_in_group=1,
-                                  group=ends)
+            dist.send_object_list([("to", ends.get_global_rank(1)), None], dst_in_group=1, group=ends)
         else:
             dist.recv_object_list(inbox, src_in_group=0, group=ends)
         report["object_list_in_group"] = inbox
@@ -150,8 +152,7 @@ def doc_examples(report: Dict[str, Any]) -> None:
     report["get_backend"] = dist.get_backend()
     report["is_available"] = dist.is_available()
     report["parallel_mode"] = dist.ParallelMode.DATA_PARALLEL
-    report["get_group"] = (dist.get_group(group.id) is group, dist.get_group(0).ranks,
-                           group.get_global_rank(n - 1))
+    report["get_group"] = (dist.get_group(group.id) is group, dist.get_group(0).ranks, group.get_global_rank(n - 1))
 
 
 def stream_examples(report: Dict[str, Any]) -> None:
@@ -174,8 +175,7 @@ def stream_examples(report: Dict[str, Any]) -> None:
     report["stream.all_reduce"] = data.numpy().tolist()
 
     out = minidp.zeros([2 * n, 3], "int64")
-    source = to(np.concatenate([np.arange(1, 7).reshape(2, 3) + 6 * (rank * n + k)
-                                for k in range(n)]))
+    source = to(np.concatenate([np.arange(1, 7).reshape(2, 3) + 6 * (rank * n + k) for k in range(n)]))
     dist.stream.alltoall(out, source, sync_op=False).wait()
     report["stream.alltoall"] = out.numpy().tolist()
 
@@ -184,8 +184,7 @@ def stream_examples(report: Dict[str, Any]) -> None:
     report["stream.alltoall_single"] = output.numpy().tolist()
     output = minidp.zeros([(rank + 1) * n, n], "float32")
     data = to(np.full([n * (n + 1) // 2, n], float(rank), "float32"))
-    dist.stream.alltoall_single(output, data, [rank + 1] * n, [i + 1 for i in range(n)],
-                                sync_op=False).wait()
+    dist.stream.alltoall_single(output, data, [rank + 1] * n, [i + 1 for i in range(n)], sync_op=False).wait()
     report["stream.alltoall_single_split"] = output.numpy().tolist()
 
     data = to([[4, 5, 6], [4, 5, 6]]) if rank == 0 else to([[1, 2, 3], [1, 2, 3]])
@@ -227,7 +226,8 @@ def stream_examples(report: Dict[str, Any]) -> None:
     dist.stream.gather(to([1 + 3 * rank, 2 + 3 * rank, 3 + 3 * rank]), gather_list, dst=0)
     report["stream.gather"] = _values(gather_list)
     report["stream.use_calc_stream_async"] = _error(
-        lambda: dist.stream.all_reduce(to([1.0]), sync_op=False, use_calc_stream=True))
+        lambda: dist.stream.all_reduce(to([1.0]), sync_op=False, use_calc_stream=True)
+    )
 
 
 def reduce_ops(report: Dict[str, Any]) -> None:
@@ -243,8 +243,7 @@ def reduce_ops(report: Dict[str, Any]) -> None:
             dist.wait(data)
             report[f"reduce.{op}.{dtype}"] = (work.is_completed(), data.numpy().tolist())
             out = minidp.zeros([2], dtype)
-            parts = [minidp.to_tensor(np.array([rank + k + 1, -(rank * k) - 1], dtype))
-                     for k in range(n)]
+            parts = [minidp.to_tensor(np.array([rank + k + 1, -(rank * k) - 1], dtype)) for k in range(n)]
             dist.reduce_scatter(out, parts, op=getattr(dist.ReduceOp, op))
             report[f"reduce_scatter.{op}.{dtype}"] = out.numpy().tolist()
 
@@ -260,11 +259,11 @@ def exchanges_and_async(report: Dict[str, Any]) -> None:
     outgoing = minidp.to_tensor(np.full(count, float(rank)))
     incoming = minidp.zeros([count], "float64")
     started = time.monotonic()
-    dist.batch_isend_irecv([dist.P2POp(dist.isend, outgoing, (rank + 1) % n),
-                            dist.P2POp(dist.irecv, incoming, (rank - 1) % n)])
+    dist.batch_isend_irecv(
+        [dist.P2POp(dist.isend, outgoing, (rank + 1) % n), dist.P2POp(dist.irecv, incoming, (rank - 1) % n)]
+    )
     received = incoming.numpy()
-    report["ring_large"] = (float(received.min()), float(received.max()),
-                            time.monotonic() - started)
+    report["ring_large"] = (float(received.min()), float(received.max()), time.monotonic() - started)
 
     mine = minidp.to_tensor(np.array([rank], "int32"))
     inbox = [minidp.zeros([1], "int32") for _ in range(n)]
@@ -278,12 +277,15 @@ def exchanges_and_async(report: Dict[str, Any]) -> None:
     pieces = [minidp.to_tensor(special * (k + 1)) for k in range(n)] if rank == 0 else None
     dist.scatter(target, pieces, src=0, sync_op=False)
     dist.wait(target)
-    report["scatter_bits"] = (target.numpy().view("int64").tolist(),
-                              (special * (rank + 1)).view("int64").tolist())
+    report["scatter_bits"] = (target.numpy().view("int64").tolist(), (special * (rank + 1)).view("int64").tolist())
 
     filled = [minidp.zeros([2], "float32") for _ in range(n)]
-    work = dist.gather(minidp.to_tensor(np.array([rank, -rank], "float32")),
-                       filled if rank == n - 1 else None, dst=n - 1, sync_op=False)
+    work = dist.gather(
+        minidp.to_tensor(np.array([rank, -rank], "float32")),
+        filled if rank == n - 1 else None,
+        dst=n - 1,
+        sync_op=False,
+    )
     pending = [minidp.to_tensor(np.full(1000, float(rank))) for _ in range(5)]
     for tensor in pending:
         dist.all_reduce(tensor, sync_op=False)
@@ -291,15 +293,33 @@ def exchanges_and_async(report: Dict[str, Any]) -> None:
     report["async_gather"] = (work.is_completed(), _values(filled))
     report["async_all_reduce"] = sorted({float(t.numpy()[0]) for t in pending})
 
-    rich = {"tuple": (1, "a", None), "bytes": b"\x00\xff", 7: [1.5, float("inf")],
-            "array": np.arange(6, dtype="float32").reshape(2, 3), "scalar": np.float16(2.5),
-            "tensor": minidp.to_tensor([1.0, 2.0], stop_gradient=False), "big": 2 ** 80}
+    rich = {
+        "tuple": (1, "a", None),
+        "bytes": b"\x00\xff",
+        7: [1.5, float("inf")],
+        "array": np.arange(6, dtype="float32").reshape(2, 3),
+        "scalar": np.float16(2.5),
+        "tensor": minidp.to_tensor([1.0, 2.0], stop_gradient=False),
+        "big": 2**80,
+    }
     gathered = []
     dist.all_gather_object(gathered, {**rich, "rank": rank})
     report["rich_objects"] = [
-        (g["tuple"], g["bytes"].hex(), g[7], g["array"].tolist(), str(g["array"].dtype),
-         type(g["scalar"]).__name__, float(g["scalar"]), g["tensor"].numpy().tolist(),
-         g["tensor"].stop_gradient, g["big"], g["rank"]) for g in gathered]
+        (
+            g["tuple"],
+            g["bytes"].hex(),
+            g[7],
+            g["array"].tolist(),
+            str(g["array"].dtype),
+            type(g["scalar"]).__name__,
+            float(g["scalar"]),
+            g["tensor"].numpy().tolist(),
+            g["tensor"].stop_gradient,
+            g["big"],
+            g["rank"],
+        )
+        for g in gathered
+    ]
 
 
 def error_cases(report: Dict[str, Any]) -> None:
@@ -315,12 +335,12 @@ def error_cases(report: Dict[str, Any]) -> None:
         "broadcast_src_negative": lambda: dist.broadcast(one, src=-1),
         "scatter_src_not_int": lambda: dist.scatter(one, None, src="0"),
         "all_gather_wrong_length": lambda: dist.all_gather([to([1.0])] * (n + 1), one),
-        "reduce_scatter_mismatched": lambda: dist.reduce_scatter(
-            one, [to([1.0])] * (n - 1) + [to([1, 2])]),
+        "reduce_scatter_mismatched": lambda: dist.reduce_scatter(one, [to([1.0])] * (n - 1) + [to([1, 2])]),
         "alltoall_wrong_length": lambda: dist.alltoall([], [one] * (n + 1)),
         "alltoall_mixed_dtypes": lambda: dist.alltoall([], [to([1.0])] * (n - 1) + [to([1])]),
         "alltoall_single_bad_split": lambda: dist.alltoall_single(
-            minidp.zeros([n]), minidp.zeros([n]), [n + 1] + [0] * (n - 1)),
+            minidp.zeros([n]), minidp.zeros([n]), [n + 1] + [0] * (n - 1)
+        ),
         "p2pop_bad_op": lambda: dist.P2POp(dist.send, one, 0),
         "batch_empty": lambda: dist.batch_isend_irecv([]),
         "object_list_not_list": lambda: dist.all_gather_object((), 1),
@@ -329,14 +349,11 @@ def error_cases(report: Dict[str, Any]) -> None:
     }
     report["errors"] = {name: _error(call) for name, call in errors.items()}
     alone = [dist.new_group([r]) for r in range(n)][rank]  # checks that only this rank sees
-    report["scatter_wrong_length"] = _error(
-        lambda: dist.scatter(one, [one, one], src=rank, group=alone))
-    report["gather_wrong_shape"] = _error(
-        lambda: dist.gather(one, [to([1.0, 2.0])], dst=rank, group=alone))
+    report["scatter_wrong_length"] = _error(lambda: dist.scatter(one, [one, one], src=rank, group=alone))
+    report["gather_wrong_shape"] = _error(lambda: dist.gather(one, [to([1.0, 2.0])], dst=rank, group=alone))
     report["scatter_no_list"] = _error(lambda: dist.scatter(one, src=rank, group=alone))
 
-    report["unsendable_object"] = _error(
-        lambda: dist.all_gather_object([], {1, 2} if rank == 0 else "fine"))
+    report["unsendable_object"] = _error(lambda: dist.all_gather_object([], {1, 2} if rank == 0 else "fine"))
     if rank == 0:
         dist.set_object_serializer("pickle")
     report["pickle_refused"] = _error(lambda: dist.broadcast_object_list([rank], src=0))
@@ -345,15 +362,15 @@ def error_cases(report: Dict[str, Any]) -> None:
     dist.broadcast_object_list(object_list, src=0)
     report["pickle_opt_in"] = sorted(object_list[0]["set"])
     dist.set_object_serializer("typed")
-    report["length_mismatch"] = _error(
-        lambda: dist.broadcast_object_list([1, 2] if rank == 0 else [None], src=0))
+    report["length_mismatch"] = _error(lambda: dist.broadcast_object_list([1, 2] if rank == 0 else [None], src=0))
 
     dist.barrier()
     impatient = dist.new_group([0, 1], timeout=2)
     started = time.monotonic()
     if rank == 0:
-        report["timeout"] = _error(lambda: dist.batch_isend_irecv(
-            [dist.P2POp(dist.irecv, minidp.zeros([4]), 1, group=impatient)]))
+        report["timeout"] = _error(
+            lambda: dist.batch_isend_irecv([dist.P2POp(dist.irecv, minidp.zeros([4]), 1, group=impatient)])
+        )
     else:
         report["timeout"] = "did not take part"
     report["timeout_seconds"] = time.monotonic() - started

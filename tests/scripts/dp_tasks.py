@@ -20,6 +20,7 @@ Scenario keys (all optional but ``name``):
 Run as a script under ``mpiexec -n 2`` (``python dp_tasks.py mpi-equivalence DIR SCENARIOS_JSON``),
 each rank writes ``DIR/rank<N>.npz`` with its results.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -47,6 +48,7 @@ COMM_HOOKS = {"fp16": comm_hooks.fp16_compress_hook, "bf16": comm_hooks.bf16_com
 # ----------------------------------------------------------------------------------------------
 # The model, the data and the training loop shared by the ranks and the reference
 # ----------------------------------------------------------------------------------------------
+
 
 class Net(nn.Layer):
     """fc1 -> tanh -> fc2 (float64 when ``mixed``) -> tanh -> head (+ branch, when built)."""
@@ -147,9 +149,12 @@ def train_data_parallel(scenario: Dict[str, Any]) -> Dict[str, Any]:
     rank, world = dist.get_rank(), dist.get_world_size()
     model = build_model(scenario, rank)
     before = state(model)
-    dp = minidp.DataParallel(model, comm_buffer_size=scenario.get("comm_mb", 25),
-                             last_comm_buffer_size=scenario.get("last_comm_mb", 1),
-                             find_unused_parameters=scenario.get("find_unused", False))
+    dp = minidp.DataParallel(
+        model,
+        comm_buffer_size=scenario.get("comm_mb", 25),
+        last_comm_buffer_size=scenario.get("last_comm_mb", 1),
+        find_unused_parameters=scenario.get("find_unused", False),
+    )
     if "comm_hook" in scenario:
         dp.register_comm_hook(None, COMM_HOOKS[scenario["comm_hook"]])
     after_init = state(model)
@@ -173,19 +178,25 @@ def train_data_parallel(scenario: Dict[str, Any]) -> Dict[str, Any]:
                 g = model.fc1.weight.grad.numpy().astype(np.float32)
                 gathered = []
                 dist.all_gather(gathered, minidp.to_tensor(g))
-                local_grads_differ.append(
-                    not all(np.array_equal(t.numpy(), gathered[0].numpy()) for t in gathered))
+                local_grads_differ.append(not all(np.array_equal(t.numpy(), gathered[0].numpy()) for t in gathered))
         optimizer.step()
         optimizer.clear_grad()
-    return {"before": before, "after_init": after_init, "final": state(model),
-            "buckets": [[names[i] for i in bucket] for bucket in buckets],
-            "local_grads_differ": local_grads_differ}
+    return {
+        "before": before,
+        "after_init": after_init,
+        "final": state(model),
+        "buckets": [[names[i] for i in bucket] for bucket in buckets],
+        "local_grads_differ": local_grads_differ,
+    }
 
 
 def equivalence_worker(scenarios: List[Dict[str, Any]]) -> Dict[str, Any]:
     group = dist.init_parallel_env()
-    results = {"backend": group.backend, "world_size": dist.get_world_size(),
-               "scenarios": {s["name"]: train_data_parallel(s) for s in scenarios}}
+    results = {
+        "backend": group.backend,
+        "world_size": dist.get_world_size(),
+        "scenarios": {s["name"]: train_data_parallel(s) for s in scenarios},
+    }
     dist.barrier()
     dist.destroy_process_group()
     return results
@@ -194,6 +205,7 @@ def equivalence_worker(scenarios: List[Dict[str, Any]]) -> Dict[str, Any]:
 # ----------------------------------------------------------------------------------------------
 # The seed's examples
 # ----------------------------------------------------------------------------------------------
+
 
 class LinearNet(nn.Layer):
     """The network of the docs' DataParallel example."""
@@ -229,8 +241,15 @@ def basic_example_train():
     grads = {n: p.grad.numpy().copy() for n, p in layer.named_parameters()}
     adam.step()
     adam.clear_grad()
-    return {"rank": rank, "initial": initial, "synced": synced, "final": state(layer),
-            "grads": grads, "inputs": inputs.numpy(), "labels": labels.numpy()}
+    return {
+        "rank": rank,
+        "initial": initial,
+        "synced": synced,
+        "final": state(layer),
+        "grads": grads,
+        "inputs": inputs.numpy(),
+        "labels": labels.numpy(),
+    }
 
 
 def examples_worker(directory: str) -> Dict[str, Any]:
@@ -280,7 +299,7 @@ def examples_worker(directory: str) -> Dict[str, Any]:
         @staticmethod
         def backward(ctx, dy):
             cus_tanh.calls += 1
-            y, = ctx.saved_tensor()
+            (y,) = ctx.saved_tensor()
             grad = dy * (1 - paddle.square(y))
             return grad
 
@@ -355,11 +374,11 @@ def examples_worker(directory: str) -> Dict[str, Any]:
 # Errors: missing gradients and mismatched models
 # ----------------------------------------------------------------------------------------------
 
+
 class TwoLayer(nn.Layer):
     """a -> b, with variations that make it differ from the plain model on some rank."""
 
-    def __init__(self, first_out: int = 3, second: str = "float32", extra: bool = False,
-                 swapped: bool = False) -> None:
+    def __init__(self, first_out: int = 3, second: str = "float32", extra: bool = False, swapped: bool = False) -> None:
         super().__init__()
         if swapped:  # same names, shapes and dtypes, registered in the other order
             self.b = nn.Linear(3, 3)
@@ -543,6 +562,7 @@ def no_trainable_on_one_rank_worker() -> Any:
 # group=, world size 1 and the deprecated methods
 # ----------------------------------------------------------------------------------------------
 
+
 def _one_step_grads(layer, dp, x, y) -> Dict[str, np.ndarray]:
     nn.MSELoss()(dp(x), y).backward()
     grads = {n: p.grad.numpy().copy() for n, p in layer.named_parameters()}
@@ -563,18 +583,20 @@ def groups_worker() -> Dict[str, Any]:
     for kind in ("group", "process_group", "default"):
         if kind == "process_group" and sub.process_group is None:
             continue  # outside the group it is None, which would mean the default group
-        group = {"group": sub, "process_group": sub.process_group,
-                 "default": dist.get_group()}[kind]
+        group = {"group": sub, "process_group": sub.process_group, "default": dist.get_group()}[kind]
         minidp.seed(10 * rank)
         layer = Net()
         initial = state(layer)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             dp = minidp.DataParallel(layer, group=group)
-        report[kind] = {"initial": initial, "synced": state(layer),
-                        "grads": _one_step_grads(layer, dp, x, y),
-                        "warnings": [str(w.message) for w in caught],
-                        "has_reducer": dp._reducer is not None}
+        report[kind] = {
+            "initial": initial,
+            "synced": state(layer),
+            "grads": _one_step_grads(layer, dp, x, y),
+            "warnings": [str(w.message) for w in caught],
+            "has_reducer": dp._reducer is not None,
+        }
 
     # buffers and non-trainable parameters (batch norm's statistics) are broadcast from rank 0
     minidp.seed(rank)
@@ -623,14 +645,18 @@ def world_size_one_worker() -> Dict[str, Any]:
     minidp.seed(4)
     plain = Net()
     plain_grads = _one_step_grads(plain, plain, minidp.to_tensor(x), minidp.to_tensor(y))
-    return {"group": group, "warnings": [str(w.message) for w in caught],
-            "reducer": dp._reducer is not None,
-            "same_grads": all(np.array_equal(grads[n], plain_grads[n]) for n in grads)}
+    return {
+        "group": group,
+        "warnings": [str(w.message) for w in caught],
+        "reducer": dp._reducer is not None,
+        "same_grads": all(np.array_equal(grads[n], plain_grads[n]) for n in grads),
+    }
 
 
 # ----------------------------------------------------------------------------------------------
 # Under mpiexec
 # ----------------------------------------------------------------------------------------------
+
 
 def _flatten_report(report: Dict[str, Any]) -> Dict[str, np.ndarray]:
     flat = {"backend": np.array(report["backend"]), "world_size": np.array(report["world_size"])}
@@ -647,6 +673,7 @@ def mpi_main(argv: List[str]) -> None:
         raise SystemExit(f"unknown mode {mode}")
     report = equivalence_worker(scenarios)
     from mpi4py import MPI
+
     rank = MPI.COMM_WORLD.Get_rank()
     np.savez(os.path.join(directory, f"rank{rank}.npz"), **_flatten_report(report))
 

@@ -1,4 +1,5 @@
 """Per-rank function for tests/test_fleet_base.py: one data-parallel step through fleet."""
+
 import numpy as np
 
 import minidp
@@ -21,10 +22,16 @@ def fleet_step(bucket_mb: float) -> dict:
     model(x).sum().backward()
     optimizer.step()
     fleet.barrier_worker()
-    return {"index": fleet.worker_index(), "num": fleet.worker_num(), "first": fleet.is_first_worker(),
-            "wrapped": type(model).__name__, "bucket": model.comm_buffer_size,
-            "same_optimizer": type(optimizer).__name__, "initial": initial,
-            "updated": model._layers.weight.numpy()}
+    return {
+        "index": fleet.worker_index(),
+        "num": fleet.worker_num(),
+        "first": fleet.is_first_worker(),
+        "wrapped": type(model).__name__,
+        "bucket": model.comm_buffer_size,
+        "same_optimizer": type(optimizer).__name__,
+        "initial": initial,
+        "updated": model._layers.weight.numpy(),
+    }
 
 
 def expected_update(initial: np.ndarray) -> np.ndarray:

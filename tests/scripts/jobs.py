@@ -4,6 +4,7 @@ Every job a test starts carries a unique token in its environment (``MINIDP_TEST
 every process of the job inherits; :func:`job_processes` finds them by it, so a test can check
 that nothing outlived the job and kill whatever did.
 """
+
 import hashlib
 import json
 import os
@@ -23,15 +24,24 @@ TOKEN_VARIABLE = "MINIDP_TEST_JOB"
 # Variables a test job must not inherit from the test process: those of an enclosing job, and
 # OMP_NUM_THREADS, which the launcher sets itself unless given (and the benchmark modules that
 # some tests import set in the test process).
-_JOB_VARIABLE_PREFIXES = ("PADDLE_", "MASTER_", "FLAGS_selected", "OMPI_", "PMI_", "PMIX_",
-                          "MPI_LOCALRANKID", "SLURM_", "HYDRA_", "MINIDP_JOB_SECRET",
-                          "OMP_NUM_THREADS")
+_JOB_VARIABLE_PREFIXES = (
+    "PADDLE_",
+    "MASTER_",
+    "FLAGS_selected",
+    "OMPI_",
+    "PMI_",
+    "PMIX_",
+    "MPI_LOCALRANKID",
+    "SLURM_",
+    "HYDRA_",
+    "MINIDP_JOB_SECRET",
+    "OMP_NUM_THREADS",
+)
 
 
 def job_environment(token: str, **extra: str) -> Dict[str, str]:
     """This process's environment without any job variables, plus the token and ``extra``."""
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith(_JOB_VARIABLE_PREFIXES)}
+    env = {key: value for key, value in os.environ.items() if not key.startswith(_JOB_VARIABLE_PREFIXES)}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     env[TOKEN_VARIABLE] = token
     env.update(extra)
@@ -40,8 +50,9 @@ def job_environment(token: str, **extra: str) -> Dict[str, str]:
 
 def start(command: Sequence[str], token: str, **extra: str) -> subprocess.Popen:
     """Start ``command`` as a job marked with ``token``; stdout and stderr are captured."""
-    return subprocess.Popen(list(command), env=job_environment(token, **extra),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        list(command), env=job_environment(token, **extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 def finish(process: subprocess.Popen, timeout: float = 60) -> subprocess.CompletedProcess:
@@ -52,13 +63,11 @@ def finish(process: subprocess.Popen, timeout: float = 60) -> subprocess.Complet
 
 def reports(text: str) -> List[Dict[str, Any]]:
     """Every ``RESULT {json}`` line in ``text`` (after any ``[rank N]`` prefix), by rank."""
-    found = [json.loads(match) for match in re.findall(r"^(?:\[rank \d+\] )?RESULT (.*)$",
-                                                         text, re.MULTILINE)]
+    found = [json.loads(match) for match in re.findall(r"^(?:\[rank \d+\] )?RESULT (.*)$", text, re.MULTILINE)]
     return sorted(found, key=lambda report: report["rank"])
 
 
-def check_reports(found: List[Dict[str, Any]], world_size: int,
-                  backend: Optional[str] = None) -> None:
+def check_reports(found: List[Dict[str, Any]], world_size: int, backend: Optional[str] = None) -> None:
     """Assert that ``world_size`` ranks each reported a consistent view of the job."""
     assert [report["rank"] for report in found] == list(range(world_size))
     endpoints = found[0]["trainer_endpoints"]
@@ -81,8 +90,7 @@ def job_processes(token: str) -> List[psutil.Process]:
     found = []
     for process in psutil.process_iter():
         try:
-            if (process.environ().get(TOKEN_VARIABLE) == token
-                    and process.status() != psutil.STATUS_ZOMBIE):
+            if process.environ().get(TOKEN_VARIABLE) == token and process.status() != psutil.STATUS_ZOMBIE:
                 found.append(process)
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
             continue
@@ -92,8 +100,7 @@ def job_processes(token: str) -> List[psutil.Process]:
 def wait_until_gone(token: str, timeout: float = 10) -> List[psutil.Process]:
     """Wait for the job's processes to end; return those still alive after ``timeout``."""
     _, alive = psutil.wait_procs(job_processes(token), timeout=timeout)
-    return [process for process in alive if process.is_running()
-            and process.status() != psutil.STATUS_ZOMBIE]
+    return [process for process in alive if process.is_running() and process.status() != psutil.STATUS_ZOMBIE]
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ Rank ``r`` trains on ``counts[r]`` batches; batch ``s`` of rank ``r`` is drawn f
 seeded with ``(s, r)``, so the single-process reference can rebuild the union of the batches of
 every step.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -27,8 +28,10 @@ LEARNING_RATE = 0.1
 def batch(step: int, rank: int):
     """The rows rank ``rank`` trains on at its step ``step`` (inputs, targets)."""
     rng = np.random.default_rng([step, rank])
-    return (rng.standard_normal((ROWS, IN_FEATURES)).astype("float32"),
-            rng.standard_normal((ROWS, OUT_FEATURES)).astype("float32"))
+    return (
+        rng.standard_normal((ROWS, IN_FEATURES)).astype("float32"),
+        rng.standard_normal((ROWS, OUT_FEATURES)).astype("float32"),
+    )
 
 
 def build_model() -> nn.Layer:
@@ -47,8 +50,9 @@ def _train_step(model, optimizer, x, y) -> None:
     optimizer.clear_grad()
 
 
-def train_reference(counts: List[int], divide_by_initial_world_size: bool,
-                    accumulate: int = 1) -> Dict[str, np.ndarray]:
+def train_reference(
+    counts: List[int], divide_by_initial_world_size: bool, accumulate: int = 1
+) -> Dict[str, np.ndarray]:
     """One process, each step on the union of the batches of the ranks still training (its
     ``accumulate`` micro-batches one after the other); with ``divide_by_initial_world_size``
     the step's gradient is scaled by contributors / world."""
@@ -144,6 +148,5 @@ def stalled_worker() -> Dict[str, Any]:
     try:
         _train_step(model, optimizer, *batch(1, rank))
     except RuntimeError as error:
-        return {"warnings": handler.messages, "error": str(error),
-                "seconds": time.monotonic() - started}
+        return {"warnings": handler.messages, "error": str(error), "seconds": time.monotonic() - started}
     return {"warnings": handler.messages, "error": "no error", "seconds": 0.0}

@@ -18,6 +18,7 @@ Each rank first prints ``started rank R pid P``, then ``shared file PATH`` for e
 mpirun start it): ``python kill_tasks.py PHASE KILL_STEP DIRECTORY``; with ``--spawn`` this
 process spawns the two ranks itself (gloo backend) and raises what ``spawn`` raises.
 """
+
 import argparse
 import os
 import signal
@@ -47,8 +48,7 @@ def linked_shared_files() -> List[str]:
     """The files of /dev/shm that this process maps and that still have a name: under mpirun,
     MPICH's segment (minidp unlinks its own as soon as every rank has opened it)."""
     with open("/proc/self/maps") as maps:
-        paths = {fields[5].strip() for fields in (line.split(maxsplit=5) for line in maps)
-                 if len(fields) == 6}
+        paths = {fields[5].strip() for fields in (line.split(maxsplit=5) for line in maps) if len(fields) == 6}
     return sorted(path for path in paths if path.startswith("/dev/shm/") and os.path.exists(path))
 
 
@@ -122,8 +122,9 @@ def train(phase: str, kill_step: int, directory: str) -> None:
             save_striking_mid_write(doom, state, checkpoint_path(directory, rank))
         else:
             minidp.save(state, checkpoint_path(directory, rank))
-    raise AssertionError(f"rank {rank} trained past step {kill_step}: rank {KILLED_RANK} "
-                         "should have died there and stopped the job")
+    raise AssertionError(
+        f"rank {rank} trained past step {kill_step}: rank {KILLED_RANK} should have died there and stopped the job"
+    )
 
 
 def main() -> None:
@@ -131,12 +132,10 @@ def main() -> None:
     parser.add_argument("phase", choices=PHASES)
     parser.add_argument("kill_step", type=int)
     parser.add_argument("directory")
-    parser.add_argument("--spawn", action="store_true",
-                        help="spawn the two ranks from this process (gloo backend)")
+    parser.add_argument("--spawn", action="store_true", help="spawn the two ranks from this process (gloo backend)")
     args = parser.parse_args()
     if args.spawn:
-        dist.spawn(train, args=(args.phase, args.kill_step, args.directory), nprocs=2,
-                   backend="gloo")
+        dist.spawn(train, args=(args.phase, args.kill_step, args.directory), nprocs=2, backend="gloo")
     else:
         train(args.phase, args.kill_step, args.directory)
 

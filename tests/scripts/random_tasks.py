@@ -1,4 +1,5 @@
 """What each rank does in the random-number tests (tests/test_random.py), passed to ``spawn``."""
+
 from typing import Any, Dict, Optional
 
 import numpy
@@ -19,5 +20,9 @@ def draw_and_build(seed: Optional[int] = None) -> Dict[str, Any]:
     model = minidp.nn.Linear(4, 3)
     initial = model.weight.numpy().copy()
     minidp.DataParallel(model)
-    return {"batch": batch.numpy().ravel().tolist(), "mask": mask.numpy().tolist(),
-            "initial": initial, "synced": numpy.array(model.weight.numpy())}
+    return {
+        "batch": batch.numpy().ravel().tolist(),
+        "mask": mask.numpy().tolist(),
+        "initial": initial,
+        "synced": numpy.array(model.weight.numpy()),
+    }

@@ -5,6 +5,7 @@ which prints ``RESULT <json>`` with what :func:`report` returns.
 Usage: ``python rank_tasks.py [--fail-rank N [--linger S] | --sleep SECONDS | --exit-code C |
 --blame CULPRIT | --spawn | --progress]`` (also runnable as a module: ``-m rank_tasks``).
 """
+
 import argparse
 import atexit
 import hashlib
@@ -55,8 +56,7 @@ def report(fail_rank: int = -1, linger: float = 0.0) -> Dict[str, Any]:
         "backend": group.process_group.backend_name,
         "all_reduce": tensor.numpy().tolist(),
         "pid": os.getpid(),
-        "torchrun": {name: os.environ.get(name)
-                     for name in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE")},
+        "torchrun": {name: os.environ.get(name) for name in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE")},
         "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
         "secret_digest": hashlib.sha256(auth.job_secret()).hexdigest(),
     }
@@ -87,8 +87,7 @@ def blame(culprit: int, delay: float) -> None:
     from minidp.distributed.failure_record import PeerFailedError
 
     if int(os.environ["PADDLE_TRAINER_ID"]) != culprit:
-        raise PeerFailedError("MPI_ERR_PROC_FAILED: Process Failure (peer gone in MPI_Allreduce)",
-                              blamed_rank=culprit)
+        raise PeerFailedError("MPI_ERR_PROC_FAILED: Process Failure (peer gone in MPI_Allreduce)", blamed_rank=culprit)
     time.sleep(delay)
     raise ValueError(f"rank {culprit} fails on purpose")
 
@@ -120,20 +119,19 @@ def progress(steps: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--fail-rank", type=int, default=-1,
-                        help="this rank raises instead of joining the all-reduce")
-    parser.add_argument("--linger", type=float, default=0.0,
-                        help="the failing rank exits this long after closing its connections")
-    parser.add_argument("--sleep", type=float, default=None,
-                        help="only announce the rank and sleep this long")
-    parser.add_argument("--exit-code", type=int, default=None,
-                        help="only exit at once with this code")
-    parser.add_argument("--blame", type=int, default=None,
-                        help="the other ranks blame this rank, which fails after them")
-    parser.add_argument("--spawn", action="store_true",
-                        help="call spawn(report, nprocs=2), as the README's first script does")
-    parser.add_argument("--progress", type=int, default=None,
-                        help="draw a progress line of this many steps on rank 0")
+    parser.add_argument("--fail-rank", type=int, default=-1, help="this rank raises instead of joining the all-reduce")
+    parser.add_argument(
+        "--linger", type=float, default=0.0, help="the failing rank exits this long after closing its connections"
+    )
+    parser.add_argument("--sleep", type=float, default=None, help="only announce the rank and sleep this long")
+    parser.add_argument("--exit-code", type=int, default=None, help="only exit at once with this code")
+    parser.add_argument(
+        "--blame", type=int, default=None, help="the other ranks blame this rank, which fails after them"
+    )
+    parser.add_argument(
+        "--spawn", action="store_true", help="call spawn(report, nprocs=2), as the README's first script does"
+    )
+    parser.add_argument("--progress", type=int, default=None, help="draw a progress line of this many steps on rank 0")
     args = parser.parse_args()
     if args.blame is not None:
         blame(args.blame, 0.5)

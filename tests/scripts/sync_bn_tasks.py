@@ -4,6 +4,7 @@ Rank ``r`` of ``n`` gets rows ``r*B/n .. (r+1)*B/n`` of a seeded global batch an
 Conv2D -> SyncBatchNorm -> Conv2D model wrapped in DataParallel for one step; the reference
 runs the same model with BatchNorm2D in one process on the whole batch.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -32,9 +33,14 @@ def run(model: nn.Layer, layers: nn.Layer, x: np.ndarray, weights: np.ndarray) -
     out = model(inputs)
     (out * minidp.to_tensor(weights)).sum().backward()
     norm = layers[1]
-    return {"out": out.numpy(), "x_grad": inputs.grad.numpy(), "mean": norm._mean.numpy(),
-            "variance": norm._variance.numpy(), "norm_weight_grad": norm.weight.grad.numpy(),
-            "conv_weight_grad": layers[0].weight.grad.numpy()}
+    return {
+        "out": out.numpy(),
+        "x_grad": inputs.grad.numpy(),
+        "mean": norm._mean.numpy(),
+        "variance": norm._variance.numpy(),
+        "norm_weight_grad": norm.weight.grad.numpy(),
+        "conv_weight_grad": layers[0].weight.grad.numpy(),
+    }
 
 
 def worker() -> dict:

@@ -4,6 +4,7 @@ several buckets, a DataLoader and an SGD step, for a few steps.
 Run by a launcher (each process is one rank), or with ``--spawn`` as a plain script that starts
 two ranks with ``minidp.distributed.spawn``.
 """
+
 import sys
 
 import numpy as np

@@ -5,6 +5,7 @@ A factory takes a :class:`~minidp.distributed.backends.base.GroupSpec` and retur
 group). Built-in backends are named by ``"module:function"`` and imported on first use, so a
 CPU-only install never imports mpi4py or CuPy; ``register_backend`` adds others.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -37,8 +38,7 @@ def get_backend_factory(name: str) -> BackendFactory:
     """The factory for backend ``name``, importing its module on first use."""
     key = name.lower()
     if key not in _FACTORIES:
-        raise ValueError(f"unknown communication backend {name!r}; "
-                         f"use one of {available_backends()}")
+        raise ValueError(f"unknown communication backend {name!r}; use one of {available_backends()}")
     factory = _FACTORIES[key]
     if isinstance(factory, str):
         module_name, _, attribute = factory.partition(":")
@@ -55,5 +55,13 @@ def get_backend_factory(name: str) -> BackendFactory:
     return factory
 
 
-__all__ = ["GroupSpec", "ProcessGroup", "ReduceOp", "Work", "BackendFactory",
-           "register_backend", "available_backends", "get_backend_factory"]
+__all__ = [
+    "GroupSpec",
+    "ProcessGroup",
+    "ReduceOp",
+    "Work",
+    "BackendFactory",
+    "register_backend",
+    "available_backends",
+    "get_backend_factory",
+]

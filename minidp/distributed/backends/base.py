@@ -62,6 +62,7 @@ backend whose arrays are not NumPy arrays (nccl: CuPy) overrides ``_check_array`
 backend module offers ``create_process_group(spec: GroupSpec)``, which the table in
 ``backends/__init__.py`` maps a backend name to.
 """
+
 from __future__ import annotations
 
 import abc
@@ -105,8 +106,7 @@ def stall_warning_seconds() -> float:
     except ValueError:
         seconds = math.nan
     if not seconds > 0:
-        raise ValueError(f"MINIDP_STALL_WARNING_SECONDS={value!r} must be a positive number of "
-                         "seconds")
+        raise ValueError(f"MINIDP_STALL_WARNING_SECONDS={value!r} must be a positive number of seconds")
     return seconds
 
 
@@ -232,13 +232,19 @@ class Fingerprint(NamedTuple):
 
     @classmethod
     def of(cls, call: Collective, seq: int) -> "Fingerprint":
-        return cls(seq, call.op, call.reduce_op.name if call.reduce_op is not None else "",
-                   call.dtype.name if call.dtype is not None else "", call.count,
-                   -1 if call.root is None else call.root)
+        return cls(
+            seq,
+            call.op,
+            call.reduce_op.name if call.reduce_op is not None else "",
+            call.dtype.name if call.dtype is not None else "",
+            call.count,
+            -1 if call.root is None else call.root,
+        )
 
     def encode(self) -> bytes:
-        return _FINGERPRINT.pack(self.seq, self.op.encode(), self.reduce_op.encode(),
-                                 self.dtype.encode(), self.count, self.root)
+        return _FINGERPRINT.pack(
+            self.seq, self.op.encode(), self.reduce_op.encode(), self.dtype.encode(), self.count, self.root
+        )
 
     @classmethod
     def decode(cls, data: bytes) -> "Fingerprint":
@@ -275,20 +281,20 @@ def _encoded_operation(call: Collective, rank: int) -> Tuple[bytes, bytes]:
     Cached: a training step issues the same few operations again and again, and naming a dtype
     alone costs more than the rest of a small all-reduce's bookkeeping."""
     mine = Fingerprint.of(call, 0)
-    operation = mine.encode()[_SEQUENCE.size:]
+    operation = mine.encode()[_SEQUENCE.size :]
     counterpart = mine.counterpart(rank)
-    return operation, (operation if counterpart is mine
-                       else counterpart.encode()[_SEQUENCE.size:])
+    return operation, (operation if counterpart is mine else counterpart.encode()[_SEQUENCE.size :])
 
 
-def different_operations(fingerprints: Dict[int, Fingerprint],
-                         describe_rank: Callable[[int], str]) -> str:
+def different_operations(fingerprints: Dict[int, Fingerprint], describe_rank: Callable[[int], str]) -> str:
     """``the ranks issued different operations: rank 0 called barrier (#12) while rank 1 called
     all_reduce SUM float32[1000] (#12); ...``, for two ranks' differing fingerprints."""
     (low, low_op), (high, high_op) = sorted(fingerprints.items())
-    return (f"the ranks issued different operations: {describe_rank(low)} called {low_op} while "
-            f"{describe_rank(high)} called {high_op}; every rank must issue the same collectives "
-            "in the same order, with the same shapes and dtypes")
+    return (
+        f"the ranks issued different operations: {describe_rank(low)} called {low_op} while "
+        f"{describe_rank(high)} called {high_op}; every rank must issue the same collectives "
+        "in the same order, with the same shapes and dtypes"
+    )
 
 
 class ProcessGroup(abc.ABC):
@@ -301,8 +307,9 @@ class ProcessGroup(abc.ABC):
 
     backend_name = "base"
 
-    def __init__(self, rank: int, size: int, *, name: str, timeout: float,
-                 global_ranks: Optional[Sequence[int]] = None) -> None:
+    def __init__(
+        self, rank: int, size: int, *, name: str, timeout: float, global_ranks: Optional[Sequence[int]] = None
+    ) -> None:
         if size < 1 or not 0 <= rank < size:
             raise ValueError(f"rank {rank} is not in a group of size {size}")
         if not timeout > 0:
@@ -351,19 +358,16 @@ class ProcessGroup(abc.ABC):
 
     def _check_rank(self, rank: int, what: str) -> None:
         if not isinstance(rank, (int, numpy.integer)) or not 0 <= rank < self.size:
-            raise ValueError(f"{what}={rank!r} is not a rank of group '{self.name}' "
-                             f"(size {self.size})")
+            raise ValueError(f"{what}={rank!r} is not a rank of group '{self.name}' (size {self.size})")
 
     def _check_reduction(self, array: Any, op: Any, what: str) -> ReduceOp:
         """The ``ReduceOp`` for ``op``; refuses unknown ops and averages of bool arrays."""
         try:
             op = ReduceOp(op)
         except ValueError:
-            raise ValueError(f"unknown reduce op {op!r}; "
-                             "use a minidp.distributed.ReduceOp") from None
+            raise ValueError(f"unknown reduce op {op!r}; use a minidp.distributed.ReduceOp") from None
         if op == ReduceOp.AVG and array.dtype == numpy.bool_:
-            raise TypeError(f"{self.describe(what)}: cannot average bool arrays; cast them to a "
-                            "number type first")
+            raise TypeError(f"{self.describe(what)}: cannot average bool arrays; cast them to a number type first")
         return op
 
     # --- the public collectives -----------------------------------------------------------
@@ -394,8 +398,7 @@ class ProcessGroup(abc.ABC):
         call = Collective("all_gather", array.dtype, array.size, self.timeout)
         return self._issue(call, lambda: self._all_gather(out_array, array), sync_op)
 
-    def reduce_scatter(self, out_array: Any, in_array: Any, op: ReduceOp = ReduceOp.SUM,
-                       sync_op: bool = True) -> Work:
+    def reduce_scatter(self, out_array: Any, in_array: Any, op: ReduceOp = ReduceOp.SUM, sync_op: bool = True) -> Work:
         """Reduce ``in_array`` over ranks; block ``rank`` of the result goes to ``out_array``."""
         in_array = self._operand(in_array, "in_array")
         out_array = self._operand(out_array, "out_array")
@@ -405,8 +408,7 @@ class ProcessGroup(abc.ABC):
                 f"reduce_scatter in_array must hold {self.size} x {out_array.size} elements of "
                 f"{out_array.dtype}; got {in_array.size} of {in_array.dtype}"
             )
-        call = Collective("reduce_scatter", in_array.dtype, in_array.size, self.timeout,
-                          reduce_op=op)
+        call = Collective("reduce_scatter", in_array.dtype, in_array.size, self.timeout, reduce_op=op)
         return self._issue(call, lambda: self._reduce_scatter(out_array, in_array, op), sync_op)
 
     def barrier(self, timeout: Optional[float] = None) -> None:
@@ -481,20 +483,27 @@ class ProcessGroup(abc.ABC):
                 "rank %d: %s has waited %.0f s for %s, which has not reached it: that rank may "
                 "have stopped calling collectives (inputs of uneven length? see "
                 "DataParallel.join) or be stuck; giving up at the group timeout (%g s)",
-                self.global_ranks[self.rank], self.describe(op), waited,
-                self.describe_rank(peer), self.timeout)
+                self.global_ranks[self.rank],
+                self.describe(op),
+                waited,
+                self.describe_rank(peer),
+                self.timeout,
+            )
         return math.inf
 
     def _check_open(self, op: str) -> None:
         """Raise ``RuntimeError`` for ``op`` issued after :meth:`shutdown`."""
         if self._closed:
-            raise RuntimeError(f"{self.describe(op)}: the process group was shut down; "
-                               "create a new group to communicate again")
+            raise RuntimeError(
+                f"{self.describe(op)}: the process group was shut down; create a new group to communicate again"
+            )
 
     def _unusable(self, description: str) -> RuntimeError:
         """The error of an operation refused because an earlier one failed."""
-        return RuntimeError(f"{description}: the group is unusable after an earlier failure "
-                            f"({self._failure}); destroy it and initialise again")
+        return RuntimeError(
+            f"{description}: the group is unusable after an earlier failure "
+            f"({self._failure}); destroy it and initialise again"
+        )
 
     def _record_failure(self, error: BaseException) -> bool:
         """Remember the group's first failure (and log it); True when ``error`` is that one."""
@@ -556,8 +565,7 @@ class ProcessGroup(abc.ABC):
         """Release connections; must be safe to call more than once."""
 
     def __repr__(self) -> str:
-        return (f"<{type(self).__name__} '{self.name}' rank {self.rank}/{self.size} "
-                f"timeout {self.timeout:g}s>")
+        return f"<{type(self).__name__} '{self.name}' rank {self.rank}/{self.size} timeout {self.timeout:g}s>"
 
 
 _STOP = object()
@@ -576,8 +584,9 @@ class ThreadedProcessGroup(ProcessGroup):
     ``RuntimeError`` naming both ranks' operations instead of exchanging mismatched bytes.
     """
 
-    def __init__(self, rank: int, size: int, *, name: str, timeout: float,
-                 global_ranks: Optional[Sequence[int]] = None) -> None:
+    def __init__(
+        self, rank: int, size: int, *, name: str, timeout: float, global_ranks: Optional[Sequence[int]] = None
+    ) -> None:
         super().__init__(rank, size, name=name, timeout=timeout, global_ranks=global_ranks)
         self._pending = 0
         self._queue: "queue.SimpleQueue" = queue.SimpleQueue()
@@ -603,8 +612,9 @@ class ThreadedProcessGroup(ProcessGroup):
             work = Work(self.describe(call.op))
             self._pending += 1
             if self._worker is None:
-                self._worker = threading.Thread(target=self._serve_queue, daemon=True,
-                                                name=f"minidp-{self.backend_name}-{self.name}")
+                self._worker = threading.Thread(
+                    target=self._serve_queue, daemon=True, name=f"minidp-{self.backend_name}-{self.name}"
+                )
                 self._worker.start()
             self._queue.put((call, checked, work))
         if sync_op:
@@ -628,22 +638,24 @@ class ThreadedProcessGroup(ProcessGroup):
         sequence = _SEQUENCE.pack(seq)
         outgoing = sequence + operation
         expected = outgoing if counterpart is operation else sequence + counterpart
-        self._compare_fingerprints(call, outgoing, expected,
-                                   self._exchange_fingerprints(call, outgoing))
+        self._compare_fingerprints(call, outgoing, expected, self._exchange_fingerprints(call, outgoing))
 
-    def _compare_fingerprints(self, call: Collective, mine: bytes, expected: bytes,
-                              received: List[Tuple[int, bytes]]) -> None:
+    def _compare_fingerprints(
+        self, call: Collective, mine: bytes, expected: bytes, received: List[Tuple[int, bytes]]
+    ) -> None:
         """Raise ``RuntimeError`` unless every ``(peer, encoded fingerprint)`` in ``received`` is
         ``expected``, naming this rank's operation (encoded ``mine``) and the peer's."""
         for peer, theirs in received:
             if theirs != expected:
-                raise RuntimeError(f"{self.describe(call.op)}: " + different_operations(
-                    {self.rank: Fingerprint.decode(mine), peer: Fingerprint.decode(theirs)},
-                    self.describe_rank))
+                raise RuntimeError(
+                    f"{self.describe(call.op)}: "
+                    + different_operations(
+                        {self.rank: Fingerprint.decode(mine), peer: Fingerprint.decode(theirs)}, self.describe_rank
+                    )
+                )
 
     @abc.abstractmethod
-    def _exchange_fingerprints(self, call: Collective,
-                               mine: bytes) -> List[Tuple[int, bytes]]:
+    def _exchange_fingerprints(self, call: Collective, mine: bytes) -> List[Tuple[int, bytes]]:
         """Send the encoded fingerprint ``mine`` to the peers ``call`` involves (or enough of them
         that a mismatch anywhere is seen by the ranks on both sides of it) and return
         ``(peer, encoded fingerprint)`` for each one received; bounded by ``call.timeout``.

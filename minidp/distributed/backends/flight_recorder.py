@@ -26,6 +26,7 @@ shutdown.
 Collectives are numbered in issue order, from 1. Sends and receives involve two ranks only and
 are not recorded.
 """
+
 from __future__ import annotations
 
 import collections
@@ -50,15 +51,16 @@ def check_every() -> int:
     except ValueError:
         every = -1
     if every < 0:
-        raise ValueError(f"MINIDP_NCCL_CHECK_EVERY={value!r} must be a whole number of "
-                         "collectives (0 turns the check off)")
+        raise ValueError(
+            f"MINIDP_NCCL_CHECK_EVERY={value!r} must be a whole number of collectives (0 turns the check off)"
+        )
     return every
 
 
 def decode_record(data: bytes) -> List[Fingerprint]:
     """The fingerprints of a record published by :meth:`FlightRecorder.publish`."""
     size = Fingerprint.SIZE
-    return [Fingerprint.decode(data[start:start + size]) for start in range(0, len(data), size)]
+    return [Fingerprint.decode(data[start : start + size]) for start in range(0, len(data), size)]
 
 
 def absent_ranks(store: Any, keys: Sequence[str], describe_rank: Callable[[int], str]) -> str:
@@ -76,8 +78,9 @@ class FlightRecorder:
     a rank in messages; ``every`` is the period of :meth:`check` (0: never).
     """
 
-    def __init__(self, rank: int, size: int, store: Any, prefix: str, every: int,
-                 describe_rank: Callable[[int], str]) -> None:
+    def __init__(
+        self, rank: int, size: int, store: Any, prefix: str, every: int, describe_rank: Callable[[int], str]
+    ) -> None:
         self.rank = rank
         self.size = size
         self.every = every if store is not None else 0
@@ -132,8 +135,9 @@ class FlightRecorder:
         for rank, key in enumerate(keys):
             theirs = Fingerprint.decode(self._store.get(key))
             if theirs != fingerprint:
-                raise RuntimeError(f"{who}: " + different_operations(
-                    {self.rank: fingerprint, rank: theirs}, self._describe_rank))
+                raise RuntimeError(
+                    f"{who}: " + different_operations({self.rank: fingerprint, rank: theirs}, self._describe_rank)
+                )
 
     def request_key(self, rank: int) -> str:
         """The key a failing peer sets to ask ``rank``'s watchdog for its record."""
@@ -143,8 +147,8 @@ class FlightRecorder:
         """Put this rank's record in the store, for a failing peer to read; ``store`` is the
         calling thread's client (default: the group's)."""
         (self._store if store is None else store).set(
-            f"{self._prefix}/flight/{self.rank}",
-            b"".join(fingerprint.encode() for fingerprint in self.record))
+            f"{self._prefix}/flight/{self.rank}", b"".join(fingerprint.encode() for fingerprint in self.record)
+        )
 
     def report(self, store: Any = None, wait: float = REPORT_WAIT) -> str:
         """Publish this rank's record, ask the peers' watchdogs for theirs, read them (waiting
@@ -161,20 +165,23 @@ class FlightRecorder:
         silent = []
         for rank in range(self.size):
             try:
-                records[rank] = decode_record(store.get(
-                    f"{self._prefix}/flight/{rank}",
-                    timeout=max(deadline - time.monotonic(), SHORTEST_STORE_WAIT)))
+                records[rank] = decode_record(
+                    store.get(
+                        f"{self._prefix}/flight/{rank}", timeout=max(deadline - time.monotonic(), SHORTEST_STORE_WAIT)
+                    )
+                )
             except RuntimeError:  # the store timed out: this peer has published nothing
                 silent.append(self._describe_rank(rank))
         text = compare_records(records, self._describe_rank)
         if silent:
-            text += (f"; {', '.join(silent)} published no record within {wait:g} s (no "
-                     "watchdog answered: its process may have exited or be frozen)")
+            text += (
+                f"; {', '.join(silent)} published no record within {wait:g} s (no "
+                "watchdog answered: its process may have exited or be frozen)"
+            )
         return text
 
 
-def compare_records(records: Dict[int, Sequence[Fingerprint]],
-                    describe_rank: Callable[[int], str]) -> str:
+def compare_records(records: Dict[int, Sequence[Fingerprint]], describe_rank: Callable[[int], str]) -> str:
     """What the ranks' records show: the first number at which two differ, else which ranks
     are behind (the fewest collectives issued), else that they agree."""
     by_seq: Dict[int, Dict[int, Fingerprint]] = collections.defaultdict(dict)
@@ -189,7 +196,7 @@ def compare_records(records: Dict[int, Sequence[Fingerprint]],
                 return different_operations({first_rank: first, rank: fingerprint}, describe_rank)
     last = {rank: record[-1].seq if record else 0 for rank, record in records.items()}
     if len(last) == 1:
-        (rank, record), = records.items()
+        ((rank, record),) = records.items()
         return f"{describe_rank(rank)}'s last collective: {record[-1] if record else 'none'}"
     behind = min(last.values())
     ahead = max(last.values())
@@ -198,6 +205,8 @@ def compare_records(records: Dict[int, Sequence[Fingerprint]],
     lagging = [rank for rank, seq in sorted(last.items()) if seq == behind]
     latest = ", ".join(f"{describe_rank(rank)} at #{seq}" for rank, seq in sorted(last.items()))
     last_call = records[lagging[0]][-1] if records[lagging[0]] else "no collective"
-    return (f"{', '.join(describe_rank(rank) for rank in lagging)} is behind (its last: "
-            f"{last_call}): the records agree, and the last collectives issued are {latest}; "
-            "every rank must issue the same number of collectives")
+    return (
+        f"{', '.join(describe_rank(rank) for rank in lagging)} is behind (its last: "
+        f"{last_call}): the records agree, and the last collectives issued are {latest}; "
+        "every rank must issue the same number of collectives"
+    )

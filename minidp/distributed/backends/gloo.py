@@ -29,6 +29,7 @@ Before each operation a rank swaps its 60-byte fingerprint with its ring neighbo
 of a send or receive) over the same connections, ahead of the data (see
 ``base.ThreadedProcessGroup``).
 """
+
 from __future__ import annotations
 
 import logging
@@ -43,8 +44,7 @@ import numpy
 from .. import auth
 from ..failure_record import PeerFailedError
 from ..store import connect_with_retry
-from .base import (Collective, Fingerprint, GroupSpec, ReduceOp, ThreadedProcessGroup,
-                   divide_by_size)
+from .base import Collective, Fingerprint, GroupSpec, ReduceOp, ThreadedProcessGroup, divide_by_size
 
 logger = logging.getLogger("minidp.distributed")
 
@@ -98,8 +98,9 @@ class GlooProcessGroup(ThreadedProcessGroup):
 
     backend_name = "gloo"
 
-    def __init__(self, store: Any, rank: int, size: int, *, name: str, timeout: float,
-                 global_ranks: Optional[List[int]] = None) -> None:
+    def __init__(
+        self, store: Any, rank: int, size: int, *, name: str, timeout: float, global_ranks: Optional[List[int]] = None
+    ) -> None:
         super().__init__(rank, size, name=name, timeout=timeout, global_ranks=global_ranks)
         self._scratch = numpy.empty(CHUNK_BYTES, numpy.uint8)
         self._fingerprints_in = numpy.empty((2, Fingerprint.SIZE), numpy.uint8)
@@ -122,12 +123,12 @@ class GlooProcessGroup(ThreadedProcessGroup):
             try:
                 for peer in range(self.rank + 1, self.size):
                     try:
-                        address = store.get(f"{prefix}/addr/{peer}",
-                                            timeout=max(0.0, deadline - time.monotonic()))
+                        address = store.get(f"{prefix}/addr/{peer}", timeout=max(0.0, deadline - time.monotonic()))
                     except RuntimeError as error:
                         raise RuntimeError(
                             f"{self.describe('connect')}: {self.describe_rank(peer)} did not "
-                            f"publish its address ({error})") from error
+                            f"publish its address ({error})"
+                        ) from error
                     peers[peer] = self._dial(address.decode(), peer, deadline)
                     peers[peer].sendall(_HELLO.pack(_MAGIC, self.rank, self.size))
                     self._prove(peers[peer], secret, _pair_context(prefix, self.rank, peer), peer)
@@ -149,7 +150,8 @@ class GlooProcessGroup(ThreadedProcessGroup):
             return PeerFailedError(
                 f"{self.describe('connect')}: cannot connect to {self.describe_rank(peer)} at "
                 f"{address} ({error}); check that it is running and that this host can reach it",
-                self.global_ranks[peer])
+                self.global_ranks[peer],
+            )
 
         return connect_with_retry(host, int(port), deadline, give_up)
 
@@ -161,10 +163,12 @@ class GlooProcessGroup(ThreadedProcessGroup):
             raise RuntimeError(
                 f"{self.describe('connect')}: {self.describe_rank(peer)} refused this rank's "
                 f"proof of the job secret ({error}); every rank needs the same "
-                f"{auth.SECRET_ENV}") from error
+                f"{auth.SECRET_ENV}"
+            ) from error
 
-    def _accept(self, listener: socket.socket, prefix: str, secret: bytes, deadline: float,
-                connected: Dict[int, socket.socket]):
+    def _accept(
+        self, listener: socket.socket, prefix: str, secret: bytes, deadline: float, connected: Dict[int, socket.socket]
+    ):
         """Accept one lower rank; a connection with a wrong greeting or without the job secret's
         proof is dropped (and logged), and the group goes on waiting for the real peer."""
         while True:
@@ -188,11 +192,11 @@ class GlooProcessGroup(ThreadedProcessGroup):
             reason = "a bad greeting"
             if len(hello) == _HELLO.size:
                 magic, peer, size = _HELLO.unpack(hello)
-                if ((magic, size) == (_MAGIC, self.size) and peer < self.rank
-                        and peer not in connected):
+                if (magic, size) == (_MAGIC, self.size) and peer < self.rank and peer not in connected:
                     try:
-                        auth.accept_handshake(conn, secret, _pair_context(prefix, peer, self.rank),
-                                              auth.HANDSHAKE_SECONDS)
+                        auth.accept_handshake(
+                            conn, secret, _pair_context(prefix, peer, self.rank), auth.HANDSHAKE_SECONDS
+                        )
                         return peer, conn
                     except (auth.AuthenticationError, OSError) as error:
                         reason = f"no proof of the job secret ({error})"
@@ -205,8 +209,16 @@ class GlooProcessGroup(ThreadedProcessGroup):
         sock.setblocking(False)
 
     # --- the transfer loop ----------------------------------------------------------------
-    def _transfer(self, op: str, deadline: float, send_to: int, sends: Sequence[SendPiece],
-                  recv_from: int, recvs: Sequence[RecvPiece], ufunc: Any = None) -> None:
+    def _transfer(
+        self,
+        op: str,
+        deadline: float,
+        send_to: int,
+        sends: Sequence[SendPiece],
+        recv_from: int,
+        recvs: Sequence[RecvPiece],
+        ufunc: Any = None,
+    ) -> None:
         """Stream ``sends`` to ``send_to`` while receiving ``recvs`` from ``recv_from``.
 
         Pieces go in order over one connection each way. A send piece whose ``gate`` is the
@@ -225,8 +237,7 @@ class GlooProcessGroup(ThreadedProcessGroup):
         while True:
             while send_index < len(sends) and send_offset == sends[send_index].data.nbytes:
                 send_index, send_offset = send_index + 1, 0
-            while (recv_index < len(recvs)
-                   and completed[recv_index] == recvs[recv_index].data.nbytes):
+            while recv_index < len(recvs) and completed[recv_index] == recvs[recv_index].data.nbytes:
                 recv_index, received = recv_index + 1, 0
             if send_index == len(sends) and recv_index == len(recvs):
                 return
@@ -250,7 +261,7 @@ class GlooProcessGroup(ThreadedProcessGroup):
                     target = recv_views[recv_index][received:]
                 else:
                     chunk_end = min(done + CHUNK_BYTES, piece.data.nbytes)
-                    target = scratch_view[received - done:chunk_end - done]
+                    target = scratch_view[received - done : chunk_end - done]
                 try:
                     count = recv_sock.recv_into(target)
                 except BlockingIOError:
@@ -266,16 +277,29 @@ class GlooProcessGroup(ThreadedProcessGroup):
                         completed[recv_index] = received
                     elif received == chunk_end:
                         item = piece.reduce_into.itemsize
-                        destination = piece.reduce_into[done // item:chunk_end // item]
-                        incoming = self._scratch[:chunk_end - done].view(destination.dtype)
+                        destination = piece.reduce_into[done // item : chunk_end // item]
+                        incoming = self._scratch[: chunk_end - done].view(destination.dtype)
                         ufunc(destination, incoming, out=destination)
                         completed[recv_index] = chunk_end
             if not moved:
-                self._wait_ready(op, deadline, send_sock if can_send else None, send_to,
-                                 recv_sock if recv_index < len(recvs) else None, recv_from)
+                self._wait_ready(
+                    op,
+                    deadline,
+                    send_sock if can_send else None,
+                    send_to,
+                    recv_sock if recv_index < len(recvs) else None,
+                    recv_from,
+                )
 
-    def _wait_ready(self, op: str, deadline: float, send_sock: Optional[socket.socket],
-                    send_to: int, recv_sock: Optional[socket.socket], recv_from: int) -> None:
+    def _wait_ready(
+        self,
+        op: str,
+        deadline: float,
+        send_sock: Optional[socket.socket],
+        send_to: int,
+        recv_sock: Optional[socket.socket],
+        recv_from: int,
+    ) -> None:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             peer, action = (recv_from, "send its data") if recv_sock else (send_to, "take data")
@@ -283,7 +307,8 @@ class GlooProcessGroup(ThreadedProcessGroup):
                 f"{self.describe(op)}: timed out waiting for {self.describe_rank(peer)} to "
                 f"{action} (group timeout {self.timeout:g} s); check that every rank issues the "
                 "same collectives in the same order, or raise the timeout (PADDLE_PG_TIMEOUT in ms)",
-                self.global_ranks[peer])
+                self.global_ranks[peer],
+            )
         poller = select.poll()
         if send_sock is not None and send_sock is recv_sock:
             poller.register(send_sock, select.POLLOUT | select.POLLIN)
@@ -298,7 +323,9 @@ class GlooProcessGroup(ThreadedProcessGroup):
     def _lost(self, op: str, peer: int, error: BaseException) -> RuntimeError:
         return PeerFailedError(
             f"{self.describe(op)}: lost the connection to {self.describe_rank(peer)} ({error}); "
-            "that rank probably exited or crashed, see its log", self.global_ranks[peer])
+            "that rank probably exited or crashed, see its log",
+            self.global_ranks[peer],
+        )
 
     def _staging_bytes(self, nbytes: int) -> numpy.ndarray:
         """A reusable uint8 buffer of at least ``nbytes`` (grown, never shrunk)."""
@@ -307,8 +334,9 @@ class GlooProcessGroup(ThreadedProcessGroup):
         return self._staging[:nbytes]
 
     # --- the ring ---------------------------------------------------------------------------
-    def _ring(self, op: str, deadline: float, flat: numpy.ndarray, points: List[int],
-              ufunc: Any = None, gather: bool = True) -> None:
+    def _ring(
+        self, op: str, deadline: float, flat: numpy.ndarray, points: List[int], ufunc: Any = None, gather: bool = True
+    ) -> None:
         """Pipelined ring over the blocks ``flat[points[b]:points[b+1]]``, in place.
 
         With ``ufunc``: n - 1 reduce-scatter steps leave block ``rank`` fully reduced; with
@@ -336,10 +364,8 @@ class GlooProcessGroup(ThreadedProcessGroup):
                 out_hi = min(out_lo + chunk, points[out_block + 1])
                 in_lo = min(points[in_block] + k * chunk, points[in_block + 1])
                 in_hi = min(in_lo + chunk, points[in_block + 1])
-                sends.append(SendPiece(raw[out_lo * item:out_hi * item],
-                                       None if step == 0 else len(recvs) - 1))
-                recvs.append(RecvPiece(raw[in_lo * item:in_hi * item],
-                                       flat[in_lo:in_hi] if reduce else None))
+                sends.append(SendPiece(raw[out_lo * item : out_hi * item], None if step == 0 else len(recvs) - 1))
+                recvs.append(RecvPiece(raw[in_lo * item : in_hi * item], flat[in_lo:in_hi] if reduce else None))
         self._transfer(op, deadline, (r + 1) % n, sends, (r - 1) % n, recvs, ufunc)
 
     # --- fingerprints -----------------------------------------------------------------------
@@ -357,8 +383,7 @@ class GlooProcessGroup(ThreadedProcessGroup):
         outgoing = SendPiece(numpy.frombuffer(mine, numpy.uint8))
         received = []
         for (send_to, recv_from), incoming in zip(exchanges, self._fingerprints_in):
-            self._transfer(call.op, deadline, send_to, [outgoing], recv_from,
-                           [RecvPiece(incoming)])
+            self._transfer(call.op, deadline, send_to, [outgoing], recv_from, [RecvPiece(incoming)])
             received.append((recv_from, incoming.tobytes()))
         return received
 
@@ -370,15 +395,14 @@ class GlooProcessGroup(ThreadedProcessGroup):
             if array.nbytes <= SMALL_ALL_REDUCE_BYTES:
                 self._small_all_reduce("all_reduce", deadline, flat, _REDUCERS[op])
             else:
-                self._ring("all_reduce", deadline, flat, _split_points(flat.size, self.size),
-                           _REDUCERS[op])
+                self._ring("all_reduce", deadline, flat, _split_points(flat.size, self.size), _REDUCERS[op])
         if op == ReduceOp.AVG:
             divide_by_size(array, self.size)
 
     def _small_all_reduce(self, op: str, deadline: float, flat: numpy.ndarray, ufunc: Any) -> None:
         """Gather every rank's whole array, then reduce them in rank order on each rank."""
         staging = self._staging_bytes(self.size * flat.nbytes).view(flat.dtype)
-        staging[self.rank * flat.size:(self.rank + 1) * flat.size] = flat
+        staging[self.rank * flat.size : (self.rank + 1) * flat.size] = flat
         self._ring(op, deadline, staging, [i * flat.size for i in range(self.size + 1)])
         ufunc.reduce(staging.reshape(self.size, flat.size), axis=0, dtype=flat.dtype, out=flat)
 
@@ -390,40 +414,42 @@ class GlooProcessGroup(ThreadedProcessGroup):
         raw = _raw(array)
         sends = [SendPiece(raw, None if position == 0 else 0)] if position < n - 1 else []
         recvs = [RecvPiece(raw)] if position > 0 else []
-        self._transfer("broadcast", time.monotonic() + self.timeout,
-                       (self.rank + 1) % n, sends, (self.rank - 1) % n, recvs)
+        self._transfer(
+            "broadcast", time.monotonic() + self.timeout, (self.rank + 1) % n, sends, (self.rank - 1) % n, recvs
+        )
 
     def _all_gather(self, out_array: numpy.ndarray, array: numpy.ndarray) -> None:
         count = array.size
         flat = out_array.reshape(-1)
-        flat[self.rank * count:(self.rank + 1) * count] = array.reshape(-1)
+        flat[self.rank * count : (self.rank + 1) * count] = array.reshape(-1)
         if self.size > 1 and count:
-            self._ring("all_gather", time.monotonic() + self.timeout, flat,
-                       [i * count for i in range(self.size + 1)])
+            self._ring("all_gather", time.monotonic() + self.timeout, flat, [i * count for i in range(self.size + 1)])
 
-    def _reduce_scatter(self, out_array: numpy.ndarray, in_array: numpy.ndarray,
-                        op: ReduceOp) -> None:
+    def _reduce_scatter(self, out_array: numpy.ndarray, in_array: numpy.ndarray, op: ReduceOp) -> None:
         block = out_array.size
         work = in_array.reshape(-1).copy()
         if self.size > 1 and block:
-            self._ring("reduce_scatter", time.monotonic() + self.timeout, work,
-                       [i * block for i in range(self.size + 1)], _REDUCERS[op], gather=False)
-        out_array.reshape(-1)[...] = work[self.rank * block:(self.rank + 1) * block]
+            self._ring(
+                "reduce_scatter",
+                time.monotonic() + self.timeout,
+                work,
+                [i * block for i in range(self.size + 1)],
+                _REDUCERS[op],
+                gather=False,
+            )
+        out_array.reshape(-1)[...] = work[self.rank * block : (self.rank + 1) * block]
         if op == ReduceOp.AVG:
             divide_by_size(out_array, self.size)
 
     def _barrier(self, timeout: float) -> None:
         if self.size > 1:
-            self._small_all_reduce("barrier", time.monotonic() + timeout,
-                                   numpy.zeros(1, numpy.uint8), numpy.maximum)
+            self._small_all_reduce("barrier", time.monotonic() + timeout, numpy.zeros(1, numpy.uint8), numpy.maximum)
 
     def _send(self, array: numpy.ndarray, dst: int) -> None:
-        self._transfer("send", time.monotonic() + self.timeout, dst, [SendPiece(_raw(array))],
-                       -1, [])
+        self._transfer("send", time.monotonic() + self.timeout, dst, [SendPiece(_raw(array))], -1, [])
 
     def _recv(self, array: numpy.ndarray, src: int) -> None:
-        self._transfer("recv", time.monotonic() + self.timeout, -1, [], src,
-                       [RecvPiece(_raw(array))])
+        self._transfer("recv", time.monotonic() + self.timeout, -1, [], src, [RecvPiece(_raw(array))])
 
     def _close(self) -> None:
         for sock in self._peers.values():
@@ -440,5 +466,6 @@ def create_process_group(spec: GroupSpec) -> Optional[GlooProcessGroup]:
         return None
     if spec.store is None and spec.size > 1:
         raise ValueError("the gloo backend needs a TCPStore to find its peers")
-    return GlooProcessGroup(spec.store, spec.rank, spec.size, name=spec.name,
-                            timeout=spec.timeout, global_ranks=spec.global_ranks)
+    return GlooProcessGroup(
+        spec.store, spec.rank, spec.size, name=spec.name, timeout=spec.timeout, global_ranks=spec.global_ranks
+    )

@@ -7,6 +7,7 @@ host -- together with its process id (peers on the same host watch it to notice 
 several hosts. ``MINIDP_TRANSPORT`` chooses how the gloo backend moves data between ranks of one
 host: ``shm`` (the default) through shared memory, ``tcp`` through loopback TCP as between hosts.
 """
+
 from __future__ import annotations
 
 import os
@@ -21,8 +22,10 @@ def transport_choice() -> str:
     """``MINIDP_TRANSPORT`` (``shm`` when unset); refuses unknown values."""
     choice = os.environ.get("MINIDP_TRANSPORT", "shm").strip().lower() or "shm"
     if choice not in TRANSPORTS:
-        raise ValueError(f"MINIDP_TRANSPORT={choice!r} is not a transport; use one of "
-                         f"{list(TRANSPORTS)} (tcp forces loopback TCP between ranks of a host)")
+        raise ValueError(
+            f"MINIDP_TRANSPORT={choice!r} is not a transport; use one of "
+            f"{list(TRANSPORTS)} (tcp forces loopback TCP between ranks of a host)"
+        )
     return choice
 
 
@@ -68,11 +71,9 @@ def discover_hosts(store: Any, prefix: str, rank: int, size: int, timeout: float
     identities, pids = [], []
     for peer in range(size):
         try:
-            value = store.get(f"{prefix}/host/{peer}",
-                              timeout=max(0.0, deadline - time.monotonic())).decode()
+            value = store.get(f"{prefix}/host/{peer}", timeout=max(0.0, deadline - time.monotonic())).decode()
         except RuntimeError as error:
-            raise RuntimeError(f"rank {peer} did not publish its host identity ({error})") \
-                from error
+            raise RuntimeError(f"rank {peer} did not publish its host identity ({error})") from error
         pid, _, identity = value.partition(" ")
         pids.append(int(pid))
         identities.append(identity)

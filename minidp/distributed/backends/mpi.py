@@ -11,6 +11,7 @@ Asynchronous operations run on the group's background thread like every backend'
 initialises MPI with ``MPI_THREAD_MULTIPLE``. Before each collective the ranks all-gather their
 fingerprints (see ``base.ThreadedProcessGroup``), so every rank sees a mismatch.
 """
+
 from __future__ import annotations
 
 import logging
@@ -22,8 +23,7 @@ from mpi4py import MPI
 
 from ...backend import is_floating
 from ..failure_record import PeerFailedError
-from .base import (Collective, Fingerprint, GroupSpec, ReduceOp, ThreadedProcessGroup,
-                   divide_by_size)
+from .base import Collective, Fingerprint, GroupSpec, ReduceOp, ThreadedProcessGroup, divide_by_size
 
 logger = logging.getLogger("minidp.distributed")
 
@@ -40,8 +40,13 @@ _MPI_OPS = {
 }
 
 # ReduceOp -> the NumPy ufunc that reduces what MPI cannot (AVG divides afterwards).
-_UFUNCS = {ReduceOp.SUM: numpy.add, ReduceOp.AVG: numpy.add, ReduceOp.MAX: numpy.maximum,
-           ReduceOp.MIN: numpy.minimum, ReduceOp.PROD: numpy.multiply}
+_UFUNCS = {
+    ReduceOp.SUM: numpy.add,
+    ReduceOp.AVG: numpy.add,
+    ReduceOp.MAX: numpy.maximum,
+    ReduceOp.MIN: numpy.minimum,
+    ReduceOp.PROD: numpy.multiply,
+}
 _numpy_ops: Dict[Tuple[str, ReduceOp], Any] = {}
 
 
@@ -77,10 +82,8 @@ class MpiProcessGroup(ThreadedProcessGroup):
 
     backend_name = "mpi"
 
-    def __init__(self, comm: Any, *, name: str, timeout: float,
-                 global_ranks: Optional[list] = None) -> None:
-        super().__init__(comm.Get_rank(), comm.Get_size(), name=name, timeout=timeout,
-                         global_ranks=global_ranks)
+    def __init__(self, comm: Any, *, name: str, timeout: float, global_ranks: Optional[list] = None) -> None:
+        super().__init__(comm.Get_rank(), comm.Get_size(), name=name, timeout=timeout, global_ranks=global_ranks)
         self._comm = comm
         self._fingerprints_in = numpy.empty((self.size, Fingerprint.SIZE), numpy.uint8)
         logger.info("mpi group '%s' ready (rank %d of %d)", name, self.rank, self.size)
@@ -93,10 +96,12 @@ class MpiProcessGroup(ThreadedProcessGroup):
             polls += 1
             if polls % POLLS_BETWEEN_CLOCK_CHECKS == 0 and time.monotonic() > deadline:
                 waiting_for = "the other ranks" if peer is None else self.describe_rank(peer)
-                message = (f"{self.describe(op)}: timed out waiting for {waiting_for} (group "
-                           f"timeout {self.timeout:g} s); check that every rank issues the same "
-                           "collectives in the same order, or raise the timeout "
-                           "(PADDLE_PG_TIMEOUT in ms)")
+                message = (
+                    f"{self.describe(op)}: timed out waiting for {waiting_for} (group "
+                    f"timeout {self.timeout:g} s); check that every rank issues the same "
+                    "collectives in the same order, or raise the timeout "
+                    "(PADDLE_PG_TIMEOUT in ms)"
+                )
                 if peer is None:
                     raise RuntimeError(message)
                 raise PeerFailedError(message, self.global_ranks[peer])
@@ -108,8 +113,10 @@ class MpiProcessGroup(ThreadedProcessGroup):
         outgoing = numpy.frombuffer(mine, numpy.uint8)
         gathered = self._fingerprints_in
         if call.op in ("send", "recv"):
-            requests = [self._comm.Irecv(gathered[0], source=call.root, tag=_FINGERPRINT_TAG),
-                        self._comm.Isend(outgoing, dest=call.root, tag=_FINGERPRINT_TAG)]
+            requests = [
+                self._comm.Irecv(gathered[0], source=call.root, tag=_FINGERPRINT_TAG),
+                self._comm.Isend(outgoing, dest=call.root, tag=_FINGERPRINT_TAG),
+            ]
             for request in requests:
                 self._complete(call.op, request, deadline, call.root)
             return [(call.root, gathered[0].tobytes())]
@@ -124,8 +131,7 @@ class MpiProcessGroup(ThreadedProcessGroup):
     def _all_reduce(self, array: numpy.ndarray, op: ReduceOp) -> None:
         deadline = time.monotonic() + self.timeout
         if self.size > 1 and array.size:
-            request = self._comm.Iallreduce(MPI.IN_PLACE, _buffer(array),
-                                            self._reduce_op(array, op))
+            request = self._comm.Iallreduce(MPI.IN_PLACE, _buffer(array), self._reduce_op(array, op))
             self._complete("all_reduce", request, deadline, None)
         if op == ReduceOp.AVG:
             divide_by_size(array, self.size)
@@ -139,11 +145,11 @@ class MpiProcessGroup(ThreadedProcessGroup):
         request = self._comm.Iallgather(_buffer(array), _buffer(out_array))
         self._complete("all_gather", request, time.monotonic() + self.timeout, None)
 
-    def _reduce_scatter(self, out_array: numpy.ndarray, in_array: numpy.ndarray,
-                        op: ReduceOp) -> None:
+    def _reduce_scatter(self, out_array: numpy.ndarray, in_array: numpy.ndarray, op: ReduceOp) -> None:
         if out_array.size:
-            request = self._comm.Ireduce_scatter_block(_buffer(in_array), _buffer(out_array),
-                                                       self._reduce_op(out_array, op))
+            request = self._comm.Ireduce_scatter_block(
+                _buffer(in_array), _buffer(out_array), self._reduce_op(out_array, op)
+            )
             self._complete("reduce_scatter", request, time.monotonic() + self.timeout, None)
         if op == ReduceOp.AVG:
             divide_by_size(out_array, self.size)
@@ -179,5 +185,4 @@ def create_process_group(spec: GroupSpec) -> Optional[MpiProcessGroup]:
         comm = world.Split(color, key=max(spec.rank, 0))
     if spec.rank < 0:
         return None
-    return MpiProcessGroup(comm, name=spec.name, timeout=spec.timeout,
-                           global_ranks=list(spec.global_ranks))
+    return MpiProcessGroup(comm, name=spec.name, timeout=spec.timeout, global_ranks=list(spec.global_ranks))

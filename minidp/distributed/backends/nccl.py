@@ -91,6 +91,7 @@ tests pass a stand-in with the same methods (communicators with ``NcclCommunicat
 signatures, stream and event objects with CuPy's ``ptr``/``wait_event``/``record``)
 over NumPy buffers, so everything in this module but :class:`CupyRuntime` runs in CI.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -99,8 +100,7 @@ import threading
 import time
 import warnings
 import weakref
-from typing import (Any, Callable, ContextManager, List, Optional, Protocol, Sequence, Tuple,
-                    Union)
+from typing import Any, Callable, ContextManager, List, Optional, Protocol, Sequence, Tuple, Union
 
 import numpy
 
@@ -117,17 +117,30 @@ UNIQUE_ID_BYTES = 128
 # ncclDataType_t and ncclRedOp_t values from nccl.h: part of NCCL's ABI, so no import is needed
 # to build the tables. bool travels as uint8.
 NCCL_DATATYPES = {
-    "int8": 0, "uint8": 1, "bool": 1, "int32": 2, "uint32": 3, "int64": 4, "uint64": 5,
-    "float16": 6, "float32": 7, "float64": 8, "bfloat16": 9,
+    "int8": 0,
+    "uint8": 1,
+    "bool": 1,
+    "int32": 2,
+    "uint32": 3,
+    "int64": 4,
+    "uint64": 5,
+    "float16": 6,
+    "float32": 7,
+    "float64": 8,
+    "bfloat16": 9,
 }
 NCCL_SUM, NCCL_PROD, NCCL_MAX, NCCL_MIN, NCCL_AVG = 0, 1, 2, 3, 4
 NCCL_AVG_SINCE = 21000  # ncclGetVersion() of NCCL 2.10.0, the first with ncclAvg
-_NCCL_OPS = {ReduceOp.SUM: NCCL_SUM, ReduceOp.AVG: NCCL_AVG, ReduceOp.PROD: NCCL_PROD,
-             ReduceOp.MAX: NCCL_MAX, ReduceOp.MIN: NCCL_MIN}
+_NCCL_OPS = {
+    ReduceOp.SUM: NCCL_SUM,
+    ReduceOp.AVG: NCCL_AVG,
+    ReduceOp.PROD: NCCL_PROD,
+    ReduceOp.MAX: NCCL_MAX,
+    ReduceOp.MIN: NCCL_MIN,
+}
 # On bool arrays NumPy's add is a logical or and multiply a logical and; on 0/1 bytes those are
 # MAX and MIN (a byte SUM could leave 2 in a bool). AVG of bools is refused before issuing.
-_BOOL_OPS = {ReduceOp.SUM: NCCL_MAX, ReduceOp.PROD: NCCL_MIN, ReduceOp.MAX: NCCL_MAX,
-             ReduceOp.MIN: NCCL_MIN}
+_BOOL_OPS = {ReduceOp.SUM: NCCL_MAX, ReduceOp.PROD: NCCL_MIN, ReduceOp.MAX: NCCL_MAX, ReduceOp.MIN: NCCL_MIN}
 
 # cudaErrorNotReady: what cudaEventQuery returns for a pending event (CUDA runtime ABI).
 CUDA_ERROR_NOT_READY = 600
@@ -153,8 +166,7 @@ def normalize_unique_id(unique_id: UniqueId) -> bytes:
     else:
         values = [int(v) for v in unique_id]
         if any(not -128 <= v <= 255 for v in values):
-            raise ValueError("an NCCL unique id given as integers must hold byte values "
-                             "(-128..255)")
+            raise ValueError("an NCCL unique id given as integers must hold byte values (-128..255)")
         data = bytes(v & 0xFF for v in values)
     if len(data) != UNIQUE_ID_BYTES:
         raise ValueError(f"an NCCL unique id has {UNIQUE_ID_BYTES} bytes, got {len(data)}")
@@ -168,8 +180,9 @@ def unique_id_argument(unique_id: bytes, as_tuple: bool) -> Union[bytes, Tuple[i
     return tuple(b - 256 if b > 127 else b for b in unique_id)
 
 
-def share_unique_id_via_store(store: Any, key: str, make_id: Optional[Callable[[], UniqueId]],
-                              timeout: float, who: str) -> bytes:
+def share_unique_id_via_store(
+    store: Any, key: str, make_id: Optional[Callable[[], UniqueId]], timeout: float, who: str
+) -> bytes:
     """Rank 0 (the one given ``make_id``) publishes a new id under ``key``; the others read it."""
     if make_id is not None:
         unique_id = normalize_unique_id(make_id())
@@ -184,8 +197,7 @@ def share_unique_id_via_store(store: Any, key: str, make_id: Optional[Callable[[
         ) from error
 
 
-def share_unique_id_via_mpi(comm: Any, root: int,
-                            make_id: Optional[Callable[[], UniqueId]]) -> bytes:
+def share_unique_id_via_mpi(comm: Any, root: int, make_id: Optional[Callable[[], UniqueId]]) -> bytes:
     """Broadcast a new id from MPI rank ``root`` (the one given ``make_id``) with ``Bcast``.
 
     Every process of ``comm`` must call this; the id travels in a uint8 buffer, unpickled.
@@ -283,8 +295,7 @@ class CupyRuntime:
         return self._nccl.get_unique_id()
 
     def communicator(self, size: int, unique_id: bytes, rank: int) -> Any:
-        return self._nccl.NcclCommunicator(size, unique_id_argument(unique_id, self._tuple_ids),
-                                           rank)
+        return self._nccl.NcclCommunicator(size, unique_id_argument(unique_id, self._tuple_ids), rank)
 
     def current_device(self) -> int:
         return self._cupy.cuda.runtime.getDevice()
@@ -385,8 +396,9 @@ class NcclWork(Work):
 
     __slots__ = ("_group", "_deadline", "_event", "_keepalive", "_staging", "_waited")
 
-    def __init__(self, group: "NcclProcessGroup", call: Collective, event: Any,
-                 keepalive: Callable[[], Any], staging: Staging) -> None:
+    def __init__(
+        self, group: "NcclProcessGroup", call: Collective, event: Any, keepalive: Callable[[], Any], staging: Staging
+    ) -> None:
         super().__init__(group.describe(call.op))
         self._group = group
         self._deadline = time.monotonic() + call.timeout
@@ -430,9 +442,19 @@ class NcclProcessGroup(ProcessGroup):
 
     backend_name = "nccl"
 
-    def __init__(self, unique_id: UniqueId, rank: int, size: int, *, runtime: CudaRuntime,
-                 name: str, timeout: float, global_ranks: Optional[Sequence[int]] = None,
-                 store: Any = None, prefix: str = "") -> None:
+    def __init__(
+        self,
+        unique_id: UniqueId,
+        rank: int,
+        size: int,
+        *,
+        runtime: CudaRuntime,
+        name: str,
+        timeout: float,
+        global_ranks: Optional[Sequence[int]] = None,
+        store: Any = None,
+        prefix: str = "",
+    ) -> None:
         super().__init__(rank, size, name=name, timeout=timeout, global_ranks=global_ranks)
         self._unique_id = normalize_unique_id(unique_id)
         self._runtime = runtime
@@ -443,12 +465,10 @@ class NcclProcessGroup(ProcessGroup):
         self._stream: Any = None
         self._barrier_buffer: Any = None
         self._outstanding: List[NcclWork] = []
-        self._recorder = FlightRecorder(rank, size, store, prefix, check_every(),
-                                        self.describe_rank)
+        self._recorder = FlightRecorder(rank, size, store, prefix, check_every(), self.describe_rank)
         self._watchdog: Optional[Watchdog] = None
         self._expiry_lock = threading.Lock()  # one thread times an operation out
-        logger.info("nccl group '%s' ready (rank %d of %d; communicator at the first "
-                    "collective)", name, rank, size)
+        logger.info("nccl group '%s' ready (rank %d of %d; communicator at the first collective)", name, rank, size)
 
     # --- arrays ------------------------------------------------------------------------------
     def _check_array(self, array: Any, what: str) -> None:
@@ -467,11 +487,14 @@ class NcclProcessGroup(ProcessGroup):
         elif isinstance(array, numpy.ndarray):
             super()._check_array(array, what)
         else:
-            raise TypeError(f"nccl backend moves CuPy arrays and minidp Tensors (and stages "
-                            f"NumPy arrays); {what} is {type(array).__name__}")
+            raise TypeError(
+                f"nccl backend moves CuPy arrays and minidp Tensors (and stages "
+                f"NumPy arrays); {what} is {type(array).__name__}"
+            )
         if _dtype_name(array) not in NCCL_DATATYPES:
-            raise TypeError(f"NCCL cannot move {what} of dtype {_dtype_name(array)}; supported: "
-                            f"{sorted(NCCL_DATATYPES)}")
+            raise TypeError(
+                f"NCCL cannot move {what} of dtype {_dtype_name(array)}; supported: {sorted(NCCL_DATATYPES)}"
+            )
 
     @staticmethod
     def _nccl_op(array: Any, op: ReduceOp) -> int:
@@ -484,11 +507,9 @@ class NcclProcessGroup(ProcessGroup):
             self._check_open(call.op)
             fingerprint = self._recorder.add(call)
             if fingerprint is not None:
-                self._guarded(call, lambda: self._recorder.check(fingerprint, call.timeout,
-                                                                 self.describe(call.op)))
+                self._guarded(call, lambda: self._recorder.check(fingerprint, call.timeout, self.describe(call.op)))
             work = self._guarded(call, lambda: self._enqueue(call, run))
-            self._outstanding = [w for w in self._outstanding
-                                 if not self._poll(w, check_communicator=False)]
+            self._outstanding = [w for w in self._outstanding if not self._poll(w, check_communicator=False)]
             self._outstanding.append(work)
         if sync_op or work._staging.holds_host_arrays:
             work.wait()
@@ -526,8 +547,9 @@ class NcclProcessGroup(ProcessGroup):
         self._stream = runtime.new_stream()
         self._barrier_buffer = runtime.empty((1,), numpy.dtype(numpy.uint8))
         self._watchdog = Watchdog(self)
-        logger.info("nccl group '%s' connected on gpu:%d in %.3f s", self.name, self._device,
-                    time.monotonic() - started)
+        logger.info(
+            "nccl group '%s' connected on gpu:%d in %.3f s", self.name, self._device, time.monotonic() - started
+        )
 
     def _meet_in_store(self) -> None:
         """Wait (bounded) until every rank has reached the first collective; name the absent."""
@@ -557,9 +579,11 @@ class NcclProcessGroup(ProcessGroup):
                     self._time_out(work)
                     return
                 if limit is not None and now >= limit:
-                    raise RuntimeError(f"{work._description} did not complete within {timeout} "
-                                       "s; wait longer or check that every rank issued the same "
-                                       "collectives")
+                    raise RuntimeError(
+                        f"{work._description} did not complete within {timeout} "
+                        "s; wait longer or check that every rank issued the same "
+                        "collectives"
+                    )
                 time.sleep(pause)
                 pause = min(2 * pause, LONGEST_POLL_PAUSE)
         finally:
@@ -570,11 +594,15 @@ class NcclProcessGroup(ProcessGroup):
         Its waiter calls this, or the watchdog when nobody waits; the lock makes it happen once."""
         with self._expiry_lock:
             if not self._poll(work):
-                self._fail(work, self._with_records(
-                    f"{work._description}: timed out (group timeout {self.timeout:g} s) waiting "
-                    "for the other ranks; the communicator was aborted. Check that every rank "
-                    "issues the same collectives in the same order, or raise the timeout "
-                    "(PADDLE_PG_TIMEOUT in ms)"))
+                self._fail(
+                    work,
+                    self._with_records(
+                        f"{work._description}: timed out (group timeout {self.timeout:g} s) waiting "
+                        "for the other ranks; the communicator was aborted. Check that every rank "
+                        "issues the same collectives in the same order, or raise the timeout "
+                        "(PADDLE_PG_TIMEOUT in ms)"
+                    ),
+                )
 
     def _watch(self, asked: bool, store: Any) -> float:
         """The watchdog's round: publish the flight record when a peer ``asked`` for it, and
@@ -586,8 +614,9 @@ class NcclProcessGroup(ProcessGroup):
             if not (work._done.is_set() or work._waited) and time.monotonic() >= work._deadline:
                 self._time_out(work)
         now = time.monotonic()
-        upcoming = [work._deadline - now for work in list(self._outstanding)
-                    if not work._done.is_set() and work._deadline > now]
+        upcoming = [
+            work._deadline - now for work in list(self._outstanding) if not work._done.is_set() and work._deadline > now
+        ]
         return min([WATCHDOG_PAUSE, *upcoming])
 
     def _poll(self, work: NcclWork, check_communicator: bool = True) -> bool:
@@ -599,9 +628,13 @@ class NcclProcessGroup(ProcessGroup):
         try:
             fired = self._runtime.event_done(work._event)
         except Exception as error:
-            self._fail(work, RuntimeError(
-                f"{work._description}: CUDA reported an error while the operation ran ({error}); "
-                "the communicator was aborted and the group cannot be used again"))
+            self._fail(
+                work,
+                RuntimeError(
+                    f"{work._description}: CUDA reported an error while the operation ran ({error}); "
+                    "the communicator was aborted and the group cannot be used again"
+                ),
+            )
             return True
         if fired:
             with self._runtime.device(self._device):
@@ -617,9 +650,13 @@ class NcclProcessGroup(ProcessGroup):
                 if self._comm is not None:
                     self._comm.check_async_error()
         except Exception as error:
-            self._fail(work, self._with_records(
-                f"{work._description}: NCCL reported an asynchronous error ({error}); the "
-                "communicator was aborted and the group cannot be used again"))
+            self._fail(
+                work,
+                self._with_records(
+                    f"{work._description}: NCCL reported an asynchronous error ({error}); the "
+                    "communicator was aborted and the group cannot be used again"
+                ),
+            )
             return True
         return False
 
@@ -667,8 +704,7 @@ class NcclProcessGroup(ProcessGroup):
         try:
             self._recorder.publish(store)
         except (OSError, RuntimeError) as error:  # the store closed first: only less to read
-            logger.warning("nccl group '%s' could not publish its flight record: %s",
-                           self.name, error)
+            logger.warning("nccl group '%s' could not publish its flight record: %s", self.name, error)
 
     def _close(self) -> None:
         """Stop the watchdog, publish the flight record (a failing peer may look for it),
@@ -688,16 +724,16 @@ class NcclProcessGroup(ProcessGroup):
         buffer = staging.device(array)
         if buffer.size:
             pointer = self._runtime.pointer(buffer)
-            self._comm.allReduce(pointer, pointer, buffer.size, _datatype(buffer),
-                                 self._nccl_op(buffer, op), self._stream.ptr)
+            self._comm.allReduce(
+                pointer, pointer, buffer.size, _datatype(buffer), self._nccl_op(buffer, op), self._stream.ptr
+            )
         return staging
 
     def _broadcast(self, array: Any, src: int) -> Staging:
         staging = self._staging()
         buffer = staging.device(array)
         if buffer.size:
-            self._comm.bcast(self._runtime.pointer(buffer), buffer.size, _datatype(buffer), src,
-                             self._stream.ptr)
+            self._comm.bcast(self._runtime.pointer(buffer), buffer.size, _datatype(buffer), src, self._stream.ptr)
         return staging
 
     def _all_gather(self, out_array: Any, array: Any) -> Staging:
@@ -705,8 +741,13 @@ class NcclProcessGroup(ProcessGroup):
         source = staging.device(array, result=False)
         out = staging.device(out_array)
         if source.size:
-            self._comm.allGather(self._runtime.pointer(source), self._runtime.pointer(out),
-                                 source.size, _datatype(source), self._stream.ptr)
+            self._comm.allGather(
+                self._runtime.pointer(source),
+                self._runtime.pointer(out),
+                source.size,
+                _datatype(source),
+                self._stream.ptr,
+            )
         return staging
 
     def _reduce_scatter(self, out_array: Any, in_array: Any, op: ReduceOp) -> Staging:
@@ -714,33 +755,35 @@ class NcclProcessGroup(ProcessGroup):
         source = staging.device(in_array, result=False)
         out = staging.device(out_array)
         if out.size:
-            self._comm.reduceScatter(self._runtime.pointer(source), self._runtime.pointer(out),
-                                     out.size, _datatype(out), self._nccl_op(out, op),
-                                     self._stream.ptr)
+            self._comm.reduceScatter(
+                self._runtime.pointer(source),
+                self._runtime.pointer(out),
+                out.size,
+                _datatype(out),
+                self._nccl_op(out, op),
+                self._stream.ptr,
+            )
         return staging
 
     def _barrier(self, timeout: float) -> Staging:
         """Queue the barrier's one-byte all-reduce (NCCL has no barrier); ``timeout`` bounds the
         wait, through the operation's :class:`Collective`."""
         pointer = self._runtime.pointer(self._barrier_buffer)
-        self._comm.allReduce(pointer, pointer, 1, NCCL_DATATYPES["uint8"], NCCL_MAX,
-                             self._stream.ptr)
+        self._comm.allReduce(pointer, pointer, 1, NCCL_DATATYPES["uint8"], NCCL_MAX, self._stream.ptr)
         return self._staging()
 
     def _send(self, array: Any, dst: int) -> Staging:
         staging = self._staging()
         buffer = staging.device(array, result=False)
         if buffer.size:
-            self._comm.send(self._runtime.pointer(buffer), buffer.size, _datatype(buffer), dst,
-                            self._stream.ptr)
+            self._comm.send(self._runtime.pointer(buffer), buffer.size, _datatype(buffer), dst, self._stream.ptr)
         return staging
 
     def _recv(self, array: Any, src: int) -> Staging:
         staging = self._staging()
         buffer = staging.device(array)
         if buffer.size:
-            self._comm.recv(self._runtime.pointer(buffer), buffer.size, _datatype(buffer), src,
-                            self._stream.ptr)
+            self._comm.recv(self._runtime.pointer(buffer), buffer.size, _datatype(buffer), src, self._stream.ptr)
         return staging
 
 
@@ -762,10 +805,10 @@ class Watchdog:
         self.store: Optional[TCPStore] = None
         if group._store is not None:
             self._request_key = group._recorder.request_key(group.rank)
-            self.store = TCPStore(group._store.host, group._store.port,
-                                  timeout=group._store.timeout)
-        self._thread = threading.Thread(target=self._run, daemon=True,
-                                        name=f"minidp-nccl-watchdog-{group.name}-{group.rank}")
+            self.store = TCPStore(group._store.host, group._store.port, timeout=group._store.timeout)
+        self._thread = threading.Thread(
+            target=self._run, daemon=True, name=f"minidp-nccl-watchdog-{group.name}-{group.rank}"
+        )
         self._thread.start()
         atexit.register(_stop_at_exit, weakref.ref(self))
 
@@ -786,8 +829,9 @@ class Watchdog:
                 pass
         self._thread.join(WATCHDOG_STOP_WAIT)
         if self._thread.is_alive():
-            logger.warning("%s did not stop within %g s; it ends with the process",
-                           self._thread.name, WATCHDOG_STOP_WAIT)
+            logger.warning(
+                "%s did not stop within %g s; it ends with the process", self._thread.name, WATCHDOG_STOP_WAIT
+            )
 
     def _run(self) -> None:
         asked = False
@@ -840,8 +884,9 @@ def _mpi_world(spec: GroupSpec) -> Any:
     return MPI.COMM_WORLD
 
 
-def create_process_group(spec: GroupSpec, runtime: Optional[CudaRuntime] = None,
-                         mpi_comm: Any = None) -> Optional[NcclProcessGroup]:
+def create_process_group(
+    spec: GroupSpec, runtime: Optional[CudaRuntime] = None, mpi_comm: Any = None
+) -> Optional[NcclProcessGroup]:
     """Backend factory: share rank 0's NCCL id, then build this rank's group.
 
     The id goes through ``spec.store``; without a store, through ``mpi_comm`` (default
@@ -864,8 +909,17 @@ def create_process_group(spec: GroupSpec, runtime: Optional[CudaRuntime] = None,
     else:
         instance = spec.store.add(f"nccl/{spec.name}/instances/{spec.rank}", 1)
         prefix = f"nccl/{spec.name}/{instance}"
-        unique_id = share_unique_id_via_store(spec.store, f"{prefix}/unique_id", make_id,
-                                              spec.timeout, f"rank {spec.global_rank}")
-    return NcclProcessGroup(unique_id, spec.rank, spec.size, runtime=runtime, name=spec.name,
-                            timeout=spec.timeout, global_ranks=list(spec.global_ranks),
-                            store=spec.store, prefix=prefix)
+        unique_id = share_unique_id_via_store(
+            spec.store, f"{prefix}/unique_id", make_id, spec.timeout, f"rank {spec.global_rank}"
+        )
+    return NcclProcessGroup(
+        unique_id,
+        spec.rank,
+        spec.size,
+        runtime=runtime,
+        name=spec.name,
+        timeout=spec.timeout,
+        global_ranks=list(spec.global_ranks),
+        store=spec.store,
+        prefix=prefix,
+    )

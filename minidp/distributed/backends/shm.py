@@ -86,6 +86,7 @@ Across hosts (hosts found by :mod:`~minidp.distributed.backends.host`): ``all_re
 within each host over shared memory, all-reduces between the hosts' lowest ranks over a TCP group
 of their own, and broadcasts back within each host; the other collectives use the TCP mesh.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -153,15 +154,27 @@ class _Futex:
     def wait(self, address: int, expected: int, seconds: float) -> None:
         """Sleep while the word at ``address`` holds ``expected``, at most ``seconds``."""
         timeout = self._Timespec(int(seconds), int((seconds % 1) * 1e9))
-        self._syscall(ctypes.c_long(self._SYSCALL), ctypes.c_void_p(address),
-                      ctypes.c_long(self._WAIT), ctypes.c_long(expected), ctypes.byref(timeout),
-                      None, ctypes.c_long(0))
+        self._syscall(
+            ctypes.c_long(self._SYSCALL),
+            ctypes.c_void_p(address),
+            ctypes.c_long(self._WAIT),
+            ctypes.c_long(expected),
+            ctypes.byref(timeout),
+            None,
+            ctypes.c_long(0),
+        )
 
     def wake(self, address: int) -> None:
         """Wake every process sleeping on the word at ``address``."""
-        self._syscall(ctypes.c_long(self._SYSCALL), ctypes.c_void_p(address),
-                      ctypes.c_long(self._WAKE), ctypes.c_long(0x7FFFFFFF), None, None,
-                      ctypes.c_long(0))
+        self._syscall(
+            ctypes.c_long(self._SYSCALL),
+            ctypes.c_void_p(address),
+            ctypes.c_long(self._WAKE),
+            ctypes.c_long(0x7FFFFFFF),
+            None,
+            None,
+            ctypes.c_long(0),
+        )
 
 
 _FUTEX = _Futex()
@@ -175,8 +188,9 @@ class SharedSegment:
         self.length = 0
 
     @classmethod
-    def establish(cls, store: Any, key: str, local_rank: int, local_size: int, label: str,
-                  timeout: float) -> "SharedSegment":
+    def establish(
+        cls, store: Any, key: str, local_rank: int, local_size: int, label: str, timeout: float
+    ) -> "SharedSegment":
         """Create (local rank 0) or open the host's file, then unlink it once all opened it."""
         if local_rank == 0:
             safe = re.sub(r"[^A-Za-z0-9_.-]", "_", label)[:40]
@@ -224,8 +238,9 @@ class SharedMemoryTransport:
     C-contiguous.
     """
 
-    def __init__(self, group: GlooProcessGroup, segment: SharedSegment,
-                 local_ranks: Sequence[int], pids: Sequence[int]) -> None:
+    def __init__(
+        self, group: GlooProcessGroup, segment: SharedSegment, local_ranks: Sequence[int], pids: Sequence[int]
+    ) -> None:
         self._group = group
         self._segment = segment
         self._ranks = list(local_ranks)
@@ -237,13 +252,12 @@ class SharedMemoryTransport:
         self._fingerprints = memoryview(segment.map_range(2 * _FINGERPRINT_LINE * self.size))
         bank_bytes = SMALL_ALL_REDUCE_BYTES * self.size
         banks = numpy.frombuffer(segment.map_range(2 * bank_bytes), numpy.uint8)
-        self._banks = [banks[:bank_bytes], banks[bank_bytes:2 * bank_bytes]]
+        self._banks = [banks[:bank_bytes], banks[bank_bytes : 2 * bank_bytes]]
         self._announced = 0
         self._control = control
         self._words = memoryview(control).cast("I")
         self._control_address = _address(control)
-        self._pidfds = [os.pidfd_open(pid) if peer != self.rank else -1
-                        for peer, pid in enumerate(pids)]
+        self._pidfds = [os.pidfd_open(pid) if peer != self.rank else -1 for peer, pid in enumerate(pids)]
         self._peers = [peer for peer in range(self.size) if peer != self.rank]
         # The peers' SLEEPING_ON words, and the value in them that means "asleep on this rank".
         self._sleeping_words = [peer * _LINE_WORDS + SLEEPING_ON for peer in self._peers]
@@ -251,8 +265,7 @@ class SharedMemoryTransport:
         self._counts = [0, 0, 0]  # WRITTEN, REDUCED, FINISHED as every rank will have them
         self._slots = numpy.empty(0, numpy.uint8)
         self._slot_bytes = 0
-        self._small_plans: Dict[Tuple[numpy.dtype, int, Optional[int]],
-                                Tuple[numpy.ndarray, numpy.ndarray]] = {}
+        self._small_plans: Dict[Tuple[numpy.dtype, int, Optional[int]], Tuple[numpy.ndarray, numpy.ndarray]] = {}
         self._arenas: List[Tuple[numpy.ndarray, int]] = []
         self._scratch = numpy.empty(CHUNK_BYTES, numpy.uint8)
         self._grow_slots(INITIAL_SLOT_BYTES)
@@ -260,8 +273,7 @@ class SharedMemoryTransport:
     # --- layout -----------------------------------------------------------------------------
     def _grow_slots(self, nbytes: int) -> None:
         self._slot_bytes = _round_up(nbytes, _PAGE)
-        self._slots = numpy.frombuffer(self._segment.map_range(self._slot_bytes * self.size),
-                                       numpy.uint8)
+        self._slots = numpy.frombuffer(self._segment.map_range(self._slot_bytes * self.size), numpy.uint8)
         self._small_plans.clear()
 
     def _reserve(self, nbytes: int) -> None:
@@ -271,7 +283,7 @@ class SharedMemoryTransport:
 
     def _slot(self, peer: int, nbytes: int) -> numpy.ndarray:
         start = peer * self._slot_bytes
-        return self._slots[start:start + nbytes]
+        return self._slots[start : start + nbytes]
 
     def allocate(self, shape: Sequence[int], dtype: Any) -> numpy.ndarray:
         """A zeroed array in a new arena of the segment (every local rank gets its own part)."""
@@ -281,7 +293,7 @@ class SharedMemoryTransport:
         arena = numpy.frombuffer(self._segment.map_range(stride * self.size), numpy.uint8)
         self._arenas.append((arena, stride))
         start = self.rank * stride
-        return arena[start:start + nbytes].view(dtype).reshape(shape)
+        return arena[start : start + nbytes].view(dtype).reshape(shape)
 
     def _arena_place(self, flat: numpy.ndarray) -> Tuple[int, int]:
         """(arena number + 1, byte offset in this rank's part) of ``flat``, or (0, 0)."""
@@ -301,7 +313,7 @@ class SharedMemoryTransport:
             return self._slot(peer, self._slot_bytes).view(dtype), False
         arena, stride = self._arenas[number - 1]
         start = peer * stride + self._words[line + SOURCE_OFFSET]
-        return arena[start:start + nbytes].view(dtype), True
+        return arena[start : start + nbytes].view(dtype), True
 
     # --- counters and waiting ---------------------------------------------------------------
     def _bump(self, counter: int, amount: int = 1) -> None:
@@ -356,18 +368,23 @@ class SharedMemoryTransport:
         state = self._words[peer * _LINE_WORDS + STATE]
         if state != ACTIVE:
             why = "its operation failed" if state == FAILED else "it shut its group down"
-            raise PeerFailedError(f"{self._group.describe(op)}: lost the connection to {name} "
-                                  f"({why}); see that rank's log", blamed)
+            raise PeerFailedError(
+                f"{self._group.describe(op)}: lost the connection to {name} ({why}); see that rank's log", blamed
+            )
         if select.select([self._pidfds[peer]], [], [], 0)[0]:
-            raise PeerFailedError(f"{self._group.describe(op)}: lost the connection to {name} "
-                                  "(its process exited); that rank probably crashed, see its log",
-                                  blamed)
+            raise PeerFailedError(
+                f"{self._group.describe(op)}: lost the connection to {name} "
+                "(its process exited); that rank probably crashed, see its log",
+                blamed,
+            )
         self._group._note_waiting(op, group_rank, deadline)
         if time.monotonic() > deadline:
             raise PeerFailedError(
                 f"{self._group.describe(op)}: timed out waiting for {name} (group timeout "
                 f"{self._group.timeout:g} s); check that every rank issues the same collectives "
-                "in the same order, or raise the timeout (PADDLE_PG_TIMEOUT in ms)", blamed)
+                "in the same order, or raise the timeout (PADDLE_PG_TIMEOUT in ms)",
+                blamed,
+            )
 
     def _enter(self, op: str, deadline: float) -> None:
         """Wait until every rank finished the previous operation (its reads of our slot)."""
@@ -382,12 +399,12 @@ class SharedMemoryTransport:
         lines, size = self._fingerprints, len(mine)
         bank = self._announced % 2 * self.size
         start = (bank + self.rank) * _FINGERPRINT_LINE
-        lines[start:start + size] = mine
+        lines[start : start + size] = mine
         self._bump(ANNOUNCED)
         self._announced += 1
         self._wait_all(op, ANNOUNCED, self._announced, deadline)
         starts = [(peer, (bank + peer) * _FINGERPRINT_LINE) for peer in self._peers]
-        return [(self._ranks[peer], bytes(lines[start:start + size])) for peer, start in starts]
+        return [(self._ranks[peer], bytes(lines[start : start + size])) for peer, start in starts]
 
     def _finish(self, written: int, reduced: int = 0) -> None:
         self._bump(FINISHED)
@@ -427,7 +444,7 @@ class SharedMemoryTransport:
         step = CHUNK_BYTES // item
         for start in range(0, out.size, step):
             stop = min(start + step, out.size)
-            partial = self._scratch[:(stop - start) * item].view(parts[r].dtype)
+            partial = self._scratch[: (stop - start) * item].view(parts[r].dtype)
             ufunc(parts[(r + 2) % n][start:stop], parts[(r + 1) % n][start:stop], out=partial)
             for offset in range(3, n):
                 ufunc(parts[(r + offset) % n][start:stop], partial, out=partial)
@@ -445,8 +462,7 @@ class SharedMemoryTransport:
         else:
             self._large_all_reduce(flat, ufunc, deadline)
 
-    def _small_plan(self, flat: numpy.ndarray,
-                    bank: Optional[int] = None) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    def _small_plan(self, flat: numpy.ndarray, bank: Optional[int] = None) -> Tuple[numpy.ndarray, numpy.ndarray]:
         """(this rank's part, every rank's part as the rows of one array) of the slots, or of
         ``bank``, as arrays of ``flat``'s dtype and size: made once per dtype and size (until
         the slots grow), not per call."""
@@ -455,16 +471,21 @@ class SharedMemoryTransport:
         if plan is None:
             if len(self._small_plans) >= _MAX_SMALL_PLANS:
                 self._small_plans.clear()
-            memory, stride = ((self._slots, self._slot_bytes) if bank is None
-                              else (self._banks[bank], SMALL_ALL_REDUCE_BYTES))
-            every = numpy.ndarray((self.size, flat.size), flat.dtype, memory,
-                                  strides=(stride, flat.itemsize))
+            memory, stride = (
+                (self._slots, self._slot_bytes) if bank is None else (self._banks[bank], SMALL_ALL_REDUCE_BYTES)
+            )
+            every = numpy.ndarray((self.size, flat.size), flat.dtype, memory, strides=(stride, flat.itemsize))
             plan = self._small_plans[key] = (every[self.rank], every)
         return plan
 
-    def announced_all_reduce(self, flat: numpy.ndarray, ufunc: Any, fingerprint: bytes,
-                             timeout: float,
-                             check: Callable[[List[Tuple[int, bytes]]], None]) -> None:
+    def announced_all_reduce(
+        self,
+        flat: numpy.ndarray,
+        ufunc: Any,
+        fingerprint: bytes,
+        timeout: float,
+        check: Callable[[List[Tuple[int, bytes]]], None],
+    ) -> None:
         """A small all-reduce (``flat`` of 1 to ``SMALL_ALL_REDUCE_BYTES`` bytes) whose encoded
         ``fingerprint`` is exchanged with its data: the ranks meet once instead of twice.
 
@@ -520,8 +541,7 @@ class SharedMemoryTransport:
                     # it reduces row step - RING_ROWS + 2. It reduces that row at its step
                     # step - RING_ROWS + 3 <= step - 1, which waits only for rows this rank has
                     # written and reduced already (so, with RING_ROWS >= 4, no deadlock).
-                    self._wait_all("all_reduce", REDUCED, reduced + step - RING_ROWS + 3,
-                                   deadline)
+                    self._wait_all("all_reduce", REDUCED, reduced + step - RING_ROWS + 3, deadline)
                 for block in range(n):
                     if block != r:
                         mine[ring(block, step)] = flat[row(block, step)]
@@ -600,8 +620,7 @@ class SharedMemoryTransport:
         self._bump(WRITTEN)
         self._wait_all("reduce_scatter", WRITTEN, self._counts[WRITTEN] + 1, deadline)
         lo = self.rank * block
-        parts = [self._slot(peer, in_flat.nbytes).view(in_flat.dtype)[lo:lo + block]
-                 for peer in range(self.size)]
+        parts = [self._slot(peer, in_flat.nbytes).view(in_flat.dtype)[lo : lo + block] for peer in range(self.size)]
         self._reduce_block(parts, ufunc, out_flat)
         self._finish(1)
 
@@ -622,8 +641,9 @@ class SharedMemoryGlooGroup(GlooProcessGroup):
     ranks, a TCP group of one leader (lowest rank) per host for the hierarchical all-reduce.
     """
 
-    def __init__(self, store: Any, rank: int, size: int, *, name: str, timeout: float,
-                 global_ranks: Optional[List[int]] = None) -> None:
+    def __init__(
+        self, store: Any, rank: int, size: int, *, name: str, timeout: float, global_ranks: Optional[List[int]] = None
+    ) -> None:
         super().__init__(store, rank, size, name=name, timeout=timeout, global_ranks=global_ranks)
         self._local: Optional[SharedMemoryTransport] = None
         self._leaders: Optional[GlooProcessGroup] = None
@@ -641,16 +661,19 @@ class SharedMemoryGlooGroup(GlooProcessGroup):
         local = layout.local_ranks
         self._hierarchical = len(layout.hosts) > 1 and max(map(len, layout.hosts)) > 1
         if len(local) > 1:
-            segment = SharedSegment.establish(store, f"{prefix}/segment/{layout.host}",
-                                              local.index(self.rank), len(local), self.name,
-                                              self.timeout)
-            self._local = SharedMemoryTransport(self, segment, local,
-                                                [layout.pids[peer] for peer in local])
+            segment = SharedSegment.establish(
+                store, f"{prefix}/segment/{layout.host}", local.index(self.rank), len(local), self.name, self.timeout
+            )
+            self._local = SharedMemoryTransport(self, segment, local, [layout.pids[peer] for peer in local])
         if self._hierarchical and self.rank in layout.leaders:
             self._leaders = GlooProcessGroup(
-                store, layout.host, len(layout.hosts), name=f"{self.name}/leaders/{instance}",
+                store,
+                layout.host,
+                len(layout.hosts),
+                name=f"{self.name}/leaders/{instance}",
                 timeout=self.timeout,
-                global_ranks=[self.global_ranks[leader] for leader in layout.leaders])
+                global_ranks=[self.global_ranks[leader] for leader in layout.leaders],
+            )
 
     def allocate(self, shape: Sequence[int], dtype: Any = "float32") -> numpy.ndarray:
         """An array in this host's shared segment, which ``all_reduce`` reads in place.
@@ -664,8 +687,11 @@ class SharedMemoryGlooGroup(GlooProcessGroup):
         allocated: List[numpy.ndarray] = []
         # Issued like a collective, so it takes its place after the operations queued before
         # it: the segment's layout then grows in the same order on every rank.
-        self._issue(Collective("allocate", dtype, math.prod(shape), self.timeout),
-                    lambda: allocated.append(self._local.allocate(shape, dtype)), True)
+        self._issue(
+            Collective("allocate", dtype, math.prod(shape), self.timeout),
+            lambda: allocated.append(self._local.allocate(shape, dtype)),
+            True,
+        )
         return allocated[0]
 
     def _exchange_fingerprints(self, call: Collective, mine: bytes) -> List[Tuple[int, bytes]]:
@@ -673,8 +699,7 @@ class SharedMemoryGlooGroup(GlooProcessGroup):
         small all-reduce's, together with its data (see ``announced_all_reduce``)."""
         if not self._spans_group or call.op in ("send", "recv"):
             return super()._exchange_fingerprints(call, mine)
-        if call.op == "all_reduce" and 0 < call.count * call.dtype.itemsize <= \
-                SMALL_ALL_REDUCE_BYTES:
+        if call.op == "all_reduce" and 0 < call.count * call.dtype.itemsize <= SMALL_ALL_REDUCE_BYTES:
             self._announcement = (call, mine)
             return []
         return self._local.exchange_fingerprints(call.op, mine, call.timeout)
@@ -690,8 +715,12 @@ class SharedMemoryGlooGroup(GlooProcessGroup):
         if self._announcement is not None:
             (call, mine), self._announcement = self._announcement, None
             self._local.announced_all_reduce(
-                flat, _REDUCERS[op], mine, call.timeout,
-                lambda received: self._compare_fingerprints(call, mine, mine, received))
+                flat,
+                _REDUCERS[op],
+                mine,
+                call.timeout,
+                lambda received: self._compare_fingerprints(call, mine, mine, received),
+            )
         elif self._local is not None:
             self._local.all_reduce(flat, _REDUCERS[op])
         if self._hierarchical:
@@ -713,8 +742,7 @@ class SharedMemoryGlooGroup(GlooProcessGroup):
             return super()._all_gather(out_array, array)
         return self._local.all_gather(out_array.reshape(-1), array.reshape(-1))
 
-    def _reduce_scatter(self, out_array: numpy.ndarray, in_array: numpy.ndarray,
-                        op: ReduceOp) -> None:
+    def _reduce_scatter(self, out_array: numpy.ndarray, in_array: numpy.ndarray, op: ReduceOp) -> None:
         if not self._spans_group:
             return super()._reduce_scatter(out_array, in_array, op)
         self._local.reduce_scatter(out_array.reshape(-1), in_array.reshape(-1), _REDUCERS[op])
@@ -746,5 +774,6 @@ def create_process_group(spec: GroupSpec) -> Optional[GlooProcessGroup]:
         return gloo.create_process_group(spec)
     if spec.store is None and spec.size > 1:
         raise ValueError("the gloo backend needs a TCPStore to find its peers")
-    return SharedMemoryGlooGroup(spec.store, spec.rank, spec.size, name=spec.name,
-                                 timeout=spec.timeout, global_ranks=spec.global_ranks)
+    return SharedMemoryGlooGroup(
+        spec.store, spec.rank, spec.size, name=spec.name, timeout=spec.timeout, global_ranks=spec.global_ranks
+    )

@@ -11,6 +11,7 @@ DataParallel already averages the gradients. minidp is data parallel only: a str
 for tensor, pipeline, sharding or sequence parallelism, AMP or recomputation is refused, as is
 parameter-server mode (``is_collective=False``).
 """
+
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -20,8 +21,16 @@ from .. import collective
 from ..data_parallel import DataParallel
 from ..parallel import get_rank, get_world_size, init_parallel_env
 
-__all__ = ["DistributedStrategy", "barrier_worker", "distributed_model", "distributed_optimizer",
-           "init", "is_first_worker", "worker_index", "worker_num"]
+__all__ = [
+    "DistributedStrategy",
+    "barrier_worker",
+    "distributed_model",
+    "distributed_optimizer",
+    "init",
+    "is_first_worker",
+    "worker_index",
+    "worker_num",
+]
 
 _DEGREES = ("dp_degree", "mp_degree", "pp_degree", "sharding_degree", "sep_degree")
 _UNSUPPORTED = ("amp", "recompute", "sharding", "pipeline", "tensor_parallel", "gradient_merge", "lamb", "lars")
@@ -49,31 +58,41 @@ class DistributedStrategy:
             raise TypeError(f"DistributedStrategy.hybrid_configs must be a dict, got {configs!r}")
         unknown = [key for key in configs if key not in _DEGREES]
         if unknown:
-            raise ValueError(f"DistributedStrategy.hybrid_configs: unknown keys {unknown}; minidp knows "
-                             f"{list(_DEGREES)}")
+            raise ValueError(
+                f"DistributedStrategy.hybrid_configs: unknown keys {unknown}; minidp knows {list(_DEGREES)}"
+            )
         beyond = {key: value for key, value in configs.items() if key != "dp_degree" and value not in (1, -1)}
         if beyond:
-            raise ValueError(f"DistributedStrategy.hybrid_configs: {beyond} asks for model parallelism; minidp is "
-                             "data parallel only, so every degree but dp_degree must be 1")
+            raise ValueError(
+                f"DistributedStrategy.hybrid_configs: {beyond} asks for model parallelism; minidp is "
+                "data parallel only, so every degree but dp_degree must be 1"
+            )
         self._hybrid_configs.update(configs)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name in _UNSUPPORTED and value:
-            raise ValueError(f"DistributedStrategy.{name}: minidp does not implement it (data parallel only, "
-                             "float32 or explicit 16-bit parameters); leave it False")
+            raise ValueError(
+                f"DistributedStrategy.{name}: minidp does not implement it (data parallel only, "
+                "float32 or explicit 16-bit parameters); leave it False"
+            )
         super().__setattr__(name, value)
 
 
 _strategy: Optional[DistributedStrategy] = None
 
 
-def init(role_maker: Any = None, is_collective: bool = False, strategy: Optional[DistributedStrategy] = None,
-         log_level: Any = "INFO") -> None:
+def init(
+    role_maker: Any = None,
+    is_collective: bool = False,
+    strategy: Optional[DistributedStrategy] = None,
+    log_level: Any = "INFO",
+) -> None:
     """Join the collective job the environment describes (a single process needs nothing)."""
     global _strategy
     if not is_collective:
-        raise ValueError("fleet.init: parameter-server mode is not supported; pass is_collective=True for "
-                         "data-parallel training")
+        raise ValueError(
+            "fleet.init: parameter-server mode is not supported; pass is_collective=True for data-parallel training"
+        )
     if strategy is not None and not isinstance(strategy, DistributedStrategy):
         raise TypeError(f"fleet.init: strategy must be a fleet.DistributedStrategy, got {type(strategy).__name__}")
     _strategy = strategy or DistributedStrategy()
@@ -93,17 +112,21 @@ def distributed_model(model: Layer) -> Layer:
     strategy = _initialised_strategy("distributed_model")
     if get_world_size() < 2:
         return model
-    return DataParallel(model, comm_buffer_size=strategy.fuse_grad_size_in_MB,
-                        last_comm_buffer_size=strategy.last_comm_group_size_MB,
-                        find_unused_parameters=strategy.find_unused_parameters)
+    return DataParallel(
+        model,
+        comm_buffer_size=strategy.fuse_grad_size_in_MB,
+        last_comm_buffer_size=strategy.last_comm_group_size_MB,
+        find_unused_parameters=strategy.find_unused_parameters,
+    )
 
 
 def distributed_optimizer(optimizer: Any, strategy: Optional[DistributedStrategy] = None) -> Any:
     """The optimizer itself: the gradients it reads are already averaged by DataParallel."""
     _initialised_strategy("distributed_optimizer")
     if strategy is not None and not isinstance(strategy, DistributedStrategy):
-        raise TypeError(f"fleet.distributed_optimizer: strategy must be a fleet.DistributedStrategy, "
-                        f"got {type(strategy).__name__}")
+        raise TypeError(
+            f"fleet.distributed_optimizer: strategy must be a fleet.DistributedStrategy, got {type(strategy).__name__}"
+        )
     return optimizer
 
 

@@ -2,6 +2,7 @@
 
 Also installed as the ``minidp-launch`` console script. See :mod:`.main` for the options.
 """
+
 from minidp.distributed.launch.main import main
 
 __all__ = ["main"]

@@ -29,6 +29,7 @@ when a rank fails, the others are stopped, the last lines of the rank that faile
 by the failure records the ranks write, not by their output) are printed, and the launcher
 exits with that rank's exit code (128 + the signal number for a rank killed by a signal).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -106,38 +107,56 @@ class LaunchError(ValueError):
 # Command line
 # ----------------------------------------------------------------------------------------------
 
+
 def build_parser() -> argparse.ArgumentParser:
     """The launcher's argument parser (Paddle's option names, torchrun's ``-m``)."""
     parser = argparse.ArgumentParser(
-        prog="python -m minidp.distributed.launch", allow_abbrev=False,
+        prog="python -m minidp.distributed.launch",
+        allow_abbrev=False,
         description="Start the ranks of a minidp data-parallel job on this node.",
-        epilog=ENVIRONMENT_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--nproc_per_node", type=int, default=None,
-                        help="ranks on this node (default: the number of --devices, else of "
-                             "visible GPUs under nccl, else 1)")
+        epilog=ENVIRONMENT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--nproc_per_node",
+        type=int,
+        default=None,
+        help="ranks on this node (default: the number of --devices, else of visible GPUs under nccl, else 1)",
+    )
     parser.add_argument("--nnodes", type=int, default=1, help="number of nodes (default 1)")
     parser.add_argument("--node_rank", type=int, default=0, help="index of this node (default 0)")
-    parser.add_argument("--master", default=None, metavar="HOST:PORT",
-                        help="where the nodes' launchers meet; node 0 listens there (needed "
-                             "when --nnodes > 1)")
-    parser.add_argument("--host", default=None,
-                        help="address of this node that the other ranks can reach (default: "
-                             "the address used to reach --master, else 127.0.0.1)")
-    parser.add_argument("--devices", "--gpus", dest="devices", default=None,
-                        help="GPU cards for this node's ranks, e.g. '0,1' (nccl only)")
-    parser.add_argument("--backend", default="auto", choices=PLANNED_BACKENDS,
-                        help="communication backend (default auto: nccl when GPUs are visible "
-                             "or --devices is given, else gloo)")
-    parser.add_argument("--log_dir", default=None,
-                        help="write each rank's output to LOG_DIR/JOB_ID.workerlog.RANK")
-    parser.add_argument("--job_id", default="default",
-                        help="name of the job: prefixes log files and rendezvous keys")
-    parser.add_argument("-m", "--module", action="store_true",
-                        help="run training_script as a module, as python -m does")
-    parser.add_argument("training_script",
-                        help="the Python script every rank runs (with -m: the module)")
-    parser.add_argument("training_script_args", nargs=argparse.REMAINDER,
-                        help="arguments passed on to the script")
+    parser.add_argument(
+        "--master",
+        default=None,
+        metavar="HOST:PORT",
+        help="where the nodes' launchers meet; node 0 listens there (needed when --nnodes > 1)",
+    )
+    parser.add_argument(
+        "--host",
+        default=None,
+        help="address of this node that the other ranks can reach (default: "
+        "the address used to reach --master, else 127.0.0.1)",
+    )
+    parser.add_argument(
+        "--devices",
+        "--gpus",
+        dest="devices",
+        default=None,
+        help="GPU cards for this node's ranks, e.g. '0,1' (nccl only)",
+    )
+    parser.add_argument(
+        "--backend",
+        default="auto",
+        choices=PLANNED_BACKENDS,
+        help="communication backend (default auto: nccl when GPUs are visible or --devices is given, else gloo)",
+    )
+    parser.add_argument("--log_dir", default=None, help="write each rank's output to LOG_DIR/JOB_ID.workerlog.RANK")
+    parser.add_argument("--job_id", default="default", help="name of the job: prefixes log files and rendezvous keys")
+    parser.add_argument(
+        "-m", "--module", action="store_true", help="run training_script as a module, as python -m does"
+    )
+    parser.add_argument("training_script", help="the Python script every rank runs (with -m: the module)")
+    parser.add_argument("training_script_args", nargs=argparse.REMAINDER, help="arguments passed on to the script")
     return parser
 
 
@@ -150,8 +169,9 @@ def _parse_master(master: str) -> Tuple[str, int]:
     try:
         socket.getaddrinfo(host, int(port), type=socket.SOCK_STREAM)
     except socket.gaierror as error:
-        raise LaunchError(f"--master host {host!r} does not resolve ({error.strerror}); check "
-                          "the name or give node 0's IP address") from None
+        raise LaunchError(
+            f"--master host {host!r} does not resolve ({error.strerror}); check the name or give node 0's IP address"
+        ) from None
     return host, int(port)
 
 
@@ -162,7 +182,8 @@ def _check_open_files(nproc: int) -> None:
     if soft != resource.RLIM_INFINITY and needed > soft:
         raise LaunchError(
             f"--nproc_per_node {nproc} needs about {needed} open files but the limit is {soft} "
-            f"(ulimit -n); start fewer ranks per node or raise the limit (ulimit -n {needed})")
+            f"(ulimit -n); start fewer ranks per node or raise the limit (ulimit -n {needed})"
+        )
 
 
 @dataclass
@@ -235,9 +256,9 @@ def make_plan(args: argparse.Namespace) -> LaunchPlan:
         job = plan_local_job(nproc, backend, devices, args.host or "127.0.0.1", secret)
     else:
         endpoints, rank_store, first_rank, ports, link = rendezvous(
-            master, args.node_rank, args.nnodes, args.host, args.job_id, nproc, secret)
-        job = plan_node(backend, devices or [None] * nproc, endpoints, rank_store, first_rank,
-                        secret, ports)
+            master, args.node_rank, args.nnodes, args.host, args.job_id, nproc, secret
+        )
+        job = plan_node(backend, devices or [None] * nproc, endpoints, rank_store, first_rank, secret, ports)
     _add_node_settings(job, nproc)
     runner = [sys.executable, "-u", "-m", RANK_RUNNER, *(["-m"] if args.module else [])]
     command = [*runner, args.training_script, *args.training_script_args]
@@ -249,8 +270,11 @@ def _add_node_settings(job: JobPlan, nproc: int) -> None:
     settings = {}
     if nproc > 1 and not os.environ.get("OMP_NUM_THREADS"):
         settings["OMP_NUM_THREADS"] = "1"
-        logger.info("setting OMP_NUM_THREADS=1 for each of the %d ranks of this node, which "
-                    "share its cores; set OMP_NUM_THREADS to choose another value", nproc)
+        logger.info(
+            "setting OMP_NUM_THREADS=1 for each of the %d ranks of this node, which "
+            "share its cores; set OMP_NUM_THREADS to choose another value",
+            nproc,
+        )
     if sys.stdout.isatty():
         settings[TTY_ENV] = "1"
         prefix = len("[rank 0] ")
@@ -263,6 +287,7 @@ def _add_node_settings(job: JobPlan, nproc: int) -> None:
 # Running the ranks
 # ----------------------------------------------------------------------------------------------
 
+
 class LaunchedRank(RankHandle):
     """One local rank: its process and its output (see :class:`RankOutput`)."""
 
@@ -270,9 +295,14 @@ class LaunchedRank(RankHandle):
         self.output = output
         self._threads: List[threading.Thread] = []
         self.process = subprocess.Popen(
-            command, env={**os.environ, **env}, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-            preexec_fn=functools.partial(die_with_parent, os.getpid()))
+            command,
+            env={**os.environ, **env},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=functools.partial(die_with_parent, os.getpid()),
+        )
         super().__init__(int(env["PADDLE_TRAINER_ID"]), self.process.pid)
 
     @property
@@ -281,10 +311,15 @@ class LaunchedRank(RankHandle):
 
     def watch(self, events: "queue.SimpleQueue[Tuple[str, object]]") -> None:
         self._threads = [
-            threading.Thread(target=self.output.copy, args=(self.process.stdout,), daemon=True,
-                             name=f"minidp-launch-output-{self.rank}"),
-            threading.Thread(target=self._wait_exit, args=(events,), daemon=True,
-                             name=f"minidp-launch-wait-{self.rank}"),
+            threading.Thread(
+                target=self.output.copy,
+                args=(self.process.stdout,),
+                daemon=True,
+                name=f"minidp-launch-output-{self.rank}",
+            ),
+            threading.Thread(
+                target=self._wait_exit, args=(events,), daemon=True, name=f"minidp-launch-wait-{self.rank}"
+            ),
         ]
         for thread in self._threads:
             thread.start()
@@ -321,8 +356,10 @@ def _report_failure(failure: Failure) -> None:
     lines = "".join(f"    {line}" for line in output.tail) or "    (no output)\n"
     logger.error("last lines of rank %d%s:\n%s", culprit.rank, where, lines.rstrip("\n"))
     if failure.others:
-        logger.error("rank(s) %s failed after it, most likely because they lost their "
-                     "connections to it", ", ".join(str(rank) for rank in sorted(o.rank for o in failure.others)))
+        logger.error(
+            "rank(s) %s failed after it, most likely because they lost their connections to it",
+            ", ".join(str(rank) for rank in sorted(o.rank for o in failure.others)),
+        )
 
 
 def supervise(plan: LaunchPlan, log_dir: Optional[str], job_id: str) -> int:
@@ -348,17 +385,19 @@ def supervise(plan: LaunchPlan, log_dir: Optional[str], job_id: str) -> int:
             rank = int(env["PADDLE_TRAINER_ID"])
             log_path = os.path.join(log_dir, f"{job_id}.workerlog.{rank}") if log_dir else None
             echo = log_dir is None or index == 0
-            output = RankOutput(rank, log_path, terminal if echo else None,
-                                progress=rank == 0 and TTY_ENV in env)
+            output = RankOutput(rank, log_path, terminal if echo else None, progress=rank == 0 and TTY_ENV in env)
             supervisor.add(LaunchedRank(env, plan.command, output))
         supervisor.watch()
         if plan.link is not None:
             plan.link.watch(supervisor.events)
         first, last = min(supervisor.ranks), max(supervisor.ranks)
-        logger.info("started rank%s of %s (backend %s, store %s)",
-                    f" {first}" if first == last else f"s {first}-{last}",
-                    plan.envs[0]["PADDLE_TRAINERS_NUM"], plan.backend,
-                    plan.envs[0]["PADDLE_MASTER"])
+        logger.info(
+            "started rank%s of %s (backend %s, store %s)",
+            f" {first}" if first == last else f"s {first}-{last}",
+            plan.envs[0]["PADDLE_TRAINERS_NUM"],
+            plan.backend,
+            plan.envs[0]["PADDLE_MASTER"],
+        )
         event = supervisor.wait()
         if event.kind == "signal":
             name = signal_name(event.value)
@@ -368,8 +407,10 @@ def supervise(plan: LaunchPlan, log_dir: Optional[str], job_id: str) -> int:
             supervisor.stop(event.value)
             return 128 + event.value
         if event.kind in ("remote", "lost"):
-            logger.error("%s; stopping the ranks of this node", event.value if event.kind == "lost"
-                         else f"the job failed on {event.value}")
+            logger.error(
+                "%s; stopping the ranks of this node",
+                event.value if event.kind == "lost" else f"the job failed on {event.value}",
+            )
             supervisor.stop()
             return 1
         if event.kind == "failed":
@@ -399,8 +440,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter(
-        f"[minidp-launch node {args.node_rank}] %(levelname)s %(message)s"))
+    handler.setFormatter(logging.Formatter(f"[minidp-launch node {args.node_rank}] %(levelname)s %(message)s"))
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     logger.propagate = False

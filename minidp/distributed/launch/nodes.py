@@ -5,6 +5,7 @@ endpoints there and reads everyone's (:func:`rendezvous`), then keeps a :class:`
 the job's lifetime. While a launcher waits for the others it says so every ``WAIT_LOG_SECONDS``
 (:func:`while_logging`), naming the address it waits at.
 """
+
 from __future__ import annotations
 
 import logging
@@ -42,8 +43,9 @@ def while_logging(what: str, action: Callable[[], _T], timeout: float) -> _T:
         thread.join(WAIT_LOG_SECONDS)
         if not thread.is_alive():
             break
-        logger.info("still waiting for %s (%.0f s so far, giving up after %.0f s)", what,
-                    time.monotonic() - started, timeout)
+        logger.info(
+            "still waiting for %s (%.0f s so far, giving up after %.0f s)", what, time.monotonic() - started, timeout
+        )
     if "error" in outcome:
         raise outcome["error"]
     return outcome["value"]
@@ -83,8 +85,7 @@ class NodeLink:
 
     def watch(self, events: "queue.SimpleQueue[Tuple[str, object]]") -> None:
         """Start the watcher, which puts ("remote", message) or ("lost", message) in ``events``."""
-        self._thread = threading.Thread(target=self._watch, args=(events,), daemon=True,
-                                        name="minidp-launch-node-link")
+        self._thread = threading.Thread(target=self._watch, args=(events,), daemon=True, name="minidp-launch-node-link")
         self._thread.start()
 
     def _watch(self, events: "queue.SimpleQueue[Tuple[str, object]]") -> None:
@@ -138,9 +139,9 @@ class NodeLink:
             self.store.close()
 
 
-def rendezvous(master: Tuple[str, int], node_rank: int, nnodes: int, host: Optional[str],
-               job_id: str, nproc: int, secret: str
-               ) -> Tuple[List[str], str, int, PortReservation, NodeLink]:
+def rendezvous(
+    master: Tuple[str, int], node_rank: int, nnodes: int, host: Optional[str], job_id: str, nproc: int, secret: str
+) -> Tuple[List[str], str, int, PortReservation, NodeLink]:
     """Meet the other nodes' launchers at ``master``: every rank's endpoint, the ranks' store
     address, this node's first global rank, the reservation of this node's ``nproc`` ports and
     the link between the launchers. ``host`` is this node's address for its ranks (default: the
@@ -157,21 +158,29 @@ def rendezvous(master: Tuple[str, int], node_rank: int, nnodes: int, host: Optio
     logger.info("meeting the other nodes' launchers at %s", where)
     store = while_logging(
         f"node 0's launcher at {where}",
-        lambda: TCPStore(master_host, master_port, is_master=is_node0,
-                         timeout=RENDEZVOUS_TIMEOUT_SECONDS, secret=secret.encode("utf-8")),
-        RENDEZVOUS_TIMEOUT_SECONDS)
+        lambda: TCPStore(
+            master_host,
+            master_port,
+            is_master=is_node0,
+            timeout=RENDEZVOUS_TIMEOUT_SECONDS,
+            secret=secret.encode("utf-8"),
+        ),
+        RENDEZVOUS_TIMEOUT_SECONDS,
+    )
     ports = None
     try:
         host = host or store.local_address
         ports = PortReservation(host, nproc + int(is_node0))
         prefix = f"minidp-launch/{job_id}"
-        store.set(f"{prefix}/node/{node_rank}",
-                  ",".join(f"{host}:{p}" for p in ports.ports[:nproc]))
+        store.set(f"{prefix}/node/{node_rank}", ",".join(f"{host}:{p}" for p in ports.ports[:nproc]))
         if is_node0:
             store.set(f"{prefix}/store", f"{host}:{ports.ports[nproc]}")
         node_keys = [f"{prefix}/node/{node}" for node in range(nnodes)]
-        while_logging(f"the launchers of all {nnodes} nodes to meet at {where}",
-                      lambda: store.wait(node_keys), RENDEZVOUS_TIMEOUT_SECONDS)
+        while_logging(
+            f"the launchers of all {nnodes} nodes to meet at {where}",
+            lambda: store.wait(node_keys),
+            RENDEZVOUS_TIMEOUT_SECONDS,
+        )
         per_node = [store.get(key).decode().split(",") for key in node_keys]
         rank_store = store.get(f"{prefix}/store").decode()
     except BaseException:
@@ -181,5 +190,4 @@ def rendezvous(master: Tuple[str, int], node_rank: int, nnodes: int, host: Optio
         raise
     first_rank = sum(len(endpoints) for endpoints in per_node[:node_rank])
     endpoints = [endpoint for endpoints in per_node for endpoint in endpoints]
-    return (endpoints, rank_store, first_rank, ports,
-            NodeLink(store, prefix, node_rank, nnodes))
+    return (endpoints, rank_store, first_rank, ports, NodeLink(store, prefix, node_rank, nnodes))

@@ -5,6 +5,7 @@ Lines are copied whole. When the launcher writes to a terminal, rank 0's carriag
 are shown as they come, on a bottom line that other ranks' lines never cut; log files and the
 tail get only the final text of each line.
 """
+
 from __future__ import annotations
 
 import codecs
@@ -59,8 +60,7 @@ class RankOutput:
     and to ``tail``, its last ``TAIL_LINES`` lines. With ``progress``, the rank's
     carriage-return updates are shown on the terminal as they come."""
 
-    def __init__(self, rank: int, log_path: Optional[str], terminal: Optional[Terminal],
-                 progress: bool) -> None:
+    def __init__(self, rank: int, log_path: Optional[str], terminal: Optional[Terminal], progress: bool) -> None:
         self.rank = rank
         self.log_path = log_path
         self.tail: Deque[str] = collections.deque(maxlen=TAIL_LINES)

@@ -8,6 +8,7 @@ exception ends it, first writes the rank's failure record (see
 first from its peers without reading their output. The traceback is then shown through
 ``sys.excepthook`` without this module's frames, and the rank exits with code 1 as Python would.
 """
+
 from __future__ import annotations
 
 import os
@@ -21,13 +22,13 @@ from minidp.distributed.failure_record import write_failure_record
 USAGE = "usage: python -m minidp.distributed.launch.run_rank (SCRIPT | -m MODULE) [ARGS...]"
 
 
-def _without_bootstrap_frames(trace: Optional[types.TracebackType]
-                              ) -> Optional[types.TracebackType]:
+def _without_bootstrap_frames(trace: Optional[types.TracebackType]) -> Optional[types.TracebackType]:
     """``trace`` from the first frame that belongs to the rank's own code."""
     bootstrap_files = {os.path.abspath(__file__), os.path.abspath(runpy.__file__), "<frozen runpy>"}
-    while trace is not None and (trace.tb_frame.f_code.co_filename in bootstrap_files or
-                                 os.path.abspath(trace.tb_frame.f_code.co_filename)
-                                 in bootstrap_files):
+    while trace is not None and (
+        trace.tb_frame.f_code.co_filename in bootstrap_files
+        or os.path.abspath(trace.tb_frame.f_code.co_filename) in bootstrap_files
+    ):
         trace = trace.tb_next
     return trace
 

@@ -1,4 +1,5 @@
 """Argument normalisation and sliding-window geometry shared by convolution and pooling."""
+
 from __future__ import annotations
 
 import math
@@ -7,8 +8,19 @@ from typing import Any
 from ...autograd.tensor import Tensor
 from ...ops._util import check_tensor
 
-__all__ = ["check_tensor", "check_reduction", "pair", "check_nchw", "resolve_padding", "output_size",
-           "pad_spatial", "window_slices", "reduce_loss", "length_pair", "length_padding"]
+__all__ = [
+    "check_tensor",
+    "check_reduction",
+    "pair",
+    "check_nchw",
+    "resolve_padding",
+    "output_size",
+    "pad_spatial",
+    "window_slices",
+    "reduce_loss",
+    "length_pair",
+    "length_padding",
+]
 
 REDUCTIONS = ("mean", "sum", "none")
 
@@ -28,14 +40,15 @@ def pair(value: Any, op: str, arg: str) -> tuple:
 
 def check_nchw(op: str, x: Tensor, data_format: str) -> None:
     if data_format != "NCHW":
-        raise ValueError(f"{op}: only data_format='NCHW' is supported, got {data_format!r}; "
-                         "transpose the input to [N, C, H, W] first")
+        raise ValueError(
+            f"{op}: only data_format='NCHW' is supported, got {data_format!r}; "
+            "transpose the input to [N, C, H, W] first"
+        )
     if x._data.ndim != 4:
         raise ValueError(f"{op}: expects a 4-D input [N, C, H, W], got shape {x.shape}")
 
 
-def resolve_padding(padding: Any, size: tuple, kernel: tuple, stride: tuple, dilation: tuple,
-                    op: str) -> tuple:
+def resolve_padding(padding: Any, size: tuple, kernel: tuple, stride: tuple, dilation: tuple, op: str) -> tuple:
     """Padding as (top, bottom, left, right) from an int, a pair, four values, 'SAME' or 'VALID'."""
     if isinstance(padding, str):
         mode = padding.upper()
@@ -52,13 +65,14 @@ def resolve_padding(padding: Any, size: tuple, kernel: tuple, stride: tuple, dil
     if len(values) == 2:
         values = (values[0], values[0], values[1], values[1])
     if len(values) != 4 or not all(isinstance(v, int) and v >= 0 for v in values):
-        raise ValueError(f"{op}: padding must be a non-negative int, a pair, four values "
-                         f"(top, bottom, left, right), 'SAME' or 'VALID'; got {padding!r}")
+        raise ValueError(
+            f"{op}: padding must be a non-negative int, a pair, four values "
+            f"(top, bottom, left, right), 'SAME' or 'VALID'; got {padding!r}"
+        )
     return values
 
 
-def output_size(n: int, pad_before: int, pad_after: int, k: int, s: int, d: int, ceil_mode: bool,
-                op: str) -> int:
+def output_size(n: int, pad_before: int, pad_after: int, k: int, s: int, d: int, ceil_mode: bool, op: str) -> int:
     """Number of window positions along one axis."""
     span = n + pad_before + pad_after - (k - 1) * d - 1
     if span < 0:
@@ -78,15 +92,18 @@ def pad_spatial(xp: Any, data: Any, pads: tuple, value: float) -> Any:
         return data
     n, c, h, w = data.shape
     out = xp.full((n, c, h + top + bottom, w + left + right), value, dtype=data.dtype)
-    out[:, :, top:top + h, left:left + w] = data
+    out[:, :, top : top + h, left : left + w] = data
     return out
 
 
 def window_slices(kernel: tuple, stride: tuple, dilation: tuple, out_hw: tuple) -> list:
     """For each kernel offset (i, j), the slices of the padded input that it sees across the output."""
     (kh, kw), (sh, sw), (dh, dw), (ho, wo) = kernel, stride, dilation, out_hw
-    return [(i, j, slice(i * dh, i * dh + sh * (ho - 1) + 1, sh), slice(j * dw, j * dw + sw * (wo - 1) + 1, sw))
-            for i in range(kh) for j in range(kw)]
+    return [
+        (i, j, slice(i * dh, i * dh + sh * (ho - 1) + 1, sh), slice(j * dw, j * dw + sw * (wo - 1) + 1, sw))
+        for i in range(kh)
+        for j in range(kw)
+    ]
 
 
 def reduce_loss(loss: Tensor, reduction: str) -> Tensor:

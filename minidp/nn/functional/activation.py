@@ -3,14 +3,28 @@
 
 Derivatives keep the input's dtype (a float32 activation sends float32 gradients back).
 """
+
 from __future__ import annotations
 
 from typing import Any, Optional
 
 from ... import backend
 from ...autograd.tensor import Tensor
-from ...ops import (argmax, gelu, log_softmax, max, multiply, relu, reshape, sigmoid, softmax, split, tanh,
-                    uniform, where)
+from ...ops import (
+    argmax,
+    gelu,
+    log_softmax,
+    max,
+    multiply,
+    relu,
+    reshape,
+    sigmoid,
+    softmax,
+    split,
+    tanh,
+    uniform,
+    where,
+)
 from ...ops._util import wrap
 from ...ops.elementwise import KEEP, elementwise
 from ...ops.inplace import inplace_form
@@ -33,29 +47,48 @@ def relu6(x: Tensor, name: Optional[str] = None) -> Tensor:
 
 def leaky_relu(x: Tensor, negative_slope: float = 0.01, name: Optional[str] = None) -> Tensor:
     """x where x > 0, else negative_slope * x."""
-    return elementwise(x, lambda xp, v: xp.where(v > 0, v, v * negative_slope),
-                       lambda xp, v, y: _pick(xp, v > 0, 1.0, negative_slope, v), KEEP, "leaky_relu")
+    return elementwise(
+        x,
+        lambda xp, v: xp.where(v > 0, v, v * negative_slope),
+        lambda xp, v, y: _pick(xp, v > 0, 1.0, negative_slope, v),
+        KEEP,
+        "leaky_relu",
+    )
 
 
 def elu(x: Tensor, alpha: float = 1.0, name: Optional[str] = None) -> Tensor:
     """x where x > 0, else alpha * (e ** x - 1)."""
-    return elementwise(x, lambda xp, v: xp.where(v > 0, v, alpha * xp.expm1(xp.minimum(v, 0))),
-                       lambda xp, v, y: xp.where(v > 0, 1, y + alpha).astype(v.dtype, copy=False), KEEP, "elu")
+    return elementwise(
+        x,
+        lambda xp, v: xp.where(v > 0, v, alpha * xp.expm1(xp.minimum(v, 0))),
+        lambda xp, v, y: xp.where(v > 0, 1, y + alpha).astype(v.dtype, copy=False),
+        KEEP,
+        "elu",
+    )
 
 
 def selu(x: Tensor, scale: float = _SELU_SCALE, alpha: float = _SELU_ALPHA, name: Optional[str] = None) -> Tensor:
     """scale * (x where x > 0, else alpha * (e ** x - 1))."""
-    return elementwise(x, lambda xp, v: scale * xp.where(v > 0, v, alpha * xp.expm1(xp.minimum(v, 0))),
-                       lambda xp, v, y: scale * _pick(xp, v > 0, 1.0, alpha * xp.exp(xp.minimum(v, 0)), v),
-                       KEEP, "selu")
+    return elementwise(
+        x,
+        lambda xp, v: scale * xp.where(v > 0, v, alpha * xp.expm1(xp.minimum(v, 0))),
+        lambda xp, v, y: scale * _pick(xp, v > 0, 1.0, alpha * xp.exp(xp.minimum(v, 0)), v),
+        KEEP,
+        "selu",
+    )
 
 
 def celu(x: Tensor, alpha: float = 1.0, name: Optional[str] = None) -> Tensor:
     """max(0, x) + min(0, alpha * (e ** (x / alpha) - 1))."""
     if alpha == 0:
         raise ValueError("celu: alpha must not be 0")
-    return elementwise(x, lambda xp, v: xp.where(v > 0, v, alpha * xp.expm1(xp.minimum(v, 0) / alpha)),
-                       lambda xp, v, y: _pick(xp, v > 0, 1.0, xp.exp(xp.minimum(v, 0) / alpha), v), KEEP, "celu")
+    return elementwise(
+        x,
+        lambda xp, v: xp.where(v > 0, v, alpha * xp.expm1(xp.minimum(v, 0) / alpha)),
+        lambda xp, v, y: _pick(xp, v > 0, 1.0, xp.exp(xp.minimum(v, 0) / alpha), v),
+        KEEP,
+        "celu",
+    )
 
 
 def _silu(x: Tensor) -> Tensor:
@@ -86,6 +119,7 @@ def _softplus(xp: Any, v: Any) -> Any:
 
 def mish(x: Tensor, name: Optional[str] = None) -> Tensor:
     """x * tanh(softplus(x))."""
+
     def derivative(xp, v, y):
         t = xp.tanh(_softplus(xp, v))
         return t + v * _sigmoid(xp, v) * (1 - t * t)
@@ -95,28 +129,44 @@ def mish(x: Tensor, name: Optional[str] = None) -> Tensor:
 
 def softplus(x: Tensor, beta: float = 1, threshold: float = 20, name: Optional[str] = None) -> Tensor:
     """log(1 + e ** (beta * x)) / beta, and x itself where beta * x > threshold."""
-    return elementwise(x, lambda xp, v: xp.where(v * beta > threshold, v, _softplus(xp, v * beta) / beta),
-                       lambda xp, v, y: _pick(xp, v * beta > threshold, 1.0, _sigmoid(xp, v * beta), v),
-                       KEEP, "softplus")
+    return elementwise(
+        x,
+        lambda xp, v: xp.where(v * beta > threshold, v, _softplus(xp, v * beta) / beta),
+        lambda xp, v, y: _pick(xp, v * beta > threshold, 1.0, _sigmoid(xp, v * beta), v),
+        KEEP,
+        "softplus",
+    )
 
 
 def softsign(x: Tensor, name: Optional[str] = None) -> Tensor:
     """x / (1 + |x|)."""
-    return elementwise(x, lambda xp, v: v / (1 + xp.abs(v)), lambda xp, v, y: 1 / ((1 + xp.abs(v)) ** 2), KEEP,
-                       "softsign")
+    return elementwise(
+        x, lambda xp, v: v / (1 + xp.abs(v)), lambda xp, v, y: 1 / ((1 + xp.abs(v)) ** 2), KEEP, "softsign"
+    )
 
 
 def softshrink(x: Tensor, threshold: float = 0.5, name: Optional[str] = None) -> Tensor:
     """x - threshold above threshold, x + threshold below -threshold, 0 between."""
-    return elementwise(x, lambda xp, v: xp.where(v > threshold, v - threshold,
-                                                 xp.where(v < -threshold, v + threshold, 0)).astype(v.dtype),
-                       lambda xp, v, y: xp.abs(v) > threshold, KEEP, "softshrink")
+    return elementwise(
+        x,
+        lambda xp, v: xp.where(v > threshold, v - threshold, xp.where(v < -threshold, v + threshold, 0)).astype(
+            v.dtype
+        ),
+        lambda xp, v, y: xp.abs(v) > threshold,
+        KEEP,
+        "softshrink",
+    )
 
 
 def hardshrink(x: Tensor, threshold: float = 0.5, name: Optional[str] = None) -> Tensor:
     """x where |x| > threshold, else 0."""
-    return elementwise(x, lambda xp, v: xp.where(xp.abs(v) > threshold, v, 0).astype(v.dtype),
-                       lambda xp, v, y: xp.abs(v) > threshold, KEEP, "hardshrink")
+    return elementwise(
+        x,
+        lambda xp, v: xp.where(xp.abs(v) > threshold, v, 0).astype(v.dtype),
+        lambda xp, v, y: xp.abs(v) > threshold,
+        KEEP,
+        "hardshrink",
+    )
 
 
 def tanhshrink(x: Tensor, name: Optional[str] = None) -> Tensor:
@@ -126,21 +176,35 @@ def tanhshrink(x: Tensor, name: Optional[str] = None) -> Tensor:
 
 def hardsigmoid(x: Tensor, slope: float = 0.1666667, offset: float = 0.5, name: Optional[str] = None) -> Tensor:
     """clip(slope * x + offset, 0, 1)."""
-    return elementwise(x, lambda xp, v: xp.clip(v * slope + offset, 0, 1),
-                       lambda xp, v, y: _pick(xp, (y > 0) & (y < 1), slope, 0.0, v), KEEP, "hardsigmoid")
+    return elementwise(
+        x,
+        lambda xp, v: xp.clip(v * slope + offset, 0, 1),
+        lambda xp, v, y: _pick(xp, (y > 0) & (y < 1), slope, 0.0, v),
+        KEEP,
+        "hardsigmoid",
+    )
 
 
 def hardswish(x: Tensor, name: Optional[str] = None) -> Tensor:
     """x * clip(x + 3, 0, 6) / 6."""
-    return elementwise(x, lambda xp, v: v * xp.clip(v + 3, 0, 6) / 6,
-                       lambda xp, v, y: _pick(xp, v < -3, 0.0, _pick(xp, v > 3, 1.0, (2 * v + 3) / 6, v), v),
-                       KEEP, "hardswish")
+    return elementwise(
+        x,
+        lambda xp, v: v * xp.clip(v + 3, 0, 6) / 6,
+        lambda xp, v, y: _pick(xp, v < -3, 0.0, _pick(xp, v > 3, 1.0, (2 * v + 3) / 6, v), v),
+        KEEP,
+        "hardswish",
+    )
 
 
 def hardtanh(x: Tensor, min: float = -1.0, max: float = 1.0, name: Optional[str] = None) -> Tensor:
     """clip(x, min, max)."""
-    return elementwise(x, lambda xp, v: xp.clip(v, min, max).astype(v.dtype, copy=False),
-                       lambda xp, v, y: (v > min) & (v < max), KEEP, "hardtanh")
+    return elementwise(
+        x,
+        lambda xp, v: xp.clip(v, min, max).astype(v.dtype, copy=False),
+        lambda xp, v, y: (v > min) & (v < max),
+        KEEP,
+        "hardtanh",
+    )
 
 
 def log_sigmoid(x: Tensor, name: Optional[str] = None) -> Tensor:
@@ -150,8 +214,13 @@ def log_sigmoid(x: Tensor, name: Optional[str] = None) -> Tensor:
 
 def thresholded_relu(x: Tensor, threshold: float = 1.0, value: float = 0.0, name: Optional[str] = None) -> Tensor:
     """x where x > threshold, else ``value``."""
-    return elementwise(x, lambda xp, v: xp.where(v > threshold, v, value).astype(v.dtype, copy=False),
-                       lambda xp, v, y: v > threshold, KEEP, "thresholded_relu")
+    return elementwise(
+        x,
+        lambda xp, v: xp.where(v > threshold, v, value).astype(v.dtype, copy=False),
+        lambda xp, v, y: v > threshold,
+        KEEP,
+        "thresholded_relu",
+    )
 
 
 def prelu(x: Tensor, weight: Tensor, data_format: str = "NCHW", name: Optional[str] = None) -> Tensor:
@@ -163,16 +232,19 @@ def prelu(x: Tensor, weight: Tensor, data_format: str = "NCHW", name: Optional[s
     if weight.size != 1:
         channel_axis = 1 if data_format[1] == "C" else x.ndim - 1
         if x.ndim < 2 or x.shape[channel_axis] != weight.size:
-            raise ValueError(f"prelu: weight has {weight.size} slopes but x (shape {x.shape}, {data_format}) "
-                             f"has {x.shape[channel_axis] if x.ndim >= 2 else 1} channels")
+            raise ValueError(
+                f"prelu: weight has {weight.size} slopes but x (shape {x.shape}, {data_format}) "
+                f"has {x.shape[channel_axis] if x.ndim >= 2 else 1} channels"
+            )
         shape = [1] * x.ndim
         shape[channel_axis] = weight.size
         weight = reshape(weight, shape)
     return where(x > 0, x, multiply(weight, x))
 
 
-def rrelu(x: Tensor, lower: float = 1.0 / 8.0, upper: float = 1.0 / 3.0, training: bool = True,
-          name: Optional[str] = None) -> Tensor:
+def rrelu(
+    x: Tensor, lower: float = 1.0 / 8.0, upper: float = 1.0 / 3.0, training: bool = True, name: Optional[str] = None
+) -> Tensor:
     """leaky_relu with a slope drawn from U(lower, upper) per element in training, their mean in eval."""
     if not 0 <= lower <= upper <= 1:
         raise ValueError(f"rrelu: need 0 <= lower <= upper <= 1, got lower={lower}, upper={upper}")
@@ -190,8 +262,9 @@ def glu(x: Tensor, axis: int = -1, name: Optional[str] = None) -> Tensor:
     return a * sigmoid(b)
 
 
-def gumbel_softmax(x: Tensor, temperature: float = 1.0, hard: bool = False, axis: int = -1,
-                   name: Optional[str] = None) -> Tensor:
+def gumbel_softmax(
+    x: Tensor, temperature: float = 1.0, hard: bool = False, axis: int = -1, name: Optional[str] = None
+) -> Tensor:
     """softmax((x + Gumbel noise) / temperature); with ``hard`` the forward value is one-hot at
     the arg-max, while the gradient is that of the soft sample (straight-through)."""
     if temperature <= 0:
@@ -216,7 +289,7 @@ def maxout(x: Tensor, groups: int, axis: int = 1, name: Optional[str] = None) ->
     channels = x.shape[axis]
     if groups <= 0 or channels % groups:
         raise ValueError(f"maxout: {channels} channels cannot be split into groups of {groups}")
-    shape = x.shape[:axis] + [channels // groups, groups] + x.shape[axis + 1:]
+    shape = x.shape[:axis] + [channels // groups, groups] + x.shape[axis + 1 :]
     return max(reshape(x, shape), axis=axis + 1)
 
 
@@ -228,8 +301,41 @@ softmax_ = inplace_form(softmax, "softmax")
 thresholded_relu_ = inplace_form(thresholded_relu)
 tanh_ = inplace_form(tanh, "tanh")
 
-__all__ = ["relu", "relu6", "gelu", "sigmoid", "tanh", "softmax", "log_softmax", "leaky_relu", "elu", "selu",
-           "celu", "silu", "swish", "mish", "softplus", "softsign", "softshrink", "hardshrink", "tanhshrink",
-           "hardsigmoid", "hardswish", "hardtanh", "log_sigmoid", "thresholded_relu", "prelu", "rrelu", "glu",
-           "gumbel_softmax", "maxout", "relu_", "elu_", "leaky_relu_", "hardtanh_", "softmax_",
-           "thresholded_relu_", "tanh_"]
+__all__ = [
+    "relu",
+    "relu6",
+    "gelu",
+    "sigmoid",
+    "tanh",
+    "softmax",
+    "log_softmax",
+    "leaky_relu",
+    "elu",
+    "selu",
+    "celu",
+    "silu",
+    "swish",
+    "mish",
+    "softplus",
+    "softsign",
+    "softshrink",
+    "hardshrink",
+    "tanhshrink",
+    "hardsigmoid",
+    "hardswish",
+    "hardtanh",
+    "log_sigmoid",
+    "thresholded_relu",
+    "prelu",
+    "rrelu",
+    "glu",
+    "gumbel_softmax",
+    "maxout",
+    "relu_",
+    "elu_",
+    "leaky_relu_",
+    "hardtanh_",
+    "softmax_",
+    "thresholded_relu_",
+    "tanh_",
+]

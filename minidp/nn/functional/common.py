@@ -1,4 +1,5 @@
 """Linear (one fused matmul-plus-bias op), bilinear, label_smooth and the dropout family."""
+
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -19,13 +20,17 @@ def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, name: Optio
     """
     xd, wd = x._data, weight._data
     if xd.dtype != wd.dtype:
-        raise TypeError(f"linear: input dtype {xd.dtype} differs from weight dtype {wd.dtype}; "
-                        f"convert the input with .astype('{wd.dtype}')")
+        raise TypeError(
+            f"linear: input dtype {xd.dtype} differs from weight dtype {wd.dtype}; "
+            f"convert the input with .astype('{wd.dtype}')"
+        )
     try:
         out = matmul_arrays(xd, wd)
     except ValueError:
-        raise ValueError(f"linear: input shape {x.shape} does not fit weight shape {weight.shape}: the "
-                         "last input axis must equal in_features") from None
+        raise ValueError(
+            f"linear: input shape {x.shape} does not fit weight shape {weight.shape}: the "
+            "last input axis must equal in_features"
+        ) from None
     if bias is not None:
         out += bias._data
     out_features = wd.shape[1]
@@ -51,8 +56,14 @@ def _keep_mask(xp: Any, shape: tuple, keep: float, dtype: Any) -> Any:
     return (draws < keep).astype(dtype)
 
 
-def dropout(x: Tensor, p: float = 0.5, axis: Any = None, training: bool = True,
-            mode: str = "upscale_in_train", name: Optional[str] = None) -> Tensor:
+def dropout(
+    x: Tensor,
+    p: float = 0.5,
+    axis: Any = None,
+    training: bool = True,
+    mode: str = "upscale_in_train",
+    name: Optional[str] = None,
+) -> Tensor:
     """Zero each element with probability ``p`` during training.
 
     ``upscale_in_train`` (default) scales survivors by 1/(1-p) in training and is the identity
@@ -87,7 +98,6 @@ def dropout(x: Tensor, p: float = 0.5, axis: Any = None, training: bool = True,
     return result(xd * mask, (x,), lambda g: (g * mask,))
 
 
-
 def _feature_dropout(op: str, x: Tensor, p: float, training: bool, data_format: str, layouts: tuple) -> Tensor:
     """Dropout of whole channels: the mask varies along the batch and channel axes only."""
     check_tensor(op, "x", x)
@@ -98,14 +108,16 @@ def _feature_dropout(op: str, x: Tensor, p: float, training: bool, data_format: 
     return dropout(x, p, [0, data_format.index("C")], training)
 
 
-def dropout2d(x: Tensor, p: float = 0.5, training: bool = True, data_format: str = "NCHW",
-              name: Optional[str] = None) -> Tensor:
+def dropout2d(
+    x: Tensor, p: float = 0.5, training: bool = True, data_format: str = "NCHW", name: Optional[str] = None
+) -> Tensor:
     """Zero whole channels of an [N, C, H, W] input with probability ``p`` (survivors scaled by 1/(1-p))."""
     return _feature_dropout("dropout2d", x, p, training, data_format, ("NCHW", "NHWC"))
 
 
-def dropout3d(x: Tensor, p: float = 0.5, training: bool = True, data_format: str = "NCDHW",
-              name: Optional[str] = None) -> Tensor:
+def dropout3d(
+    x: Tensor, p: float = 0.5, training: bool = True, data_format: str = "NCDHW", name: Optional[str] = None
+) -> Tensor:
     """Zero whole channels of an [N, C, D, H, W] input with probability ``p``."""
     return _feature_dropout("dropout3d", x, p, training, data_format, ("NCDHW", "NDHWC"))
 
@@ -126,7 +138,7 @@ def _alpha_dropout(op: str, x: Tensor, p: float, training: bool, mask_shape: tup
     if p == 1:
         return result(xp.zeros_like(xd), (x,), lambda g: (g * 0,))
     keep = _keep_mask(xp, mask_shape, 1.0 - p, xd.dtype)
-    a = ((1 - p) * (1 + p * _SELU_SATURATION ** 2)) ** -0.5
+    a = ((1 - p) * (1 + p * _SELU_SATURATION**2)) ** -0.5
     b = -a * _SELU_SATURATION * p
     scaled_keep = a * keep
     out = xd * scaled_keep + (a * _SELU_SATURATION * (1 - keep) + b)
@@ -147,16 +159,18 @@ def feature_alpha_dropout(x: Tensor, p: float = 0.5, training: bool = True, name
     return _alpha_dropout("feature_alpha_dropout", x, p, training, shape)
 
 
-def bilinear(x1: Tensor, x2: Tensor, weight: Tensor, bias: Optional[Tensor] = None,
-             name: Optional[str] = None) -> Tensor:
+def bilinear(
+    x1: Tensor, x2: Tensor, weight: Tensor, bias: Optional[Tensor] = None, name: Optional[str] = None
+) -> Tensor:
     """out[n, o] = sum_ij x1[n, i] weight[o, i, j] x2[n, j] (+ bias[0, o])."""
     check_tensor("bilinear", "x1", x1)
     check_tensor("bilinear", "x2", x2)
     check_tensor("bilinear", "weight", weight)
     out_f, in1, in2 = weight.shape
     if x1.ndim != 2 or x2.ndim != 2 or x1.shape[1] != in1 or x2.shape[1] != in2 or x1.shape[0] != x2.shape[0]:
-        raise ValueError(f"bilinear: x1 [N, {in1}] and x2 [N, {in2}] must fit weight {weight.shape}, got "
-                         f"{x1.shape} and {x2.shape}")
+        raise ValueError(
+            f"bilinear: x1 [N, {in1}] and x2 [N, {in2}] must fit weight {weight.shape}, got {x1.shape} and {x2.shape}"
+        )
     mixed = ops.matmul(x1, ops.reshape(ops.transpose(weight, [1, 0, 2]), [in1, out_f * in2]))
     out = (ops.reshape(mixed, [-1, out_f, in2]) * ops.unsqueeze(x2, 1)).sum(axis=-1)
     return out if bias is None else out + bias
@@ -170,8 +184,9 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     return dropout(input, p, list(range(input.ndim - 1)), training)
 
 
-def label_smooth(label: Tensor, prior_dist: Optional[Tensor] = None, epsilon: float = 0.1,
-                 name: Optional[str] = None) -> Tensor:
+def label_smooth(
+    label: Tensor, prior_dist: Optional[Tensor] = None, epsilon: float = 0.1, name: Optional[str] = None
+) -> Tensor:
     """(1 - epsilon) * label + epsilon * prior, the prior being uniform over the last axis by default."""
     check_tensor("label_smooth", "label", label)
     if not 0.0 <= epsilon <= 1.0:

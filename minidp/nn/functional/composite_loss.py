@@ -3,6 +3,7 @@
 They are ranking, margin and likelihood losses whose cost is dominated by the few array
 operations they are made of, so a fused backward would buy little.
 """
+
 from __future__ import annotations
 
 import math
@@ -27,8 +28,14 @@ def _check_all(op: str, **tensors: Any) -> None:
         check_tensor(op, arg, value)
 
 
-def margin_ranking_loss(input: Tensor, other: Tensor, label: Tensor, margin: float = 0.0,
-                        reduction: str = "mean", name: Optional[str] = None) -> Tensor:
+def margin_ranking_loss(
+    input: Tensor,
+    other: Tensor,
+    label: Tensor,
+    margin: float = 0.0,
+    reduction: str = "mean",
+    name: Optional[str] = None,
+) -> Tensor:
     """max(0, -label * (input - other) + margin): ``input`` should rank above ``other`` where
     the label is 1, below where it is -1."""
     check_reduction("margin_ranking_loss", reduction)
@@ -36,8 +43,14 @@ def margin_ranking_loss(input: Tensor, other: Tensor, label: Tensor, margin: flo
     return reduce_loss(ops.relu(-label * (input - other) + margin), reduction)
 
 
-def cosine_embedding_loss(input1: Tensor, input2: Tensor, label: Tensor, margin: float = 0,
-                          reduction: str = "mean", name: Optional[str] = None) -> Tensor:
+def cosine_embedding_loss(
+    input1: Tensor,
+    input2: Tensor,
+    label: Tensor,
+    margin: float = 0,
+    reduction: str = "mean",
+    name: Optional[str] = None,
+) -> Tensor:
     """1 - cos(x1, x2) for pairs labelled 1, max(0, cos(x1, x2) - margin) for pairs labelled -1.
 
     The inputs are [N, M] (or [M]); the cosine runs along the last axis.
@@ -47,8 +60,10 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, label: Tensor, margin:
     if not -1 <= margin <= 1:
         raise ValueError(f"cosine_embedding_loss: margin must lie in [-1, 1], got {margin!r}")
     if input1.shape != input2.shape or input1.ndim not in (1, 2):
-        raise ValueError(f"cosine_embedding_loss: input1 and input2 must share a shape [N, M] or [M], got "
-                         f"{input1.shape} and {input2.shape}")
+        raise ValueError(
+            f"cosine_embedding_loss: input1 and input2 must share a shape [N, M] or [M], got "
+            f"{input1.shape} and {input2.shape}"
+        )
     dot = (input1 * input2).sum(axis=-1)
     norms = ops.sqrt((input1 * input1).sum(axis=-1) * (input2 * input2).sum(axis=-1))
     cos = dot / norms
@@ -58,10 +73,16 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, label: Tensor, margin:
     return reduce_loss(loss, reduction)
 
 
-def triplet_margin_with_distance_loss(input: Tensor, positive: Tensor, negative: Tensor,
-                                      distance_function: Optional[Callable] = None, margin: float = 1.0,
-                                      swap: bool = False, reduction: str = "mean",
-                                      name: Optional[str] = None) -> Tensor:
+def triplet_margin_with_distance_loss(
+    input: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    distance_function: Optional[Callable] = None,
+    margin: float = 1.0,
+    swap: bool = False,
+    reduction: str = "mean",
+    name: Optional[str] = None,
+) -> Tensor:
     """max(d(a, p) - d(a, n) + margin, 0) with any distance ``d`` (pairwise L2 by default);
     ``swap`` uses min(d(a, n), d(p, n)) as the negative distance."""
     check_reduction("triplet_margin_with_distance_loss", reduction)
@@ -74,17 +95,32 @@ def triplet_margin_with_distance_loss(input: Tensor, positive: Tensor, negative:
     return reduce_loss(ops.relu(d_pos - d_neg + margin), reduction)
 
 
-def triplet_margin_loss(input: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2,
-                        epsilon: float = 1e-06, swap: bool = False, reduction: str = "mean",
-                        name: Optional[str] = None) -> Tensor:
+def triplet_margin_loss(
+    input: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    margin: float = 1.0,
+    p: float = 2,
+    epsilon: float = 1e-06,
+    swap: bool = False,
+    reduction: str = "mean",
+    name: Optional[str] = None,
+) -> Tensor:
     """Triplet loss with the p-norm distance ||a - b + epsilon||_p."""
     return triplet_margin_with_distance_loss(
-        input, positive, negative, lambda a, b: pairwise_distance(a, b, p, epsilon), margin, swap, reduction)
+        input, positive, negative, lambda a, b: pairwise_distance(a, b, p, epsilon), margin, swap, reduction
+    )
 
 
-def multi_margin_loss(input: Tensor, label: Tensor, p: int = 1, margin: float = 1.0,
-                      weight: Optional[Tensor] = None, reduction: str = "mean",
-                      name: Optional[str] = None) -> Tensor:
+def multi_margin_loss(
+    input: Tensor,
+    label: Tensor,
+    p: int = 1,
+    margin: float = 1.0,
+    weight: Optional[Tensor] = None,
+    reduction: str = "mean",
+    name: Optional[str] = None,
+) -> Tensor:
     """Multi-class hinge: sum over classes i != y of max(0, margin - x[y] + x[i])^p / C, times
     weight[y]; ``input`` is [N, C], ``label`` [N] integers."""
     check_reduction("multi_margin_loss", reduction)
@@ -92,8 +128,7 @@ def multi_margin_loss(input: Tensor, label: Tensor, p: int = 1, margin: float = 
     if p not in (1, 2):
         raise ValueError(f"multi_margin_loss: p must be 1 or 2, got {p!r}")
     if input.ndim != 2 or label.shape != input.shape[:1]:
-        raise ValueError(f"multi_margin_loss: input must be [N, C] and label [N], got {input.shape} and "
-                         f"{label.shape}")
+        raise ValueError(f"multi_margin_loss: input must be [N, C] and label [N], got {input.shape} and {label.shape}")
     rows = backend.get_array_module(label._data).arange(input.shape[0])
     target_score = ops.unsqueeze(input[rows, label._data], 1)
     others = 1 - one_hot(label, input.shape[1]).astype(input.dtype)
@@ -105,15 +140,17 @@ def multi_margin_loss(input: Tensor, label: Tensor, p: int = 1, margin: float = 
     return reduce_loss(loss, reduction)
 
 
-def multi_label_soft_margin_loss(input: Tensor, label: Tensor, weight: Optional[Tensor] = None,
-                                 reduction: str = "mean", name: Optional[str] = None) -> Tensor:
+def multi_label_soft_margin_loss(
+    input: Tensor, label: Tensor, weight: Optional[Tensor] = None, reduction: str = "mean", name: Optional[str] = None
+) -> Tensor:
     """-mean over classes of y log sigmoid(x) + (1 - y) log sigmoid(-x) (times ``weight``), one
     value per sample of ``input`` [N, C] with 0/1 ``label`` [N, C]."""
     check_reduction("multi_label_soft_margin_loss", reduction)
     _check_all("multi_label_soft_margin_loss", input=input, label=label)
     if input.shape != label.shape:
-        raise ValueError(f"multi_label_soft_margin_loss: input and label must share a shape, got "
-                         f"{input.shape} and {label.shape}")
+        raise ValueError(
+            f"multi_label_soft_margin_loss: input and label must share a shape, got {input.shape} and {label.shape}"
+        )
     label = label.astype(input.dtype)
     per_class = -(label * _log_sigmoid(input) + (1 - label) * _log_sigmoid(-input))
     if weight is not None:
@@ -122,8 +159,15 @@ def multi_label_soft_margin_loss(input: Tensor, label: Tensor, weight: Optional[
     return reduce_loss(per_class.mean(axis=-1), reduction)
 
 
-def gaussian_nll_loss(input: Tensor, label: Tensor, variance: Tensor, full: bool = False,
-                      epsilon: float = 1e-06, reduction: str = "mean", name: Optional[str] = None) -> Tensor:
+def gaussian_nll_loss(
+    input: Tensor,
+    label: Tensor,
+    variance: Tensor,
+    full: bool = False,
+    epsilon: float = 1e-06,
+    reduction: str = "mean",
+    name: Optional[str] = None,
+) -> Tensor:
     """0.5 (log v + (x - y)^2 / v) with v = max(variance, epsilon); ``full`` adds 0.5 log(2 pi).
 
     Negative variances raise. Unlike Paddle 3.3.1, whose clamp detaches the variance, the
@@ -141,8 +185,15 @@ def gaussian_nll_loss(input: Tensor, label: Tensor, variance: Tensor, full: bool
     return reduce_loss(loss, reduction)
 
 
-def sigmoid_focal_loss(logit: Tensor, label: Tensor, normalizer: Optional[Tensor] = None, alpha: float = 0.25,
-                       gamma: float = 2.0, reduction: str = "sum", name: Optional[str] = None) -> Tensor:
+def sigmoid_focal_loss(
+    logit: Tensor,
+    label: Tensor,
+    normalizer: Optional[Tensor] = None,
+    alpha: float = 0.25,
+    gamma: float = 2.0,
+    reduction: str = "sum",
+    name: Optional[str] = None,
+) -> Tensor:
     """Focal loss: alpha_t (1 - p_t)^gamma BCE(logit, label), divided by ``normalizer``.
 
     p_t = p y + (1 - p)(1 - y) with p = sigmoid(logit); alpha_t = alpha y + (1 - alpha)(1 - y).
@@ -167,8 +218,10 @@ def dice_loss(input: Tensor, label: Tensor, epsilon: float = 1e-05, name: Option
     [N, ..., C] and ``label`` class ids [N, ..., 1]."""
     _check_all("dice_loss", input=input, label=label)
     if input.ndim < 2 or label.ndim != input.ndim or label.shape[:-1] != input.shape[:-1] or label.shape[-1] != 1:
-        raise ValueError(f"dice_loss: input must be [N, ..., C] and label [N, ..., 1] with the same leading "
-                         f"axes, got {input.shape} and {label.shape}")
+        raise ValueError(
+            f"dice_loss: input must be [N, ..., C] and label [N, ..., 1] with the same leading "
+            f"axes, got {input.shape} and {label.shape}"
+        )
     target = one_hot(ops.squeeze(label, -1), input.shape[-1]).astype(input.dtype)
     axes = list(range(1, input.ndim))
     overlap = (input * target).sum(axis=axes)
@@ -176,8 +229,9 @@ def dice_loss(input: Tensor, label: Tensor, epsilon: float = 1e-05, name: Option
     return (1 - 2 * overlap / (total + epsilon)).mean()
 
 
-def multi_label_margin_loss(input: Tensor, label: Tensor, reduction: str = "mean",
-                            name: Optional[str] = None) -> Tensor:
+def multi_label_margin_loss(
+    input: Tensor, label: Tensor, reduction: str = "mean", name: Optional[str] = None
+) -> Tensor:
     """Multi-label hinge: sum over target classes j and other classes i of max(0, 1 - (x[j] - x[i])) / C.
 
     ``label`` [N, C] lists each sample's target classes, ended by the first -1.
@@ -185,8 +239,9 @@ def multi_label_margin_loss(input: Tensor, label: Tensor, reduction: str = "mean
     check_reduction("multi_label_margin_loss", reduction)
     _check_all("multi_label_margin_loss", input=input, label=label)
     if input.ndim != 2 or label.shape != input.shape:
-        raise ValueError(f"multi_label_margin_loss: input and label must both be [N, C], got {input.shape} and "
-                         f"{label.shape}")
+        raise ValueError(
+            f"multi_label_margin_loss: input and label must both be [N, C], got {input.shape} and {label.shape}"
+        )
     ids = label._data
     xp = backend.get_array_module(ids)
     listed = xp.cumprod(ids != -1, axis=1).astype(bool)
@@ -203,8 +258,10 @@ def npair_loss(anchor: Tensor, positive: Tensor, labels: Tensor, l2_reg: float =
     "same label" targets, plus ``l2_reg`` / 4 times the mean squared norms of the embeddings."""
     _check_all("npair_loss", anchor=anchor, positive=positive, labels=labels)
     if anchor.ndim != 2 or positive.shape != anchor.shape or labels.shape[0] != anchor.shape[0]:
-        raise ValueError(f"npair_loss: anchor and positive must be [N, D] and labels [N], got {anchor.shape}, "
-                         f"{positive.shape} and {labels.shape}")
+        raise ValueError(
+            f"npair_loss: anchor and positive must be [N, D] and labels [N], got {anchor.shape}, "
+            f"{positive.shape} and {labels.shape}"
+        )
     ids = labels._data.reshape(-1, 1)
     same = (ids == ids.T).astype(anchor._data.dtype)
     target = wrap(same / same.sum(axis=1, keepdims=True))

@@ -5,6 +5,7 @@ The gather loops over the kh*kw kernel offsets only; each step copies a strided 
 whole batch, so the work is done by the array library, on NumPy and CuPy alike. The backward
 pass scatters the column gradients back with the same slices (col2im).
 """
+
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -33,8 +34,10 @@ def _check_operands(op: str, x: Tensor, weight: Tensor, data_format: str) -> tup
     check_nchw(op, x, data_format)
     xd, wd = x._data, weight._data
     if xd.dtype != wd.dtype:
-        raise TypeError(f"{op}: input dtype {xd.dtype} differs from weight dtype {wd.dtype}; "
-                        f"convert the input with .astype('{wd.dtype}')")
+        raise TypeError(
+            f"{op}: input dtype {xd.dtype} differs from weight dtype {wd.dtype}; "
+            f"convert the input with .astype('{wd.dtype}')"
+        )
     return xd, wd
 
 
@@ -63,13 +66,21 @@ def _checked_ncl(op: str, x: Tensor, weight: Tensor, data_format: str, weight_la
     if data_format not in ("NCL", "NLC"):
         raise ValueError(f"{op}: data_format must be 'NCL' or 'NLC', got {data_format!r}")
     if x.ndim != 3 or weight.ndim != 3:
-        raise ValueError(f"{op}: expects x [N, C, L] and weight {weight_layout}, got {x.shape} and "
-                         f"{weight.shape}")
+        raise ValueError(f"{op}: expects x [N, C, L] and weight {weight_layout}, got {x.shape} and {weight.shape}")
     return ops.transpose(x, [0, 2, 1]) if data_format == "NLC" else x
 
 
-def conv2d(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Any = 1, padding: Any = 0,
-           dilation: Any = 1, groups: int = 1, data_format: str = "NCHW", name: Optional[str] = None) -> Tensor:
+def conv2d(
+    x: Tensor,
+    weight: Tensor,
+    bias: Optional[Tensor] = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    dilation: Any = 1,
+    groups: int = 1,
+    data_format: str = "NCHW",
+    name: Optional[str] = None,
+) -> Tensor:
     """Cross-correlation of ``x`` [N, C, H, W] with ``weight`` [O, C/groups, kh, kw], plus ``bias`` [O].
 
     ``padding='SAME'`` sets ``dilation`` to 1, as Paddle's kernels do.
@@ -78,9 +89,11 @@ def conv2d(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Any
     n, c, h, w = xd.shape
     out_c, c_per_group, kh, kw = wd.shape
     if groups < 1 or c % groups or out_c % groups or c // groups != c_per_group:
-        raise ValueError(f"conv2d: input has {c} channels and weight shape {list(wd.shape)}; with "
-                         f"groups={groups} the weight must be [O, C/groups, kh, kw] with O and C "
-                         "divisible by groups")
+        raise ValueError(
+            f"conv2d: input has {c} channels and weight shape {list(wd.shape)}; with "
+            f"groups={groups} the weight must be [O, C/groups, kh, kw] with O and C "
+            "divisible by groups"
+        )
     stride, dilation = _stride_and_dilation("conv2d", stride, dilation, padding)
     pads = resolve_padding(padding, (h, w), (kh, kw), stride, dilation, "conv2d")
     ho = output_size(h, pads[0], pads[1], kh, stride[0], dilation[0], False, "conv2d")
@@ -107,7 +120,7 @@ def conv2d(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Any
             g_padded = xp.zeros(padded.shape, dtype=xd.dtype)
             for i, j, rows, columns in windows:
                 g_padded[:, :, rows, columns] += g_cols[:, :, i, j]
-            gx = g_padded[:, :, pads[0]:pads[0] + h, pads[2]:pads[2] + w]
+            gx = g_padded[:, :, pads[0] : pads[0] + h, pads[2] : pads[2] + w]
         if not weight.stop_gradient:
             gw = xp.matmul(g_mat, cols.transpose(0, 1, 3, 2)).sum(axis=0).reshape(wd.shape)
         return _grads_with_bias(gx, gw, g, bias)
@@ -115,20 +128,46 @@ def conv2d(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Any
     return result(out, parents, backward)
 
 
-def conv1d(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Any = 1, padding: Any = 0,
-           dilation: Any = 1, groups: int = 1, data_format: str = "NCL", name: Optional[str] = None) -> Tensor:
+def conv1d(
+    x: Tensor,
+    weight: Tensor,
+    bias: Optional[Tensor] = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    dilation: Any = 1,
+    groups: int = 1,
+    data_format: str = "NCL",
+    name: Optional[str] = None,
+) -> Tensor:
     """Cross-correlation of ``x`` [N, C, L] with ``weight`` [O, C/groups, k]: the 2-D op on
     [N, C, 1, L] views. ``padding`` is an int, [left, right], 'SAME' or 'VALID'."""
     x = _checked_ncl("conv1d", x, weight, data_format, "[O, C/groups, k]")
-    out = conv2d(ops.unsqueeze(x, 2), ops.unsqueeze(weight, 2), bias, length_pair(stride, "conv1d", "stride"),
-                 length_padding(padding), length_pair(dilation, "conv1d", "dilation"), groups)
+    out = conv2d(
+        ops.unsqueeze(x, 2),
+        ops.unsqueeze(weight, 2),
+        bias,
+        length_pair(stride, "conv1d", "stride"),
+        length_padding(padding),
+        length_pair(dilation, "conv1d", "dilation"),
+        groups,
+    )
     out = ops.squeeze(out, 2)
     return ops.transpose(out, [0, 2, 1]) if data_format == "NLC" else out
 
 
-def conv2d_transpose(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Any = 1, padding: Any = 0,
-                     output_padding: Any = 0, dilation: Any = 1, groups: int = 1, output_size: Any = None,
-                     data_format: str = "NCHW", name: Optional[str] = None) -> Tensor:
+def conv2d_transpose(
+    x: Tensor,
+    weight: Tensor,
+    bias: Optional[Tensor] = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    output_padding: Any = 0,
+    dilation: Any = 1,
+    groups: int = 1,
+    output_size: Any = None,
+    data_format: str = "NCHW",
+    name: Optional[str] = None,
+) -> Tensor:
     """Transposed convolution (the gradient of conv2d with respect to its input) of ``x``
     [N, C, H, W] with ``weight`` [C, O/groups, kh, kw].
 
@@ -141,8 +180,10 @@ def conv2d_transpose(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, s
     xd, wd = _check_operands("conv2d_transpose", x, weight, data_format)
     n, c, h, w = xd.shape
     if wd.ndim != 4 or wd.shape[0] != c or groups < 1 or c % groups:
-        raise ValueError(f"conv2d_transpose: input has {c} channels and weight shape {list(wd.shape)}; the weight "
-                         f"must be [C, O/groups, kh, kw] with C divisible by groups={groups}")
+        raise ValueError(
+            f"conv2d_transpose: input has {c} channels and weight shape {list(wd.shape)}; the weight "
+            f"must be [C, O/groups, kh, kw] with C divisible by groups={groups}"
+        )
     _, out_per_group, kh, kw = wd.shape
     out_c = out_per_group * groups
     stride, dilation = _stride_and_dilation("conv2d_transpose", stride, dilation, padding)
@@ -153,13 +194,16 @@ def conv2d_transpose(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, s
         wanted = [output_size] * 2 if isinstance(output_size, int) else [int(v) for v in output_size][-2:]
         extra = [o - m for o, m in zip(wanted, natural)]
         if any(e < 0 or e >= max(s, d) for e, s, d in zip(extra, stride, dilation)):
-            raise ValueError(f"conv2d_transpose: output_size {wanted} is out of reach; sizes from {natural} to "
-                             f"{[m + max(s, d) - 1 for m, s, d in zip(natural, stride, dilation)]} are possible")
+            raise ValueError(
+                f"conv2d_transpose: output_size {wanted} is out of reach; sizes from {natural} to "
+                f"{[m + max(s, d) - 1 for m, s, d in zip(natural, stride, dilation)]} are possible"
+            )
     else:
         extra = [output_padding] * 2 if isinstance(output_padding, int) else list(output_padding)
         if len(extra) != 2 or any(e < 0 or e >= max(s, d) for e, s, d in zip(extra, stride, dilation)):
-            raise ValueError(f"conv2d_transpose: output_padding must be smaller than stride or dilation, got "
-                             f"{output_padding!r}")
+            raise ValueError(
+                f"conv2d_transpose: output_padding must be smaller than stride or dilation, got {output_padding!r}"
+            )
     ho, wo = natural[0] + extra[0], natural[1] + extra[1]
     xp = backend.get_array_module(xd)
     windows = window_slices((kh, kw), stride, dilation, (h, w))
@@ -170,14 +214,14 @@ def conv2d_transpose(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, s
     canvas = xp.zeros((n, out_c, full[0] + extra[0], full[1] + extra[1]), dtype=xd.dtype)
     for i, j, rows, columns in windows:
         canvas[:, :, rows, columns] += cols[:, :, i, j]
-    out = canvas[:, :, pads[0]:pads[0] + ho, pads[2]:pads[2] + wo]
+    out = canvas[:, :, pads[0] : pads[0] + ho, pads[2] : pads[2] + wo]
     if bias is not None:
         out = out + bias._data.reshape(1, out_c, 1, 1)
     parents = (x, weight) if bias is None else (x, weight, bias)
 
     def backward(g):
         g_canvas = xp.zeros(canvas.shape, dtype=g.dtype)
-        g_canvas[:, :, pads[0]:pads[0] + ho, pads[2]:pads[2] + wo] = g
+        g_canvas[:, :, pads[0] : pads[0] + ho, pads[2] : pads[2] + wo] = g
         g_cols = xp.empty((n, out_c, kh, kw, h, w), dtype=g.dtype)
         for i, j, rows, columns in windows:
             g_cols[:, :, i, j] = g_canvas[:, :, rows, columns]
@@ -191,16 +235,34 @@ def conv2d_transpose(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, s
     return result(out, parents, backward)
 
 
-def conv1d_transpose(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Any = 1, padding: Any = 0,
-                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1, output_size: Any = None,
-                     data_format: str = "NCL", name: Optional[str] = None) -> Tensor:
+def conv1d_transpose(
+    x: Tensor,
+    weight: Tensor,
+    bias: Optional[Tensor] = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    output_padding: Any = 0,
+    groups: int = 1,
+    dilation: Any = 1,
+    output_size: Any = None,
+    data_format: str = "NCL",
+    name: Optional[str] = None,
+) -> Tensor:
     """Transposed 1-D convolution of ``x`` [N, C, L] with ``weight`` [C, O/groups, k] (the 2-D op
     on [N, C, 1, L] views)."""
     x = _checked_ncl("conv1d_transpose", x, weight, data_format, "[C, O/groups, k]")
     extra = output_padding if isinstance(output_padding, int) else list(output_padding)[0]
     size = None if output_size is None else [1, output_size if isinstance(output_size, int) else list(output_size)[0]]
-    out = conv2d_transpose(ops.unsqueeze(x, 2), ops.unsqueeze(weight, 2), bias,
-                           length_pair(stride, "conv1d_transpose", "stride"), length_padding(padding),
-                           (0, extra), length_pair(dilation, "conv1d_transpose", "dilation"), groups, size)
+    out = conv2d_transpose(
+        ops.unsqueeze(x, 2),
+        ops.unsqueeze(weight, 2),
+        bias,
+        length_pair(stride, "conv1d_transpose", "stride"),
+        length_padding(padding),
+        (0, extra),
+        length_pair(dilation, "conv1d_transpose", "dilation"),
+        groups,
+        size,
+    )
     out = ops.squeeze(out, 2)
     return ops.transpose(out, [0, 2, 1]) if data_format == "NLC" else out

@@ -4,6 +4,7 @@ The op takes unnormalised logits, as Paddle's warp-ctc kernel does, and normalis
 log-softmax itself. The gradient with respect to the logits is softmax(logits) minus the
 posterior of each class at each step, which the alpha and beta passes give directly.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -54,8 +55,16 @@ def _one_sequence(xp: Any, logp: Any, label: Any, blank: int) -> tuple:
     return float(-log_likelihood), per_class
 
 
-def ctc_loss(log_probs: Tensor, labels: Tensor, input_lengths: Tensor, label_lengths: Tensor, blank: int = 0,
-             reduction: str = "mean", norm_by_times: bool = False, zero_infinity: bool = False) -> Tensor:
+def ctc_loss(
+    log_probs: Tensor,
+    labels: Tensor,
+    input_lengths: Tensor,
+    label_lengths: Tensor,
+    blank: int = 0,
+    reduction: str = "mean",
+    norm_by_times: bool = False,
+    zero_infinity: bool = False,
+) -> Tensor:
     """CTC loss of ``log_probs`` [T, N, C] (unnormalised scores; a log-softmax is applied inside, as
     Paddle's warp-ctc does) against padded ``labels`` [N, L].
 
@@ -65,13 +74,18 @@ def ctc_loss(log_probs: Tensor, labels: Tensor, input_lengths: Tensor, label_len
     each sequence's gradient by its input length.
     """
     check_reduction("ctc_loss", reduction)
-    for arg, value in (("log_probs", log_probs), ("labels", labels), ("input_lengths", input_lengths),
-                       ("label_lengths", label_lengths)):
+    for arg, value in (
+        ("log_probs", log_probs),
+        ("labels", labels),
+        ("input_lengths", input_lengths),
+        ("label_lengths", label_lengths),
+    ):
         check_tensor("ctc_loss", arg, value)
     scores = log_probs._data
     if scores.ndim != 3 or labels.ndim != 2 or labels.shape[0] != scores.shape[1]:
-        raise ValueError(f"ctc_loss: log_probs must be [T, N, C] and labels [N, L], got {log_probs.shape} and "
-                         f"{labels.shape}")
+        raise ValueError(
+            f"ctc_loss: log_probs must be [T, N, C] and labels [N, L], got {log_probs.shape} and {labels.shape}"
+        )
     xp = backend.get_array_module(scores)
     steps, batch, classes = scores.shape
     if not 0 <= blank < classes:
@@ -79,8 +93,10 @@ def ctc_loss(log_probs: Tensor, labels: Tensor, input_lengths: Tensor, label_len
     in_lengths = [int(v) for v in input_lengths._data.reshape(-1).tolist()]
     out_lengths = [int(v) for v in label_lengths._data.reshape(-1).tolist()]
     if len(in_lengths) != batch or len(out_lengths) != batch or max(in_lengths) > steps:
-        raise ValueError(f"ctc_loss: input_lengths and label_lengths need one value per sequence ({batch}), input "
-                         f"lengths at most {steps}")
+        raise ValueError(
+            f"ctc_loss: input_lengths and label_lengths need one value per sequence ({batch}), input "
+            f"lengths at most {steps}"
+        )
     shifted = scores - scores.max(axis=2, keepdims=True)
     logp = shifted - xp.log(xp.exp(shifted).sum(axis=2, keepdims=True))
     losses = xp.zeros(batch, dtype=scores.dtype)
@@ -88,7 +104,7 @@ def ctc_loss(log_probs: Tensor, labels: Tensor, input_lengths: Tensor, label_len
     ids = labels._data
     for b in range(batch):
         length = in_lengths[b]
-        value, posterior = _one_sequence(xp, logp[:length, b].astype("float64"), ids[b, :out_lengths[b]], blank)
+        value, posterior = _one_sequence(xp, logp[:length, b].astype("float64"), ids[b, : out_lengths[b]], blank)
         losses[b] = value
         if value:
             softmax = xp.exp(logp[:length, b])

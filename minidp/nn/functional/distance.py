@@ -1,4 +1,5 @@
 """Similarity and distance between the rows of two tensors, built from differentiable ops."""
+
 from __future__ import annotations
 
 import math
@@ -28,11 +29,12 @@ def p_norm(values: Tensor, p: float, axis: int, keepdim: bool) -> Tensor:
         return size.min(axis=axis, keepdim=keepdim)
     if p == 0:
         return (size != 0).astype(values.dtype).sum(axis=axis, keepdim=keepdim)
-    return ops.pow((size ** p).sum(axis=axis, keepdim=keepdim), 1.0 / p)
+    return ops.pow((size**p).sum(axis=axis, keepdim=keepdim), 1.0 / p)
 
 
-def pairwise_distance(x: Tensor, y: Tensor, p: float = 2.0, epsilon: float = 1e-06, keepdim: bool = False,
-                      name: Optional[str] = None) -> Tensor:
+def pairwise_distance(
+    x: Tensor, y: Tensor, p: float = 2.0, epsilon: float = 1e-06, keepdim: bool = False, name: Optional[str] = None
+) -> Tensor:
     """||x - y + epsilon||_p along the last axis (epsilon keeps the gradient finite at x == y)."""
     check_tensor("pairwise_distance", "x", x)
     check_tensor("pairwise_distance", "y", y)

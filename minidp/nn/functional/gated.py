@@ -1,4 +1,5 @@
 """Gated activations built from the ops: ``swiglu`` (the SiLU-gated linear unit of LLaMA-style MLPs)."""
+
 from __future__ import annotations
 
 from typing import Optional

@@ -4,6 +4,7 @@ grid_sample is one op: for every output pixel it gathers the (up to) four input 
 the sampling point and blends them; backward scatters the gradient to those pixels and, through
 the blend weights, to the grid coordinates.
 """
+
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -28,14 +29,18 @@ def affine_grid(theta: Tensor, out_shape: Any, align_corners: bool = True, name:
     check_tensor("affine_grid", "theta", theta)
     shape = out_shape.tolist() if isinstance(out_shape, Tensor) else [int(v) for v in out_shape]
     if theta.ndim != 3 or theta.shape[1:] != [2, 3] or len(shape) != 4 or shape[0] != theta.shape[0]:
-        raise ValueError(f"affine_grid: theta must be [N, 2, 3] and out_shape [N, C, H, W] with the same N, got "
-                         f"{theta.shape} and {shape}")
+        raise ValueError(
+            f"affine_grid: theta must be [N, 2, 3] and out_shape [N, C, H, W] with the same N, got "
+            f"{theta.shape} and {shape}"
+        )
     n, _, h, w = shape
     xp = backend.get_array_module(theta._data)
     dtype = theta._data.dtype
     xs, ys = _base_coordinates(xp, w, align_corners, dtype), _base_coordinates(xp, h, align_corners, dtype)
-    base = xp.stack([xp.broadcast_to(xs[None, :], (h, w)), xp.broadcast_to(ys[:, None], (h, w)),
-                     xp.ones((h, w), dtype=dtype)], axis=-1).reshape(1, h * w, 3)
+    base = xp.stack(
+        [xp.broadcast_to(xs[None, :], (h, w)), xp.broadcast_to(ys[:, None], (h, w)), xp.ones((h, w), dtype=dtype)],
+        axis=-1,
+    ).reshape(1, h * w, 3)
     grid = ops.matmul(wrap(base), ops.transpose(theta, [0, 2, 1]))
     return ops.reshape(grid, [n, h, w, 2])
 
@@ -64,8 +69,14 @@ def _unnormalise(xp: Any, coord: Any, size: int, align_corners: bool, padding_mo
     return pixel, slope
 
 
-def grid_sample(x: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
-                align_corners: bool = True, name: Optional[str] = None) -> Tensor:
+def grid_sample(
+    x: Tensor,
+    grid: Tensor,
+    mode: str = "bilinear",
+    padding_mode: str = "zeros",
+    align_corners: bool = True,
+    name: Optional[str] = None,
+) -> Tensor:
     """Sample ``x`` [N, C, H, W] at the normalised (x, y) points of ``grid`` [N, Ho, Wo, 2].
 
     (-1, -1) is the top-left pixel (its centre with ``align_corners``, Paddle's default, else its
@@ -79,8 +90,10 @@ def grid_sample(x: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: s
     if padding_mode not in ("zeros", "border", "reflection"):
         raise ValueError(f"grid_sample: padding_mode must be 'zeros', 'border' or 'reflection', got {padding_mode!r}")
     if x.ndim != 4 or grid.ndim != 4 or grid.shape[-1] != 2 or grid.shape[0] != x.shape[0]:
-        raise ValueError(f"grid_sample: x must be [N, C, H, W] and grid [N, Ho, Wo, 2] with the same N, got "
-                         f"{x.shape} and {grid.shape}")
+        raise ValueError(
+            f"grid_sample: x must be [N, C, H, W] and grid [N, Ho, Wo, 2] with the same N, got "
+            f"{x.shape} and {grid.shape}"
+        )
     xd, gd = x._data, grid._data
     xp = backend.get_array_module(xd)
     n, c, h, w = xd.shape
@@ -94,8 +107,12 @@ def grid_sample(x: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: s
         fx, fy = px - x0, py - y0
         x0, y0 = x0.astype("int64"), y0.astype("int64")
         # (row, column, weight, d weight / d px, d weight / d py) for the four neighbours
-        corners = [(y0, x0, (1 - fx) * (1 - fy), -(1 - fy), -(1 - fx)), (y0, x0 + 1, fx * (1 - fy), 1 - fy, -fx),
-                   (y0 + 1, x0, (1 - fx) * fy, -fy, 1 - fx), (y0 + 1, x0 + 1, fx * fy, fy, fx)]
+        corners = [
+            (y0, x0, (1 - fx) * (1 - fy), -(1 - fy), -(1 - fx)),
+            (y0, x0 + 1, fx * (1 - fy), 1 - fy, -fx),
+            (y0 + 1, x0, (1 - fx) * fy, -fy, 1 - fx),
+            (y0 + 1, x0 + 1, fx * fy, fy, fx),
+        ]
     gathered = []
     out = xp.zeros((n, c) + px.shape[1:], dtype=xd.dtype)
     for row, col, weight, _, _ in corners:

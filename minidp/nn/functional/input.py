@@ -1,5 +1,6 @@
 """Integer inputs: embedding lookup (rows of a table picked by ids, the gradient scattered back),
 one_hot, sequence_mask and gather_tree."""
+
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -10,9 +11,16 @@ from ...ops._util import result
 from ._util import check_tensor
 
 
-def embedding(x: Tensor, weight: Tensor, padding_idx: Optional[int] = None, max_norm: Optional[float] = None,
-              norm_type: float = 2.0, sparse: bool = False, scale_grad_by_freq: bool = False,
-              name: Optional[str] = None) -> Tensor:
+def embedding(
+    x: Tensor,
+    weight: Tensor,
+    padding_idx: Optional[int] = None,
+    max_norm: Optional[float] = None,
+    norm_type: float = 2.0,
+    sparse: bool = False,
+    scale_grad_by_freq: bool = False,
+    name: Optional[str] = None,
+) -> Tensor:
     """``weight[x]``: one row of ``weight`` [num_embeddings, dim] per id in ``x``.
 
     Ids equal to ``padding_idx`` give zero rows and send no gradient. With ``max_norm`` the
@@ -28,8 +36,7 @@ def embedding(x: Tensor, weight: Tensor, padding_idx: Optional[int] = None, max_
         raise TypeError(f"embedding: ids must be integers, got dtype {ids.dtype}; use .astype('int64')")
     rows = table.shape[0]
     if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= rows):
-        raise ValueError(f"embedding: ids must lie in [0, {rows}), got values in "
-                         f"[{int(ids.min())}, {int(ids.max())}]")
+        raise ValueError(f"embedding: ids must lie in [0, {rows}), got values in [{int(ids.min())}, {int(ids.max())}]")
     if padding_idx is not None:
         padding_idx = padding_idx + rows if padding_idx < 0 else padding_idx
         if not 0 <= padding_idx < rows:
@@ -69,8 +76,9 @@ def one_hot(x: Tensor, num_classes: int = -1, name: Optional[str] = None) -> Ten
     if num_classes == -1:
         num_classes = int(ids.max()) + 1 if ids.size else 0
     if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= num_classes):
-        raise ValueError(f"one_hot: ids must lie in [0, {num_classes}), got values in "
-                         f"[{int(ids.min())}, {int(ids.max())}]")
+        raise ValueError(
+            f"one_hot: ids must lie in [0, {num_classes}), got values in [{int(ids.min())}, {int(ids.max())}]"
+        )
     xp = backend.get_array_module(ids)
     return Tensor._wrap((ids[..., None] == xp.arange(num_classes)).astype("float32"))
 
@@ -91,8 +99,9 @@ def gather_tree(ids: Tensor, parents: Tensor) -> Tensor:
     check_tensor("gather_tree", "ids", ids)
     check_tensor("gather_tree", "parents", parents)
     if ids.ndim != 3 or parents.shape != ids.shape:
-        raise ValueError(f"gather_tree: ids and parents must both be [max_time, batch, beam], got {ids.shape} and "
-                         f"{parents.shape}")
+        raise ValueError(
+            f"gather_tree: ids and parents must both be [max_time, batch, beam], got {ids.shape} and {parents.shape}"
+        )
     chosen, links = ids._data, parents._data
     xp = backend.get_array_module(chosen)
     steps, batch, beam = chosen.shape

@@ -4,6 +4,7 @@ Cross-entropy is log-softmax and negative log-likelihood in a single op: the bac
 pair collapses to ``softmax(x) - target`` (scaled), which is both cheaper and more accurate than
 differentiating the two steps separately.
 """
+
 from __future__ import annotations
 
 import math
@@ -22,8 +23,10 @@ def _float_pair(op: str, input: Tensor, label: Tensor) -> tuple:
     xd, yd = input._data, label._data
     if xd.dtype != yd.dtype:
         if backend.is_floating(yd.dtype) and backend.is_floating(xd.dtype):
-            raise TypeError(f"{op}: input dtype {xd.dtype} differs from label dtype {yd.dtype}; "
-                            f"convert the label with .astype('{xd.dtype}')")
+            raise TypeError(
+                f"{op}: input dtype {xd.dtype} differs from label dtype {yd.dtype}; "
+                f"convert the label with .astype('{xd.dtype}')"
+            )
         yd = yd.astype(xd.dtype)
     return xd, yd
 
@@ -43,16 +46,17 @@ def _reduce(loss: Any, reduction: str) -> tuple:
     return loss, None
 
 
-def _elementwise_loss(input: Tensor, label: Tensor, loss: Any, d_input: Any, d_label: Any,
-                      reduction: str) -> Tensor:
+def _elementwise_loss(input: Tensor, label: Tensor, loss: Any, d_input: Any, d_label: Any, reduction: str) -> Tensor:
     """Build a loss op from its elementwise values and their derivatives w.r.t. input and label."""
     data, scale = _reduce(loss, reduction)
     in_shape, label_shape = input._data.shape, label._data.shape
 
     def backward(g):
         g = g if scale is None else g * scale
-        return (None if input.stop_gradient else unbroadcast(g * d_input, in_shape),
-                None if label.stop_gradient else unbroadcast(g * d_label, label_shape))
+        return (
+            None if input.stop_gradient else unbroadcast(g * d_input, in_shape),
+            None if label.stop_gradient else unbroadcast(g * d_label, label_shape),
+        )
 
     return result(data, (input, label), backward)
 
@@ -76,9 +80,14 @@ def l1_loss(input: Tensor, label: Tensor, reduction: str = "mean", name: Optiona
     return _elementwise_loss(input, label, xp.abs(diff), sign, -sign, reduction)
 
 
-def binary_cross_entropy_with_logits(logit: Tensor, label: Tensor, weight: Optional[Tensor] = None,
-                                     reduction: str = "mean", pos_weight: Optional[Tensor] = None,
-                                     name: Optional[str] = None) -> Tensor:
+def binary_cross_entropy_with_logits(
+    logit: Tensor,
+    label: Tensor,
+    weight: Optional[Tensor] = None,
+    reduction: str = "mean",
+    pos_weight: Optional[Tensor] = None,
+    name: Optional[str] = None,
+) -> Tensor:
     """Sigmoid plus binary cross-entropy, computed from logits without overflow.
 
     loss = (1 - y) * x + (1 + (pos_weight - 1) * y) * softplus(-x), times ``weight``.
@@ -118,8 +127,16 @@ def _axis_shape(ndim: int, axis: int, n: int) -> tuple:
     return tuple(n if i == axis else 1 for i in range(ndim))
 
 
-def _hard_label_nll(op: str, logp: Any, label: Any, axis: int, weight: Any, ignore_index: int,
-                    reduction: str, mean_over_all: bool = False) -> tuple:
+def _hard_label_nll(
+    op: str,
+    logp: Any,
+    label: Any,
+    axis: int,
+    weight: Any,
+    ignore_index: int,
+    reduction: str,
+    mean_over_all: bool = False,
+) -> tuple:
     """-logp[label] per sample (times the class weight), reduced as Paddle reduces it.
 
     The mean divides by the summed weight of the samples that are not ignored (their count
@@ -128,23 +145,29 @@ def _hard_label_nll(op: str, logp: Any, label: Any, axis: int, weight: Any, igno
     """
     xp = backend.get_array_module(logp)
     if label.dtype.kind not in "iu":
-        raise TypeError(f"{op}: hard labels must be integers, got dtype {label.dtype}; use "
-                        "label.astype('int64'), or soft_label=True for probabilities")
+        raise TypeError(
+            f"{op}: hard labels must be integers, got dtype {label.dtype}; use "
+            "label.astype('int64'), or soft_label=True for probabilities"
+        )
     classes = logp.shape[axis]
-    expected = logp.shape[:axis] + (1,) + logp.shape[axis + 1:]
+    expected = logp.shape[:axis] + (1,) + logp.shape[axis + 1 :]
     if label.ndim == logp.ndim - 1:
         label_k = xp.expand_dims(label, axis)
     else:
         label_k = label
     if label_k.shape != expected:
-        raise ValueError(f"{op}: label shape {list(label.shape)} does not fit input shape "
-                         f"{list(logp.shape)}; expected {list(expected[:axis] + expected[axis + 1:])} "
-                         f"or {list(expected)}")
+        raise ValueError(
+            f"{op}: label shape {list(label.shape)} does not fit input shape "
+            f"{list(logp.shape)}; expected {list(expected[:axis] + expected[axis + 1 :])} "
+            f"or {list(expected)}"
+        )
     valid = label_k != ignore_index
     safe = xp.where(valid, label_k, 0)
     if safe.size and (int(safe.min()) < 0 or int(safe.max()) >= classes):
-        raise ValueError(f"{op}: labels must lie in [0, {classes}) or equal ignore_index={ignore_index}, "
-                         f"got values in [{int(safe.min())}, {int(safe.max())}]")
+        raise ValueError(
+            f"{op}: labels must lie in [0, {classes}) or equal ignore_index={ignore_index}, "
+            f"got values in [{int(safe.min())}, {int(safe.max())}]"
+        )
     coef = valid.astype(logp.dtype)
     if weight is not None:
         coef = coef * weight[safe]
@@ -175,13 +198,13 @@ def _soft_label_nll(op: str, logp: Any, target: Any, axis: int, weight: Any, red
     Returns the loss, d(loss)/d(logp) and d(loss)/d(target) (the latter without weights only).
     """
     if target.shape != logp.shape:
-        raise ValueError(f"{op}: soft labels must have the input's shape {list(logp.shape)}, "
-                         f"got {list(target.shape)}")
+        raise ValueError(f"{op}: soft labels must have the input's shape {list(logp.shape)}, got {list(target.shape)}")
     per_sample = -(target * logp).sum(axis=axis, keepdims=True)
     sample_weight = None
     if weight is not None:
         sample_weight = (target * weight.reshape(_axis_shape(logp.ndim, axis, weight.size))).sum(
-            axis=axis, keepdims=True)
+            axis=axis, keepdims=True
+        )
         per_sample = per_sample * sample_weight
     if reduction == "none":
         data, denom = per_sample, None
@@ -207,14 +230,24 @@ def _smoothed_target(xd: Any, label: Any, axis: int, epsilon: float) -> Any:
     if label.dtype.kind in "iu":
         if label.ndim == xd.ndim:
             label = label.squeeze(axis)
-        label = (xp.expand_dims(label, axis) == xp.arange(classes).reshape(
-            _axis_shape(xd.ndim, axis, classes))).astype(xd.dtype)
+        label = (xp.expand_dims(label, axis) == xp.arange(classes).reshape(_axis_shape(xd.ndim, axis, classes))).astype(
+            xd.dtype
+        )
     return (1.0 - epsilon) * label.astype(xd.dtype, copy=False) + epsilon / classes
 
 
-def cross_entropy(input: Tensor, label: Tensor, weight: Optional[Tensor] = None, ignore_index: int = -100,
-                  reduction: str = "mean", soft_label: bool = False, axis: int = -1, use_softmax: bool = True,
-                  label_smoothing: float = 0.0, name: Optional[str] = None) -> Tensor:
+def cross_entropy(
+    input: Tensor,
+    label: Tensor,
+    weight: Optional[Tensor] = None,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+    soft_label: bool = False,
+    axis: int = -1,
+    use_softmax: bool = True,
+    label_smoothing: float = 0.0,
+    name: Optional[str] = None,
+) -> Tensor:
     """Softmax cross-entropy over ``axis`` with hard labels ([N] or [N, 1]) or soft labels.
 
     ``weight`` gives each class a weight; samples whose label is ``ignore_index`` count for
@@ -252,14 +285,24 @@ def cross_entropy(input: Tensor, label: Tensor, weight: Optional[Tensor] = None,
     w = _class_weight("cross_entropy", weight, xd.shape[axis], xd.dtype)
     if soft_label:
         if weight is not None and not label.stop_gradient:
-            raise ValueError("cross_entropy: gradients w.r.t. soft labels are supported only without a "
-                             "class weight; detach the label or drop weight")
+            raise ValueError(
+                "cross_entropy: gradients w.r.t. soft labels are supported only without a "
+                "class weight; detach the label or drop weight"
+            )
         _, target = _float_pair("cross_entropy", input, label)
         data, grad_logp, grad_target = _soft_label_nll("cross_entropy", logp, target, axis, w, reduction)
         parents = (input, label)
     else:
-        data, grad_logp = _hard_label_nll("cross_entropy", logp, label._data, axis, w, ignore_index, reduction,
-                                          mean_over_all=w is None and ignore_index < 0)
+        data, grad_logp = _hard_label_nll(
+            "cross_entropy",
+            logp,
+            label._data,
+            axis,
+            w,
+            ignore_index,
+            reduction,
+            mean_over_all=w is None and ignore_index < 0,
+        )
         parents = (input,)
 
     def backward(g):
@@ -275,8 +318,14 @@ def cross_entropy(input: Tensor, label: Tensor, weight: Optional[Tensor] = None,
     return result(data, parents, backward)
 
 
-def nll_loss(input: Tensor, label: Tensor, weight: Optional[Tensor] = None, ignore_index: int = -100,
-             reduction: str = "mean", name: Optional[str] = None) -> Tensor:
+def nll_loss(
+    input: Tensor,
+    label: Tensor,
+    weight: Optional[Tensor] = None,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+    name: Optional[str] = None,
+) -> Tensor:
     """Negative log-likelihood of log-probabilities ``input`` [N, C, ...] at integer ``label`` [N, ...]."""
     check_reduction("nll_loss", reduction)
     check_tensor("nll_loss", "input", input)
@@ -289,10 +338,15 @@ def nll_loss(input: Tensor, label: Tensor, weight: Optional[Tensor] = None, igno
     return result(data, (input,), lambda g: (grad_logp(g),))
 
 
-
-def softmax_with_cross_entropy(logits: Tensor, label: Tensor, soft_label: bool = False, ignore_index: int = -100,
-                               numeric_stable_mode: bool = True, return_softmax: bool = False,
-                               axis: int = -1) -> Any:
+def softmax_with_cross_entropy(
+    logits: Tensor,
+    label: Tensor,
+    soft_label: bool = False,
+    ignore_index: int = -100,
+    numeric_stable_mode: bool = True,
+    return_softmax: bool = False,
+    axis: int = -1,
+) -> Any:
     """Paddle's older cross-entropy: per-sample losses that keep ``axis`` with length 1.
 
     Hard labels have the logits' shape with 1 along ``axis`` (a label without that axis is
@@ -304,8 +358,7 @@ def softmax_with_cross_entropy(logits: Tensor, label: Tensor, soft_label: bool =
     axis = axis % max(xd.ndim, 1)
     if not soft_label and label._data.ndim == xd.ndim - 1:
         label = wrap(backend.get_array_module(xd).expand_dims(label._data, axis))
-    loss = cross_entropy(logits, label, ignore_index=ignore_index, reduction="none", soft_label=soft_label,
-                         axis=axis)
+    loss = cross_entropy(logits, label, ignore_index=ignore_index, reduction="none", soft_label=soft_label, axis=axis)
     if not return_softmax:
         return loss
     shifted = xd - xd.max(axis=axis, keepdims=True)
@@ -313,8 +366,9 @@ def softmax_with_cross_entropy(logits: Tensor, label: Tensor, soft_label: bool =
     return loss, wrap(exps / exps.sum(axis=axis, keepdims=True))
 
 
-def binary_cross_entropy(input: Tensor, label: Tensor, weight: Optional[Tensor] = None, reduction: str = "mean",
-                         name: Optional[str] = None) -> Tensor:
+def binary_cross_entropy(
+    input: Tensor, label: Tensor, weight: Optional[Tensor] = None, reduction: str = "mean", name: Optional[str] = None
+) -> Tensor:
     """-(y log x + (1 - y) log(1 - x)) for probabilities x, each log floored at -100 as in Paddle."""
     check_reduction("binary_cross_entropy", reduction)
     xd, yd = _float_pair("binary_cross_entropy", input, label)
@@ -332,8 +386,14 @@ def binary_cross_entropy(input: Tensor, label: Tensor, weight: Optional[Tensor] 
     return _elementwise_loss(input, label, loss, d_input, d_label, reduction)
 
 
-def smooth_l1_loss(input: Tensor, label: Tensor, reduction: str = "mean", delta: float = 1.0,
-                   is_huber: bool = True, name: Optional[str] = None) -> Tensor:
+def smooth_l1_loss(
+    input: Tensor,
+    label: Tensor,
+    reduction: str = "mean",
+    delta: float = 1.0,
+    is_huber: bool = True,
+    name: Optional[str] = None,
+) -> Tensor:
     """Quadratic for |d| < delta, linear beyond (d = input - label).
 
     Huber form (default): 0.5 d^2, else delta (|d| - delta / 2). With ``is_huber=False`` the
@@ -357,8 +417,9 @@ def smooth_l1_loss(input: Tensor, label: Tensor, reduction: str = "mean", delta:
     return _elementwise_loss(input, label, loss, slope, -slope, reduction)
 
 
-def kl_div(input: Tensor, label: Tensor, reduction: str = "mean", log_target: bool = False,
-           name: Optional[str] = None) -> Tensor:
+def kl_div(
+    input: Tensor, label: Tensor, reduction: str = "mean", log_target: bool = False, name: Optional[str] = None
+) -> Tensor:
     """Kullback-Leibler divergence of ``label`` from log-probabilities ``input``.
 
     Per element y (log y - x), and 0 where y <= 0 (Paddle's rule); with ``log_target`` the label
@@ -408,8 +469,9 @@ def soft_margin_loss(input: Tensor, label: Tensor, reduction: str = "mean", name
     return _elementwise_loss(input, label, loss, -yd * sig, -xd * sig, reduction)
 
 
-def hinge_embedding_loss(input: Tensor, label: Tensor, margin: float = 1.0, reduction: str = "mean",
-                         name: Optional[str] = None) -> Tensor:
+def hinge_embedding_loss(
+    input: Tensor, label: Tensor, margin: float = 1.0, reduction: str = "mean", name: Optional[str] = None
+) -> Tensor:
     """x where the label is 1, max(0, margin - x) where it is -1 (other labels count 0)."""
     check_reduction("hinge_embedding_loss", reduction)
     xd, yd = _float_pair("hinge_embedding_loss", input, label)
@@ -421,8 +483,15 @@ def hinge_embedding_loss(input: Tensor, label: Tensor, margin: float = 1.0, redu
     return _elementwise_loss(input, label, loss, d_input, xp.zeros((), xd.dtype), reduction)
 
 
-def poisson_nll_loss(input: Tensor, label: Tensor, log_input: bool = True, full: bool = False,
-                     epsilon: float = 1e-08, reduction: str = "mean", name: Optional[str] = None) -> Tensor:
+def poisson_nll_loss(
+    input: Tensor,
+    label: Tensor,
+    log_input: bool = True,
+    full: bool = False,
+    epsilon: float = 1e-08,
+    reduction: str = "mean",
+    name: Optional[str] = None,
+) -> Tensor:
     """Negative log-likelihood of a Poisson target: exp(x) - y x for a log-rate x (default), or
     x - y log(x + epsilon) for a rate x; ``full`` adds Stirling's term for targets above 1."""
     check_reduction("poisson_nll_loss", reduction)

@@ -5,6 +5,7 @@ Layer, batch, group and instance normalisation all normalise ``x`` with a mean a
 standard deviation, then apply an optional elementwise affine map; they differ only in which
 axes the statistics and the affine parameters run over, so they share :func:`_normalize`.
 """
+
 from __future__ import annotations
 
 import math
@@ -18,8 +19,16 @@ from .distance import p_norm
 from .padding import pad_axes
 
 
-def _normalize(x: Tensor, mean: Any, rstd: Any, stat_axes: tuple, batch_stats: bool,
-               weight: Optional[Tensor], bias: Optional[Tensor], affine_shape: tuple) -> Tensor:
+def _normalize(
+    x: Tensor,
+    mean: Any,
+    rstd: Any,
+    stat_axes: tuple,
+    batch_stats: bool,
+    weight: Optional[Tensor],
+    bias: Optional[Tensor],
+    affine_shape: tuple,
+) -> Tensor:
     """(x - mean) * rstd * weight + bias, with the gradient of the statistics when they came
     from ``x`` itself (``batch_stats``) over ``stat_axes``."""
     xd = x._data
@@ -38,12 +47,14 @@ def _normalize(x: Tensor, mean: Any, rstd: Any, stat_axes: tuple, batch_stats: b
         else:
             g_hat = g if w is None else g * w
             if batch_stats:
-                g_hat = (g_hat - g_hat.mean(axis=stat_axes, keepdims=True)
-                         - xhat * (g_hat * xhat).mean(axis=stat_axes, keepdims=True))
+                g_hat = (
+                    g_hat
+                    - g_hat.mean(axis=stat_axes, keepdims=True)
+                    - xhat * (g_hat * xhat).mean(axis=stat_axes, keepdims=True)
+                )
             grads.append(g_hat * rstd)
         if weight is not None:
-            grads.append(None if weight.stop_gradient
-                         else (g * xhat).sum(axis=param_axes).reshape(weight._data.shape))
+            grads.append(None if weight.stop_gradient else (g * xhat).sum(axis=param_axes).reshape(weight._data.shape))
         if bias is not None:
             grads.append(None if bias.stop_gradient else g.sum(axis=param_axes).reshape(bias._data.shape))
         return tuple(grads)
@@ -67,8 +78,14 @@ def _channel_axis(op: str, data_format: str, ndim: int) -> int:
     raise ValueError(f"{op}: unknown data_format {data_format!r}; use 'NCHW'-style or 'NHWC'-style")
 
 
-def layer_norm(x: Tensor, normalized_shape: Any, weight: Optional[Tensor] = None, bias: Optional[Tensor] = None,
-               epsilon: float = 1e-05, name: Optional[str] = None) -> Tensor:
+def layer_norm(
+    x: Tensor,
+    normalized_shape: Any,
+    weight: Optional[Tensor] = None,
+    bias: Optional[Tensor] = None,
+    epsilon: float = 1e-05,
+    name: Optional[str] = None,
+) -> Tensor:
     """Normalise over the trailing ``normalized_shape`` axes of each sample.
 
     ``weight`` and ``bias`` hold prod(normalized_shape) values (Paddle keeps them flat).
@@ -85,14 +102,18 @@ def _trailing_axes(op: str, x: Tensor, normalized_shape: Any) -> tuple:
     that many values broadcasts as."""
     shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
     ndim = x._data.ndim
-    if len(shape) > ndim or list(x._data.shape[ndim - len(shape):]) != shape:
-        raise ValueError(f"{op}: normalized_shape {shape} must match the trailing axes of the "
-                         f"input shape {x.shape}")
+    if len(shape) > ndim or list(x._data.shape[ndim - len(shape) :]) != shape:
+        raise ValueError(f"{op}: normalized_shape {shape} must match the trailing axes of the input shape {x.shape}")
     return tuple(range(ndim - len(shape), ndim)), (1,) * (ndim - len(shape)) + tuple(shape)
 
 
-def rms_norm(input: Tensor, normalized_shape: Any, weight: Optional[Tensor] = None, eps: float = 1e-05,
-             name: Optional[str] = None) -> tuple:
+def rms_norm(
+    input: Tensor,
+    normalized_shape: Any,
+    weight: Optional[Tensor] = None,
+    eps: float = 1e-05,
+    name: Optional[str] = None,
+) -> tuple:
     """Root-mean-square normalisation over the trailing ``normalized_shape`` axes:
     ``x / sqrt(mean(x**2) + eps) * weight``.
 
@@ -103,14 +124,15 @@ def rms_norm(input: Tensor, normalized_shape: Any, weight: Optional[Tensor] = No
     check_tensor("rms_norm", "input", input)
     xd = input._data
     if not backend.is_floating(xd.dtype):
-        raise TypeError(f"rms_norm: input must be a floating tensor, got {xd.dtype}; cast it with "
-                        f".astype('float32')")
+        raise TypeError(f"rms_norm: input must be a floating tensor, got {xd.dtype}; cast it with .astype('float32')")
     axes, affine_shape = _trailing_axes("rms_norm", input, normalized_shape)
     if weight is not None:
         check_tensor("rms_norm", "weight", weight)
         if weight._data.size != math.prod(affine_shape):
-            raise ValueError(f"rms_norm: weight has shape {weight.shape}; it needs "
-                             f"{list(affine_shape[len(affine_shape) - len(axes):])} values")
+            raise ValueError(
+                f"rms_norm: weight has shape {weight.shape}; it needs "
+                f"{list(affine_shape[len(affine_shape) - len(axes) :])} values"
+            )
     xp = backend.get_array_module(xd)
     rstd = 1.0 / xp.sqrt((xd * xd).mean(axis=axes, keepdims=True) + eps)
     xhat = xd * rstd
@@ -145,8 +167,7 @@ def _per_channel(op: str, x: Tensor, data_format: str) -> tuple:
     return channels, axes, tuple(channels if i == channel_axis else 1 for i in range(x.ndim))
 
 
-def _update_running(running_mean: Tensor, running_var: Tensor, mean: Any, var: Any,
-                    momentum: float) -> None:
+def _update_running(running_mean: Tensor, running_var: Tensor, mean: Any, var: Any, momentum: float) -> None:
     """In place, as Paddle does: ``running = momentum * running + (1 - momentum) * batch`` for
     the mean and the (biased) variance of the batch, each holding one value per channel."""
     for running, batch in ((running_mean._data, mean), (running_var._data, var)):
@@ -154,10 +175,19 @@ def _update_running(running_mean: Tensor, running_var: Tensor, mean: Any, var: A
         running += (1.0 - momentum) * batch.reshape(running.shape).astype(running.dtype, copy=False)
 
 
-def batch_norm(x: Tensor, running_mean: Tensor, running_var: Tensor, weight: Optional[Tensor] = None,
-               bias: Optional[Tensor] = None, training: bool = False, momentum: float = 0.9,
-               epsilon: float = 1e-05, data_format: str = "NCHW", use_global_stats: Optional[bool] = None,
-               name: Optional[str] = None) -> Tensor:
+def batch_norm(
+    x: Tensor,
+    running_mean: Tensor,
+    running_var: Tensor,
+    weight: Optional[Tensor] = None,
+    bias: Optional[Tensor] = None,
+    training: bool = False,
+    momentum: float = 0.9,
+    epsilon: float = 1e-05,
+    data_format: str = "NCHW",
+    use_global_stats: Optional[bool] = None,
+    name: Optional[str] = None,
+) -> Tensor:
     """Normalise each channel with the batch's statistics (training) or the running ones.
 
     Whenever the batch's statistics are used, the running ones are updated in place as Paddle
@@ -169,8 +199,10 @@ def batch_norm(x: Tensor, running_mean: Tensor, running_var: Tensor, weight: Opt
     channels, axes, affine_shape = _per_channel("batch_norm", x, data_format)
     xd = x._data
     if running_mean.shape != [channels] or running_var.shape != [channels]:
-        raise ValueError(f"batch_norm: running statistics must have shape [{channels}], got "
-                         f"{running_mean.shape} and {running_var.shape}")
+        raise ValueError(
+            f"batch_norm: running statistics must have shape [{channels}], got "
+            f"{running_mean.shape} and {running_var.shape}"
+        )
     xp = backend.get_array_module(xd)
     batch_stats = training if use_global_stats is None else not use_global_stats
     if batch_stats:
@@ -195,8 +227,15 @@ def _channels_back(x: Tensor, channel_axis: int) -> Tensor:
     return ops.transpose(x, [0] + list(range(2, x.ndim)) + [1])
 
 
-def group_norm(x: Tensor, num_groups: int, epsilon: float = 1e-05, weight: Optional[Tensor] = None,
-               bias: Optional[Tensor] = None, data_format: str = "NCHW", name: Optional[str] = None) -> Tensor:
+def group_norm(
+    x: Tensor,
+    num_groups: int,
+    epsilon: float = 1e-05,
+    weight: Optional[Tensor] = None,
+    bias: Optional[Tensor] = None,
+    data_format: str = "NCHW",
+    name: Optional[str] = None,
+) -> Tensor:
     """Normalise each sample over groups of ``C / num_groups`` channels (and all spatial positions),
     then apply the per-channel ``weight`` and ``bias``."""
     check_tensor("group_norm", "x", x)
@@ -205,8 +244,9 @@ def group_norm(x: Tensor, num_groups: int, epsilon: float = 1e-05, weight: Optio
     channel_axis = _channel_axis("group_norm", data_format, x.ndim)
     channels = x.shape[channel_axis]
     if not isinstance(num_groups, int) or num_groups < 1 or channels % num_groups:
-        raise ValueError(f"group_norm: num_groups ({num_groups!r}) must be a positive divisor of the "
-                         f"{channels} channels")
+        raise ValueError(
+            f"group_norm: num_groups ({num_groups!r}) must be a positive divisor of the {channels} channels"
+        )
     y = _channels_first(x, channel_axis)
     shape = y.shape
     grouped = ops.reshape(y, [shape[0], num_groups, channels // num_groups] + shape[2:])
@@ -218,10 +258,18 @@ def group_norm(x: Tensor, num_groups: int, epsilon: float = 1e-05, weight: Optio
     return _channels_back(ops.reshape(out, shape), channel_axis)
 
 
-def instance_norm(x: Tensor, running_mean: Optional[Tensor] = None, running_var: Optional[Tensor] = None,
-                  weight: Optional[Tensor] = None, bias: Optional[Tensor] = None, use_input_stats: bool = True,
-                  momentum: float = 0.9, eps: float = 1e-05, data_format: str = "NCHW",
-                  name: Optional[str] = None) -> Tensor:
+def instance_norm(
+    x: Tensor,
+    running_mean: Optional[Tensor] = None,
+    running_var: Optional[Tensor] = None,
+    weight: Optional[Tensor] = None,
+    bias: Optional[Tensor] = None,
+    use_input_stats: bool = True,
+    momentum: float = 0.9,
+    eps: float = 1e-05,
+    data_format: str = "NCHW",
+    name: Optional[str] = None,
+) -> Tensor:
     """Normalise each channel of each sample over its spatial positions, then scale and shift.
 
     With ``use_input_stats=False`` the given running statistics are used instead (and are not
@@ -248,16 +296,29 @@ def instance_norm(x: Tensor, running_mean: Optional[Tensor] = None, running_var:
     return _channels_back(out, channel_axis)
 
 
-def normalize(x: Tensor, p: float = 2, axis: int = 1, epsilon: float = 1e-12, out: Optional[Tensor] = None,
-              name: Optional[str] = None) -> Tensor:
+def normalize(
+    x: Tensor,
+    p: float = 2,
+    axis: int = 1,
+    epsilon: float = 1e-12,
+    out: Optional[Tensor] = None,
+    name: Optional[str] = None,
+) -> Tensor:
     """x / max(||x||_p, epsilon) along ``axis``."""
     check_tensor("normalize", "x", x)
     norm = p_norm(x, float(p), axis, True)
     return x / ops.maximum(norm, ops.full_like(norm, epsilon))
 
 
-def local_response_norm(x: Tensor, size: int, alpha: float = 0.0001, beta: float = 0.75, k: float = 1.0,
-                        data_format: str = "NCHW", name: Optional[str] = None) -> Tensor:
+def local_response_norm(
+    x: Tensor,
+    size: int,
+    alpha: float = 0.0001,
+    beta: float = 0.75,
+    k: float = 1.0,
+    data_format: str = "NCHW",
+    name: Optional[str] = None,
+) -> Tensor:
     """x / (k + alpha * mean of x^2 over ``size`` neighbouring channels)^beta.
 
     The window is centred on each channel (size // 2 before, (size - 1) // 2 after, zeros
@@ -306,9 +367,17 @@ def spectral_normalize(weight: Tensor, dim: int, u: Any, v: Any) -> Tensor:
     return weight / sigma
 
 
-def synced_batch_norm(x: Tensor, running_mean: Tensor, running_var: Tensor, weight: Optional[Tensor],
-                      bias: Optional[Tensor], momentum: float, epsilon: float, data_format: str,
-                      sum_across: Callable[[Any], Any]) -> Tensor:
+def synced_batch_norm(
+    x: Tensor,
+    running_mean: Tensor,
+    running_var: Tensor,
+    weight: Optional[Tensor],
+    bias: Optional[Tensor],
+    momentum: float,
+    epsilon: float,
+    data_format: str,
+    sum_across: Callable[[Any], Any],
+) -> Tensor:
     """Training-mode batch normalisation whose statistics cover the batches of several processes.
 
     ``sum_across(array)`` returns the elementwise sum of ``array`` over the processes (identity
@@ -320,12 +389,13 @@ def synced_batch_norm(x: Tensor, running_mean: Tensor, running_var: Tensor, weig
     channels, axes, shape = _per_channel("SyncBatchNorm", x, data_format)
     xd = x._data
     xp = backend.get_array_module(xd)
-    local = xp.concatenate([xd.sum(axis=axes), (xd * xd).sum(axis=axes),
-                            xp.full(1, xd.size // channels, dtype=xd.dtype)]).astype("float64")
+    local = xp.concatenate(
+        [xd.sum(axis=axes), (xd * xd).sum(axis=axes), xp.full(1, xd.size // channels, dtype=xd.dtype)]
+    ).astype("float64")
     total = sum_across(local)
     count = float(total[-1])
     mean = total[:channels] / count
-    var = xp.maximum(total[channels:2 * channels] / count - mean * mean, 0.0)
+    var = xp.maximum(total[channels : 2 * channels] / count - mean * mean, 0.0)
     _update_running(running_mean, running_var, mean, var, momentum)
     rstd = (1.0 / xp.sqrt(var + epsilon)).astype(xd.dtype).reshape(shape)
     xhat = (xd - mean.astype(xd.dtype).reshape(shape)) * rstd

@@ -4,6 +4,7 @@ Every mode except 'constant' reads each output element from one input element, s
 records, per padded axis, the source index of every output position (the padding of an
 ``arange`` in that mode); backward scatters the gradient back through those indices.
 """
+
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence
@@ -29,10 +30,15 @@ def pad_axes(x: Tensor, widths: Sequence[tuple], mode: str = "constant", value: 
     for (before, after), n in zip(widths, xd.shape):
         limit = n - 1 if mode == "reflect" else n
         if (before or after) and max(before, after) > limit:
-            raise ValueError(f"pad: mode {mode!r} can add at most {limit} values on a side of an axis of "
-                             f"length {n}, got ({before}, {after})")
-    sources = [(axis, xp.pad(xp.arange(n), w, mode=_NUMPY_MODES[mode]))
-               for axis, (w, n) in enumerate(zip(widths, xd.shape)) if any(w)]
+            raise ValueError(
+                f"pad: mode {mode!r} can add at most {limit} values on a side of an axis of "
+                f"length {n}, got ({before}, {after})"
+            )
+    sources = [
+        (axis, xp.pad(xp.arange(n), w, mode=_NUMPY_MODES[mode]))
+        for axis, (w, n) in enumerate(zip(widths, xd.shape))
+        if any(w)
+    ]
     out = xd
     for axis, index in sources:
         out = xp.take(out, index, axis=axis)
@@ -52,14 +58,23 @@ def _spatial_axes(op: str, ndim: int, data_format: Optional[str]) -> list:
     """The spatial axes of an input, last first (the order Paddle's pad lists use)."""
     layout = data_format or _CHANNEL_FIRST.get(ndim)
     if layout is None or len(layout) != ndim:
-        raise ValueError(f"{op}: data_format {data_format!r} does not fit an input with {ndim} axes; use "
-                         "NCL/NLC for 3-D, NCHW/NHWC for 4-D, NCDHW/NDHWC for 5-D")
+        raise ValueError(
+            f"{op}: data_format {data_format!r} does not fit an input with {ndim} axes; use "
+            "NCL/NLC for 3-D, NCHW/NHWC for 4-D, NCDHW/NDHWC for 5-D"
+        )
     first = 1 if layout in _CHANNEL_LAST else 2
     return list(range(first, first + ndim - 2))[::-1]
 
 
-def pad(x: Tensor, pad: Any, mode: str = "constant", value: float = 0.0, data_format: Optional[str] = None,
-        pad_from_left_axis: bool = True, name: Optional[str] = None) -> Tensor:
+def pad(
+    x: Tensor,
+    pad: Any,
+    mode: str = "constant",
+    value: float = 0.0,
+    data_format: Optional[str] = None,
+    pad_from_left_axis: bool = True,
+    name: Optional[str] = None,
+) -> Tensor:
     """Pad ``x`` as Paddle does.
 
     ``pad`` with 2 * ndim values pads every axis: pairs (before, after) from the first axis (or,
@@ -81,15 +96,19 @@ def pad(x: Tensor, pad: Any, mode: str = "constant", value: float = 0.0, data_fo
     if len(values) == 2 * ndim:
         axes = list(range(ndim)) if pad_from_left_axis else list(range(ndim))[::-1]
         spatial = set(_spatial_axes("pad", ndim, data_format)) if ndim in _CHANNEL_FIRST else set()
-        if mode != "constant" and any(values[2 * i] or values[2 * i + 1]
-                                      for i, a in enumerate(axes) if a not in spatial):
-            raise ValueError(f"pad: mode {mode!r} pads only the spatial axes of an [N, C, ...] input; pass "
-                             f"{2 * (ndim - 2)} values")
+        if mode != "constant" and any(
+            values[2 * i] or values[2 * i + 1] for i, a in enumerate(axes) if a not in spatial
+        ):
+            raise ValueError(
+                f"pad: mode {mode!r} pads only the spatial axes of an [N, C, ...] input; pass {2 * (ndim - 2)} values"
+            )
     elif ndim in _CHANNEL_FIRST and len(values) == 2 * (ndim - 2):
         axes = _spatial_axes("pad", ndim, data_format)
     else:
-        raise ValueError(f"pad: a {ndim}-D input takes {2 * ndim} pad values (every axis) or "
-                         f"{2 * (ndim - 2)} (the spatial axes), got {len(values)}")
+        raise ValueError(
+            f"pad: a {ndim}-D input takes {2 * ndim} pad values (every axis) or "
+            f"{2 * (ndim - 2)} (the spatial axes), got {len(values)}"
+        )
     for i, axis in enumerate(axes):
         widths[axis] = (values[2 * i], values[2 * i + 1])
     return pad_axes(x, widths, mode, value)

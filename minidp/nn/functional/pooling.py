@@ -1,5 +1,6 @@
 """Max, average, L^p and adaptive pooling and max-unpooling (2-D ops vectorised over the batch, looping
 over kernel offsets only; the 1-D forms run them on [N, C, 1, L] views)."""
+
 from __future__ import annotations
 
 import math
@@ -21,8 +22,9 @@ from ._util import (
 )
 
 
-def _geometry(op: str, x: Tensor, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool,
-              data_format: str) -> tuple:
+def _geometry(
+    op: str, x: Tensor, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool, data_format: str
+) -> tuple:
     """Kernel, stride, padding (with the extra bottom/right rows ceil_mode needs), output size and
     the extra (bottom, right) rows and columns that ceil_mode added beyond the requested padding."""
     check_tensor(op, "x", x)
@@ -33,20 +35,29 @@ def _geometry(op: str, x: Tensor, kernel_size: Any, stride: Any, padding: Any, c
     top, bottom, left, right = resolve_padding(padding, (h, w), kernel, stride, (1, 1), op)
     ho = output_size(h, top, bottom, kernel[0], stride[0], 1, ceil_mode, op)
     wo = output_size(w, left, right, kernel[1], stride[1], 1, ceil_mode, op)
-    extra = (max(0, (ho - 1) * stride[0] + kernel[0] - h - top - bottom),
-             max(0, (wo - 1) * stride[1] + kernel[1] - w - left - right))
+    extra = (
+        max(0, (ho - 1) * stride[0] + kernel[0] - h - top - bottom),
+        max(0, (wo - 1) * stride[1] + kernel[1] - w - left - right),
+    )
     return kernel, stride, (top, bottom + extra[0], left, right + extra[1]), (ho, wo), extra
 
 
-def max_pool2d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, return_mask: bool = False,
-               ceil_mode: bool = False, data_format: str = "NCHW", name: Optional[str] = None) -> Any:
+def max_pool2d(
+    x: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    return_mask: bool = False,
+    ceil_mode: bool = False,
+    data_format: str = "NCHW",
+    name: Optional[str] = None,
+) -> Any:
     """Largest value of each window; the gradient goes to the first maximum of the window.
 
     With ``return_mask`` also returns, for each output, the flat index (h * W + w) of its maximum
     in the unpadded input.
     """
-    kernel, stride, pads, out_hw, _ = _geometry("max_pool2d", x, kernel_size, stride, padding, ceil_mode,
-                                                data_format)
+    kernel, stride, pads, out_hw, _ = _geometry("max_pool2d", x, kernel_size, stride, padding, ceil_mode, data_format)
     xd = x._data
     xp = backend.get_array_module(xd)
     padded = pad_spatial(xp, xd, pads, -xp.inf)
@@ -62,7 +73,7 @@ def max_pool2d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0
         for k, (_, _, rows, columns) in enumerate(windows):
             g_padded[:, :, rows, columns] += g * (winner == k)
         h, w = xd.shape[2:]
-        return (g_padded[:, :, pads[0]:pads[0] + h, pads[2]:pads[2] + w],)
+        return (g_padded[:, :, pads[0] : pads[0] + h, pads[2] : pads[2] + w],)
 
     pooled = result(out, (x,), backward)
     if not return_mask:
@@ -73,17 +84,26 @@ def max_pool2d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0
     return pooled, wrap((row * xd.shape[3] + col).astype("int32"))
 
 
-def avg_pool2d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
-               exclusive: bool = True, divisor_override: Optional[int] = None, data_format: str = "NCHW",
-               name: Optional[str] = None) -> Tensor:
+def avg_pool2d(
+    x: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    ceil_mode: bool = False,
+    exclusive: bool = True,
+    divisor_override: Optional[int] = None,
+    data_format: str = "NCHW",
+    name: Optional[str] = None,
+) -> Tensor:
     """Mean of each window; with ``exclusive`` (Paddle's default) padding does not count.
 
     Without ``exclusive`` the padding counts, but, as in Paddle (and PyTorch), the positions
     that ``ceil_mode`` adds past the padding do not: a window hanging over them divides by less
     than kernel_size**2.
     """
-    kernel, stride, pads, out_hw, extra = _geometry("avg_pool2d", x, kernel_size, stride, padding,
-                                                    ceil_mode, data_format)
+    kernel, stride, pads, out_hw, extra = _geometry(
+        "avg_pool2d", x, kernel_size, stride, padding, ceil_mode, data_format
+    )
     xd = x._data
     xp = backend.get_array_module(xd)
     padded = pad_spatial(xp, xd, pads, 0)
@@ -98,8 +118,8 @@ def avg_pool2d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0
             inside = pad_spatial(xp, xp.ones((1, 1) + xd.shape[2:], dtype=xd.dtype), pads, 0)
         else:  # the input and its padding, not the ceil_mode extension
             inside = xp.ones((1, 1) + padded.shape[2:], dtype=xd.dtype)
-            inside[:, :, inside.shape[2] - extra[0]:] = 0
-            inside[:, :, :, inside.shape[3] - extra[1]:] = 0
+            inside[:, :, inside.shape[2] - extra[0] :] = 0
+            inside[:, :, :, inside.shape[3] - extra[1] :] = 0
         divisor = sum(inside[:, :, rows, columns] for _, _, rows, columns in windows)
     else:
         divisor = float(kernel[0] * kernel[1])
@@ -111,7 +131,7 @@ def avg_pool2d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0
         for _, _, rows, columns in windows:
             g_padded[:, :, rows, columns] += share
         h, w = xd.shape[2:]
-        return (g_padded[:, :, pads[0]:pads[0] + h, pads[2]:pads[2] + w],)
+        return (g_padded[:, :, pads[0] : pads[0] + h, pads[2] : pads[2] + w],)
 
     return result(out, (x,), backward)
 
@@ -126,8 +146,15 @@ def _as_2d_args(op: str, x: Tensor, kernel_size: Any, stride: Any, padding: Any)
     return kernel, stride, length_padding(padding)
 
 
-def max_pool1d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, return_mask: bool = False,
-               ceil_mode: bool = False, name: Optional[str] = None) -> Any:
+def max_pool1d(
+    x: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    return_mask: bool = False,
+    ceil_mode: bool = False,
+    name: Optional[str] = None,
+) -> Any:
     """Largest value of each window of an [N, C, L] input (the 2-D op on an [N, C, 1, L] view)."""
     kernel, stride, padding = _as_2d_args("max_pool1d", x, kernel_size, stride, padding)
     out = max_pool2d(ops.unsqueeze(x, 2), kernel, stride, padding, return_mask, ceil_mode)
@@ -136,8 +163,15 @@ def max_pool1d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0
     return ops.squeeze(out, 2)
 
 
-def avg_pool1d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, exclusive: bool = True,
-               ceil_mode: bool = False, name: Optional[str] = None) -> Tensor:
+def avg_pool1d(
+    x: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    exclusive: bool = True,
+    ceil_mode: bool = False,
+    name: Optional[str] = None,
+) -> Tensor:
     """Mean of each window of an [N, C, L] input."""
     kernel, stride, padding = _as_2d_args("avg_pool1d", x, kernel_size, stride, padding)
     return ops.squeeze(avg_pool2d(ops.unsqueeze(x, 2), kernel, stride, padding, ceil_mode, exclusive), 2)
@@ -174,8 +208,10 @@ def adaptive_avg_pool2d(x: Tensor, output_size: Any, data_format: str = "NCHW", 
     """
     check_tensor("adaptive_avg_pool2d", "x", x)
     if data_format not in ("NCHW", "NHWC") or x.ndim != 4:
-        raise ValueError(f"adaptive_avg_pool2d: expects a 4-D input and data_format 'NCHW' or 'NHWC', got "
-                         f"shape {x.shape} and {data_format!r}")
+        raise ValueError(
+            f"adaptive_avg_pool2d: expects a 4-D input and data_format 'NCHW' or 'NHWC', got "
+            f"shape {x.shape} and {data_format!r}"
+        )
     if data_format == "NHWC":
         return ops.transpose(adaptive_avg_pool2d(ops.transpose(x, [0, 3, 1, 2]), output_size), [0, 2, 3, 1])
     oh, ow = _adaptive_sizes("adaptive_avg_pool2d", x, output_size, 2)
@@ -237,27 +273,52 @@ def adaptive_max_pool1d(x: Tensor, output_size: int, return_mask: bool = False, 
     return ops.squeeze(out, 2)
 
 
-def lp_pool2d(x: Tensor, norm_type: float, kernel_size: Any, stride: Any = None, padding: Any = 0,
-              ceil_mode: bool = False, data_format: str = "NCHW", name: Optional[str] = None) -> Tensor:
+def lp_pool2d(
+    x: Tensor,
+    norm_type: float,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    ceil_mode: bool = False,
+    data_format: str = "NCHW",
+    name: Optional[str] = None,
+) -> Tensor:
     """(sum of x^p over each window)^(1/p), p = ``norm_type`` (zero padding adds nothing)."""
     if not isinstance(norm_type, (int, float)) or norm_type <= 0:
         raise ValueError(f"lp_pool2d: norm_type must be a positive number, got {norm_type!r}")
     check_tensor("lp_pool2d", "x", x)
     if data_format == "NHWC":
-        return ops.transpose(lp_pool2d(ops.transpose(x, [0, 3, 1, 2]), norm_type, kernel_size, stride, padding,
-                                       ceil_mode), [0, 2, 3, 1])
-    sums = avg_pool2d(ops.pow(x, float(norm_type)), kernel_size, stride, padding, ceil_mode, divisor_override=1,
-                      data_format=data_format)
+        return ops.transpose(
+            lp_pool2d(ops.transpose(x, [0, 3, 1, 2]), norm_type, kernel_size, stride, padding, ceil_mode), [0, 2, 3, 1]
+        )
+    sums = avg_pool2d(
+        ops.pow(x, float(norm_type)),
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        divisor_override=1,
+        data_format=data_format,
+    )
     return ops.pow(sums, 1.0 / norm_type)
 
 
-def lp_pool1d(x: Tensor, norm_type: float, kernel_size: Any, stride: Any = None, padding: Any = 0,
-              ceil_mode: bool = False, data_format: str = "NCL", name: Optional[str] = None) -> Tensor:
+def lp_pool1d(
+    x: Tensor,
+    norm_type: float,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    ceil_mode: bool = False,
+    data_format: str = "NCL",
+    name: Optional[str] = None,
+) -> Tensor:
     """L^p pooling of an [N, C, L] input (``data_format='NLC'`` for channels last)."""
     check_tensor("lp_pool1d", "x", x)
     if data_format not in ("NCL", "NLC") or x.ndim != 3:
-        raise ValueError(f"lp_pool1d: expects a 3-D input and data_format 'NCL' or 'NLC', got shape {x.shape} "
-                         f"and {data_format!r}")
+        raise ValueError(
+            f"lp_pool1d: expects a 3-D input and data_format 'NCL' or 'NLC', got shape {x.shape} and {data_format!r}"
+        )
     if data_format == "NLC":
         x = ops.transpose(x, [0, 2, 1])
     kernel, stride, padding = _as_2d_args("lp_pool1d", x, kernel_size, stride, padding)
@@ -282,21 +343,33 @@ def unpool_scatter(op: str, x: Tensor, indices: Tensor, out_spatial: tuple) -> T
     rows = xp.arange(n * c)[:, None]
     out = xp.zeros((n * c, area), dtype=xd.dtype)
     out[rows, flat_where] = xd.reshape(n * c, -1)
-    return result(out.reshape((n, c) + tuple(out_spatial)), (x,),
-                  lambda g: (g.reshape(n * c, area)[rows, flat_where].reshape(xd.shape),))
+    return result(
+        out.reshape((n, c) + tuple(out_spatial)),
+        (x,),
+        lambda g: (g.reshape(n * c, area)[rows, flat_where].reshape(xd.shape),),
+    )
 
 
 def unpooled_size(sizes: Any, kernel: tuple, stride: tuple, pads: tuple, output_size: Any) -> tuple:
     """The spatial size max-unpooling restores: ``output_size``'s trailing values when given, else
     (n - 1) * stride - padding + kernel per axis (``pads`` holds (before, after) per axis, flat)."""
     if output_size is not None:
-        return tuple(int(v) for v in list(output_size)[-len(kernel):])
-    return tuple((n - 1) * s - before - after + k
-                 for n, s, k, before, after in zip(sizes, stride, kernel, pads[::2], pads[1::2]))
+        return tuple(int(v) for v in list(output_size)[-len(kernel) :])
+    return tuple(
+        (n - 1) * s - before - after + k for n, s, k, before, after in zip(sizes, stride, kernel, pads[::2], pads[1::2])
+    )
 
 
-def max_unpool2d(x: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
-                 data_format: str = "NCHW", output_size: Any = None, name: Optional[str] = None) -> Tensor:
+def max_unpool2d(
+    x: Tensor,
+    indices: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    data_format: str = "NCHW",
+    output_size: Any = None,
+    name: Optional[str] = None,
+) -> Tensor:
     """The inverse of max_pool2d with ``return_mask``: each value goes back to the flat position
     (h * W + w) its index names, every other position is zero."""
     check_tensor("max_unpool2d", "x", x)
@@ -308,14 +381,24 @@ def max_unpool2d(x: Tensor, indices: Tensor, kernel_size: Any, stride: Any = Non
     return unpool_scatter("max_unpool2d", x, indices, out_hw)
 
 
-def max_unpool1d(x: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
-                 data_format: str = "NCL", output_size: Any = None, name: Optional[str] = None) -> Tensor:
+def max_unpool1d(
+    x: Tensor,
+    indices: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    data_format: str = "NCL",
+    output_size: Any = None,
+    name: Optional[str] = None,
+) -> Tensor:
     """The inverse of max_pool1d with ``return_mask`` for an [N, C, L] input."""
     check_tensor("max_unpool1d", "x", x)
     if data_format != "NCL" or x.ndim != 3:
-        raise ValueError(f"max_unpool1d: expects a 3-D input and data_format 'NCL', got shape {x.shape} and "
-                         f"{data_format!r}")
+        raise ValueError(
+            f"max_unpool1d: expects a 3-D input and data_format 'NCL', got shape {x.shape} and {data_format!r}"
+        )
     kernel, stride, padding = _as_2d_args("max_unpool1d", x, kernel_size, stride, padding)
     size = None if output_size is None else [1, list(output_size)[-1]]
-    return ops.squeeze(max_unpool2d(ops.unsqueeze(x, 2), ops.unsqueeze(indices, 2), kernel, stride, padding,
-                                    output_size=size), 2)
+    return ops.squeeze(
+        max_unpool2d(ops.unsqueeze(x, 2), ops.unsqueeze(indices, 2), kernel, stride, padding, output_size=size), 2
+    )

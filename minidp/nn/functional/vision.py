@@ -5,6 +5,7 @@ Interpolation is separable: each spatial axis is resampled in turn by one op tha
 neighbouring rows and blends them (nearest takes one row, linear two, cubic four); backward
 scatters the gradient to the same rows with the same weights.
 """
+
 from __future__ import annotations
 
 import math
@@ -55,8 +56,9 @@ def _cubic_weights(xp: Any, t: Any) -> list:
     return [w0, w1, w2, 1 - w0 - w1 - w2]
 
 
-def _source_taps(xp: Any, n_in: int, n_out: int, scale: Optional[float], mode: str, align_corners: bool,
-                 align_mode: int) -> list:
+def _source_taps(
+    xp: Any, n_in: int, n_out: int, scale: Optional[float], mode: str, align_corners: bool, align_mode: int
+) -> list:
     """For each output position along an axis, the (source rows, weights) taps that blend into it,
     following Paddle's coordinate rules, which compute source coordinates in float32 whatever the
     data's dtype."""
@@ -84,10 +86,18 @@ def _source_taps(xp: Any, n_in: int, n_out: int, scale: Optional[float], mode: s
     return [(low, 1 - weight), (high, weight)]
 
 
-def interpolate(x: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
-                align_corners: bool = False, align_mode: int = 0, data_format: Optional[str] = None,
-                recompute_scale_factor: Optional[bool] = None, antialias: bool = False,
-                name: Optional[str] = None) -> Tensor:
+def interpolate(
+    x: Tensor,
+    size: Any = None,
+    scale_factor: Any = None,
+    mode: str = "nearest",
+    align_corners: bool = False,
+    align_mode: int = 0,
+    data_format: Optional[str] = None,
+    recompute_scale_factor: Optional[bool] = None,
+    antialias: bool = False,
+    name: Optional[str] = None,
+) -> Tensor:
     """Resize the spatial axes of ``x`` to ``size``, or by ``scale_factor``.
 
     Modes: 'nearest' (any of 3-, 4- or 5-D inputs), 'area' (adaptive average pooling, 3-D and
@@ -98,8 +108,9 @@ def interpolate(x: Tensor, size: Any = None, scale_factor: Any = None, mode: str
     check_tensor("interpolate", "x", x)
     mode = mode.lower()
     if mode not in ("nearest", "area") and mode not in _LINEAR_MODES:
-        raise ValueError(f"interpolate: mode must be 'nearest', 'area', 'linear', 'bilinear', 'bicubic' or "
-                         f"'trilinear', got {mode!r}")
+        raise ValueError(
+            f"interpolate: mode must be 'nearest', 'area', 'linear', 'bilinear', 'bicubic' or 'trilinear', got {mode!r}"
+        )
     ndim = x.ndim
     if ndim not in _LAYOUTS:
         raise ValueError(f"interpolate: expects a 3-, 4- or 5-D input, got shape {x.shape}")
@@ -109,8 +120,9 @@ def interpolate(x: Tensor, size: Any = None, scale_factor: Any = None, mode: str
         raise ValueError("interpolate: align_corners is only valid for the linear and cubic modes")
     layout = data_format or _LAYOUTS[ndim][0]
     if layout not in _LAYOUTS[ndim] and not (ndim == 3 and layout in ("NCL", "NLC")):
-        raise ValueError(f"interpolate: data_format {data_format!r} does not fit a {ndim}-D input; use one "
-                         f"of {_LAYOUTS[ndim]}")
+        raise ValueError(
+            f"interpolate: data_format {data_format!r} does not fit a {ndim}-D input; use one of {_LAYOUTS[ndim]}"
+        )
     axes = list(range(2, ndim)) if layout[1] == "C" else list(range(1, ndim - 1))
     in_sizes = [x.shape[a] for a in axes]
     if (size is None) == (scale_factor is None):
@@ -123,8 +135,11 @@ def interpolate(x: Tensor, size: Any = None, scale_factor: Any = None, mode: str
     else:
         if isinstance(scale_factor, Tensor):
             scale_factor = scale_factor.tolist()
-        scales = ([float(scale_factor)] * len(axes) if isinstance(scale_factor, (int, float))
-                  else [float(s) for s in scale_factor])
+        scales = (
+            [float(scale_factor)] * len(axes)
+            if isinstance(scale_factor, (int, float))
+            else [float(s) for s in scale_factor]
+        )
         if len(scales) != len(axes) or any(s <= 0 for s in scales):
             raise ValueError(f"interpolate: scale_factor must be positive, one per spatial axis, got {scale_factor!r}")
         sizes = [int(math.floor(n * s)) for n, s in zip(in_sizes, scales)]
@@ -152,9 +167,16 @@ def _area(x: Tensor, sizes: list, layout: str) -> Tensor:
     return ops.transpose(out, [0] + list(range(2, x.ndim)) + [1]) if channels_last else out
 
 
-def upsample(x: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
-             align_corners: bool = False, align_mode: int = 0, data_format: Optional[str] = None,
-             name: Optional[str] = None) -> Tensor:
+def upsample(
+    x: Tensor,
+    size: Any = None,
+    scale_factor: Any = None,
+    mode: str = "nearest",
+    align_corners: bool = False,
+    align_mode: int = 0,
+    data_format: Optional[str] = None,
+    name: Optional[str] = None,
+) -> Tensor:
     """Same as :func:`interpolate`."""
     return interpolate(x, size, scale_factor, mode, align_corners, align_mode, data_format)
 
@@ -178,13 +200,14 @@ def pixel_shuffle(x: Tensor, upscale_factor: int, data_format: str = "NCHW", nam
     n, c, h, w = x.shape
     if c % (r * r):
         raise ValueError(f"pixel_shuffle: channels ({c}) must be divisible by upscale_factor^2 ({r * r})")
-    out = ops.reshape(ops.transpose(ops.reshape(x, [n, c // (r * r), r, r, h, w]), [0, 1, 4, 2, 5, 3]),
-                      [n, c // (r * r), h * r, w * r])
+    out = ops.reshape(
+        ops.transpose(ops.reshape(x, [n, c // (r * r), r, r, h, w]), [0, 1, 4, 2, 5, 3]),
+        [n, c // (r * r), h * r, w * r],
+    )
     return ops.transpose(out, [0, 2, 3, 1]) if data_format == "NHWC" else out
 
 
-def pixel_unshuffle(x: Tensor, downscale_factor: int, data_format: str = "NCHW",
-                    name: Optional[str] = None) -> Tensor:
+def pixel_unshuffle(x: Tensor, downscale_factor: int, data_format: str = "NCHW", name: Optional[str] = None) -> Tensor:
     """[N, C, H r, W r] -> [N, C r^2, H, W], the inverse of :func:`pixel_shuffle`."""
     _check_factor("pixel_unshuffle", x, downscale_factor, data_format)
     r = downscale_factor
@@ -193,8 +216,9 @@ def pixel_unshuffle(x: Tensor, downscale_factor: int, data_format: str = "NCHW",
     n, c, h, w = x.shape
     if h % r or w % r:
         raise ValueError(f"pixel_unshuffle: height and width ({h}, {w}) must be divisible by {r}")
-    out = ops.reshape(ops.transpose(ops.reshape(x, [n, c, h // r, r, w // r, r]), [0, 1, 3, 5, 2, 4]),
-                      [n, c * r * r, h // r, w // r])
+    out = ops.reshape(
+        ops.transpose(ops.reshape(x, [n, c, h // r, r, w // r, r]), [0, 1, 3, 5, 2, 4]), [n, c * r * r, h // r, w // r]
+    )
     return ops.transpose(out, [0, 2, 3, 1]) if data_format == "NHWC" else out
 
 
@@ -206,24 +230,28 @@ def channel_shuffle(x: Tensor, groups: int, data_format: str = "NCHW", name: Opt
     if channels % groups:
         raise ValueError(f"channel_shuffle: channels ({channels}) must be divisible by groups ({groups})")
     shape = x.shape
-    split = shape[:axis] + [groups, channels // groups] + shape[axis + 1:]
+    split = shape[:axis] + [groups, channels // groups] + shape[axis + 1 :]
     perm = list(range(len(split)))
     perm[axis], perm[axis + 1] = axis + 1, axis
     return ops.reshape(ops.transpose(ops.reshape(x, split), perm), shape)
 
 
-def temporal_shift(x: Tensor, seg_num: int, shift_ratio: float = 0.25, name: Optional[str] = None,
-                   data_format: str = "NCHW") -> Tensor:
+def temporal_shift(
+    x: Tensor, seg_num: int, shift_ratio: float = 0.25, name: Optional[str] = None, data_format: str = "NCHW"
+) -> Tensor:
     """Temporal shift (TSM) of an [N * seg_num, C, H, W] input: the first ``shift_ratio`` of the
     channels take the previous segment's values, the second ``shift_ratio`` the next one's
     (zeros at the ends), the rest stay."""
     check_tensor("temporal_shift", "x", x)
     if data_format not in ("NCHW", "NHWC") or x.ndim != 4:
-        raise ValueError(f"temporal_shift: expects a 4-D input and data_format 'NCHW' or 'NHWC', got shape "
-                         f"{x.shape} and {data_format!r}")
+        raise ValueError(
+            f"temporal_shift: expects a 4-D input and data_format 'NCHW' or 'NHWC', got shape "
+            f"{x.shape} and {data_format!r}"
+        )
     if not isinstance(seg_num, int) or seg_num < 1 or x.shape[0] % seg_num:
-        raise ValueError(f"temporal_shift: seg_num must be a positive divisor of the batch ({x.shape[0]}), "
-                         f"got {seg_num!r}")
+        raise ValueError(
+            f"temporal_shift: seg_num must be a positive divisor of the batch ({x.shape[0]}), got {seg_num!r}"
+        )
     if not 0 <= shift_ratio <= 0.5:
         raise ValueError(f"temporal_shift: shift_ratio must lie in [0, 0.5], got {shift_ratio!r}")
     if data_format == "NHWC":

@@ -6,6 +6,7 @@ depth i takes the strided depth slice of the (depth-padded) input, folds its dep
 batch, and runs the 2-D op over height and width; the kd results are then combined (summed for
 convolution and average pooling, maximised for max pooling). Gradients come from the 2-D ops.
 """
+
 from __future__ import annotations
 
 import math
@@ -17,8 +18,16 @@ from ...ops._util import wrap
 from ._util import check_tensor, output_size, resolve_padding
 from .conv import conv2d, conv2d_transpose
 from .padding import pad_axes
-from .pooling import (adaptive_avg_pool2d, adaptive_bounds, adaptive_max_pool2d, averaging_matrix, avg_pool2d,
-                      max_pool2d, unpool_scatter, unpooled_size)
+from .pooling import (
+    adaptive_avg_pool2d,
+    adaptive_bounds,
+    adaptive_max_pool2d,
+    averaging_matrix,
+    avg_pool2d,
+    max_pool2d,
+    unpool_scatter,
+    unpooled_size,
+)
 
 
 def _triple(value: Any, op: str, arg: str) -> tuple:
@@ -43,8 +52,9 @@ def _split_padding(padding: Any, depth: int, kernel: tuple, stride: tuple, dilat
     if len(values) == 3:
         values = (values[0], values[0], values[1], values[1], values[2], values[2])
     if len(values) != 6 or not all(isinstance(v, int) and v >= 0 for v in values):
-        raise ValueError(f"{op}: padding must be a non-negative int, three or six values, 'SAME' or 'VALID'; "
-                         f"got {padding!r}")
+        raise ValueError(
+            f"{op}: padding must be a non-negative int, three or six values, 'SAME' or 'VALID'; got {padding!r}"
+        )
     return values[:2], values[2:]
 
 
@@ -57,8 +67,9 @@ def _channels_first(op: str, x: Tensor, data_format: str) -> Tensor:
     return x if data_format == "NCDHW" else ops.transpose(x, [0, 4, 1, 2, 3])
 
 
-def _conv_operands(op: str, x: Tensor, weight: Tensor, stride: Any, dilation: Any, padding: Any,
-                   data_format: str, weight_layout: str) -> tuple:
+def _conv_operands(
+    op: str, x: Tensor, weight: Tensor, stride: Any, dilation: Any, padding: Any, data_format: str, weight_layout: str
+) -> tuple:
     """A 3-D convolution's ``x`` as [N, C, D, H, W], its stride and dilation as triples and its
     kernel size, after checking that ``weight`` is 5-D (``weight_layout`` names its axes for the
     error message). ``padding='SAME'`` sets the dilation to 1, as Paddle's kernels do."""
@@ -76,26 +87,37 @@ def _restore(out: Tensor, data_format: str) -> Tensor:
     return out if data_format == "NCDHW" else ops.transpose(out, [0, 2, 3, 4, 1])
 
 
-def _over_depth(x: Tensor, kernel_d: int, stride_d: int, dilation_d: int, depth_out: int, plane_op: Callable,
-                combine: Callable) -> Tensor:
+def _over_depth(
+    x: Tensor, kernel_d: int, stride_d: int, dilation_d: int, depth_out: int, plane_op: Callable, combine: Callable
+) -> Tensor:
     """Combine ``plane_op`` applied to each of the ``kernel_d`` strided depth slices of ``x``
     (depth-padded already); returns [N, C', depth_out, H', W']."""
     n = x.shape[0]
     out = None
     for i in range(kernel_d):
         start = i * dilation_d
-        depth_slice = x[:, :, start:start + stride_d * (depth_out - 1) + 1:stride_d]
+        depth_slice = x[:, :, start : start + stride_d * (depth_out - 1) + 1 : stride_d]
         planes = ops.reshape(ops.transpose(depth_slice, [0, 2, 1, 3, 4]), [n * depth_out] + x.shape[1:2] + x.shape[3:])
         y = plane_op(planes, i)
         out = y if out is None else combine(out, y)
     return ops.transpose(ops.reshape(out, [n, depth_out] + out.shape[1:]), [0, 2, 1, 3, 4])
 
 
-def conv3d(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Any = 1, padding: Any = 0,
-           dilation: Any = 1, groups: int = 1, data_format: str = "NCDHW", name: Optional[str] = None) -> Tensor:
+def conv3d(
+    x: Tensor,
+    weight: Tensor,
+    bias: Optional[Tensor] = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    dilation: Any = 1,
+    groups: int = 1,
+    data_format: str = "NCDHW",
+    name: Optional[str] = None,
+) -> Tensor:
     """Cross-correlation of ``x`` [N, C, D, H, W] with ``weight`` [O, C/groups, kd, kh, kw], plus ``bias``."""
-    x, stride, dilation, kernel = _conv_operands("conv3d", x, weight, stride, dilation, padding, data_format,
-                                                 "[O, C/groups, kd, kh, kw]")
+    x, stride, dilation, kernel = _conv_operands(
+        "conv3d", x, weight, stride, dilation, padding, data_format, "[O, C/groups, kd, kh, kw]"
+    )
     (front, back), plane_padding = _split_padding(padding, x.shape[2], kernel, stride, dilation, "conv3d")
     depth_out = output_size(x.shape[2], front, back, kernel[0], stride[0], dilation[0], False, "conv3d")
     if front or back:
@@ -121,14 +143,23 @@ def _pool_depth(op: str, x: Tensor, kernel_size: Any, stride: Any, padding: Any,
     return kernel, stride, (front, back + extra), depth_out, plane_padding, extra
 
 
-def max_pool3d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, return_mask: bool = False,
-               ceil_mode: bool = False, data_format: str = "NCDHW", name: Optional[str] = None) -> Tensor:
+def max_pool3d(
+    x: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    return_mask: bool = False,
+    ceil_mode: bool = False,
+    data_format: str = "NCDHW",
+    name: Optional[str] = None,
+) -> Tensor:
     """Largest value of each 3-D window (``return_mask`` is not supported)."""
     if return_mask:
         raise ValueError("max_pool3d: return_mask is not supported; use return_mask=False")
     x = _channels_first("max_pool3d", x, data_format)
-    kernel, stride, pads, depth_out, plane_padding, _ = _pool_depth("max_pool3d", x, kernel_size, stride, padding,
-                                                                    ceil_mode)
+    kernel, stride, pads, depth_out, plane_padding, _ = _pool_depth(
+        "max_pool3d", x, kernel_size, stride, padding, ceil_mode
+    )
     if any(pads):
         x = pad_axes(x, [(0, 0), (0, 0), pads, (0, 0), (0, 0)], value=-math.inf)
 
@@ -138,14 +169,23 @@ def max_pool3d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0
     return _restore(_over_depth(x, kernel[0], stride[0], 1, depth_out, plane, ops.maximum), data_format)
 
 
-def avg_pool3d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
-               exclusive: bool = True, divisor_override: Optional[float] = None, data_format: str = "NCDHW",
-               name: Optional[str] = None) -> Tensor:
+def avg_pool3d(
+    x: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    ceil_mode: bool = False,
+    exclusive: bool = True,
+    divisor_override: Optional[float] = None,
+    data_format: str = "NCDHW",
+    name: Optional[str] = None,
+) -> Tensor:
     """Mean of each 3-D window; with ``exclusive`` (the default) padding does not count, and
     positions that ``ceil_mode`` adds never count."""
     x = _channels_first("avg_pool3d", x, data_format)
-    kernel, stride, pads, depth_out, plane_padding, extra = _pool_depth("avg_pool3d", x, kernel_size, stride,
-                                                                        padding, ceil_mode)
+    kernel, stride, pads, depth_out, plane_padding, extra = _pool_depth(
+        "avg_pool3d", x, kernel_size, stride, padding, ceil_mode
+    )
     depth = x.shape[2]
     if any(pads):
         x = pad_axes(x, [(0, 0), (0, 0), pads, (0, 0), (0, 0)])
@@ -190,22 +230,34 @@ def adaptive_max_pool3d(x: Tensor, output_size: Any, return_mask: bool = False, 
         raise ValueError(f"adaptive_max_pool3d: output_size must be an int or three values, got {output_size!r}")
     depth = x.shape[2]
     od = depth if sizes[0] is None else sizes[0]
-    slabs = [adaptive_max_pool2d(ops.max(x[:, :, start:end], axis=2), sizes[1:])
-             for start, end in adaptive_bounds(depth, od)]
+    slabs = [
+        adaptive_max_pool2d(ops.max(x[:, :, start:end], axis=2), sizes[1:]) for start, end in adaptive_bounds(depth, od)
+    ]
     return ops.stack(slabs, axis=2)
 
 
-def conv3d_transpose(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Any = 1, padding: Any = 0,
-                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1, output_size: Any = None,
-                     data_format: str = "NCDHW", name: Optional[str] = None) -> Tensor:
+def conv3d_transpose(
+    x: Tensor,
+    weight: Tensor,
+    bias: Optional[Tensor] = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    output_padding: Any = 0,
+    groups: int = 1,
+    dilation: Any = 1,
+    output_size: Any = None,
+    data_format: str = "NCDHW",
+    name: Optional[str] = None,
+) -> Tensor:
     """Transposed 3-D convolution of ``x`` [N, C, D, H, W] with ``weight`` [C, O/groups, kd, kh, kw].
 
     Each kernel depth i runs the 2-D transposed convolution on every input depth plane; the
     planes land at output depths d * stride + i * dilation (zeros between them), are summed over
     i, and the depth padding is cropped.
     """
-    x, stride, dilation, kernel = _conv_operands("conv3d_transpose", x, weight, stride, dilation, padding,
-                                                 data_format, "[C, O/groups, kd, kh, kw]")
+    x, stride, dilation, kernel = _conv_operands(
+        "conv3d_transpose", x, weight, stride, dilation, padding, data_format, "[C, O/groups, kd, kh, kw]"
+    )
     n, _, depth, h, w = x.shape
     (front, back), plane_padding = _split_padding(padding, depth, kernel, stride, dilation, "conv3d_transpose")
     full = (depth - 1) * stride[0] + dilation[0] * (kernel[0] - 1) + 1
@@ -216,15 +268,18 @@ def conv3d_transpose(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, s
         extras[0] = sizes[0] - (full - front - back)
         plane_size = sizes[1:]
     if len(extras) != 3 or not 0 <= extras[0] < max(stride[0], dilation[0]):
-        raise ValueError(f"conv3d_transpose: output_padding/output_size give a depth outside the reachable range "
-                         f"(got output_padding={output_padding!r}, output_size={output_size!r})")
+        raise ValueError(
+            f"conv3d_transpose: output_padding/output_size give a depth outside the reachable range "
+            f"(got output_padding={output_padding!r}, output_size={output_size!r})"
+        )
     planes = ops.reshape(ops.transpose(x, [0, 2, 1, 3, 4]), [n * depth] + x.shape[1:2] + [h, w])
     xp = backend.get_array_module(x._data)
     spread_length = (depth - 1) * stride[0] + 1
     total = None
     for i in range(kernel[0]):
-        y = conv2d_transpose(planes, weight[:, :, i], None, stride[1:], plane_padding, extras[1:], dilation[1:],
-                             groups, plane_size)
+        y = conv2d_transpose(
+            planes, weight[:, :, i], None, stride[1:], plane_padding, extras[1:], dilation[1:], groups, plane_size
+        )
         y = ops.reshape(y, [n, depth] + y.shape[1:])
         if stride[0] > 1:
             gap = wrap(xp.zeros([n, depth, stride[0] - 1] + y.shape[2:], dtype=x._data.dtype))
@@ -233,20 +288,29 @@ def conv3d_transpose(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, s
         before = i * dilation[0]
         y = pad_axes(y, [(0, 0), (before, full + extras[0] - spread_length - before), (0, 0), (0, 0), (0, 0)])
         total = y if total is None else total + y
-    out = ops.transpose(total[:, front:full + extras[0] - back], [0, 2, 1, 3, 4])
+    out = ops.transpose(total[:, front : full + extras[0] - back], [0, 2, 1, 3, 4])
     if bias is not None:
         out = out + ops.reshape(bias, [1, -1, 1, 1, 1])
     return _restore(out, data_format)
 
 
-def max_unpool3d(x: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
-                 data_format: str = "NCDHW", output_size: Any = None, name: Optional[str] = None) -> Tensor:
+def max_unpool3d(
+    x: Tensor,
+    indices: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    data_format: str = "NCDHW",
+    output_size: Any = None,
+    name: Optional[str] = None,
+) -> Tensor:
     """The inverse of a 3-D max pooling: each value of x [N, C, D, H, W] goes back to the flat
     position (d * H * W + h * W + w) its index names, every other position is zero."""
     check_tensor("max_unpool3d", "x", x)
     if data_format != "NCDHW" or x.ndim != 5:
-        raise ValueError(f"max_unpool3d: expects a 5-D input and data_format 'NCDHW', got shape {x.shape} and "
-                         f"{data_format!r}")
+        raise ValueError(
+            f"max_unpool3d: expects a 5-D input and data_format 'NCDHW', got shape {x.shape} and {data_format!r}"
+        )
     kernel = _triple(kernel_size, "max_unpool3d", "kernel_size")
     stride = kernel if stride is None else _triple(stride, "max_unpool3d", "stride")
     depth_pads, plane_padding = _split_padding(padding, x.shape[2], kernel, stride, (1, 1, 1), "max_unpool3d")

@@ -1,5 +1,6 @@
 """Linear, Bilinear, Unflatten and Identity, written out; Flatten and the dropout layers, one
 table row each."""
+
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -20,21 +21,51 @@ def _dropout(x: Tensor, p: float, inplace: bool, axis: Any, training: bool, mode
     return (_dropout_in_place if inplace else F.dropout)(x, p, axis, training, mode)
 
 
-Flatten = functional_layer("Flatten", flatten, {"start_axis": 1, "stop_axis": -1},
-                           "Merge axes ``start_axis``..``stop_axis`` into one (by default all but the batch axis).",
-                           shown=(), takes_name=False)
-Dropout = functional_layer("Dropout", _dropout,
-                           {"p": 0.5, "inplace": False, "axis": None, "mode": "upscale_in_train"},
-                           "Randomly zero elements in training mode (see :func:`minidp.nn.functional.dropout`).",
-                           shown=("p", "axis", "mode", "inplace"), training=True)
-Dropout2D = functional_layer("Dropout2D", F.dropout2d, {"p": 0.5, "data_format": "NCHW"},
-                             "Zero whole channels of [N, C, H, W] inputs in training mode.", training=True)
-Dropout3D = functional_layer("Dropout3D", F.dropout3d, {"p": 0.5, "data_format": "NCDHW"},
-                             "Zero whole channels of [N, C, D, H, W] inputs in training mode.", training=True)
-AlphaDropout = functional_layer("AlphaDropout", F.alpha_dropout, {"p": 0.5},
-                                "Dropout that keeps the mean and variance of SELU activations.", training=True)
-FeatureAlphaDropout = functional_layer("FeatureAlphaDropout", F.feature_alpha_dropout, {"p": 0.5},
-                                       "Alpha dropout of whole channels.", training=True, base=AlphaDropout)
+Flatten = functional_layer(
+    "Flatten",
+    flatten,
+    {"start_axis": 1, "stop_axis": -1},
+    "Merge axes ``start_axis``..``stop_axis`` into one (by default all but the batch axis).",
+    shown=(),
+    takes_name=False,
+)
+Dropout = functional_layer(
+    "Dropout",
+    _dropout,
+    {"p": 0.5, "inplace": False, "axis": None, "mode": "upscale_in_train"},
+    "Randomly zero elements in training mode (see :func:`minidp.nn.functional.dropout`).",
+    shown=("p", "axis", "mode", "inplace"),
+    training=True,
+)
+Dropout2D = functional_layer(
+    "Dropout2D",
+    F.dropout2d,
+    {"p": 0.5, "data_format": "NCHW"},
+    "Zero whole channels of [N, C, H, W] inputs in training mode.",
+    training=True,
+)
+Dropout3D = functional_layer(
+    "Dropout3D",
+    F.dropout3d,
+    {"p": 0.5, "data_format": "NCDHW"},
+    "Zero whole channels of [N, C, D, H, W] inputs in training mode.",
+    training=True,
+)
+AlphaDropout = functional_layer(
+    "AlphaDropout",
+    F.alpha_dropout,
+    {"p": 0.5},
+    "Dropout that keeps the mean and variance of SELU activations.",
+    training=True,
+)
+FeatureAlphaDropout = functional_layer(
+    "FeatureAlphaDropout",
+    F.feature_alpha_dropout,
+    {"p": 0.5},
+    "Alpha dropout of whole channels.",
+    training=True,
+    base=AlphaDropout,
+)
 
 
 class Linear(Layer):
@@ -44,8 +75,14 @@ class Linear(Layer):
     builds the layer without a bias.
     """
 
-    def __init__(self, in_features: int, out_features: int, weight_attr: Any = None, bias_attr: Any = None,
-                 name: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        in_features: int,
+        out_features: int,
+        weight_attr: Any = None,
+        bias_attr: Any = None,
+        name: Optional[str] = None,
+    ) -> None:
         super().__init__()
         in_features = check_size("Linear", "in_features", in_features)
         out_features = check_size("Linear", "out_features", out_features)
@@ -81,7 +118,7 @@ class Unflatten(Layer):
 
     def forward(self, x: Tensor) -> Tensor:
         axis = self.axis % x.ndim
-        return reshape(x, x.shape[:axis] + self.shape + x.shape[axis + 1:])
+        return reshape(x, x.shape[:axis] + self.shape + x.shape[axis + 1 :])
 
     def extra_repr(self) -> str:
         return f"axis={self.axis}, shape={self.shape}"
@@ -93,8 +130,15 @@ class Bilinear(Layer):
     The weight starts Xavier-uniform and the bias at zero, as in Paddle.
     """
 
-    def __init__(self, in1_features: int, in2_features: int, out_features: int, weight_attr: Any = None,
-                 bias_attr: Any = None, name: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        in1_features: int,
+        in2_features: int,
+        out_features: int,
+        weight_attr: Any = None,
+        bias_attr: Any = None,
+        name: Optional[str] = None,
+    ) -> None:
         super().__init__()
         in1_features = check_size("Bilinear", "in1_features", in1_features)
         in2_features = check_size("Bilinear", "in2_features", in2_features)
@@ -107,5 +151,6 @@ class Bilinear(Layer):
         return F.bilinear(x1, x2, self.weight, self.bias)
 
     def extra_repr(self) -> str:
-        return (f"in1_features={self._in1_features}, in2_features={self._in2_features}, "
-                f"out_features={self._out_features}")
+        return (
+            f"in1_features={self._in1_features}, in2_features={self._in2_features}, out_features={self._out_features}"
+        )

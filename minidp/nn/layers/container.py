@@ -1,4 +1,5 @@
 """Containers: Sequential, LayerList, LayerDict, ParameterList and ParameterDict (all keep insertion order)."""
+
 from __future__ import annotations
 
 from typing import Any, Iterable, Iterator, Optional

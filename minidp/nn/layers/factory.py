@@ -5,6 +5,7 @@ Most layers only keep the options they were built with and pass them to one op o
 a hand-written class; layers with state or logic of their own (Linear, the convolutions, norms
 with parameters, the RNNs ...) stay written out.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -61,10 +62,19 @@ class FunctionalLayer(Layer):
         return ", ".join(f"{key}={getattr(self, key)}" for key in self._shown)
 
 
-def functional_layer(name: str, function: Callable, params: Dict[str, Any], doc: str, *,
-                     base: type = FunctionalLayer, fixed: Optional[Dict[str, Any]] = None,
-                     shown: Optional[Sequence[str]] = None, check: Optional[Check] = None,
-                     training: bool = False, takes_name: bool = True) -> type:
+def functional_layer(
+    name: str,
+    function: Callable,
+    params: Dict[str, Any],
+    doc: str,
+    *,
+    base: type = FunctionalLayer,
+    fixed: Optional[Dict[str, Any]] = None,
+    shown: Optional[Sequence[str]] = None,
+    check: Optional[Check] = None,
+    training: bool = False,
+    takes_name: bool = True,
+) -> type:
     """A layer class ``name`` whose ``forward(*inputs)`` returns ``function(*inputs, **options)``.
 
     ``params`` are the constructor's parameters in Paddle's order, each with its default

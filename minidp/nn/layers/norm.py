@@ -1,5 +1,6 @@
 """Normalisation layers: LayerNorm, the batch norms (SyncBatchNorm too), GroupNorm, the instance norms,
 LocalResponseNorm and SpectralNorm."""
+
 from __future__ import annotations
 
 import math
@@ -21,9 +22,17 @@ class LayerNorm(Layer):
     ``elementwise_affine=False`` drops both, ``bias=False`` the bias.
     """
 
-    def __init__(self, normalized_shape: Any, epsilon: float = 1e-05, *, elementwise_affine: bool = True,
-                 bias: bool = True, weight_attr: Any = None, bias_attr: Any = None,
-                 name: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        normalized_shape: Any,
+        epsilon: float = 1e-05,
+        *,
+        elementwise_affine: bool = True,
+        bias: bool = True,
+        weight_attr: Any = None,
+        bias_attr: Any = None,
+        name: Optional[str] = None,
+    ) -> None:
         super().__init__()
         shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
         shape = [check_size("LayerNorm", "each normalized_shape entry", n) for n in shape]
@@ -51,28 +60,49 @@ class _BatchNorm(Layer):
     _input_ndims: tuple = ()
     _default_format = ""
 
-    def __init__(self, num_features: int, momentum: float = 0.9, epsilon: float = 1e-05, weight_attr: Any = None,
-                 bias_attr: Any = None, data_format: Optional[str] = None, use_global_stats: Optional[bool] = None,
-                 name: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        num_features: int,
+        momentum: float = 0.9,
+        epsilon: float = 1e-05,
+        weight_attr: Any = None,
+        bias_attr: Any = None,
+        data_format: Optional[str] = None,
+        use_global_stats: Optional[bool] = None,
+        name: Optional[str] = None,
+    ) -> None:
         super().__init__()
         num_features = check_size(type(self).__name__, "num_features", num_features)
         self._num_features, self._momentum, self._epsilon = num_features, momentum, epsilon
         self._data_format = data_format or self._default_format
         self._use_global_stats = use_global_stats
-        self.weight = self.create_parameter([num_features], attr=weight_attr,
-                                            default_initializer=init.Constant(1.0))
+        self.weight = self.create_parameter([num_features], attr=weight_attr, default_initializer=init.Constant(1.0))
         self.bias = self.create_parameter([num_features], attr=bias_attr, is_bias=True)
-        self._mean = self.create_parameter([num_features], attr=ParamAttr(
-            initializer=init.Constant(0.0), trainable=False))
-        self._variance = self.create_parameter([num_features], attr=ParamAttr(
-            initializer=init.Constant(1.0), trainable=False))
+        self._mean = self.create_parameter(
+            [num_features], attr=ParamAttr(initializer=init.Constant(0.0), trainable=False)
+        )
+        self._variance = self.create_parameter(
+            [num_features], attr=ParamAttr(initializer=init.Constant(1.0), trainable=False)
+        )
 
     def forward(self, x: Tensor) -> Tensor:
         if x.ndim not in self._input_ndims:
-            raise ValueError(f"{type(self).__name__}: expects an input with {' or '.join(map(str, self._input_ndims))} "
-                             f"dimensions, got shape {x.shape}")
-        return F.batch_norm(x, self._mean, self._variance, self.weight, self.bias, self.training, self._momentum,
-                            self._epsilon, self._data_format, self._use_global_stats)
+            raise ValueError(
+                f"{type(self).__name__}: expects an input with {' or '.join(map(str, self._input_ndims))} "
+                f"dimensions, got shape {x.shape}"
+            )
+        return F.batch_norm(
+            x,
+            self._mean,
+            self._variance,
+            self.weight,
+            self.bias,
+            self.training,
+            self._momentum,
+            self._epsilon,
+            self._data_format,
+            self._use_global_stats,
+        )
 
     def extra_repr(self) -> str:
         return f"num_features={self._num_features}, momentum={self._momentum}, epsilon={self._epsilon}"
@@ -129,17 +159,31 @@ class SyncBatchNorm(_BatchNorm):
     def forward(self, x: Tensor) -> Tensor:
         if not self.training or self._use_global_stats:
             return super().forward(x)
-        return synced_batch_norm(x, self._mean, self._variance, self.weight, self.bias, self._momentum,
-                                   self._epsilon, self._data_format, _sum_over_ranks())
+        return synced_batch_norm(
+            x,
+            self._mean,
+            self._variance,
+            self.weight,
+            self.bias,
+            self._momentum,
+            self._epsilon,
+            self._data_format,
+            _sum_over_ranks(),
+        )
 
     @classmethod
     def convert_sync_batchnorm(cls, layer: Layer) -> Layer:
         """``layer`` with every BatchNorm*D inside it (or itself) replaced by a SyncBatchNorm that
         shares its parameters and running statistics."""
         if isinstance(layer, _BatchNorm) and not isinstance(layer, SyncBatchNorm):
-            converted = cls(layer._num_features, layer._momentum, layer._epsilon,
-                            weight_attr=False if layer.weight is None else None,
-                            bias_attr=False if layer.bias is None else None, data_format=layer._data_format)
+            converted = cls(
+                layer._num_features,
+                layer._momentum,
+                layer._epsilon,
+                weight_attr=False if layer.weight is None else None,
+                bias_attr=False if layer.bias is None else None,
+                data_format=layer._data_format,
+            )
             if layer.weight is not None:
                 converted.weight, converted.bias = layer.weight, layer.bias
             converted._mean, converted._variance = layer._mean, layer._variance
@@ -158,15 +202,35 @@ class BatchNorm(_BatchNorm):
 
     _input_ndims = (2, 3, 4, 5)
 
-    def __init__(self, num_channels: int, act: Optional[str] = None, is_test: bool = False, momentum: float = 0.9,
-                 epsilon: float = 1e-05, param_attr: Any = None, bias_attr: Any = None, dtype: Any = "float32",
-                 data_layout: str = "NCHW", in_place: bool = False, moving_mean_name: Optional[str] = None,
-                 moving_variance_name: Optional[str] = None, do_model_average_for_mean_and_var: bool = True,
-                 use_global_stats: bool = False, trainable_statistics: bool = False) -> None:
+    def __init__(
+        self,
+        num_channels: int,
+        act: Optional[str] = None,
+        is_test: bool = False,
+        momentum: float = 0.9,
+        epsilon: float = 1e-05,
+        param_attr: Any = None,
+        bias_attr: Any = None,
+        dtype: Any = "float32",
+        data_layout: str = "NCHW",
+        in_place: bool = False,
+        moving_mean_name: Optional[str] = None,
+        moving_variance_name: Optional[str] = None,
+        do_model_average_for_mean_and_var: bool = True,
+        use_global_stats: bool = False,
+        trainable_statistics: bool = False,
+    ) -> None:
         if act is not None and not hasattr(F, act):
             raise ValueError(f"BatchNorm: unknown activation {act!r}; use a name from minidp.nn.functional")
-        super().__init__(num_channels, momentum, epsilon, param_attr, bias_attr, data_layout,
-                         True if (use_global_stats or is_test) else None)
+        super().__init__(
+            num_channels,
+            momentum,
+            epsilon,
+            param_attr,
+            bias_attr,
+            data_layout,
+            True if (use_global_stats or is_test) else None,
+        )
         self._act = act
 
     def forward(self, x: Tensor) -> Tensor:
@@ -177,15 +241,23 @@ class BatchNorm(_BatchNorm):
 class GroupNorm(Layer):
     """Group normalisation over ``num_groups`` groups of channels, with a per-channel affine map."""
 
-    def __init__(self, num_groups: int, num_channels: int, epsilon: float = 1e-05, *, affine: bool = True,
-                 weight_attr: Any = None, bias_attr: Any = None, data_format: str = "NCHW",
-                 name: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        num_groups: int,
+        num_channels: int,
+        epsilon: float = 1e-05,
+        *,
+        affine: bool = True,
+        weight_attr: Any = None,
+        bias_attr: Any = None,
+        data_format: str = "NCHW",
+        name: Optional[str] = None,
+    ) -> None:
         super().__init__()
         num_groups = check_size("GroupNorm", "num_groups", num_groups)
         num_channels = check_size("GroupNorm", "num_channels", num_channels)
         if num_channels % num_groups:
-            raise ValueError(f"GroupNorm: num_channels ({num_channels}) must be divisible by num_groups "
-                             f"({num_groups})")
+            raise ValueError(f"GroupNorm: num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
         self._num_groups, self._num_channels, self._epsilon = num_groups, num_channels, epsilon
         self._data_format = data_format
         if not affine:
@@ -202,10 +274,19 @@ class GroupNorm(Layer):
 
 class _InstanceNorm(Layer):
     """Instance normalisation; Paddle names the weight ``scale`` and keeps no running statistics."""
+
     _default_format = ""
 
-    def __init__(self, num_features: int, epsilon: float = 1e-05, momentum: float = 0.9, weight_attr: Any = None,
-                 bias_attr: Any = None, data_format: Optional[str] = None, name: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        num_features: int,
+        epsilon: float = 1e-05,
+        momentum: float = 0.9,
+        weight_attr: Any = None,
+        bias_attr: Any = None,
+        data_format: Optional[str] = None,
+        name: Optional[str] = None,
+    ) -> None:
         super().__init__()
         if (weight_attr is False) != (bias_attr is False):
             raise ValueError(f"{type(self).__name__}: weight_attr and bias_attr must both be False or neither")
@@ -224,24 +305,34 @@ class _InstanceNorm(Layer):
 
 class InstanceNorm1D(_InstanceNorm):
     """Instance normalisation of [N, C, L] inputs."""
+
     _default_format = "NCL"
 
 
 class InstanceNorm2D(_InstanceNorm):
     """Instance normalisation of [N, C, H, W] inputs."""
+
     _default_format = "NCHW"
 
 
 class InstanceNorm3D(_InstanceNorm):
     """Instance normalisation of [N, C, D, H, W] inputs."""
+
     _default_format = "NCDHW"
 
 
 class LocalResponseNorm(Layer):
     """Local response normalisation across neighbouring channels (no parameters)."""
 
-    def __init__(self, size: int, alpha: float = 0.0001, beta: float = 0.75, k: float = 1.0,
-                 data_format: str = "NCHW", name: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        size: int,
+        alpha: float = 0.0001,
+        beta: float = 0.75,
+        k: float = 1.0,
+        data_format: str = "NCHW",
+        name: Optional[str] = None,
+    ) -> None:
         super().__init__()
         self.size, self.alpha, self.beta, self.k, self.data_format = size, alpha, beta, k, data_format
 
@@ -262,8 +353,9 @@ class SpectralNorm(Layer):
     usual convention, PyTorch's too), where Paddle's kernel gives slightly different values.
     """
 
-    def __init__(self, weight_shape: Any, dim: int = 0, power_iters: int = 1, eps: float = 1e-12,
-                 dtype: Any = "float32") -> None:
+    def __init__(
+        self, weight_shape: Any, dim: int = 0, power_iters: int = 1, eps: float = 1e-12, dtype: Any = "float32"
+    ) -> None:
         super().__init__(dtype=dtype)
         shape = [int(s) for s in weight_shape]
         if not 0 <= dim < len(shape) or power_iters < 1:

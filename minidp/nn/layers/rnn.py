@@ -6,6 +6,7 @@ order and parameter names follow Paddle: LSTM gates are (input, forget, cell, ou
 (reset, update, candidate); a multi-layer network exposes ``weight_ih_l0``, ``bias_hh_l1_reverse``
 and so on, and the same parameters also under each cell (``0.cell.weight_ih``).
 """
+
 from __future__ import annotations
 
 import math
@@ -25,13 +26,23 @@ _DIRECTIONS = {"forward": 1, "bidirect": 2, "bidirectional": 2}
 class RNNCellBase(Layer):
     """Base of the cells: holds weight_ih [gates * hidden, input], weight_hh [gates * hidden, hidden] and their biases,
     all uniform in [-1/sqrt(hidden), 1/sqrt(hidden)] as in Paddle."""
+
     _gates = 1
 
-    def _create(self, input_size: int, hidden_size: int, weight_ih_attr: Any, weight_hh_attr: Any,
-                bias_ih_attr: Any, bias_hh_attr: Any) -> None:
+    def _create(
+        self,
+        input_size: int,
+        hidden_size: int,
+        weight_ih_attr: Any,
+        weight_hh_attr: Any,
+        bias_ih_attr: Any,
+        bias_hh_attr: Any,
+    ) -> None:
         if input_size <= 0 or hidden_size <= 0:
-            raise ValueError(f"{type(self).__name__}: input_size and hidden_size must be positive, got "
-                             f"{input_size} and {hidden_size}")
+            raise ValueError(
+                f"{type(self).__name__}: input_size and hidden_size must be positive, got "
+                f"{input_size} and {hidden_size}"
+            )
         self.input_size, self.hidden_size = input_size, hidden_size
         bound = 1.0 / math.sqrt(hidden_size)
         uniform = init.Uniform(-bound, bound)
@@ -45,8 +56,9 @@ class RNNCellBase(Layer):
         out = ops.matmul(x, weight, transpose_y=True)
         return out if bias is None else out + bias
 
-    def get_initial_states(self, batch_ref: Tensor, shape: Any = None, dtype: Any = None, init_value: float = 0.0,
-                           batch_dim_idx: int = 0) -> Any:
+    def get_initial_states(
+        self, batch_ref: Tensor, shape: Any = None, dtype: Any = None, init_value: float = 0.0, batch_dim_idx: int = 0
+    ) -> Any:
         """States filled with ``init_value`` for the batch of ``batch_ref`` (its axis ``batch_dim_idx``):
         one tensor per shape in ``shape`` (default :attr:`state_shape`), in ``dtype`` (default
         ``batch_ref``'s)."""
@@ -77,9 +89,17 @@ class RNNCellBase(Layer):
 class SimpleRNNCell(RNNCellBase):
     """h' = act(x W_ih^T + b_ih + h W_hh^T + b_hh), act 'tanh' or 'relu'."""
 
-    def __init__(self, input_size: int, hidden_size: int, activation: str = "tanh", weight_ih_attr: Any = None,
-                 weight_hh_attr: Any = None, bias_ih_attr: Any = None, bias_hh_attr: Any = None,
-                 name: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        activation: str = "tanh",
+        weight_ih_attr: Any = None,
+        weight_hh_attr: Any = None,
+        bias_ih_attr: Any = None,
+        bias_hh_attr: Any = None,
+        name: Optional[str] = None,
+    ) -> None:
         super().__init__()
         if activation not in ("tanh", "relu"):
             raise ValueError(f"SimpleRNNCell: activation must be 'tanh' or 'relu', got {activation!r}")
@@ -95,11 +115,20 @@ class SimpleRNNCell(RNNCellBase):
 
 class LSTMCell(RNNCellBase):
     """Long short-term memory; states are (h, c); gates in Paddle's order (i, f, g, o)."""
+
     _gates = 4
 
-    def __init__(self, input_size: int, hidden_size: int, weight_ih_attr: Any = None, weight_hh_attr: Any = None,
-                 bias_ih_attr: Any = None, bias_hh_attr: Any = None, proj_size: int = 0,
-                 name: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        weight_ih_attr: Any = None,
+        weight_hh_attr: Any = None,
+        bias_ih_attr: Any = None,
+        bias_hh_attr: Any = None,
+        proj_size: int = 0,
+        name: Optional[str] = None,
+    ) -> None:
         super().__init__()
         if proj_size:
             raise ValueError("LSTMCell: proj_size is not supported; use proj_size=0")
@@ -121,10 +150,19 @@ class LSTMCell(RNNCellBase):
 class GRUCell(RNNCellBase):
     """Gated recurrent unit in Paddle's form: h' = (h - c) * z + c, the reset gate applied to
     the projected state."""
+
     _gates = 3
 
-    def __init__(self, input_size: int, hidden_size: int, weight_ih_attr: Any = None, weight_hh_attr: Any = None,
-                 bias_ih_attr: Any = None, bias_hh_attr: Any = None, name: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        weight_ih_attr: Any = None,
+        weight_hh_attr: Any = None,
+        bias_ih_attr: Any = None,
+        bias_hh_attr: Any = None,
+        name: Optional[str] = None,
+    ) -> None:
         super().__init__()
         self._create(input_size, hidden_size, weight_ih_attr, weight_hh_attr, bias_ih_attr, bias_hh_attr)
 
@@ -154,8 +192,15 @@ def _reverse_within_lengths(x: Tensor, lengths: Optional[Any]) -> Tensor:
     return x[xp.arange(x.shape[0])[:, None], index]
 
 
-def _run(cell: Layer, inputs: Tensor, initial_states: Any, sequence_length: Optional[Tensor], is_reverse: bool,
-         time_major: bool, **kwargs: Any) -> tuple:
+def _run(
+    cell: Layer,
+    inputs: Tensor,
+    initial_states: Any,
+    sequence_length: Optional[Tensor],
+    is_reverse: bool,
+    time_major: bool,
+    **kwargs: Any,
+) -> tuple:
     """Step ``cell`` along the time axis; returns the stacked outputs and the final states."""
     x = ops.transpose(inputs, [1, 0] + list(range(2, inputs.ndim))) if time_major else inputs
     lengths = None if sequence_length is None else sequence_length._data.astype("int64")
@@ -170,8 +215,11 @@ def _run(cell: Layer, inputs: Tensor, initial_states: Any, sequence_length: Opti
         if lengths is not None:
             alive = wrap((step < lengths)[:, None])
             out = ops.where(alive, out, zero)
-            new_states = (tuple(ops.where(alive, n, s) for n, s in zip(new_states, states))
-                          if isinstance(new_states, tuple) else ops.where(alive, new_states, states))
+            new_states = (
+                tuple(ops.where(alive, n, s) for n, s in zip(new_states, states))
+                if isinstance(new_states, tuple)
+                else ops.where(alive, new_states, states)
+            )
         outputs.append(out)
         states = new_states
     out = ops.stack(outputs, axis=1)
@@ -191,8 +239,9 @@ class RNN(Layer):
         super().__init__()
         self.cell, self.is_reverse, self.time_major = cell, is_reverse, time_major
 
-    def forward(self, inputs: Tensor, initial_states: Any = None, sequence_length: Optional[Tensor] = None,
-                **kwargs: Any) -> tuple:
+    def forward(
+        self, inputs: Tensor, initial_states: Any = None, sequence_length: Optional[Tensor] = None, **kwargs: Any
+    ) -> tuple:
         return _run(self.cell, inputs, initial_states, sequence_length, self.is_reverse, self.time_major, **kwargs)
 
 
@@ -204,8 +253,9 @@ class BiRNN(Layer):
         super().__init__()
         self.cell_fw, self.cell_bw, self.time_major = cell_fw, cell_bw, time_major
 
-    def forward(self, inputs: Tensor, initial_states: Any = None, sequence_length: Optional[Tensor] = None,
-                **kwargs: Any) -> tuple:
+    def forward(
+        self, inputs: Tensor, initial_states: Any = None, sequence_length: Optional[Tensor] = None, **kwargs: Any
+    ) -> tuple:
         fw_states, bw_states = (None, None) if initial_states is None else initial_states
         out_fw, state_fw = _run(self.cell_fw, inputs, fw_states, sequence_length, False, self.time_major, **kwargs)
         out_bw, state_bw = _run(self.cell_bw, inputs, bw_states, sequence_length, True, self.time_major, **kwargs)
@@ -215,27 +265,43 @@ class BiRNN(Layer):
 class _RNNBase(LayerList):
     """A stack of ``num_layers`` (Bi)RNNs; returns (outputs, final states) where each final
     state is [num_layers * num_directions, batch, hidden]."""
+
     _cell = RNNCellBase
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int, direction: str, time_major: bool,
-                 dropout: float, weight_ih_attr: Any, weight_hh_attr: Any, bias_ih_attr: Any, bias_hh_attr: Any,
-                 **cell_options: Any) -> None:
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int,
+        direction: str,
+        time_major: bool,
+        dropout: float,
+        weight_ih_attr: Any,
+        weight_hh_attr: Any,
+        bias_ih_attr: Any,
+        bias_hh_attr: Any,
+        **cell_options: Any,
+    ) -> None:
         super().__init__()
         if direction not in _DIRECTIONS:
-            raise ValueError(f"{type(self).__name__}: direction must be 'forward', 'bidirect' or 'bidirectional', "
-                             f"got {direction!r}")
+            raise ValueError(
+                f"{type(self).__name__}: direction must be 'forward', 'bidirect' or 'bidirectional', got {direction!r}"
+            )
         if num_layers < 1 or not 0 <= dropout < 1:
             raise ValueError(f"{type(self).__name__}: num_layers must be >= 1 and dropout in [0, 1)")
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
         self.num_directions = _DIRECTIONS[direction]
         self.time_major, self.dropout = time_major, dropout
-        attrs = dict(weight_ih_attr=weight_ih_attr, weight_hh_attr=weight_hh_attr, bias_ih_attr=bias_ih_attr,
-                     bias_hh_attr=bias_hh_attr)
+        attrs = dict(
+            weight_ih_attr=weight_ih_attr,
+            weight_hh_attr=weight_hh_attr,
+            bias_ih_attr=bias_ih_attr,
+            bias_hh_attr=bias_hh_attr,
+        )
         flat = []
         for layer in range(num_layers):
             size = input_size if layer == 0 else hidden_size * self.num_directions
-            cells = [self._cell(size, hidden_size, **attrs, **cell_options)
-                     for _ in range(self.num_directions)]
+            cells = [self._cell(size, hidden_size, **attrs, **cell_options) for _ in range(self.num_directions)]
             if self.num_directions == 1:
                 self.append(RNN(cells[0], False, time_major))
             else:
@@ -256,6 +322,7 @@ class _RNNBase(LayerList):
             def pick(s: Tensor) -> Any:
                 rows = [s[layer * self.num_directions + d] for d in range(self.num_directions)]
                 return rows[0] if self.num_directions == 1 else rows
+
             picked = _map_states(pick, initial_states)
             if self.num_directions == 1:
                 return picked
@@ -280,41 +347,110 @@ class _RNNBase(LayerList):
         return out, stacked
 
     def extra_repr(self) -> str:
-        return (f"{self.input_size}, {self.hidden_size}, num_layers={self.num_layers}, "
-                f"direction={'bidirect' if self.num_directions == 2 else 'forward'}")
+        return (
+            f"{self.input_size}, {self.hidden_size}, num_layers={self.num_layers}, "
+            f"direction={'bidirect' if self.num_directions == 2 else 'forward'}"
+        )
 
 
 class SimpleRNN(_RNNBase):
     """Elman RNN (tanh or relu) over [batch, time, input] inputs (``time_major`` for [time, batch, ...])."""
+
     _cell = SimpleRNNCell
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, direction: str = "forward",
-                 time_major: bool = False, dropout: float = 0.0, activation: str = "tanh",
-                 weight_ih_attr: Any = None, weight_hh_attr: Any = None, bias_ih_attr: Any = None,
-                 bias_hh_attr: Any = None, name: Optional[str] = None) -> None:
-        super().__init__(input_size, hidden_size, num_layers, direction, time_major, dropout, weight_ih_attr,
-                         weight_hh_attr, bias_ih_attr, bias_hh_attr, activation=activation)
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        direction: str = "forward",
+        time_major: bool = False,
+        dropout: float = 0.0,
+        activation: str = "tanh",
+        weight_ih_attr: Any = None,
+        weight_hh_attr: Any = None,
+        bias_ih_attr: Any = None,
+        bias_hh_attr: Any = None,
+        name: Optional[str] = None,
+    ) -> None:
+        super().__init__(
+            input_size,
+            hidden_size,
+            num_layers,
+            direction,
+            time_major,
+            dropout,
+            weight_ih_attr,
+            weight_hh_attr,
+            bias_ih_attr,
+            bias_hh_attr,
+            activation=activation,
+        )
 
 
 class LSTM(_RNNBase):
     """LSTM over [batch, time, input] inputs; final states are (h, c)."""
+
     _cell = LSTMCell
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, direction: str = "forward",
-                 time_major: bool = False, dropout: float = 0.0, weight_ih_attr: Any = None,
-                 weight_hh_attr: Any = None, bias_ih_attr: Any = None, bias_hh_attr: Any = None,
-                 proj_size: int = 0, name: Optional[str] = None) -> None:
-        super().__init__(input_size, hidden_size, num_layers, direction, time_major, dropout, weight_ih_attr,
-                         weight_hh_attr, bias_ih_attr, bias_hh_attr, proj_size=proj_size)
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        direction: str = "forward",
+        time_major: bool = False,
+        dropout: float = 0.0,
+        weight_ih_attr: Any = None,
+        weight_hh_attr: Any = None,
+        bias_ih_attr: Any = None,
+        bias_hh_attr: Any = None,
+        proj_size: int = 0,
+        name: Optional[str] = None,
+    ) -> None:
+        super().__init__(
+            input_size,
+            hidden_size,
+            num_layers,
+            direction,
+            time_major,
+            dropout,
+            weight_ih_attr,
+            weight_hh_attr,
+            bias_ih_attr,
+            bias_hh_attr,
+            proj_size=proj_size,
+        )
 
 
 class GRU(_RNNBase):
     """GRU over [batch, time, input] inputs."""
+
     _cell = GRUCell
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, direction: str = "forward",
-                 time_major: bool = False, dropout: float = 0.0, weight_ih_attr: Any = None,
-                 weight_hh_attr: Any = None, bias_ih_attr: Any = None, bias_hh_attr: Any = None,
-                 name: Optional[str] = None) -> None:
-        super().__init__(input_size, hidden_size, num_layers, direction, time_major, dropout, weight_ih_attr,
-                         weight_hh_attr, bias_ih_attr, bias_hh_attr)
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        direction: str = "forward",
+        time_major: bool = False,
+        dropout: float = 0.0,
+        weight_ih_attr: Any = None,
+        weight_hh_attr: Any = None,
+        bias_ih_attr: Any = None,
+        bias_hh_attr: Any = None,
+        name: Optional[str] = None,
+    ) -> None:
+        super().__init__(
+            input_size,
+            hidden_size,
+            num_layers,
+            direction,
+            time_major,
+            dropout,
+            weight_ih_attr,
+            weight_hh_attr,
+            bias_ih_attr,
+            bias_hh_attr,
+        )

@@ -3,6 +3,7 @@
 Sublayer names and creation order follow Paddle (``self_attn.q_proj.weight``, ``linear1``,
 ``norm1`` ...), so state dicts carry the same keys in the same order.
 """
+
 from __future__ import annotations
 
 import collections
@@ -46,13 +47,22 @@ class MultiHeadAttention(Layer):
     Cache = collections.namedtuple("Cache", ["k", "v"])
     StaticCache = collections.namedtuple("StaticCache", ["k", "v"])
 
-    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, kdim: Optional[int] = None,
-                 vdim: Optional[int] = None, need_weights: bool = False, weight_attr: Any = None,
-                 bias_attr: Any = None) -> None:
+    def __init__(
+        self,
+        embed_dim: int,
+        num_heads: int,
+        dropout: float = 0.0,
+        kdim: Optional[int] = None,
+        vdim: Optional[int] = None,
+        need_weights: bool = False,
+        weight_attr: Any = None,
+        bias_attr: Any = None,
+    ) -> None:
         super().__init__()
         if embed_dim <= 0 or num_heads <= 0 or embed_dim % num_heads:
-            raise ValueError(f"MultiHeadAttention: embed_dim ({embed_dim}) must be a positive multiple of "
-                             f"num_heads ({num_heads})")
+            raise ValueError(
+                f"MultiHeadAttention: embed_dim ({embed_dim}) must be a positive multiple of num_heads ({num_heads})"
+            )
         self.embed_dim, self.num_heads, self.dropout = embed_dim, num_heads, dropout
         self.kdim, self.vdim = kdim or embed_dim, vdim or embed_dim
         self.head_dim = embed_dim // num_heads
@@ -84,11 +94,18 @@ class MultiHeadAttention(Layer):
         empty = xp.zeros((key.shape[0], self.num_heads, 0, self.head_dim), dtype=key._data.dtype)
         return self.Cache(wrap(empty), wrap(empty.copy()))
 
-    def forward(self, query: Tensor, key: Optional[Tensor] = None, value: Optional[Tensor] = None,
-                attn_mask: Optional[Tensor] = None, cache: Any = None) -> Any:
+    def forward(
+        self,
+        query: Tensor,
+        key: Optional[Tensor] = None,
+        value: Optional[Tensor] = None,
+        attn_mask: Optional[Tensor] = None,
+        cache: Any = None,
+    ) -> Any:
         if cache is not None and not isinstance(cache, (self.Cache, self.StaticCache)):
-            raise TypeError(f"MultiHeadAttention: cache must be a Cache or StaticCache from gen_cache, got "
-                            f"{type(cache).__name__}")
+            raise TypeError(
+                f"MultiHeadAttention: cache must be a Cache or StaticCache from gen_cache, got {type(cache).__name__}"
+            )
         key = query if key is None else key
         value = query if value is None else value
         q = self._heads(self.q_proj(query))
@@ -100,7 +117,7 @@ class MultiHeadAttention(Layer):
                 k, v = ops.concat([cache.k, k], axis=2), ops.concat([cache.v, v], axis=2)
                 cache = self.Cache(k, v)
         mask = additive_mask(attn_mask, q._data.dtype)
-        out, weights = attend(q, k, v, mask, self.dropout, self.training, self.head_dim ** -0.5)
+        out, weights = attend(q, k, v, mask, self.dropout, self.training, self.head_dim**-0.5)
         out = ops.reshape(ops.transpose(out, [0, 2, 1, 3]), [out.shape[0], out.shape[2], self.embed_dim])
         outputs = [self.out_proj(out)]
         if self.need_weights:
@@ -120,20 +137,39 @@ class _FeedForwardBlock(Layer):
 
     _attentions: tuple = ()
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int, dropout: float = 0.1,
-                 activation: str = "relu", attn_dropout: Optional[float] = None, act_dropout: Optional[float] = None,
-                 normalize_before: bool = False, weight_attr: Any = None, bias_attr: Any = None,
-                 layer_norm_eps: float = 1e-05) -> None:
+    def __init__(
+        self,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int,
+        dropout: float = 0.1,
+        activation: str = "relu",
+        attn_dropout: Optional[float] = None,
+        act_dropout: Optional[float] = None,
+        normalize_before: bool = False,
+        weight_attr: Any = None,
+        bias_attr: Any = None,
+        layer_norm_eps: float = 1e-05,
+    ) -> None:
         super().__init__()
         layer = type(self).__name__
         if not hasattr(F, activation):
             raise ValueError(f"{layer}: unknown activation {activation!r}; use e.g. 'relu' or 'gelu'")
         if d_model <= 0 or nhead <= 0 or dim_feedforward <= 0:
             raise ValueError(f"{layer}: d_model, nhead and dim_feedforward must be positive")
-        self._config = dict(d_model=d_model, nhead=nhead, dim_feedforward=dim_feedforward, dropout=dropout,
-                            activation=activation, attn_dropout=attn_dropout, act_dropout=act_dropout,
-                            normalize_before=normalize_before, weight_attr=weight_attr, bias_attr=bias_attr,
-                            layer_norm_eps=layer_norm_eps)
+        self._config = dict(
+            d_model=d_model,
+            nhead=nhead,
+            dim_feedforward=dim_feedforward,
+            dropout=dropout,
+            activation=activation,
+            attn_dropout=attn_dropout,
+            act_dropout=act_dropout,
+            normalize_before=normalize_before,
+            weight_attr=weight_attr,
+            bias_attr=bias_attr,
+            layer_norm_eps=layer_norm_eps,
+        )
         self.normalize_before = normalize_before
         self._attn_dropout = dropout if attn_dropout is None else attn_dropout
         self._act_dropout = dropout if act_dropout is None else act_dropout
@@ -141,8 +177,9 @@ class _FeedForwardBlock(Layer):
         parts = len(self._attentions) + 1
         weights, biases = _attrs(weight_attr, parts, layer), _attrs(bias_attr, parts, layer)
         for name, weight, bias in zip(self._attentions, weights, biases):
-            setattr(self, name, MultiHeadAttention(d_model, nhead, self._attn_dropout, weight_attr=weight,
-                                                   bias_attr=bias))
+            setattr(
+                self, name, MultiHeadAttention(d_model, nhead, self._attn_dropout, weight_attr=weight, bias_attr=bias)
+            )
         self.linear1 = Linear(d_model, dim_feedforward, weights[-1], biases[-1])
         self.dropout = Dropout(self._act_dropout, mode="upscale_in_train")
         self.linear2 = Linear(dim_feedforward, d_model, weights[-1], biases[-1])
@@ -154,8 +191,16 @@ class _FeedForwardBlock(Layer):
     def _feed_forward(self, x: Tensor) -> Tensor:
         return self.linear2(self.dropout(self._activation(self.linear1(x))))
 
-    def _attention_block(self, x: Tensor, attention: MultiHeadAttention, memory: Optional[Tensor],
-                         mask: Optional[Tensor], cache: Any, norm: Layer, drop: Layer) -> tuple:
+    def _attention_block(
+        self,
+        x: Tensor,
+        attention: MultiHeadAttention,
+        memory: Optional[Tensor],
+        mask: Optional[Tensor],
+        cache: Any,
+        norm: Layer,
+        drop: Layer,
+    ) -> tuple:
         """x + drop(attention over ``memory`` or x itself), normalised before or after; returns the
         result and the attention's updated cache (None without one)."""
         query = norm(x) if self.normalize_before else x
@@ -195,13 +240,15 @@ class TransformerEncoder(Layer):
     """``num_layers`` encoder layers (the given one, then fresh copies of its configuration),
     followed by ``norm`` when given."""
 
-    def __init__(self, encoder_layer: TransformerEncoderLayer, num_layers: int,
-                 norm: Optional[LayerNorm] = None) -> None:
+    def __init__(
+        self, encoder_layer: TransformerEncoderLayer, num_layers: int, norm: Optional[LayerNorm] = None
+    ) -> None:
         super().__init__()
         if not isinstance(encoder_layer, TransformerEncoderLayer) or num_layers < 1:
             raise ValueError("TransformerEncoder: needs a TransformerEncoderLayer and num_layers >= 1")
-        self.layers = LayerList([encoder_layer] + [type(encoder_layer)(**encoder_layer._config)
-                                                   for _ in range(num_layers - 1)])
+        self.layers = LayerList(
+            [encoder_layer] + [type(encoder_layer)(**encoder_layer._config) for _ in range(num_layers - 1)]
+        )
         self.num_layers = num_layers
         self.norm = norm
 
@@ -230,39 +277,57 @@ class TransformerDecoderLayer(_FeedForwardBlock):
 
     _attentions = ("self_attn", "cross_attn")
 
-    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Optional[Tensor] = None,
-                memory_mask: Optional[Tensor] = None, cache: Any = None) -> Any:
+    def forward(
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        tgt_mask: Optional[Tensor] = None,
+        memory_mask: Optional[Tensor] = None,
+        cache: Any = None,
+    ) -> Any:
         """The layer's output; with ``cache`` = (incremental, static) from :meth:`gen_cache`, also
         the updated pair (the static one, over ``memory``, does not change)."""
         incremental, static = (None, None) if cache is None else cache
-        out, incremental = self._attention_block(tgt, self.self_attn, None, tgt_mask, incremental, self.norm1,
-                                                 self.dropout1)
-        out, static = self._attention_block(out, self.cross_attn, memory, memory_mask, static, self.norm2,
-                                            self.dropout2)
+        out, incremental = self._attention_block(
+            tgt, self.self_attn, None, tgt_mask, incremental, self.norm1, self.dropout1
+        )
+        out, static = self._attention_block(
+            out, self.cross_attn, memory, memory_mask, static, self.norm2, self.dropout2
+        )
         out = self._residual(out, self._feed_forward, self.norm3, self.dropout3)
         return out if cache is None else (out, (incremental, static))
 
     def gen_cache(self, memory: Tensor) -> tuple:
         """An empty self-attention cache and the cross-attention keys and values of ``memory``."""
-        return (self.self_attn.gen_cache(memory, type=self.self_attn.Cache),
-                self.cross_attn.gen_cache(memory, memory, type=self.cross_attn.StaticCache))
+        return (
+            self.self_attn.gen_cache(memory, type=self.self_attn.Cache),
+            self.cross_attn.gen_cache(memory, memory, type=self.cross_attn.StaticCache),
+        )
 
 
 class TransformerDecoder(Layer):
     """``num_layers`` decoder layers, followed by ``norm`` when given."""
 
-    def __init__(self, decoder_layer: TransformerDecoderLayer, num_layers: int,
-                 norm: Optional[LayerNorm] = None) -> None:
+    def __init__(
+        self, decoder_layer: TransformerDecoderLayer, num_layers: int, norm: Optional[LayerNorm] = None
+    ) -> None:
         super().__init__()
         if not isinstance(decoder_layer, TransformerDecoderLayer) or num_layers < 1:
             raise ValueError("TransformerDecoder: needs a TransformerDecoderLayer and num_layers >= 1")
-        self.layers = LayerList([decoder_layer] + [type(decoder_layer)(**decoder_layer._config)
-                                                   for _ in range(num_layers - 1)])
+        self.layers = LayerList(
+            [decoder_layer] + [type(decoder_layer)(**decoder_layer._config) for _ in range(num_layers - 1)]
+        )
         self.num_layers = num_layers
         self.norm = norm
 
-    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Optional[Tensor] = None,
-                memory_mask: Optional[Tensor] = None, cache: Any = None) -> Any:
+    def forward(
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        tgt_mask: Optional[Tensor] = None,
+        memory_mask: Optional[Tensor] = None,
+        cache: Any = None,
+    ) -> Any:
         """The stack's output; with ``cache`` (one per layer), also the updated caches."""
         out, new_caches = tgt, []
         for index, layer in enumerate(self.layers):
@@ -284,31 +349,64 @@ class TransformerDecoder(Layer):
 class Transformer(Layer):
     """An encoder-decoder Transformer, each stack ending in a LayerNorm, as in Paddle."""
 
-    def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6,
-                 num_decoder_layers: int = 6, dim_feedforward: int = 2048, dropout: float = 0.1,
-                 activation: str = "relu", attn_dropout: Optional[float] = None,
-                 act_dropout: Optional[float] = None, normalize_before: bool = False, weight_attr: Any = None,
-                 bias_attr: Any = None, custom_encoder: Optional[Layer] = None,
-                 custom_decoder: Optional[Layer] = None) -> None:
+    def __init__(
+        self,
+        d_model: int = 512,
+        nhead: int = 8,
+        num_encoder_layers: int = 6,
+        num_decoder_layers: int = 6,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str = "relu",
+        attn_dropout: Optional[float] = None,
+        act_dropout: Optional[float] = None,
+        normalize_before: bool = False,
+        weight_attr: Any = None,
+        bias_attr: Any = None,
+        custom_encoder: Optional[Layer] = None,
+        custom_decoder: Optional[Layer] = None,
+    ) -> None:
         super().__init__()
-        options = dict(dropout=dropout, activation=activation, attn_dropout=attn_dropout, act_dropout=act_dropout,
-                       normalize_before=normalize_before)
+        options = dict(
+            dropout=dropout,
+            activation=activation,
+            attn_dropout=attn_dropout,
+            act_dropout=act_dropout,
+            normalize_before=normalize_before,
+        )
         weights, biases = _attrs(weight_attr, 3, "Transformer"), _attrs(bias_attr, 3, "Transformer")
         if custom_encoder is None:
             custom_encoder = TransformerEncoder(
-                TransformerEncoderLayer(d_model, nhead, dim_feedforward, weight_attr=[weights[0], weights[2]],
-                                        bias_attr=[biases[0], biases[2]], **options),
-                num_encoder_layers, LayerNorm(d_model))
+                TransformerEncoderLayer(
+                    d_model,
+                    nhead,
+                    dim_feedforward,
+                    weight_attr=[weights[0], weights[2]],
+                    bias_attr=[biases[0], biases[2]],
+                    **options,
+                ),
+                num_encoder_layers,
+                LayerNorm(d_model),
+            )
         if custom_decoder is None:
             custom_decoder = TransformerDecoder(
-                TransformerDecoderLayer(d_model, nhead, dim_feedforward, weight_attr=weights, bias_attr=biases,
-                                        **options),
-                num_decoder_layers, LayerNorm(d_model))
+                TransformerDecoderLayer(
+                    d_model, nhead, dim_feedforward, weight_attr=weights, bias_attr=biases, **options
+                ),
+                num_decoder_layers,
+                LayerNorm(d_model),
+            )
         self.encoder, self.decoder = custom_encoder, custom_decoder
         self.d_model, self.nhead = d_model, nhead
 
-    def forward(self, src: Tensor, tgt: Tensor, src_mask: Optional[Tensor] = None, tgt_mask: Optional[Tensor] = None,
-                memory_mask: Optional[Tensor] = None) -> Tensor:
+    def forward(
+        self,
+        src: Tensor,
+        tgt: Tensor,
+        src_mask: Optional[Tensor] = None,
+        tgt_mask: Optional[Tensor] = None,
+        memory_mask: Optional[Tensor] = None,
+    ) -> Tensor:
         memory = self.encoder(src, src_mask)
         return self.decoder(tgt, memory, tgt_mask, memory_mask)
 

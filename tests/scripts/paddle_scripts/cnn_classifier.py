@@ -6,6 +6,7 @@ its ParamAttr, AdamW decays every weight except biases and norm parameters (name
 ``apply_decay_param_fun``), and ClipGradByGlobalNorm bounds each step. The learning rate warms
 up linearly and then follows a cosine. Prints one ``RESULT`` JSON line.
 """
+
 import json
 
 import numpy as np
@@ -49,8 +50,8 @@ class ConvNet(nn.Layer):
         )
         self.dropout = nn.Dropout(p=0.2)
         self.classifier = nn.Linear(
-            16, num_classes,
-            weight_attr=paddle.ParamAttr(regularizer=paddle.regularizer.L2Decay(1e-4)))
+            16, num_classes, weight_attr=paddle.ParamAttr(regularizer=paddle.regularizer.L2Decay(1e-4))
+        )
 
     def forward(self, x):
         x = self.features(x)
@@ -71,24 +72,34 @@ def main():
     paddle.seed(7)
     train_x, train_y = make_images(384, seed=1)
     test_x, test_y = make_images(192, seed=2)
-    loader = DataLoader(TensorDataset([paddle.to_tensor(train_x), paddle.to_tensor(train_y)]),
-                        batch_size=32, shuffle=True)
+    loader = DataLoader(
+        TensorDataset([paddle.to_tensor(train_x), paddle.to_tensor(train_y)]), batch_size=32, shuffle=True
+    )
 
     model = ConvNet()
     epochs, steps_per_epoch = 4, len(loader)
     cosine = paddle.optimizer.lr.CosineAnnealingDecay(learning_rate=0.01, T_max=epochs * steps_per_epoch)
     scheduler = paddle.optimizer.lr.LinearWarmup(cosine, warmup_steps=5, start_lr=0.001, end_lr=0.01)
-    decay_names = [p.name for n, p in model.named_parameters()
-                   if not any(skip in n for skip in ("bias", "features.1", "features.5"))]
+    decay_names = [
+        p.name
+        for n, p in model.named_parameters()
+        if not any(skip in n for skip in ("bias", "features.1", "features.5"))
+    ]
     optimizer = paddle.optimizer.AdamW(
-        learning_rate=scheduler, parameters=model.parameters(), weight_decay=0.01,
+        learning_rate=scheduler,
+        parameters=model.parameters(),
+        weight_decay=0.01,
         apply_decay_param_fun=lambda name: name in decay_names,
-        grad_clip=nn.ClipGradByGlobalNorm(clip_norm=1.0))
+        grad_clip=nn.ClipGradByGlobalNorm(clip_norm=1.0),
+    )
     loss_fn = nn.CrossEntropyLoss()
 
-    report = {"num_parameters": int(sum(np.prod(p.shape) for p in model.parameters())),
-              "num_decayed": len(decay_names), "losses": [],
-              "initial_accuracy": accuracy(model, test_x, test_y)}
+    report = {
+        "num_parameters": int(sum(np.prod(p.shape) for p in model.parameters())),
+        "num_decayed": len(decay_names),
+        "losses": [],
+        "initial_accuracy": accuracy(model, test_x, test_y),
+    }
     for epoch in range(epochs):
         epoch_losses = []
         for images, labels in loader:

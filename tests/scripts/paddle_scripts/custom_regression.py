@@ -8,6 +8,7 @@ and where; after training, ``paddle.grad`` gives the input sensitivities (the ta
 known) and argsort/gather list the worst test errors.
 Prints one ``RESULT`` JSON line.
 """
+
 import json
 
 import numpy as np
@@ -36,8 +37,8 @@ class DenseLayer(nn.Layer):
     def __init__(self, in_features, out_features):
         super().__init__()
         self.w = self.create_parameter(
-            shape=[in_features, out_features],
-            default_initializer=nn.initializer.XavierUniform())
+            shape=[in_features, out_features], default_initializer=nn.initializer.XavierUniform()
+        )
         self.b = self.create_parameter(shape=[out_features], is_bias=True)
 
     def forward(self, x):
@@ -72,16 +73,18 @@ def main():
     probe = paddle.to_tensor([-2.0, -0.5, 0.0, 1.0, 3.0], stop_gradient=False)
     (custom_grad,) = paddle.grad(SoftClip.apply(probe).sum(), probe)
     (auto_grad,) = paddle.grad((probe / (1 + paddle.abs(probe))).sum(), probe)
-    report = {"pylayer_grad_matches": bool(np.allclose(custom_grad.numpy(), auto_grad.numpy())),
-              "parameter_shapes": [p.shape for p in model.parameters()],
-              "bias_initially_zero": bool((model.hidden.b.numpy() == 0).all()),
-              "losses": []}
+    report = {
+        "pylayer_grad_matches": bool(np.allclose(custom_grad.numpy(), auto_grad.numpy())),
+        "parameter_shapes": [p.shape for p in model.parameters()],
+        "bias_initially_zero": bool((model.hidden.b.numpy() == 0).all()),
+        "losses": [],
+    }
 
     weights = paddle.ones([x_train.shape[0]])
     for step in range(150):
         pred = model(x_train)
         residual = pred - y_train
-        mse = (weights * residual ** 2).sum() / weights.sum()
+        mse = (weights * residual**2).sum() / weights.sum()
         mse.backward()
         optimizer.step()
         optimizer.clear_grad()
@@ -100,7 +103,8 @@ def main():
     (dx,) = paddle.grad(model(x).sum(), x)
     report["mean_input_gradient"] = dx.mean(axis=0).numpy().tolist()
     report["paddle_grad_left_parameter_grads_alone"] = all(
-        p.grad is None or float(p.grad.abs().sum()) == 0 for p in model.parameters())
+        p.grad is None or float(p.grad.abs().sum()) == 0 for p in model.parameters()
+    )
 
     with paddle.no_grad():
         pred = model(x_test)

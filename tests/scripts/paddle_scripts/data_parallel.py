@@ -6,6 +6,7 @@ Each rank reads its shard of the data through DistributedBatchSampler, DataParal
 gradients, the ranks all-reduce their correct counts and losses so every rank sees the global
 accuracy, and rank 0 alone logs and saves the model. Rank 0 prints one ``RESULT`` JSON line.
 """
+
 import json
 import os
 import tempfile
@@ -40,10 +41,10 @@ def main():
     sampler = DistributedBatchSampler(dataset, batch_size=32, shuffle=True, drop_last=True)
     loader = DataLoader(dataset, batch_sampler=sampler)
 
-    model = paddle.DataParallel(nn.Sequential(nn.Linear(8, 32), nn.Tanh(), nn.Linear(32, 32),
-                                              nn.Tanh(), nn.Linear(32, 2)))
-    optimizer = paddle.optimizer.Momentum(learning_rate=0.05, momentum=0.9,
-                                          parameters=model.parameters())
+    model = paddle.DataParallel(
+        nn.Sequential(nn.Linear(8, 32), nn.Tanh(), nn.Linear(32, 32), nn.Tanh(), nn.Linear(32, 2))
+    )
+    optimizer = paddle.optimizer.Momentum(learning_rate=0.05, momentum=0.9, parameters=model.parameters())
     loss_fn = nn.CrossEntropyLoss()
 
     report = {"world_size": world_size, "batches_per_rank": len(loader), "losses": [], "accuracies": []}

@@ -5,6 +5,7 @@ then, as a user restarting a job would, runs itself again with ``--resume DIR``:
 restores both into a fresh model and optimizer, checks that they evaluate and schedule exactly
 like the saved pair, and trains on. Prints one ``RESULT`` JSON line.
 """
+
 import argparse
 import json
 import os
@@ -106,8 +107,12 @@ def resumed_run(train_loader, test_loader, workdir):
     model, scheduler, optimizer = build()
     model.set_state_dict(paddle.load(os.path.join(workdir, "mlp.pdparams")))
     optimizer.set_state_dict(paddle.load(os.path.join(workdir, "mlp.pdopt")))
-    report = {"restored_accuracy": evaluate(model, test_loader), "restored_lr": optimizer.get_lr(),
-              "restored_scheduler_epoch": scheduler.last_epoch, "losses": []}
+    report = {
+        "restored_accuracy": evaluate(model, test_loader),
+        "restored_lr": optimizer.get_lr(),
+        "restored_scheduler_epoch": scheduler.last_epoch,
+        "losses": [],
+    }
     for epoch in range(3, 6):
         report["losses"].append(train_epoch(model, train_loader, optimizer, scheduler))
         print(f"epoch {epoch} loss {report['losses'][-1]:.4f} lr {optimizer.get_lr():.5f}")
@@ -129,8 +134,9 @@ def main():
         return
     workdir = tempfile.mkdtemp()
     report = first_run(train_loader, test_loader, workdir)
-    second = subprocess.run([sys.executable, __file__, "--resume", workdir], capture_output=True,
-                            text=True, check=True, timeout=120)
+    second = subprocess.run(
+        [sys.executable, __file__, "--resume", workdir], capture_output=True, text=True, check=True, timeout=120
+    )
     log, resumed = second.stdout.split("RESULT ", 1)
     print(log, end="")
     resumed = json.loads(resumed)

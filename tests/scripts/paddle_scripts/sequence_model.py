@@ -7,6 +7,7 @@ batch, a TransformerEncoder with a padding attention mask refines it, a masked m
 sentence, and the tagging loss ignores padded positions through ``ignore_index``.
 Prints one ``RESULT`` JSON line.
 """
+
 import json
 
 import numpy as np
@@ -40,8 +41,8 @@ def pad_batch(sentences, tags):
     ids = np.full((len(sentences), longest), PAD, dtype="int64")
     tag_ids = np.full((len(sentences), longest), IGNORE, dtype="int64")
     for i, (sentence, tag) in enumerate(zip(sentences, tags)):
-        ids[i, :len(sentence)] = sentence
-        tag_ids[i, :len(tag)] = tag
+        ids[i, : len(sentence)] = sentence
+        tag_ids[i, : len(tag)] = tag
     lengths = np.array([len(s) for s in sentences], dtype="int64")
     return paddle.to_tensor(ids), paddle.to_tensor(tag_ids), paddle.to_tensor(lengths)
 
@@ -57,7 +58,7 @@ class SentenceTagger(nn.Layer):
         self.classifier = nn.Linear(hidden, 2)
 
     def forward(self, ids, lengths):
-        keep = (ids != PAD).astype("float32")                       # [batch, time]
+        keep = (ids != PAD).astype("float32")  # [batch, time]
         x = self.embedding(ids)
         x, (h, c) = self.lstm(x, sequence_length=lengths)
         attn_mask = paddle.unsqueeze((1.0 - keep) * -1e9, axis=[1, 2])  # [batch, 1, 1, time]
@@ -78,11 +79,10 @@ def main():
         order = np.random.RandomState(epoch).permutation(len(sentences))
         epoch_losses = []
         for start in range(0, len(order), batch_size):
-            idx = order[start:start + batch_size]
+            idx = order[start : start + batch_size]
             ids, tag_ids, lengths = pad_batch([sentences[i] for i in idx], [tags[i] for i in idx])
             tag_logits, class_logits, h = model(ids, lengths)
-            tag_loss = F.cross_entropy(tag_logits.reshape([-1, 2]), tag_ids.reshape([-1]),
-                                       ignore_index=IGNORE)
+            tag_loss = F.cross_entropy(tag_logits.reshape([-1, 2]), tag_ids.reshape([-1]), ignore_index=IGNORE)
             class_loss = F.cross_entropy(class_logits, paddle.to_tensor(labels[idx]))
             loss = tag_loss + class_loss
             loss.backward()
@@ -91,8 +91,7 @@ def main():
             epoch_losses.append(float(loss))
         report["losses"].append(float(np.mean(epoch_losses)))
         print(f"epoch {epoch} loss {report['losses'][-1]:.4f}")
-    report["shapes"] = {"tag_logits": tag_logits.shape, "class_logits": class_logits.shape,
-                        "lstm_h": h.shape}
+    report["shapes"] = {"tag_logits": tag_logits.shape, "class_logits": class_logits.shape, "lstm_h": h.shape}
 
     model.eval()
     with paddle.no_grad():

@@ -7,6 +7,7 @@ on the validation loss, a few schedulers stepped side by side, dropout active in
 in eval(), clip_grad_norm_, parameters_to_vector, and a state_dict round trip that reports
 missing and unexpected keys. Prints one ``RESULT`` JSON line.
 """
+
 import json
 
 import numpy as np
@@ -32,9 +33,11 @@ class PairDataset(Dataset):
 
 
 def collate(samples):
-    return (paddle.to_tensor(np.stack([s["a"] for s in samples])),
-            paddle.to_tensor(np.stack([s["b"] for s in samples])),
-            paddle.to_tensor(np.array([s["y"] for s in samples], dtype="float32")))
+    return (
+        paddle.to_tensor(np.stack([s["a"] for s in samples])),
+        paddle.to_tensor(np.stack([s["b"] for s in samples])),
+        paddle.to_tensor(np.array([s["y"] for s in samples], dtype="float32")),
+    )
 
 
 class Block(nn.Layer):
@@ -88,8 +91,7 @@ def main():
 
     model = TwoTower()
     activations = []
-    hook = model.blocks[0].register_forward_post_hook(
-        lambda layer, inputs, output: activations.append(output.shape))
+    hook = model.blocks[0].register_forward_post_hook(lambda layer, inputs, output: activations.append(output.shape))
     plateau = paddle.optimizer.lr.ReduceOnPlateau(learning_rate=0.01, factor=0.5, patience=1)
     optimizer = paddle.optimizer.Adam(learning_rate=plateau, parameters=model.parameters())
 
@@ -97,13 +99,18 @@ def main():
         "piecewise": paddle.optimizer.lr.PiecewiseDecay(boundaries=[2, 4], values=[0.1, 0.05, 0.01]),
         "exponential": paddle.optimizer.lr.ExponentialDecay(learning_rate=0.1, gamma=0.9),
         "multistep": paddle.optimizer.lr.MultiStepDecay(learning_rate=0.1, milestones=[1, 3], gamma=0.5),
-        "lambda": paddle.optimizer.lr.LambdaDecay(learning_rate=0.1, lr_lambda=lambda e: 0.95 ** e),
+        "lambda": paddle.optimizer.lr.LambdaDecay(learning_rate=0.1, lr_lambda=lambda e: 0.95**e),
         "polynomial": paddle.optimizer.lr.PolynomialDecay(learning_rate=0.1, decay_steps=5, end_lr=0.0),
         "onecycle": paddle.optimizer.lr.OneCycleLR(max_learning_rate=0.1, total_steps=8),
     }
-    report = {"losses": [], "val_losses": [], "lrs": [], "schedules": {k: [] for k in schedules},
-              "split_sizes": [len(train_set), len(val_set), len(probe_set)],
-              "batches": len(train_loader)}
+    report = {
+        "losses": [],
+        "val_losses": [],
+        "lrs": [],
+        "schedules": {k: [] for k in schedules},
+        "split_sizes": [len(train_set), len(val_set), len(probe_set)],
+        "batches": len(train_loader),
+    }
     for epoch in range(6):
         model.train()
         report["losses"].append(run_epoch(model, train_loader, optimizer))
@@ -115,8 +122,10 @@ def main():
         for name, schedule in schedules.items():
             report["schedules"][name].append(round(schedule.get_lr(), 8))
             schedule.step()
-        print(f"epoch {epoch} loss {report['losses'][-1]:.4f} val {report['val_losses'][-1]:.4f}"
-              f" lr {optimizer.get_lr():.4f}")
+        print(
+            f"epoch {epoch} loss {report['losses'][-1]:.4f} val {report['val_losses'][-1]:.4f}"
+            f" lr {optimizer.get_lr():.4f}"
+        )
     hook.remove()
     report["hook_calls"] = len(activations)
     report["hook_shape"] = activations[0]
@@ -138,12 +147,15 @@ def main():
     missing, unexpected = fresh.set_state_dict(state)
     report["missing_keys"], report["unexpected_keys"] = list(missing), list(unexpected)
     fresh.eval()
-    same = np.allclose(fresh(a, b).numpy() - fresh.head.bias.numpy() * fresh.scale.numpy(),
-                       eval_outputs[0] - model.head.bias.numpy() * model.scale.numpy(), atol=1e-5)
+    same = np.allclose(
+        fresh(a, b).numpy() - fresh.head.bias.numpy() * fresh.scale.numpy(),
+        eval_outputs[0] - model.head.bias.numpy() * model.scale.numpy(),
+        atol=1e-5,
+    )
     report["round_trip_matches"] = bool(same)
-    report["val_accuracy"] = float(np.mean([
-        float(((model(a, b) > 0).astype("float32") == y).astype("float32").mean())
-        for a, b, y in val_loader]))
+    report["val_accuracy"] = float(
+        np.mean([float(((model(a, b) > 0).astype("float32") == y).astype("float32").mean()) for a, b, y in val_loader])
+    )
     print("RESULT " + json.dumps(report))
 
 
