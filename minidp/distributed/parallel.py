@@ -22,6 +22,7 @@ import logging
 import os
 import socket
 import sys
+import time
 import warnings
 from typing import Dict, List, Optional, Tuple
 
@@ -37,6 +38,7 @@ logger = logging.getLogger("minidp.distributed")
 DEFAULT_GROUP_NAME = "default"
 BACKENDS_NEEDING_A_STORE = ("gloo", "nccl")
 _ENDPOINT_BYTES = 256
+MPI_ABORT_GRACE = 0.25  # seconds between printing an uncaught exception and MPI_Abort
 
 _global_parallel_env: Optional[ParallelEnv] = None
 _global_stores: Dict[Tuple[str, int], TCPStore] = {}
@@ -175,6 +177,10 @@ def _abort_mpi_job_on_uncaught_exception() -> None:
         previous_hook(kind, value, trace)
         sys.stderr.flush()
         sys.stdout.flush()
+        # MPICH's launcher may act on the abort before it has forwarded what this rank just
+        # printed, and then drops it (a lost traceback, seen now and then under load): give it
+        # a moment to read the pipes first.
+        time.sleep(MPI_ABORT_GRACE)
         MPI.COMM_WORLD.Abort(1)
 
     sys.excepthook = abort_after_printing
