@@ -43,6 +43,7 @@ from ..timeline import timeline
 from .store import TCPStore
 from . import fleet
 from . import stream
+from . import launch
 
 __all__ = [
     "DataParallel",
