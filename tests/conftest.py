@@ -1,6 +1,7 @@
 """Test helpers importable from every test file and folder: the modules in ``tests/`` that are
-not tests (``gradcheck``, ``dist_utils``, ...) and the per-rank scripts in ``tests/scripts/``;
-and the fixtures that test files of several modules share."""
+not tests (``gradcheck``, ``dist_utils``, ...), the per-rank scripts in ``tests/scripts/`` and
+the tools in ``tools/`` (benchmarks, report, kernel checks, API coverage); and the fixtures
+that test files of several modules share."""
 
 import sys
 from pathlib import Path
@@ -8,7 +9,7 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE / "scripts")]
+sys.path[:0] = [str(HERE), str(HERE / "scripts"), str(HERE.parent / "tools")]
 
 from jobs import job_token  # noqa: E402,F401  (the fixture that marks a job's processes)
 

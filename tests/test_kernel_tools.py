@@ -14,10 +14,9 @@ from pathlib import Path
 import pytest
 
 TOOLS = Path(__file__).resolve().parent.parent / "tools"
-sys.path.insert(0, str(TOOLS))
 
-import check_kernels  # noqa: E402
-import kernels_sanitize  # noqa: E402
+import check_kernels
+import kernels_sanitize
 
 NOTHING_CHECKED = 3
 BROKEN_SOURCE = "fused_adam.cu"

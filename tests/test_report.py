@@ -13,10 +13,9 @@ import pytest
 from jobs import TOKEN_VARIABLE, wait_until_gone
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "tools"))
 
-import bench_dp  # noqa: E402
-import report  # noqa: E402
+import bench_dp
+import report
 
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "benchmarks_report.json")
 

@@ -6,21 +6,19 @@ import json
 import subprocess
 import sys
 import uuid
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "scripts"))
 
-import jobs  # noqa: E402  (lives in tests/scripts)
-import timeline_job  # noqa: E402  (lives in tests/scripts)
+import jobs  # lives in tests/scripts
+import timeline_job  # lives in tests/scripts
 
-import minidp  # noqa: E402
-import minidp.distributed as dist  # noqa: E402
-from minidp import nn, timeline  # noqa: E402
-from minidp.io import DataLoader, TensorDataset  # noqa: E402
-from minidp.tools import timeline as timeline_tool  # noqa: E402
+import minidp
+import minidp.distributed as dist
+from minidp import nn, timeline
+from minidp.io import DataLoader, TensorDataset
+from minidp.tools import timeline as timeline_tool
 
 JOB_SCRIPT = str(jobs.SCRIPTS / "timeline_job.py")
 LAUNCH = [sys.executable, "-m", "minidp.distributed.launch", "--nproc_per_node", "2"]
