@@ -1,5 +1,6 @@
 """The documentation runs: every Python block of README.md and docs/*.md executes as written,
-and the README's reading order names real files with roughly their real length."""
+its links and the repository files it names exist, and the README's reading order names real
+files with roughly their real length."""
 
 import os
 import re
@@ -13,6 +14,10 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 _BLOCK = re.compile(r"^(?P<indent>[ \t]*)```python\n(?P<code>.*?)^(?P=indent)```", re.M | re.S)
+# a relative Markdown link's target (anchors dropped); links with a scheme (https:, mailto:) are skipped
+_LINK = re.compile(r"\]\((?![a-z][a-z0-9+.-]*:)(?P<target>[^)#\s]*)[^)]*\)")
+# a path under a top-level folder of the repository, as named in backticks
+_REPO_PATH = re.compile(r"(?<![\w./*-])(?:minidp|tests|tools|examples|docs)/[\w./*-]*(?![\w./*-])")
 
 
 def python_blocks():
@@ -47,3 +52,20 @@ def test_the_reading_order_names_real_files_with_their_length():
         assert abs(actual - int(stated)) <= max(20, int(stated) // 4), (
             f"README says {path} has {stated} lines, it has {actual}: update the reading order"
         )
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(ROOT)))
+def test_every_relative_link_points_to_an_existing_file(page):
+    targets = [match["target"] for match in _LINK.finditer(page.read_text()) if match["target"]]
+    missing = [target for target in targets if not (page.parent / target).exists()]
+    assert not missing, f"{page.relative_to(ROOT)} links to files that do not exist: {missing}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(ROOT)))
+def test_every_repository_file_named_in_backticks_exists(page):
+    spans = re.findall(r"`([^`\n]+)`", page.read_text())
+    paths = [path for span in spans for path in _REPO_PATH.findall(span)]
+    # files only (a suffix or a glob in the last part): folders such as tools/out/ may be made by a run
+    named = [path for path in paths if re.search(r"[.*][^/]*$", path)]
+    missing = [path for path in named if not any(ROOT.glob(path))]
+    assert not missing, f"{page.relative_to(ROOT)} names files that do not exist (moved or renamed?): {missing}"

@@ -1,4 +1,4 @@
-"""The optimizer base class: parameter groups, learning rate, L2 decay, clipping, state.
+"""The optimizer base class: parameter groups, learning rate, weight decay and regularizers, clipping, state.
 
 Updates happen in place on each parameter's array (``p._data``), so arrays keep their identity:
 data-parallel buckets and device buffers that point at them stay valid. Gradients are read from

@@ -43,7 +43,7 @@ and the descriptions that prefix every error message.
 :class:`ThreadedProcessGroup` adds the execution gloo and mpi use: with ``sync_op=False`` an
 operation is queued on the group's single background thread, so asynchronous operations run in
 the order they were issued -- the same order on every rank -- and a synchronous operation issued
-after them runs after them. Before it moves data, each operation exchanges a small
+after them runs after them. Before it reads a peer's data, each operation exchanges a small
 :class:`Fingerprint` (sequence number, op, reduce op, dtype, element count, root) with its
 peers, so ranks that issued different operations raise, naming both, instead of exchanging
 mismatched bytes: "rank 0 called barrier (#12) while rank 1 called all_reduce SUM
