@@ -262,6 +262,12 @@ CASES = [
         {},
     ),
     (
+        "adaptive_max_pool3d_mask_ties",
+        lambda P, F, t: F.adaptive_max_pool3d(t.round().detach() + (t - t.detach()), [2, 3, 4], return_mask=True),
+        [("wide", (2, 2, 5, 6, 7))],
+        {},
+    ),
+    (
         "max_unpool3d_of_max_pool3d",
         lambda P, F, t: F.max_unpool3d(
             *F.max_pool3d(t, (2, 3, 2), (1, 2, 3), (1, 0, 1), return_mask=True),

@@ -1,5 +1,5 @@
 """3-D convolution and pooling (``minidp/nn/functional/volume.py``) against NumPy loops, finite
-differences and Paddle 3.3.1 shapes; max_pool3d's mask is Paddle's and
+differences and Paddle 3.3.1 shapes; the 3-D max pools' masks are Paddle's and
 max_unpool3d puts each maximum back."""
 
 import itertools
@@ -119,6 +119,25 @@ def test_adaptive_3d_pooling():
     check_grad(lambda v: F.adaptive_max_pool3d(v, [2, 3, 2]), x)
     assert nn.AdaptiveAvgPool3D(1)(t(x)).shape == [1, 2, 1, 1, 1]
     assert F.adaptive_avg_pool3d(t(x), [None, 2, 2]).shape == [1, 2, 5, 2, 2]
+
+
+def test_adaptive_max_pool3d_return_mask_gives_paddles_flat_indices():
+    x = distinct(rng, 1, 2, 5, 7, 4)
+    values, mask = nn.AdaptiveMaxPool3D([2, 3, 2], return_mask=True)(t(x))
+    for a, b, c in itertools.product(range(2), range(3), range(2)):
+        (d0, d1), (h0, h1), (w0, w1) = adaptive_window(5, 2, a), adaptive_window(7, 3, b), adaptive_window(4, 2, c)
+        at = x[:, :, d0:d1, h0:h1, w0:w1].reshape(1, 2, -1).argmax(-1)
+        dd, hh, ww = np.unravel_index(at, (d1 - d0, h1 - h0, w1 - w0))
+        np.testing.assert_array_equal(mask.numpy()[:, :, a, b, c], ((d0 + dd) * 7 + h0 + hh) * 4 + w0 + ww)
+    assert mask.dtype == minidp.int32
+    np.testing.assert_array_equal(values.numpy(), F.adaptive_max_pool3d(t(x), [2, 3, 2]).numpy())
+    check_grad(lambda v: F.adaptive_max_pool3d(v, [2, 3, 2], return_mask=True)[0], x)
+    ties = np.zeros((1, 1, 2, 2, 2))
+    ties[0, 0, 0, 1, 1] = ties[0, 0, 1, 0, 0] = 1.0  # flat indices 3 and 4: the shallower one is first
+    a = minidp.to_tensor(ties, stop_gradient=False)
+    pooled, where = F.adaptive_max_pool3d(a, 1, return_mask=True)
+    pooled.sum().backward()
+    assert where.numpy().ravel().tolist() == [3] and a.grad.numpy().ravel().tolist() == [0, 0, 0, 1, 0, 0, 0, 0]
 
 
 def np_conv3d_transpose(x, w, stride, pads, dilation, groups):

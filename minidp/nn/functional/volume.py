@@ -22,8 +22,7 @@ from .conv import conv2d, conv2d_transpose
 from .padding import pad_axes
 from .pooling import (
     adaptive_avg_pool2d,
-    adaptive_bounds,
-    adaptive_max_pool2d,
+    adaptive_max_pool,
     averaging_matrix,
     avg_pool2d,
     max_pool2d,
@@ -247,20 +246,11 @@ def adaptive_avg_pool3d(x: Tensor, output_size: Any, data_format: str = "NCDHW",
     return _restore(ops.reshape(out, [n, c, od, oh, ow]), data_format)
 
 
-def adaptive_max_pool3d(x: Tensor, output_size: Any, return_mask: bool = False, name: Optional[str] = None) -> Tensor:
-    """Largest value of each adaptive window of a [N, C, D, H, W] input (``return_mask`` is not supported)."""
-    if return_mask:
-        raise ValueError("adaptive_max_pool3d: return_mask is not supported; use return_mask=False")
+def adaptive_max_pool3d(x: Tensor, output_size: Any, return_mask: bool = False, name: Optional[str] = None) -> Any:
+    """Largest value of each adaptive window of a [N, C, D, H, W] input; with ``return_mask`` also
+    the flat index (d * H * W + h * W + w) of each maximum, as Paddle's."""
     x = _channels_first("adaptive_max_pool3d", x, "NCDHW")
-    sizes = [output_size] * 3 if isinstance(output_size, int) else list(output_size)
-    if len(sizes) != 3:
-        raise ValueError(f"adaptive_max_pool3d: output_size must be an int or three values, got {output_size!r}")
-    depth = x.shape[2]
-    od = depth if sizes[0] is None else sizes[0]
-    slabs = [
-        adaptive_max_pool2d(ops.max(x[:, :, start:end], axis=2), sizes[1:]) for start, end in adaptive_bounds(depth, od)
-    ]
-    return ops.stack(slabs, axis=2)
+    return adaptive_max_pool("adaptive_max_pool3d", x, output_size, return_mask)
 
 
 def conv3d_transpose(
