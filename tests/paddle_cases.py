@@ -253,6 +253,44 @@ CASES = [
     ("nanquantile", lambda P, F, t: P.nanquantile(P.log(t), [0.3, 0.8], axis=1), [("wide", (3, 6))], {}),
     ("quantile_nearest", lambda P, F, t: P.quantile(t, 0.4, axis=0, interpolation="nearest"), [("wide", (3, 6))], {}),
     ("add_n", lambda P, F, t: P.add_n([t, t * 2, t * t]), [("wide", (3, 6))], {}),
+    # 3-D max pooling's mask and max-unpooling by it; rounded values (gradient 1 kept) tie everywhere
+    ("max_pool3d_mask", lambda P, F, t: F.max_pool3d(t, 3, 2, 1, True, True), [("real", (2, 2, 5, 6, 7))], {}),
+    (
+        "max_pool3d_mask_ties",
+        lambda P, F, t: F.max_pool3d(t.round().detach() + (t - t.detach()), 2, 1, return_mask=True),
+        [("wide", (1, 2, 4, 5, 6))],
+        {},
+    ),
+    (
+        "adaptive_max_pool3d_mask_ties",
+        lambda P, F, t: F.adaptive_max_pool3d(t.round().detach() + (t - t.detach()), [2, 3, 4], return_mask=True),
+        [("wide", (2, 2, 5, 6, 7))],
+        {},
+    ),
+    (
+        "max_unpool3d_of_max_pool3d",
+        lambda P, F, t: F.max_unpool3d(
+            *F.max_pool3d(t, (2, 3, 2), (1, 2, 3), (1, 0, 1), return_mask=True),
+            (2, 3, 2),
+            (1, 2, 3),
+            (1, 0, 1),
+            output_size=[5, 6, 7],
+        ),
+        [("real", (2, 2, 5, 6, 7))],
+        {},
+    ),
+    (
+        "max_unpool2d_layer_output_size",
+        lambda P, F, t: P.nn.MaxUnPool2D(2)(*F.max_pool2d(t, 2, return_mask=True), output_size=[5, 5]),
+        [("real", (1, 2, 5, 5))],
+        {},
+    ),
+    (
+        "dropout_inplace_infer",
+        lambda P, F, t: F.dropout(t * 1, 0.3, training=False, inplace=True, mode="downscale_in_infer"),
+        [("real", (3, 4))],
+        {},
+    ),
 ]
 
 _SEED = 20261123

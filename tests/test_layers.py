@@ -294,6 +294,37 @@ def test_dropout_gradient_is_the_mask():
     assert layer(x) is x
 
 
+def test_dropout_inplace_updates_x_by_the_inplace_rules():
+    minidp.seed(6)
+    x = minidp.ones([20, 10])
+    assert F.dropout(x, 0.5, inplace=True) is x and x.inplace_version == 1
+    assert set(np.unique(x.numpy())) == {0.0, 2.0}
+    rows = minidp.ones([20, 10])
+    assert F.dropout(rows, 0.5, axis=0, inplace=True) is rows and all(len(set(r)) == 1 for r in rows.numpy())
+    infer = minidp.ones([2, 3])
+    assert F.dropout(infer, 0.3, training=False, inplace=True, mode="downscale_in_infer") is infer
+    np.testing.assert_allclose(infer.numpy(), 0.7)
+    untouched = minidp.ones([2, 3])
+    assert F.dropout(untouched, 0.0, inplace=True) is untouched and untouched.inplace_version == 0  # as Paddle
+    w = minidp.to_tensor(np.ones((4, 5)), stop_gradient=False)
+    with pytest.raises(ValueError, match="dropout_: .* leaf tensor that requires a gradient"):
+        F.dropout(w, 0.5, inplace=True)
+    h = w * 2
+    assert F.dropout(h, 0.5, inplace=True) is h
+    h.sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), h.numpy())  # 2 * (the mask scaled by 1 / (1 - p))
+    layer = nn.Dropout(0.5, inplace=True)
+    y = minidp.ones([3, 4])
+    assert layer(y) is y and y.inplace_version == 1
+
+
+def test_dropout1d_ignores_inplace_with_a_warning_as_paddle():
+    x = minidp.ones([2, 3, 4])
+    with pytest.warns(UserWarning, match="dropout1d: inplace=True is not supported"):
+        out = F.dropout1d(x, 0.5, inplace=True)
+    assert out is not x and (x.numpy() == 1).all()
+
+
 def test_activation_layers_match_ops():
     x = minidp.to_tensor(rng.normal(size=(3, 4)))
     for layer, op in [

@@ -110,3 +110,18 @@ def test_max_unpool_inverts_max_pool():
     np.testing.assert_array_equal(nn.MaxUnPool1D(2)(values, where).numpy().max(-1), seq.max(-1))
     with pytest.raises(ValueError, match="indices must"):
         F.max_unpool2d(pooled, mask * 100, 2)
+
+
+def test_max_unpool_layers_take_paddles_forward_output_size():
+    x = distinct(rng, 1, 2, 5, 5)
+    pooled, mask = F.max_pool2d(t(x), 2, return_mask=True)
+    from_call = nn.MaxUnPool2D(2)(pooled, mask, [5, 5])
+    np.testing.assert_array_equal(from_call.numpy(), F.max_unpool2d(pooled, mask, 2, output_size=[5, 5]).numpy())
+    built = nn.MaxUnPool2D(2, output_size=[5, 5])
+    assert built(pooled, mask, output_size=[1, 2, 4, 5]).shape == [1, 2, 4, 5]  # the call's size wins, as in Paddle
+    assert built(pooled, mask).shape == built(pooled, mask, []).shape == [1, 2, 5, 5]  # empty: the layer's own
+    assert built.output_size == [5, 5]
+    seq = distinct(rng, 1, 2, 7)
+    values, where = F.max_pool1d(t(seq), 2, return_mask=True)
+    assert nn.MaxUnPool1D(2)(values, where, output_size=[7]).shape == [1, 2, 7]
+    assert nn.MaxUnPool1D(2)(indices=where, x=values).shape == [1, 2, 6]

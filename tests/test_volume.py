@@ -1,5 +1,6 @@
 """3-D convolution and pooling (``minidp/nn/functional/volume.py``) against NumPy loops, finite
-differences and Paddle 3.3.1 shapes; max_unpool3d puts each maximum back."""
+differences and Paddle 3.3.1 shapes; the 3-D max pools' masks are Paddle's and
+max_unpool3d puts each maximum back."""
 
 import itertools
 
@@ -95,8 +96,6 @@ def test_3d_pooling_matches_numpy_and_gradients():
     check_grad(lambda a: F.max_pool3d(a, 3, 2, 1, ceil_mode=True), small)
     check_grad(lambda a: F.avg_pool3d(a, 3, 2, 1, ceil_mode=True, exclusive=False), small)
     assert nn.MaxPool3D(2, data_format="NDHWC")(t(x.transpose(0, 2, 3, 4, 1))).shape == [2, 2, 2, 3, 2]
-    with pytest.raises(ValueError, match="return_mask"):
-        F.max_pool3d(t(x), 2, return_mask=True)
 
 
 def adaptive_window(n_in, n_out, i):
@@ -120,6 +119,25 @@ def test_adaptive_3d_pooling():
     check_grad(lambda v: F.adaptive_max_pool3d(v, [2, 3, 2]), x)
     assert nn.AdaptiveAvgPool3D(1)(t(x)).shape == [1, 2, 1, 1, 1]
     assert F.adaptive_avg_pool3d(t(x), [None, 2, 2]).shape == [1, 2, 5, 2, 2]
+
+
+def test_adaptive_max_pool3d_return_mask_gives_paddles_flat_indices():
+    x = distinct(rng, 1, 2, 5, 7, 4)
+    values, mask = nn.AdaptiveMaxPool3D([2, 3, 2], return_mask=True)(t(x))
+    for a, b, c in itertools.product(range(2), range(3), range(2)):
+        (d0, d1), (h0, h1), (w0, w1) = adaptive_window(5, 2, a), adaptive_window(7, 3, b), adaptive_window(4, 2, c)
+        at = x[:, :, d0:d1, h0:h1, w0:w1].reshape(1, 2, -1).argmax(-1)
+        dd, hh, ww = np.unravel_index(at, (d1 - d0, h1 - h0, w1 - w0))
+        np.testing.assert_array_equal(mask.numpy()[:, :, a, b, c], ((d0 + dd) * 7 + h0 + hh) * 4 + w0 + ww)
+    assert mask.dtype == minidp.int32
+    np.testing.assert_array_equal(values.numpy(), F.adaptive_max_pool3d(t(x), [2, 3, 2]).numpy())
+    check_grad(lambda v: F.adaptive_max_pool3d(v, [2, 3, 2], return_mask=True)[0], x)
+    ties = np.zeros((1, 1, 2, 2, 2))
+    ties[0, 0, 0, 1, 1] = ties[0, 0, 1, 0, 0] = 1.0  # flat indices 3 and 4: the shallower one is first
+    a = minidp.to_tensor(ties, stop_gradient=False)
+    pooled, where = F.adaptive_max_pool3d(a, 1, return_mask=True)
+    pooled.sum().backward()
+    assert where.numpy().ravel().tolist() == [3] and a.grad.numpy().ravel().tolist() == [0, 0, 0, 1, 0, 0, 0, 0]
 
 
 def np_conv3d_transpose(x, w, stride, pads, dilation, groups):
@@ -167,16 +185,92 @@ def test_conv3d_transpose_sizes_and_layer():
     assert layer(t(x).astype("float32")).shape == [1, 4, 7, 7, 5]
 
 
+def np_max_pool3d_with_indices(x, kernel, stride, front, outs):
+    """Max pooling in NumPy with Paddle's mask: the flat index d * H * W + h * W + w of each window's
+    first maximum in (d, h, w) order, the window clipped to the input (padding never wins)."""
+    n, c = x.shape[:2]
+    values, where = np.zeros((n, c) + tuple(outs)), np.zeros((n, c) + tuple(outs), dtype=np.int32)
+    for pos in itertools.product(*[range(v) for v in outs]):
+        lows = [max(p * s - f, 0) for p, s, f in zip(pos, stride, front)]
+        highs = [min(p * s - f + k, size) for p, s, f, k, size in zip(pos, stride, front, kernel, x.shape[2:])]
+        window = x[(slice(None), slice(None)) + tuple(slice(lo, hi) for lo, hi in zip(lows, highs))]
+        at = window.reshape(n, c, -1).argmax(-1)
+        coords = [lo + i for lo, i in zip(lows, np.unravel_index(at, window.shape[2:]))]
+        values[(slice(None), slice(None)) + pos] = window.reshape(n, c, -1).max(-1)
+        where[(slice(None), slice(None)) + pos] = np.ravel_multi_index(coords, x.shape[2:])
+    return values, where
+
+
 def _max_pool3d_with_indices(x, k):
-    """Non-overlapping k x k x k max pooling in NumPy, with Paddle's flat indices d * H * W + h * W + w."""
-    n, c, d, h, w = x.shape
-    windows = x.reshape(n, c, d // k, k, h // k, k, w // k, k).transpose(0, 1, 2, 4, 6, 3, 5, 7)
-    windows = windows.reshape(n, c, d // k, h // k, w // k, k**3)
-    at = windows.argmax(-1)
-    dd, hh, ww = np.unravel_index(at, (k, k, k))
-    od, oh, ow = np.meshgrid(np.arange(d // k), np.arange(h // k), np.arange(w // k), indexing="ij")
-    flat = ((od * k + dd) * h + oh * k + hh) * w + ow * k + ww
-    return windows.max(-1), flat.astype(np.int32)
+    """Non-overlapping k x k x k max pooling with Paddle's mask (see np_max_pool3d_with_indices)."""
+    return np_max_pool3d_with_indices(x, (k,) * 3, (k,) * 3, (0,) * 3, [size // k for size in x.shape[2:]])
+
+
+@pytest.mark.parametrize(
+    "kernel, stride, padding, ceil_mode, geometry",
+    [  # geometry: what the NumPy reference needs, (kernel, stride, front padding, output size) per axis
+        (2, None, 0, False, ((2, 2, 2), (2, 2, 2), (0, 0, 0), (2, 3, 3))),
+        (3, 2, 1, True, ((3, 3, 3), (2, 2, 2), (1, 1, 1), (3, 4, 4))),
+        ((2, 3, 2), (1, 2, 3), (1, 0, 1), False, ((2, 3, 2), (1, 2, 3), (1, 0, 1), (6, 2, 3))),
+        ((3, 2, 2), (2, 1, 2), 0, True, ((3, 2, 2), (2, 1, 2), (0, 0, 0), (2, 5, 4))),
+    ],
+)
+def test_max_pool3d_return_mask_gives_paddles_flat_indices(kernel, stride, padding, ceil_mode, geometry):
+    x = distinct(rng, 2, 3, 5, 6, 7)
+    values, mask = F.max_pool3d(t(x), kernel, stride, padding, return_mask=True, ceil_mode=ceil_mode)
+    want_values, want_mask = np_max_pool3d_with_indices(x, *geometry)
+    assert mask.dtype == minidp.int32  # as Paddle 3.3.1
+    np.testing.assert_array_equal(values.numpy(), want_values)
+    np.testing.assert_array_equal(mask.numpy(), want_mask)
+    np.testing.assert_array_equal(F.max_pool3d(t(x), kernel, stride, padding, ceil_mode=ceil_mode).numpy(), want_values)
+    check_grad(lambda a: F.max_pool3d(a, kernel, stride, padding, True, ceil_mode)[0], x[:1, :2])
+
+
+def test_max_pool3d_ties_go_to_the_first_maximum_in_depth_height_width_order():
+    x = np.zeros((1, 1, 2, 2, 2))
+    x[0, 0, 0, 1, 1] = x[0, 0, 1, 0, 0] = 1.0  # flat indices 3 and 4: the shallower one is first
+    a = minidp.to_tensor(x, stop_gradient=False)
+    values, mask = F.max_pool3d(a, 2, return_mask=True)
+    values.sum().backward()
+    assert mask.numpy().ravel().tolist() == [3]
+    assert a.grad.numpy().ravel().tolist() == [0, 0, 0, 1, 0, 0, 0, 0]  # as Paddle 3.3.1
+    b = minidp.ones([1, 1, 2, 2, 2])
+    b.stop_gradient = False
+    F.max_pool3d(b, 2).sum().backward()
+    assert b.grad.numpy().ravel().tolist() == [1, 0, 0, 0, 0, 0, 0, 0]  # without the mask too
+
+
+def test_max_pool3d_mask_layer_and_channels_last():
+    x = distinct(rng, 2, 3, 4, 6, 4)
+    values, mask = nn.MaxPool3D(2, return_mask=True)(t(x))
+    want_values, want_mask = _max_pool3d_with_indices(x, 2)
+    np.testing.assert_array_equal(mask.numpy(), want_mask)
+    last_values, last_mask = F.max_pool3d(t(x.transpose(0, 2, 3, 4, 1)), 2, return_mask=True, data_format="NDHWC")
+    np.testing.assert_array_equal(last_values.numpy(), want_values.transpose(0, 2, 3, 4, 1))
+    np.testing.assert_array_equal(last_mask.numpy(), want_mask.transpose(0, 2, 3, 4, 1))
+
+
+@pytest.mark.parametrize("padding", ["SAME", [0, 1, 1, 0, 1, 1]])
+def test_max_pool3d_return_mask_pads_as_without_it(padding):
+    x = distinct(rng, 1, 2, 5, 6, 7)
+    values, mask = F.max_pool3d(t(x), 3, 2, padding, return_mask=True)
+    np.testing.assert_array_equal(values.numpy(), F.max_pool3d(t(x), 3, 2, padding).numpy())
+    np.testing.assert_array_equal(
+        np.take_along_axis(x.reshape(1, 2, -1), mask.numpy().reshape(1, 2, -1), -1).ravel(), values.numpy().ravel()
+    )
+
+
+def test_max_unpool3d_of_max_pool3d_restores_each_maximum():
+    x = distinct(rng, 2, 2, 5, 6, 7) + 3  # no zeros, so the restored maxima are the non-zero entries
+    values, mask = F.max_pool3d(t(x), (2, 3, 2), (1, 2, 3), (1, 0, 1), return_mask=True)
+    restored = F.max_unpool3d(values, mask, (2, 3, 2), (1, 2, 3), (1, 0, 1), output_size=[5, 6, 7]).numpy()
+    flat_mask = mask.numpy().reshape(2, 2, -1)
+    expected = np.zeros((2, 2, 5 * 6 * 7))
+    np.put_along_axis(expected, flat_mask, np.take_along_axis(x.reshape(2, 2, -1), flat_mask, -1), -1)
+    np.testing.assert_array_equal(restored, expected.reshape(x.shape))
+    layer = nn.MaxUnPool3D((2, 3, 2), (1, 2, 3), (1, 0, 1))
+    np.testing.assert_array_equal(layer(values, mask, output_size=[5, 6, 7]).numpy(), restored)
+    check_grad(lambda a: F.max_unpool3d(*F.max_pool3d(a, 2, return_mask=True), 2), x[:1, :1, :4, :4, :4])
 
 
 def test_max_unpool3d_puts_each_maximum_back_where_it_came_from():

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Optional
 
 from ... import backend, ops
 from ...autograd.tensor import Tensor
 from ...ops._util import matmul_arrays, result
+from ...ops.inplace import inplace_form
 from ...random import device_uniform, host_generator
 from ._util import check_tensor
 
@@ -56,25 +58,8 @@ def _keep_mask(xp: Any, shape: tuple, keep: float, dtype: Any) -> Any:
     return (draws < keep).astype(dtype)
 
 
-def dropout(
-    x: Tensor,
-    p: float = 0.5,
-    axis: Any = None,
-    training: bool = True,
-    mode: str = "upscale_in_train",
-    name: Optional[str] = None,
-) -> Tensor:
-    """Zero each element with probability ``p`` during training.
-
-    ``upscale_in_train`` (default) scales survivors by 1/(1-p) in training and is the identity
-    in evaluation; ``downscale_in_infer`` keeps survivors as they are and scales by (1-p) in
-    evaluation. ``axis`` drops whole slices: the mask varies only along the given axes.
-    """
-    check_tensor("dropout", "x", x)
-    if not isinstance(p, (int, float)) or not 0 <= p <= 1:
-        raise ValueError(f"dropout: p must be a probability in [0, 1], got {p!r}")
-    if mode not in _DROPOUT_MODES:
-        raise ValueError(f"dropout: mode must be one of {_DROPOUT_MODES}, got {mode!r}")
+def _dropout(x: Tensor, p: float, axis: Any, training: bool, mode: str) -> Tensor:
+    """The out-of-place dropout (the arguments checked already)."""
     xd = x._data
     if not training:
         if mode == "upscale_in_train" or p == 0:
@@ -96,6 +81,36 @@ def dropout(
         if mode == "upscale_in_train":
             mask *= 1.0 / (1.0 - p)
     return result(xd * mask, (x,), lambda g: (g * mask,))
+
+
+_dropout_ = inplace_form(_dropout, "dropout")
+
+
+def dropout(
+    x: Tensor,
+    p: float = 0.5,
+    axis: Any = None,
+    training: bool = True,
+    inplace: bool = False,
+    mode: str = "upscale_in_train",
+    name: Optional[str] = None,
+) -> Tensor:
+    """Zero each element with probability ``p`` during training.
+
+    ``upscale_in_train`` (default) scales survivors by 1/(1-p) in training and is the identity
+    in evaluation; ``downscale_in_infer`` keeps survivors as they are and scales by (1-p) in
+    evaluation. ``axis`` drops whole slices: the mask varies only along the given axes. With
+    ``inplace`` x itself is updated (see :mod:`minidp.ops.inplace`), with or without ``axis``
+    (Paddle 3.3.1 refuses ``axis`` there); ``p=0`` returns x untouched, as in Paddle.
+    """
+    check_tensor("dropout", "x", x)
+    if not isinstance(p, (int, float)) or not 0 <= p <= 1:
+        raise ValueError(f"dropout: p must be a probability in [0, 1], got {p!r}")
+    if mode not in _DROPOUT_MODES:
+        raise ValueError(f"dropout: mode must be one of {_DROPOUT_MODES}, got {mode!r}")
+    if inplace and p != 0:
+        return _dropout_(x, p, axis, training, mode)
+    return _dropout(x, p, axis, training, mode)
 
 
 def _feature_dropout(op: str, x: Tensor, p: float, training: bool, data_format: str, layouts: tuple) -> Tensor:
@@ -177,10 +192,15 @@ def bilinear(
 
 
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Zero whole channels of an [N, C, L] (or [C, L]) input with probability ``p``."""
+    """Zero whole channels of an [N, C, L] (or [C, L]) input with probability ``p``.
+
+    ``inplace=True`` is ignored with a warning, as Paddle 3.3.1 does: the result is a new tensor.
+    """
     check_tensor("dropout1d", "input", input)
     if input.ndim not in (2, 3):
         raise ValueError(f"dropout1d: expects a 2-D or 3-D input, got shape {input.shape}")
+    if inplace:
+        warnings.warn("dropout1d: inplace=True is not supported and is ignored (as in Paddle)", stacklevel=2)
     return dropout(input, p, list(range(input.ndim - 1)), training)
 
 

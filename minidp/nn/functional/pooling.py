@@ -3,6 +3,7 @@ over kernel offsets only; the 1-D forms run them on [N, C, 1, L] views)."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any, Optional
 
@@ -229,6 +230,40 @@ def adaptive_avg_pool1d(x: Tensor, output_size: int, name: Optional[str] = None)
     return ops.squeeze(adaptive_avg_pool2d(ops.unsqueeze(x, 2), [1, output_size]), 2)
 
 
+def adaptive_max_pool(op: str, x: Tensor, output_size: Any, return_mask: bool) -> Any:
+    """Largest value of each adaptive window over all spatial axes of x [N, C, ...]; the gradient
+    goes to it (the first maximum in row-major order at ties, as in Paddle).
+
+    With ``return_mask`` also returns the flat row-major index of each maximum over the spatial
+    axes (h * W + w in 2-D, d * H * W + h * W + w in 3-D), as int32.
+    """
+    sizes = tuple(_adaptive_sizes(op, x, output_size, x.ndim - 2))
+    xd = x._data
+    xp = backend.get_array_module(xd)
+    n, c = xd.shape[:2]
+    spatial = xd.shape[2:]
+    out = xp.empty((n, c) + sizes, dtype=xd.dtype)
+    where = xp.empty((n, c) + sizes, dtype="int64")
+    axes = [list(enumerate(adaptive_bounds(size, cells))) for size, cells in zip(spatial, sizes)]
+    for cell in itertools.product(*axes):
+        at = (slice(None), slice(None)) + tuple(i for i, _ in cell)
+        window = xd[(slice(None), slice(None)) + tuple(slice(start, end) for _, (start, end) in cell)]
+        k = window.reshape(n, c, -1).argmax(axis=2)
+        out[at] = xp.take_along_axis(window.reshape(n, c, -1), k[..., None], axis=2)[..., 0]
+        flat = 0
+        for (_, (start, _)), offset, size in zip(cell, xp.unravel_index(k, window.shape[2:]), spatial):
+            flat = flat * size + start + offset
+        where[at] = flat
+
+    def backward(g):
+        grad = xp.zeros((n * c, math.prod(spatial)), dtype=g.dtype)
+        xp.add.at(grad, (xp.arange(n * c)[:, None], where.reshape(n * c, -1)), g.reshape(n * c, -1))
+        return (grad.reshape(xd.shape),)
+
+    pooled = result(out, (x,), backward)
+    return (pooled, wrap(where.astype("int32"))) if return_mask else pooled
+
+
 def adaptive_max_pool2d(x: Tensor, output_size: Any, return_mask: bool = False, name: Optional[str] = None) -> Any:
     """Largest value of each adaptive window of an [N, C, H, W] input; the gradient goes to it.
 
@@ -237,29 +272,7 @@ def adaptive_max_pool2d(x: Tensor, output_size: Any, return_mask: bool = False, 
     check_tensor("adaptive_max_pool2d", "x", x)
     if x.ndim != 4:
         raise ValueError(f"adaptive_max_pool2d: expects a 4-D input [N, C, H, W], got shape {x.shape}")
-    oh, ow = _adaptive_sizes("adaptive_max_pool2d", x, output_size, 2)
-    xd = x._data
-    xp = backend.get_array_module(xd)
-    n, c, h, w = xd.shape
-    out = xp.empty((n, c, oh, ow), dtype=xd.dtype)
-    where = xp.empty((n, c, oh, ow), dtype="int64")
-    for i, (h0, h1) in enumerate(adaptive_bounds(h, oh)):
-        for j, (w0, w1) in enumerate(adaptive_bounds(w, ow)):
-            window = xd[:, :, h0:h1, w0:w1].reshape(n, c, -1)
-            k = window.argmax(axis=2)
-            out[:, :, i, j] = xp.take_along_axis(window, k[..., None], axis=2)[..., 0]
-            where[:, :, i, j] = (h0 + k // (w1 - w0)) * w + w0 + k % (w1 - w0)
-
-    def backward(g):
-        grad = xp.zeros((n * c, h * w), dtype=g.dtype)
-        rows = xp.arange(n * c)
-        for i in range(oh):
-            for j in range(ow):
-                grad[rows, where[:, :, i, j].reshape(-1)] += g[:, :, i, j].reshape(-1)
-        return (grad.reshape(xd.shape),)
-
-    pooled = result(out, (x,), backward)
-    return (pooled, wrap(where.astype("int32"))) if return_mask else pooled
+    return adaptive_max_pool("adaptive_max_pool2d", x, output_size, return_mask)
 
 
 def adaptive_max_pool1d(x: Tensor, output_size: int, return_mask: bool = False, name: Optional[str] = None) -> Any:

@@ -4,7 +4,8 @@ and 3-D max-unpooling.
 A 3-D window is a stack of ``kd`` 2-D windows at depths d * stride + i * dilation. Each kernel
 depth i takes the strided depth slice of the (depth-padded) input, folds its depths into the
 batch, and runs the 2-D op over height and width; the kd results are then combined (summed for
-convolution and average pooling, maximised for max pooling). Gradients come from the 2-D ops.
+convolution and average pooling; for max pooling the first depth with the largest value wins).
+Gradients come from the 2-D ops.
 """
 
 from __future__ import annotations
@@ -15,13 +16,13 @@ from typing import Any, Callable, Optional
 from ... import backend, ops
 from ...autograd.tensor import Tensor
 from ...ops._util import wrap
+from ...ops.indexing import take_along
 from ._util import check_tensor, output_size, resolve_padding
 from .conv import conv2d, conv2d_transpose
 from .padding import pad_axes
 from .pooling import (
     adaptive_avg_pool2d,
-    adaptive_bounds,
-    adaptive_max_pool2d,
+    adaptive_max_pool,
     averaging_matrix,
     avg_pool2d,
     max_pool2d,
@@ -87,20 +88,31 @@ def _restore(out: Tensor, data_format: str) -> Tensor:
     return out if data_format == "NCDHW" else ops.transpose(out, [0, 2, 3, 4, 1])
 
 
+def _depth_planes(x: Tensor, i: int, stride_d: int, dilation_d: int, depth_out: int) -> Tensor:
+    """The depths that kernel depth ``i`` sees in ``x`` [N, C, D, H, W] (depth-padded already),
+    folded into the batch: [N * depth_out, C, H, W]."""
+    start = i * dilation_d
+    depth_slice = x[:, :, start : start + stride_d * (depth_out - 1) + 1 : stride_d]
+    return ops.reshape(
+        ops.transpose(depth_slice, [0, 2, 1, 3, 4]), [x.shape[0] * depth_out] + x.shape[1:2] + x.shape[3:]
+    )
+
+
+def _unfold_depth(planes: Tensor, n: int, depth_out: int) -> Tensor:
+    """[N * depth_out, C, H, W] planes back to [N, C, depth_out, H, W]."""
+    return ops.transpose(ops.reshape(planes, [n, depth_out] + planes.shape[1:]), [0, 2, 1, 3, 4])
+
+
 def _over_depth(
     x: Tensor, kernel_d: int, stride_d: int, dilation_d: int, depth_out: int, plane_op: Callable, combine: Callable
 ) -> Tensor:
     """Combine ``plane_op`` applied to each of the ``kernel_d`` strided depth slices of ``x``
     (depth-padded already); returns [N, C', depth_out, H', W']."""
-    n = x.shape[0]
     out = None
     for i in range(kernel_d):
-        start = i * dilation_d
-        depth_slice = x[:, :, start : start + stride_d * (depth_out - 1) + 1 : stride_d]
-        planes = ops.reshape(ops.transpose(depth_slice, [0, 2, 1, 3, 4]), [n * depth_out] + x.shape[1:2] + x.shape[3:])
-        y = plane_op(planes, i)
+        y = plane_op(_depth_planes(x, i, stride_d, dilation_d, depth_out), i)
         out = y if out is None else combine(out, y)
-    return ops.transpose(ops.reshape(out, [n, depth_out] + out.shape[1:]), [0, 2, 1, 3, 4])
+    return _unfold_depth(out, x.shape[0], depth_out)
 
 
 def conv3d(
@@ -152,21 +164,35 @@ def max_pool3d(
     ceil_mode: bool = False,
     data_format: str = "NCDHW",
     name: Optional[str] = None,
-) -> Tensor:
-    """Largest value of each 3-D window (``return_mask`` is not supported)."""
-    if return_mask:
-        raise ValueError("max_pool3d: return_mask is not supported; use return_mask=False")
+) -> Any:
+    """Largest value of each 3-D window; the gradient goes to the first maximum in (d, h, w) order.
+
+    Each kernel depth's 2-D max pooling gives a candidate and its position in the plane; the
+    first depth holding the largest candidate wins. With ``return_mask`` also returns, for each
+    output, the flat index (d * H * W + h * W + w) of its maximum in the unpadded input, as
+    Paddle's ``max_pool3d`` does (what ``max_unpool3d`` takes).
+    """
     x = _channels_first("max_pool3d", x, data_format)
     kernel, stride, pads, depth_out, plane_padding, _ = _pool_depth(
         "max_pool3d", x, kernel_size, stride, padding, ceil_mode
     )
+    n, _, _, height, width = x.shape
     if any(pads):
         x = pad_axes(x, [(0, 0), (0, 0), pads, (0, 0), (0, 0)], value=-math.inf)
-
-    def plane(planes: Tensor, i: int) -> Tensor:
-        return max_pool2d(planes, kernel[1:], stride[1:], plane_padding, False, ceil_mode)
-
-    return _restore(_over_depth(x, kernel[0], stride[0], 1, depth_out, plane, ops.maximum), data_format)
+    candidates = [
+        max_pool2d(_depth_planes(x, i, stride[0], 1, depth_out), kernel[1:], stride[1:], plane_padding, True, ceil_mode)
+        for i in range(kernel[0])
+    ]
+    values = ops.stack([value for value, _ in candidates])
+    xp = backend.get_array_module(values._data)
+    winner = values._data.argmax(axis=0)[None]
+    pooled = _restore(_unfold_depth(take_along(values, winner, 0)[0], n, depth_out), data_format)
+    if not return_mask:
+        return pooled
+    plane_index = xp.take_along_axis(xp.stack([where._data for _, where in candidates]), winner, 0)[0]
+    first_depth = (xp.arange(n * depth_out) % depth_out * stride[0] - pads[0]).reshape(-1, 1, 1, 1)
+    index = (first_depth + winner[0]) * (height * width) + plane_index
+    return pooled, _restore(_unfold_depth(wrap(index.astype("int32")), n, depth_out), data_format)
 
 
 def avg_pool3d(
@@ -220,20 +246,11 @@ def adaptive_avg_pool3d(x: Tensor, output_size: Any, data_format: str = "NCDHW",
     return _restore(ops.reshape(out, [n, c, od, oh, ow]), data_format)
 
 
-def adaptive_max_pool3d(x: Tensor, output_size: Any, return_mask: bool = False, name: Optional[str] = None) -> Tensor:
-    """Largest value of each adaptive window of a [N, C, D, H, W] input (``return_mask`` is not supported)."""
-    if return_mask:
-        raise ValueError("adaptive_max_pool3d: return_mask is not supported; use return_mask=False")
+def adaptive_max_pool3d(x: Tensor, output_size: Any, return_mask: bool = False, name: Optional[str] = None) -> Any:
+    """Largest value of each adaptive window of a [N, C, D, H, W] input; with ``return_mask`` also
+    the flat index (d * H * W + h * W + w) of each maximum, as Paddle's."""
     x = _channels_first("adaptive_max_pool3d", x, "NCDHW")
-    sizes = [output_size] * 3 if isinstance(output_size, int) else list(output_size)
-    if len(sizes) != 3:
-        raise ValueError(f"adaptive_max_pool3d: output_size must be an int or three values, got {output_size!r}")
-    depth = x.shape[2]
-    od = depth if sizes[0] is None else sizes[0]
-    slabs = [
-        adaptive_max_pool2d(ops.max(x[:, :, start:end], axis=2), sizes[1:]) for start, end in adaptive_bounds(depth, od)
-    ]
-    return ops.stack(slabs, axis=2)
+    return adaptive_max_pool("adaptive_max_pool3d", x, output_size, return_mask)
 
 
 def conv3d_transpose(

@@ -8,18 +8,9 @@ from typing import Any, Optional
 from ...autograd.tensor import Tensor
 from ...ops import flatten, reshape
 from ...ops._util import check_size
-from ...ops.inplace import inplace_form
 from .. import functional as F
 from ..layer import Layer
 from .factory import functional_layer
-
-_dropout_in_place = inplace_form(F.dropout)
-
-
-def _dropout(x: Tensor, p: float, inplace: bool, axis: Any, training: bool, mode: str) -> Tensor:
-    """F.dropout with Paddle's ``inplace`` option (x itself is updated)."""
-    return (_dropout_in_place if inplace else F.dropout)(x, p, axis, training, mode)
-
 
 Flatten = functional_layer(
     "Flatten",
@@ -31,7 +22,7 @@ Flatten = functional_layer(
 )
 Dropout = functional_layer(
     "Dropout",
-    _dropout,
+    F.dropout,
     {"p": 0.5, "inplace": False, "axis": None, "mode": "upscale_in_train"},
     "Randomly zero elements in training mode (see :func:`minidp.nn.functional.dropout`).",
     shown=("p", "axis", "mode", "inplace"),

@@ -50,13 +50,17 @@ class FunctionalLayer(Layer):
             setattr(self, key, value)
         self._option_names = tuple(options)
 
-    def forward(self, *inputs: Tensor, **named_inputs: Tensor) -> Any:
-        """``function(*inputs, **named_inputs, **options)``: inputs go by position or by the
-        function's own names (``loss(input=..., label=...)``)."""
+    def _options(self) -> Dict[str, Any]:
+        """The options the next call passes: the current attributes (and the training flag)."""
         options = {key: getattr(self, key) for key in self._option_names}
         if self._passes_training:
             options["training"] = self.training
-        return self._function(*inputs, **named_inputs, **options)
+        return options
+
+    def forward(self, *inputs: Tensor, **named_inputs: Tensor) -> Any:
+        """``function(*inputs, **named_inputs, **options)``: inputs go by position or by the
+        function's own names (``loss(input=..., label=...)``)."""
+        return self._function(*inputs, **named_inputs, **self._options())
 
     def extra_repr(self) -> str:
         return ", ".join(f"{key}={getattr(self, key)}" for key in self._shown)

@@ -3,8 +3,11 @@ each (see :mod:`minidp.nn.functional.pooling`)."""
 
 from __future__ import annotations
 
+from typing import Optional, Sequence
+
+from ...autograd.tensor import Tensor
 from .. import functional as F
-from .factory import REQUIRED, functional_layer
+from .factory import REQUIRED, FunctionalLayer, functional_layer
 
 _WINDOW = {"kernel_size": REQUIRED, "stride": None, "padding": 0}
 _SHOWN = ("kernel_size", "stride", "padding")
@@ -105,18 +108,28 @@ LPPool2D = functional_layer(
     base=LPPool1D,
 )
 
+
+class _MaxUnPool(FunctionalLayer):
+    """A max-unpooling layer: Paddle's ``forward(x, indices, output_size=None)``."""
+
+    def forward(self, x: Tensor, indices: Tensor, output_size: Optional[Sequence[int]] = None) -> Tensor:
+        """Unpool ``x`` by ``indices``; a non-empty ``output_size`` here wins over the constructor's, as in Paddle."""
+        return self._function(x, indices, **{**self._options(), "output_size": output_size or self.output_size})
+
+
 MaxUnPool1D = functional_layer(
     "MaxUnPool1D",
     F.max_unpool1d,
     {**_WINDOW, "data_format": "NCL", "output_size": None},
-    "The inverse of MaxPool1D(return_mask=True): ``forward(x, indices)``.",
+    "The inverse of MaxPool1D(return_mask=True): ``forward(x, indices, output_size=None)``.",
     shown=("output_size",),
+    base=_MaxUnPool,
 )
 MaxUnPool2D = functional_layer(
     "MaxUnPool2D",
     F.max_unpool2d,
     {**_WINDOW, "data_format": "NCHW", "output_size": None},
-    "The inverse of MaxPool2D(return_mask=True): ``forward(x, indices)``.",
+    "The inverse of MaxPool2D(return_mask=True): ``forward(x, indices, output_size=None)``.",
     shown=("output_size",),
     base=MaxUnPool1D,
 )
@@ -124,7 +137,7 @@ MaxUnPool3D = functional_layer(
     "MaxUnPool3D",
     F.max_unpool3d,
     {**_WINDOW, "data_format": "NCDHW", "output_size": None},
-    "The inverse of a 3-D max pooling: ``forward(x, indices)``.",
+    "The inverse of MaxPool3D(return_mask=True): ``forward(x, indices, output_size=None)``.",
     shown=("output_size",),
     base=MaxUnPool1D,
 )
