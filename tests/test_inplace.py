@@ -2,6 +2,7 @@
 and graphs; the forms of the index, scatter and diagonal ops, their gradients, and ``copy_``; and
 ``inplace_version``, through which backward sees updates made after an op read its inputs."""
 
+import gc
 import weakref
 
 import numpy as np
@@ -566,3 +567,31 @@ def test_an_update_outside_the_graph_keeps_no_reference_to_the_old_array():
     z.cast_("float32")
     y.sum().backward()
     np.testing.assert_array_equal(w.grad.numpy(), [1.0, 1.0])
+
+
+def test_a_state_updated_in_graph_and_detached_each_step_does_not_keep_old_graphs_alive():
+    # truncated backprop: the snapshot taken by the second update of a step belongs to a graph
+    # that step's backward freed, so the next update drops it instead of keeping it for good
+    w = leaf([1.0, 2.0])
+    h = data([0.0, 0.0])
+    old_arrays = []
+    for _ in range(3):
+        h.add_(w * 2)
+        old_arrays.append(weakref.ref(h._data))
+        h.scale_(0.5)
+        h.sum().backward()
+        h.detach_()
+    gc.collect()
+    assert [ref() is None for ref in old_arrays] == [True, True, False]
+    np.testing.assert_array_equal(w.grad.numpy(), [3.0, 3.0])
+
+
+def test_an_earlier_value_in_a_retained_graph_is_kept_for_the_next_backward():
+    a = leaf([1.0, 2.0])
+    x = a * 2
+    y = x * 3
+    x.exp_()
+    y.sum().backward(retain_graph=True)
+    x.scale_(2.0)  # prunes only freed graphs: y's reader still finds the value it read
+    y.sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [12.0, 12.0])
