@@ -149,6 +149,10 @@ class Tensor:
         """
         return backend.to_host(self._data)
 
+    # NumPy operands on the left (np.float64(0.5) * x, array + x) defer to the tensor's
+    # reflected operator, as with Paddle: the result is a tensor that keeps the graph, not an array
+    __array_priority__ = 1000
+
     def __array__(self, dtype=None, copy=None):
         array = self.numpy()
         return array if dtype is None else array.astype(dtype)
