@@ -596,3 +596,14 @@ def test_an_earlier_value_in_a_retained_graph_is_kept_for_the_next_backward():
     x.scale_(2.0)  # prunes only freed graphs: y's reader still finds the value it read
     y.sum().backward()
     np.testing.assert_array_equal(a.grad.numpy(), [12.0, 12.0])
+
+
+def test_an_earlier_value_dropped_with_its_freed_graph_says_so_at_backward():
+    a = leaf([1.0, 2.0])
+    x = a * 2
+    y = x * 3
+    x.exp_()
+    x.sum().backward()  # frees a * 2, the graph of the value y read
+    x.scale_(2.0)  # drops that value
+    with pytest.raises(RuntimeError, match="already freed"):
+        y.sum().backward()

@@ -298,6 +298,9 @@ class Tensor:
 
 
 _OUTSIDE_THE_GRAPH = Tensor._wrap(None)  # what an earlier value that needed no gradient becomes
+_IN_A_FREED_GRAPH = Tensor._wrap(None)  # an earlier value whose graph a backward freed: backward
+_IN_A_FREED_GRAPH.stop_gradient = False  # reaching it raises, as through any freed graph
+_IN_A_FREED_GRAPH._node = engine.Node((), None)
 
 
 class EarlierValues:
@@ -307,15 +310,17 @@ class EarlierValues:
     live on). A value in a graph is its snapshot until a backward frees that graph: then no
     backward can run through it any more, and keeping it would keep the whole graph's arrays
     alive as long as the tensor (a state updated in place and ``detach_()``-ed each step), so
-    every update drops those. Only the values in a graph are scanned for that, so a tensor
-    updated many times outside the graph does not make each update slower.
+    every update turns those into version numbers too, which stand for the freed graph (a
+    backward reaching one says so). Only the values in a graph are scanned for that, so a
+    tensor updated many times outside the graph does not make each update slower.
     """
 
-    __slots__ = ("in_graph", "outside")
+    __slots__ = ("in_graph", "outside", "freed")
 
     def __init__(self) -> None:
         self.in_graph: dict = {}
         self.outside: set = set()
+        self.freed: set = set()
 
     def keep(self, version: int, earlier: Tensor) -> None:
         """Record ``earlier`` (a snapshot) as the value at ``version``; drop freed ones."""
@@ -329,11 +334,15 @@ class EarlierValues:
         """The tensor standing for the value at ``version``, or None if it is gone."""
         if version in self.outside:
             return _OUTSIDE_THE_GRAPH
+        if version in self.freed:
+            return _IN_A_FREED_GRAPH
         return self.in_graph.get(version)
 
     def forget_freed(self) -> None:
-        if self.in_graph:
-            self.in_graph = {v: t for v, t in self.in_graph.items() if not _graph_freed(t)}
+        freed = [v for v, t in self.in_graph.items() if _graph_freed(t)]
+        for version in freed:
+            del self.in_graph[version]
+            self.freed.add(version)
 
 
 def _graph_freed(tensor: Tensor) -> bool:
