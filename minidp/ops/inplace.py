@@ -9,17 +9,15 @@ an op added elsewhere only needs its name listed here). The rules, as in Paddle:
 - a tensor outside the graph (no graph node, and the result records no gradient) has the
   result written into its existing buffer when shape and dtype allow, so views of it see the
   change. Under ``no_grad`` a result of the graph instead takes the new array and keeps its
-  node, as if the update were not there for autograd (ops that read it before keep the old
-  array, through a snapshot as below);
+  node, as if the update were not there for autograd;
 - a tensor whose result joins the graph is rebound to the result: it takes the new array and
   the new graph node, and backward closures that saved the old array keep seeing the old one.
 
-Each update bumps x's ``inplace_version``, as in Paddle. Ops recorded before it read the old
-value: a rebinding update (or a graph result's under ``no_grad``) keeps a snapshot of x (its
-old array and node) and backward routes those ops' gradient to it, which is exact; a buffer
-write destroyed the old value, so a backward that reaches one of those ops raises, naming it
-(Paddle raises there too when the op saved the tensor; minidp raises even when the op needed
-only its shape, as ``add`` does).
+Each update that autograd sees bumps x's ``inplace_version``. Ops recorded before it read the
+old value: a rebinding update keeps a snapshot of x (its old array and node) and backward
+routes those ops' gradient to it, which is exact; a buffer write destroyed the old value, so a
+backward that reaches one of those ops raises, naming it (Paddle raises there too when the op
+saved the tensor; minidp raises even when the op needed only its shape, as ``add`` does).
 
 Fill-style updates (``zero_``, ``fill_``, ``uniform_``, ``normal_``, the other random refills)
 live here too, and the updates whose target is not the first argument (``where_``), that
@@ -168,7 +166,6 @@ def _store(x: Tensor, before: Tensor, out: Tensor) -> Tensor:
     if out._node is None and out.stop_gradient:
         data = out._data
         if x._node is not None:  # a graph result updated under no_grad: its saved arrays stay intact
-            x._mark_updated(before)  # counted as Paddle counts it; earlier readers keep the old array
             x._data = data
             return x
         if data.shape == x._data.shape and data.dtype == x._data.dtype:
