@@ -8,6 +8,7 @@ optimizer as ``weight_decay`` (every parameter), or to one parameter through
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 from . import backend
@@ -20,7 +21,9 @@ class WeightDecayRegularizer:
     """Base class: ``coeff`` scales the penalty; :meth:`_add_to_grad` adds its gradient."""
 
     def __init__(self, coeff: float = 0.0) -> None:
-        if isinstance(coeff, bool) or not isinstance(coeff, (int, float)) or coeff < 0:
+        if isinstance(coeff, bool) or not isinstance(coeff, numbers.Real):
+            raise TypeError(f"{type(self).__name__}: coeff must be a non-negative number, got {coeff!r}")
+        if coeff < 0:
             raise ValueError(f"{type(self).__name__}: coeff must be a non-negative number, got {coeff!r}")
         self._coeff = float(coeff)
 

@@ -49,6 +49,10 @@ class Size(list):
     def __add__(self, other: Iterable[Any]) -> "Size":
         return Size(list(self) + list(other))
 
+    def __radd__(self, other: Iterable[Any]) -> "Size":
+        """``[1] + shape`` and ``(1,) + shape`` give a Size too, as in Paddle."""
+        return Size(list(other) + list(self))
+
     def __mul__(self, times: int) -> "Size":
         return Size(list.__mul__(self, times))
 

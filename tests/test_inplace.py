@@ -2,6 +2,7 @@
 and graphs; the forms of the index, scatter and diagonal ops, their gradients, and ``copy_``; and
 ``inplace_version``, through which backward sees updates made after an op read its inputs."""
 
+import gc
 import weakref
 
 import numpy as np
@@ -218,8 +219,9 @@ def test_a_graph_result_updated_under_no_grad_keeps_its_node_and_saved_arrays():
         h.add_(10.0)
     np.testing.assert_array_equal(h.numpy(), [12.0, 14.0])
     assert not h.stop_gradient and not h.is_leaf
-    y.sum().backward()
-    np.testing.assert_allclose(w.grad.numpy(), 8 * np.array([1.0, 2.0]))
+    z = h * 3  # a reader after the update: it and y back-propagate through h's one node, once
+    (y + z).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), 8 * np.array([1.0, 2.0]) + 6)
 
 
 def _arange(*shape):
@@ -566,3 +568,38 @@ def test_an_update_outside_the_graph_keeps_no_reference_to_the_old_array():
     z.cast_("float32")
     y.sum().backward()
     np.testing.assert_array_equal(w.grad.numpy(), [1.0, 1.0])
+
+
+def test_a_state_updated_in_graph_and_detached_each_step_does_not_keep_old_graphs_alive():
+    # truncated backprop: the snapshot taken by the second update of a step belongs to a graph
+    # that step's backward freed, so the next update drops it instead of keeping it for good
+    w = leaf([1.0, 2.0])
+    h = data([0.0, 0.0])
+    old_arrays = []
+    for _ in range(3):
+        h.add_(w * 2)
+        old_arrays.append(weakref.ref(h._data))
+        h.scale_(0.5)
+        h.sum().backward()
+        h.detach_()
+    gc.collect()
+    assert [ref() is None for ref in old_arrays] == [True, True, False]
+    np.testing.assert_array_equal(w.grad.numpy(), [3.0, 3.0])
+
+
+@pytest.mark.parametrize("retain", [True, False])
+def test_an_update_drops_an_earlier_value_only_once_a_backward_freed_its_graph(retain):
+    a = leaf([1.0, 2.0])
+    x = a * 2
+    y = x * 3
+    x.exp_()
+    # retained, y's reader still finds the value it read after the next update; freed (by a
+    # backward through exp and a * 2), the value is dropped, and backward says the graph is freed
+    (y if retain else x).sum().backward(retain_graph=retain)
+    x.scale_(2.0)
+    if retain:
+        y.sum().backward()
+        np.testing.assert_array_equal(a.grad.numpy(), [12.0, 12.0])
+    else:
+        with pytest.raises(RuntimeError, match="already freed"):
+            y.sum().backward()

@@ -318,6 +318,17 @@ def test_dropout_inplace_updates_x_by_the_inplace_rules():
     assert layer(y) is y and y.inplace_version == 1
 
 
+def test_inplace_dropout_in_evaluation_leaves_a_graph_result_and_its_readers_intact():
+    # upscale_in_train is the identity in evaluation: x stays as it is (Paddle counts a version),
+    # and the ops that read it before and after share its one graph node
+    w = minidp.to_tensor([1.0, 2.0], stop_gradient=False)
+    h = w * 2
+    y = h * h
+    assert F.dropout(h, 0.5, training=False, inplace=True) is h and h.inplace_version == 0
+    (y + h * 3).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [14.0, 22.0])
+
+
 def test_dropout1d_ignores_inplace_with_a_warning_as_paddle():
     x = minidp.ones([2, 3, 4])
     with pytest.warns(UserWarning, match="dropout1d: inplace=True is not supported"):

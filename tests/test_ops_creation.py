@@ -1,5 +1,8 @@
 """Creation ops: values and dtypes against NumPy and Paddle's rules, gradients of the differentiable ones."""
 
+import gc
+import weakref
+
 import numpy as np
 import pytest
 
@@ -75,6 +78,22 @@ def test_assign_forms():
     np.testing.assert_allclose(out.numpy(), [1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match="output has shape"):
         minidp.assign(T(np.ones(2)), minidp.zeros([3]))
+
+
+def test_assign_into_a_parameter_keeps_it_trainable_and_its_earlier_gradient():
+    # As Paddle 3.3.1: loading values into a leaf keeps stop_gradient and inplace_version, the
+    # gradient of an op that read it before reaches it, and its old array is not kept alive.
+    p = minidp.to_tensor(np.ones(3, dtype=np.float32), stop_gradient=False)
+    old = weakref.ref(p._data)
+    y = p * 2
+    minidp.assign(np.zeros(3, dtype=np.float32), output=p)
+    assert not p.stop_gradient and p.inplace_version == 0
+    np.testing.assert_array_equal(p.numpy(), [0.0, 0.0, 0.0])
+    y.sum().backward()
+    np.testing.assert_array_equal(p.grad.numpy(), [2.0, 2.0, 2.0])
+    del y
+    gc.collect()
+    assert old() is None
 
 
 def test_clone_is_a_copy():

@@ -218,6 +218,25 @@ def test_operands_of_different_dtypes_promote_as_in_paddle():
     np.testing.assert_array_equal(f64.grad.numpy(), [-2.0, -2.0])
 
 
+def test_numpy_scalars_and_arrays_meet_a_tensor_as_in_paddle():
+    """Paddle 3.3.1: a NumPy scalar counts as the Python number it holds (a float32 tensor times
+    np.float64(0.5) stays float32), and NumPy operands on the left give a tensor in the graph."""
+    f32, i32 = minidp.ones([2], "float32"), minidp.ones([2], "int32")
+    f32.stop_gradient = False
+    cases = [
+        (f32 * np.float64(0.5), "float32"),
+        (np.float64(0.5) * f32, "float32"),
+        (i32 + np.float64(1.5), "float32"),
+        (np.int64(2) * minidp.ones([2], "float16"), "float16"),
+        (i32 - np.int64(1), "int32"),
+        (np.ones(2) * f32, "float64"),
+    ]
+    assert [str(out.dtype) for out, _ in cases] == [dtype for _, dtype in cases]
+    assert all(isinstance(out, minidp.Tensor) for out, _ in cases)
+    (np.float64(3.0) * f32 + np.ones(2, "float32") - f32).sum().backward()
+    np.testing.assert_array_equal(f32.grad.numpy(), [2.0, 2.0])
+
+
 def test_floor_divide_and_remainder_follow_python_signs():
     x = minidp.to_tensor([7.0, -7.0, 7.0])
     y = minidp.to_tensor([2.0, 2.0, -2.0])

@@ -351,3 +351,17 @@ def test_matrix_exp_matches_paddle_and_its_series():
         minidp.linalg.matrix_exp(minidp.ones([2, 3]))
     with pytest.raises(TypeError, match="floating"):
         minidp.linalg.matrix_exp(T([[1, 2], [3, 4]]))
+
+
+def test_matrix_exp_of_a_matrix_with_inf_or_nan_is_nan_and_leaves_the_others_exact():
+    # Paddle 3.3.1 gives nan there (it raised OverflowError in minidp); the finite matrix of the
+    # batch keeps its exact value (Paddle's one scaling for the whole batch makes it nan too)
+    rotation = [[np.cos(1), np.sin(1)], [-np.sin(1), np.cos(1)]]
+    for bad in (np.inf, np.nan):
+        x = np.zeros((2, 2, 2))
+        x[0] = [[0.0, 1.0], [-1.0, 0.0]]
+        x[1, 0, 1] = bad
+        with np.errstate(invalid="ignore"):
+            out = minidp.linalg.matrix_exp(T(x)).numpy()
+        np.testing.assert_allclose(out[0], rotation, rtol=1e-14)
+        assert np.isnan(out[1]).all()

@@ -125,3 +125,23 @@ def test_max_unpool_layers_take_paddles_forward_output_size():
     values, where = F.max_pool1d(t(seq), 2, return_mask=True)
     assert nn.MaxUnPool1D(2)(values, where, output_size=[7]).shape == [1, 2, 7]
     assert nn.MaxUnPool1D(2)(indices=where, x=values).shape == [1, 2, 6]
+
+
+def test_max_unpool_output_size_must_lie_within_a_stride_of_the_default_as_in_paddle():
+    # Paddle 3.3.1: for a 2x2 pooled map with kernel and stride 2 the default is 4, and only
+    # 3, 4 or 5 are sizes that pooling maps back to 2 ("dim 0 must be between 2 and 6")
+    pooled, mask = F.max_pool2d(t(distinct(rng, 1, 1, 4, 4)), 2, return_mask=True)
+    assert F.max_unpool2d(pooled, mask, 2, output_size=(5, 5)).shape == [1, 1, 5, 5]
+    assert nn.MaxUnPool2D(2)(pooled, mask, output_size=[1, 1, 3, 5]).shape == [1, 1, 3, 5]
+    for wrong in ([6, 5], [5, 2], [1, 1, 6, 5]):
+        with pytest.raises(ValueError, match=r"spatial size \d must lie strictly between 2 and 6"):
+            nn.MaxUnPool2D(2)(pooled, mask, output_size=wrong)
+    with pytest.raises(ValueError, match="must hold 2 sizes"):
+        F.max_unpool2d(pooled, mask, 2, output_size=[5])
+    with pytest.raises(TypeError, match="list or tuple"):
+        F.max_unpool2d(pooled, mask, 2, output_size=5)
+    values, where = F.max_pool1d(t(distinct(rng, 1, 1, 4)), 2, return_mask=True)
+    with pytest.raises(ValueError, match="max_unpool1d: output_size"):
+        F.max_unpool1d(values, where, 2, output_size=[6])
+    with pytest.raises(TypeError, match="max_unpool1d: output_size"):
+        F.max_unpool1d(values, where, 2, output_size=5)

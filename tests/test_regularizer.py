@@ -65,8 +65,14 @@ def test_regularizer_acts_on_the_clipped_gradient():
 def test_bad_regularizers_are_refused_with_the_fix():
     with pytest.raises(ValueError, match="non-negative"):
         L2Decay(-1.0)
+    with pytest.raises(TypeError, match="non-negative number"):
+        L1Decay("0.5")
     with pytest.raises(TypeError, match="decoupled decay coefficient"):
         minidp.optimizer.AdamW(parameters=nn.Linear(1, 1).parameters(), weight_decay=L2Decay(0.5))
     with pytest.raises(TypeError, match="L1Decay, an L2Decay or None"):
         minidp.optimizer.SGD(parameters=nn.Linear(1, 1).parameters(), weight_decay="0.5")
     assert minidp.regularizer.L2Decay is L2Decay and repr(L1Decay(0.25)) == "L1Decay(coeff=0.25)"
+
+
+def test_a_numpy_coefficient_is_a_number_as_in_paddle():
+    assert repr(L2Decay(np.float32(0.5))) == "L2Decay(coeff=0.5)" and repr(L1Decay(np.int64(2))) == "L1Decay(coeff=2.0)"

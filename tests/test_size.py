@@ -23,6 +23,8 @@ def test_slices_sums_products_and_copies_stay_sizes():
         (shape[1:], [3, 4]),
         (shape + [5], [2, 3, 4, 5]),
         (shape + (5,), [2, 3, 4, 5]),
+        ([1] + shape, [1, 2, 3, 4]),  # as Paddle 3.3.1: a Size on the right keeps its type
+        ((1,) + shape, [1, 2, 3, 4]),
         (shape * 2, [2, 3, 4, 2, 3, 4]),
         (2 * shape[:1], [2, 2]),
         (shape.copy(), [2, 3, 4]),

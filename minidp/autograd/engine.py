@@ -207,7 +207,7 @@ def inputs_as_read(node) -> tuple:
 
 def _earlier_value(tensor, version: int, node):
     """The tensor standing for ``tensor`` at ``version``; an error if that value was overwritten."""
-    earlier = tensor._earlier.get(version) if tensor._earlier else None
+    earlier = tensor._earlier.get(version) if tensor._earlier is not None else None
     if earlier is None:
         op = getattr(node.backward, "__qualname__", "an op").split(".<locals>")[0]
         raise RuntimeError(

@@ -130,16 +130,22 @@ def check_size(op: str, arg: str, value: Any) -> int:
     return int(value)
 
 
+_PYTHON_SCALARS = (int, float, bool)
+
+
 def lift(value: Any, like: Any = None) -> Tensor:
     """A tensor for an operand that may be a Python number, an array or already a tensor.
 
     Python numbers stay Python numbers inside the wrapper, so the array library applies its own
-    promotion rules (a float32 tensor times 0.5 stays float32).
+    promotion rules (a float32 tensor times 0.5 stays float32). A NumPy scalar counts as the
+    Python number it holds, as in Paddle (a float32 tensor times np.float64(0.5) stays float32).
     """
     if isinstance(value, Tensor):
         return value
     if isinstance(value, (int, float, bool)):
-        return wrap(value)
+        return wrap(value if value.__class__ in _PYTHON_SCALARS else value.item())
+    if isinstance(value, _np.generic) and value.dtype.kind in "biuf":
+        return wrap(value.item())
     if value is None or isinstance(value, (str, bytes)):
         raise TypeError(f"an operand must be a Tensor, a number or an array, got {type(value).__name__}")
     xp = backend.get_array_module(like) if like is not None else backend.default_array_module()

@@ -236,12 +236,18 @@ def assign(x: Any, output: Optional[Tensor] = None) -> Tensor:
     """A copy of x (a tensor, array, number or nested list), written into ``output`` when given.
 
     Copying a tensor keeps it in the graph; ``output`` then takes the copy's values and graph.
+    A value outside the graph written into a leaf (loading a parameter's weights) only replaces
+    its array, as Paddle's does: the leaf keeps ``stop_gradient`` and ``inplace_version``, ops
+    that read it before still send their gradient to it, and no snapshot keeps the old array.
     """
     copy = clone(x) if isinstance(x, Tensor) else to_tensor(x)
     if output is None:
         return copy
     if list(output._data.shape) != copy.shape and output._data.size:
         raise ValueError(f"assign: output has shape {output.shape} but x has shape {copy.shape}")
+    if output._node is None and copy._node is None and copy.stop_gradient:
+        output._data = copy._data.astype(output._data.dtype, copy=False)
+        return output
     output._mark_updated(output._snapshot())
     output._data = copy._data.astype(output._data.dtype, copy=False)
     output._node = copy._node

@@ -162,7 +162,11 @@ def _check_target(x: Any, op: str) -> None:
 
 def _store(x: Tensor, before: Tensor, out: Tensor) -> Tensor:
     """Make x hold ``out``, computed from ``before`` (x's snapshot): in its own buffer when
-    neither is in a graph, else by rebinding; count the update for the ops that read x."""
+    neither is in a graph, else by rebinding; count the update for the ops that read x. An op
+    that returned its input unchanged (dropout in evaluation) leaves x as it is: rebinding x to
+    the snapshot would give both one graph node, which a backward through both would run twice."""
+    if out is before:
+        return x
     if out._node is None and out.stop_gradient:
         data = out._data
         if x._node is not None:  # a graph result updated under no_grad: its saved arrays stay intact

@@ -756,7 +756,9 @@ _PADE13_THETA = 5.371920351148152
 
 def _expm(xp: Any, a: Any) -> Any:
     """exp of each square matrix in ``a`` (float64) by Pade-13 scaling and squaring."""
-    norm = float(xp.abs(a).sum(axis=-2).max()) if a.size else 0.0
+    norms = xp.abs(a).sum(axis=-2).max(axis=-1)
+    finite = norms[xp.isfinite(norms)]  # a matrix with inf or nan gives nan, as in Paddle
+    norm = float(finite.max()) if finite.size else 0.0
     squarings = max(0, math.ceil(math.log2(norm / _PADE13_THETA))) if norm > _PADE13_THETA else 0
     a = a / 2.0**squarings
     b = _PADE13

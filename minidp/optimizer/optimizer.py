@@ -31,8 +31,10 @@ from .lr import LRScheduler
 class _Slot:
     """One parameter with what its update needs: ``master`` is its float32 master weight or None,
     ``ready`` whether its state and master exist (see :meth:`Optimizer._prepare`),
-    ``regularizer`` the L1Decay/L2Decay added to its gradient before the update, or None (the
-    L2 coefficient ``weight_decay`` then applies)."""
+    ``regularizer`` the L1Decay/L2Decay added to its gradient before the update, or None, and
+    ``weight_decay`` the L2 coefficient (0 when the parameter has its own regularizer) or, for
+    AdamW, the decoupled decay, which applies together with a parameter's regularizer as in
+    Paddle."""
 
     __slots__ = ("param", "lr_ratio", "weight_decay", "regularizer", "hyper", "state", "master", "ready")
 

@@ -363,14 +363,31 @@ def unpool_scatter(op: str, x: Tensor, indices: Tensor, out_spatial: tuple) -> T
     )
 
 
-def unpooled_size(sizes: Any, kernel: tuple, stride: tuple, pads: tuple, output_size: Any) -> tuple:
-    """The spatial size max-unpooling restores: ``output_size``'s trailing values when given, else
-    (n - 1) * stride - padding + kernel per axis (``pads`` holds (before, after) per axis, flat)."""
-    if output_size is not None:
-        return tuple(int(v) for v in list(output_size)[-len(kernel) :])
-    return tuple(
+def unpooled_size(op: str, sizes: Any, kernel: tuple, stride: tuple, pads: tuple, output_size: Any) -> tuple:
+    """The spatial size max-unpooling restores: by default (n - 1) * stride - padding + kernel per
+    axis (``pads`` holds (before, after) per axis, flat). ``output_size`` (the spatial sizes, or
+    the full shape) may pick another size strictly within a stride of that default, as in Paddle:
+    the sizes a pooling with that kernel and stride maps to the input's."""
+    default = tuple(
         (n - 1) * s - before - after + k for n, s, k, before, after in zip(sizes, stride, kernel, pads[::2], pads[1::2])
     )
+    if output_size is None:
+        return default
+    if not isinstance(output_size, (list, tuple)):
+        raise TypeError(f"{op}: output_size must be a list or tuple of ints, got {output_size!r}")
+    wanted = list(output_size)[2:] if len(output_size) == len(kernel) + 2 else list(output_size)
+    if len(wanted) != len(kernel):
+        raise ValueError(
+            f"{op}: output_size must hold {len(kernel)} sizes (or {len(kernel) + 2} with batch and channels), "
+            f"got {list(output_size)}"
+        )
+    for axis, (size, usual, s) in enumerate(zip(wanted, default, stride)):
+        if not usual - s < size < usual + s:
+            raise ValueError(
+                f"{op}: output_size {list(output_size)} is invalid: spatial size {axis} must lie strictly "
+                f"between {usual - s} and {usual + s}"
+            )
+    return tuple(int(size) for size in wanted)
 
 
 def max_unpool2d(
@@ -385,13 +402,20 @@ def max_unpool2d(
 ) -> Tensor:
     """The inverse of max_pool2d with ``return_mask``: each value goes back to the flat position
     (h * W + w) its index names, every other position is zero."""
-    check_tensor("max_unpool2d", "x", x)
-    check_nchw("max_unpool2d", x, data_format)
-    kernel = pair(kernel_size, "max_unpool2d", "kernel_size")
-    stride = kernel if stride is None else pair(stride, "max_unpool2d", "stride")
-    pads = resolve_padding(padding, tuple(x.shape[2:]), kernel, stride, (1, 1), "max_unpool2d")
-    out_hw = unpooled_size(x.shape[2:], kernel, stride, pads, output_size)
-    return unpool_scatter("max_unpool2d", x, indices, out_hw)
+    return _max_unpool2d("max_unpool2d", x, indices, kernel_size, stride, padding, data_format, output_size)
+
+
+def _max_unpool2d(
+    op: str, x: Tensor, indices: Tensor, kernel_size: Any, stride: Any, padding: Any, data_format: str, output_size: Any
+) -> Tensor:
+    """max_unpool2d, its errors naming ``op`` (max_unpool1d runs through it too)."""
+    check_tensor(op, "x", x)
+    check_nchw(op, x, data_format)
+    kernel = pair(kernel_size, op, "kernel_size")
+    stride = kernel if stride is None else pair(stride, op, "stride")
+    pads = resolve_padding(padding, tuple(x.shape[2:]), kernel, stride, (1, 1), op)
+    out_hw = unpooled_size(op, x.shape[2:], kernel, stride, pads, output_size)
+    return unpool_scatter(op, x, indices, out_hw)
 
 
 def max_unpool1d(
@@ -411,7 +435,13 @@ def max_unpool1d(
             f"max_unpool1d: expects a 3-D input and data_format 'NCL', got shape {x.shape} and {data_format!r}"
         )
     kernel, stride, padding = _as_2d_args("max_unpool1d", x, kernel_size, stride, padding)
-    size = None if output_size is None else [1, list(output_size)[-1]]
-    return ops.squeeze(
-        max_unpool2d(ops.unsqueeze(x, 2), ops.unsqueeze(indices, 2), kernel, stride, padding, output_size=size), 2
+    if output_size is not None:
+        if not isinstance(output_size, (list, tuple)):
+            raise TypeError(f"max_unpool1d: output_size must be a list or tuple of ints, got {output_size!r}")
+        if len(output_size) not in (1, 3):
+            raise ValueError(f"max_unpool1d: output_size must be [L] or [N, C, L], got {output_size!r}")
+        output_size = [1, output_size[-1]]
+    unpooled = _max_unpool2d(
+        "max_unpool1d", ops.unsqueeze(x, 2), ops.unsqueeze(indices, 2), kernel, stride, padding, "NCHW", output_size
     )
+    return ops.squeeze(unpooled, 2)

@@ -332,5 +332,7 @@ def max_unpool3d(
     stride = kernel if stride is None else _triple(stride, "max_unpool3d", "stride")
     depth_pads, plane_padding = _split_padding(padding, x.shape[2], kernel, stride, (1, 1, 1), "max_unpool3d")
     plane_pads = resolve_padding(plane_padding, tuple(x.shape[3:]), kernel[1:], stride[1:], (1, 1), "max_unpool3d")
-    out_dhw = unpooled_size(x.shape[2:], kernel, stride, tuple(depth_pads) + tuple(plane_pads), output_size)
+    out_dhw = unpooled_size(
+        "max_unpool3d", x.shape[2:], kernel, stride, tuple(depth_pads) + tuple(plane_pads), output_size
+    )
     return unpool_scatter("max_unpool3d", x, indices, out_dhw)

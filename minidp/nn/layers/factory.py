@@ -59,7 +59,10 @@ class FunctionalLayer(Layer):
 
     def forward(self, *inputs: Tensor, **named_inputs: Tensor) -> Any:
         """``function(*inputs, **named_inputs, **options)``: inputs go by position or by the
-        function's own names (``loss(input=..., label=...)``)."""
+        function's own names (``loss(input=..., label=...)``). A layer without options (ReLU,
+        Tanh ...) calls the function directly: layers run on every step."""
+        if not self._option_names and not self._passes_training:
+            return self._function(*inputs, **named_inputs)
         return self._function(*inputs, **named_inputs, **self._options())
 
     def extra_repr(self) -> str:
