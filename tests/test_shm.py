@@ -339,6 +339,38 @@ def test_killed_peer_is_named_by_every_rank_fast():
         assert seconds < 10, "the dead peer was noticed only at the 120 s timeout"
 
 
+def many_descriptors_worker():
+    """A process with more than 1024 descriptors open (the limit of ``select``) waits for a slow
+    peer, then for a dead one."""
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    store = job_store(timeout=60.0)
+    group = shm_group(store, "fds", timeout=60.0)
+    if group.rank == 1:
+        time.sleep(0.5)  # slow: rank 0 sleeps on it, checking it between sleeps
+    array = np.ones(4)
+    group.all_reduce(array)
+    if group.rank == 1:
+        os.kill(os.getpid(), signal.SIGKILL)
+    try:
+        group.all_reduce(np.ones(4))
+    except RuntimeError as error:
+        return array.tolist(), str(error)
+    finally:
+        for fd in held:
+            os.close(fd)
+    return array.tolist(), "no error"
+
+
+@pytest.mark.timeout(60)
+def test_a_rank_with_more_than_1024_descriptors_waits_and_names_a_dead_peer():
+    outcomes = run_workers_outcomes(many_descriptors_worker, 2, timeout=50)
+    assert outcomes[1].exitcode == -signal.SIGKILL
+    assert outcomes[0].ok, outcomes[0].error
+    reduced, error = outcomes[0].value
+    assert reduced == [2.0] * 4
+    assert "lost the connection to rank 1" in error and "process exited" in error, error
+
+
 def departed_peer_worker():
     store = job_store(timeout=120.0)
     group = shm_group(store, "departed", timeout=120.0)
