@@ -909,6 +909,28 @@ def test_work_nobody_waits_on_is_failed_by_the_watchdog_at_the_group_timeout(job
         groups[0].all_reduce(device_array([1.0]))
 
 
+def test_work_that_completes_while_the_watchdog_times_it_out_keeps_its_first_outcome(job_of):
+    """The watchdog decides a work timed out, and while it gathers the flight records the
+    event fires and the issuing thread, pruning its outstanding work, delivers the result: the
+    work stays completed (a thread that saw it succeed is not contradicted later)."""
+    job = job_of(2)
+    groups = job.groups(timeout=0.5, name="late")
+    connect(groups)
+    work = groups[0].all_reduce(device_array([1.0]), sync_op=False)  # rank 1 never joins
+    with_records = groups[0]._with_records
+
+    def completing_meanwhile(message):
+        error = with_records(message)
+        work._event.fired.set()
+        assert groups[0]._poll(work, check_communicator=False)  # as the issuing thread would
+        return error
+
+    groups[0]._with_records = completing_meanwhile
+    assert work._done.wait(30)
+    groups[0]._watchdog.stop()
+    assert work.wait()
+
+
 def test_a_group_without_a_store_fails_work_nobody_waits_on_too():
     world = World()
     runtimes = [StandinRuntime(world) for _ in range(2)]

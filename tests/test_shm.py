@@ -17,7 +17,16 @@ from minidp.distributed.backends import get_backend_factory
 from minidp.distributed.backends.base import GroupSpec, ReduceOp
 from minidp.distributed.backends.gloo import SMALL_ALL_REDUCE_BYTES, GlooProcessGroup
 from minidp.distributed.backends.host import discover_hosts, host_identity, transport_choice
-from minidp.distributed.backends.shm import CHUNK_BYTES, INITIAL_SLOT_BYTES, RING_ROWS, SharedMemoryGlooGroup
+from minidp.distributed.backends.shm import (
+    ANNOUNCED,
+    CHUNK_BYTES,
+    FINISHED,
+    INITIAL_SLOT_BYTES,
+    REDUCED,
+    RING_ROWS,
+    WRITTEN,
+    SharedMemoryGlooGroup,
+)
 from minidp.distributed.store import TCPStore
 
 DTYPES = ["float16", "bfloat16", "float32", "float64", "int32", "int64"]
@@ -330,6 +339,38 @@ def test_killed_peer_is_named_by_every_rank_fast():
         assert seconds < 10, "the dead peer was noticed only at the 120 s timeout"
 
 
+def many_descriptors_worker():
+    """A process with more than 1024 descriptors open (the limit of ``select``) waits for a slow
+    peer, then for a dead one."""
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    store = job_store(timeout=60.0)
+    group = shm_group(store, "fds", timeout=60.0)
+    if group.rank == 1:
+        time.sleep(0.5)  # slow: rank 0 sleeps on it, checking it between sleeps
+    array = np.ones(4)
+    group.all_reduce(array)
+    if group.rank == 1:
+        os.kill(os.getpid(), signal.SIGKILL)
+    try:
+        group.all_reduce(np.ones(4))
+    except RuntimeError as error:
+        return array.tolist(), str(error)
+    finally:
+        for fd in held:
+            os.close(fd)
+    return array.tolist(), "no error"
+
+
+@pytest.mark.timeout(60)
+def test_a_rank_with_more_than_1024_descriptors_waits_and_names_a_dead_peer():
+    outcomes = run_workers_outcomes(many_descriptors_worker, 2, timeout=50)
+    assert outcomes[1].exitcode == -signal.SIGKILL
+    assert outcomes[0].ok, outcomes[0].error
+    reduced, error = outcomes[0].value
+    assert reduced == [2.0] * 4
+    assert "lost the connection to rank 1" in error and "process exited" in error, error
+
+
 def departed_peer_worker():
     store = job_store(timeout=120.0)
     group = shm_group(store, "departed", timeout=120.0)
@@ -450,3 +491,100 @@ def test_data_parallel_buckets_live_in_shared_memory():
         assert in_segment and all(in_segment)
         assert np.allclose(grad, 1.5 * 2)  # mean over ranks of 2 rows of (rank + 1), per input
     assert results[0][1] == results[1][1]
+
+
+def _delayed(wait, rng):
+    """``wait`` followed, now and then, by a pause of up to 3 ms: a rank descheduled right after
+    it saw a peer's counter, before it reads the peer's data."""
+
+    def delayed(*args):
+        wait(*args)
+        if rng.random() < 0.15:
+            time.sleep(rng.uniform(0, 3e-3))
+
+    return delayed
+
+
+def back_to_back_worker(steps, counters_start):
+    """Collectives of random kinds, sizes and dtypes issued back to back (no other sync in
+    between, some queued asynchronously), switching between the small and the large all-reduce
+    and between plain and allocated operands, with random pauses between a wait and the reads it
+    guards. Integer-valued data, so every result is exact. The segment's counters start at
+    ``counters_start``, so that a start just below 2**32 makes them wrap around midway."""
+    store = job_store(timeout=60.0)
+    rank, size = rank_and_size()
+    group = shm_group(store, "b2b", timeout=60.0)
+    transport = group._local
+    for counter in (WRITTEN, REDUCED, FINISHED, ANNOUNCED):
+        transport._words[rank * 16 + counter] = counters_start
+    transport._counts = [counters_start] * 3
+    transport._announced = counters_start
+    store.set(f"b2b/counters/{rank}", b"1")
+    store.wait([f"b2b/counters/{peer}" for peer in range(size)], timeout=60.0)
+    pauses = np.random.default_rng([7, rank])
+    transport._wait_all = _delayed(transport._wait_all, pauses)
+    transport._wait_for = _delayed(transport._wait_for, pauses)
+    plan = np.random.default_rng(11)  # the same schedule on every rank
+    small, large = SMALL_ALL_REDUCE_BYTES, (RING_ROWS + 2) * CHUNK_BYTES * size  # rows go round the ring
+    arena = group.allocate((large // 4 + 1,), "float32")
+    failures, pending = [], []
+
+    def expect(label, got, want):
+        if not np.array_equal(got, want):
+            failures.append(f"step {label}: got {got.reshape(-1)[:4]} want {np.asarray(want).reshape(-1)[:4]}")
+
+    def contribution(r, step, count, dtype):
+        return ((np.arange(count) * (r + 3) + step) % 17).astype(dtype)
+
+    for step in range(steps):
+        kind = plan.choice(["small", "small", "large", "broadcast", "all_gather", "reduce_scatter", "barrier"])
+        dtype = np.dtype(plan.choice(["int32", "int64", "float32", "float64"]))
+        nbytes = int(plan.integers(1, small + 1)) if kind == "small" else int(plan.integers(small + 1, large))
+        count = max(size, nbytes // dtype.itemsize)
+        # an allocated operand is reused by later steps: reduced synchronously and copied at once
+        in_place = kind == "large" and dtype == np.float32 and pauses.random() < 0.5
+        sync_op = plan.random() < 0.7 or in_place  # the plan draws on every rank
+        mine = contribution(rank, step, count, dtype)
+        if kind in ("small", "large"):
+            array = arena[:count] if in_place else mine.copy()
+            array[...] = mine
+            work = group.all_reduce(array, sync_op=sync_op)
+            got = array.copy() if in_place else array
+            pending.append((work, step, got, sum(contribution(r, step, count, dtype) for r in range(size))))
+        elif kind == "broadcast":
+            src = int(plan.integers(size))
+            array = mine.copy()
+            work = group.broadcast(array, src, sync_op=sync_op)
+            pending.append((work, step, array, contribution(src, step, count, dtype)))
+        elif kind == "all_gather":
+            out = np.empty((size, count), dtype)
+            work = group.all_gather(out, mine, sync_op=sync_op)
+            pending.append((work, step, out, np.stack([contribution(r, step, count, dtype) for r in range(size)])))
+        elif kind == "reduce_scatter":
+            block = count // size
+            out = np.empty(block, dtype)
+            work = group.reduce_scatter(out, mine[: block * size].copy(), sync_op=sync_op)
+            whole = sum(contribution(r, step, count, dtype)[: block * size] for r in range(size))
+            pending.append((work, step, out, whole[rank * block : (rank + 1) * block]))
+        else:
+            group.barrier()
+        if sync_op or len(pending) > 6:
+            for work, label, got, want in pending:
+                work.wait()
+                expect(label, got, want)
+            pending = []
+    for work, label, got, want in pending:
+        work.wait()
+        expect(label, got, want)
+    group.barrier()
+    group.shutdown()
+    return failures
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("world_size, counters_start", [(3, 0), (4, 0), (3, 2**32 - 60)])
+def test_back_to_back_collectives_with_descheduled_readers_are_exact(world_size, counters_start):
+    """Also with the 32-bit counters wrapping around in the middle of the run."""
+    outcomes = run_workers(back_to_back_worker, world_size, args=(150, counters_start), timeout=220)
+    for rank, failures in enumerate(outcomes):
+        assert failures == [], f"rank {rank}: {failures[:10]}"

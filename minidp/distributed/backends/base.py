@@ -120,6 +120,9 @@ def divide_by_size(array: Any, size: int) -> None:
         array //= size
 
 
+_FINISHING = threading.Lock()  # makes Work._finish's check and update one step
+
+
 class Work:
     """Handle of one collective; completed by the thread that ran it."""
 
@@ -138,8 +141,14 @@ class Work:
         return work
 
     def _finish(self, error: Optional[BaseException] = None) -> None:
-        self._error = error
-        self._done.set()
+        """Mark the operation done, failed with ``error`` if given. Only the first call counts:
+        two threads may finish one work (a waiter and the nccl watchdog), and a work seen done
+        keeps its outcome."""
+        with _FINISHING:
+            if self._done.is_set():
+                return
+            self._error = error
+            self._done.set()
 
     def is_completed(self) -> bool:
         """True once the operation has finished, successfully or not."""

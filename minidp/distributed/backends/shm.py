@@ -371,7 +371,7 @@ class SharedMemoryTransport:
             raise PeerFailedError(
                 f"{self._group.describe(op)}: lost the connection to {name} ({why}); see that rank's log", blamed
             )
-        if select.select([self._pidfds[peer]], [], [], 0)[0]:
+        if self._exited(peer):
             raise PeerFailedError(
                 f"{self._group.describe(op)}: lost the connection to {name} "
                 "(its process exited); that rank probably crashed, see its log",
@@ -385,6 +385,14 @@ class SharedMemoryTransport:
                 "in the same order, or raise the timeout (PADDLE_PG_TIMEOUT in ms)",
                 blamed,
             )
+
+    def _exited(self, peer: int) -> bool:
+        """True once ``peer``'s process is gone (its pidfd reads as ready). ``poll``, as
+        ``select`` does not, takes descriptors numbered 1024 and up, which a process holding
+        many files or sockets hands out."""
+        watch = select.poll()
+        watch.register(self._pidfds[peer], select.POLLIN)
+        return bool(watch.poll(0))
 
     def _enter(self, op: str, deadline: float) -> None:
         """Wait until every rank finished the previous operation (its reads of our slot)."""
