@@ -28,8 +28,11 @@ class WeightDecayRegularizer:
         self._coeff = float(coeff)
 
     def _add_to_grad(self, grad: Any, param_data: Any) -> Any:
-        """``grad`` plus the penalty's gradient at ``param_data``, in the compute dtype."""
-        raise NotImplementedError
+        """``grad`` plus the penalty's gradient at ``param_data``, in the compute dtype (each
+        penalty defines it; the base class has no penalty of its own)."""
+        raise NotImplementedError(
+            f"{type(self).__name__} defines no penalty: use L1Decay or L2Decay, or a subclass that defines _add_to_grad"
+        )
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(coeff={self._coeff})"

@@ -76,3 +76,13 @@ def test_bad_regularizers_are_refused_with_the_fix():
 
 def test_a_numpy_coefficient_is_a_number_as_in_paddle():
     assert repr(L2Decay(np.float32(0.5))) == "L2Decay(coeff=0.5)" and repr(L1Decay(np.int64(2))) == "L1Decay(coeff=2.0)"
+
+
+def test_the_base_class_has_no_penalty_and_says_which_to_use():
+    linear = nn.Linear(2, 2)
+    optimizer = minidp.optimizer.SGD(
+        parameters=linear.parameters(), weight_decay=minidp.regularizer.WeightDecayRegularizer(0.1)
+    )
+    linear(minidp.to_tensor(X)).sum().backward()
+    with pytest.raises(NotImplementedError, match="defines no penalty: use L1Decay or L2Decay"):
+        optimizer.step()
