@@ -18,21 +18,21 @@ __all__ = ["L1Decay", "L2Decay", "WeightDecayRegularizer"]
 
 
 class WeightDecayRegularizer:
-    """Base class: ``coeff`` scales the penalty; :meth:`_add_to_grad` adds its gradient."""
+    """Base class: ``coeff`` scales the penalty. A penalty is a subclass that defines
+    ``_add_to_grad(grad, param_data)``: ``grad`` plus the penalty's gradient at ``param_data``, in
+    the compute dtype."""
 
     def __init__(self, coeff: float = 0.0) -> None:
+        if not hasattr(self, "_add_to_grad"):
+            raise TypeError(
+                f"{type(self).__name__} defines no penalty: use L1Decay or L2Decay, or a subclass that defines "
+                "_add_to_grad(grad, param_data)"
+            )
         if isinstance(coeff, bool) or not isinstance(coeff, numbers.Real):
             raise TypeError(f"{type(self).__name__}: coeff must be a non-negative number, got {coeff!r}")
         if coeff < 0:
             raise ValueError(f"{type(self).__name__}: coeff must be a non-negative number, got {coeff!r}")
         self._coeff = float(coeff)
-
-    def _add_to_grad(self, grad: Any, param_data: Any) -> Any:
-        """``grad`` plus the penalty's gradient at ``param_data``, in the compute dtype (each
-        penalty defines it; the base class has no penalty of its own)."""
-        raise NotImplementedError(
-            f"{type(self).__name__} defines no penalty: use L1Decay or L2Decay, or a subclass that defines _add_to_grad"
-        )
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(coeff={self._coeff})"
