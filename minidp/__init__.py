@@ -4,20 +4,21 @@ The public names follow PaddlePaddle's, so a script written for ``paddle`` runs 
 the import. NumPy runs everything on the CPU, CuPy on NVIDIA GPUs (``set_device('gpu:0')``).
 """
 
-from . import autograd, backend, log_config
+from . import autograd
+from .core import backend, log_config
 from .autograd import Parameter, PyLayer, Tensor, no_grad, is_grad_enabled, set_grad_enabled
-from .backend import get_device, is_compiled_with_cuda, set_device
+from .core.backend import get_device, is_compiled_with_cuda, set_device
 from .ops import *  # noqa: F401,F403  (the op functions are the top-level API)
 from .ops import __all__ as _op_names
 from . import io, nn, optimizer, distributed
 from .serialization import load, save
 from .batch import batch
 from .framework import CPUPlace, CUDAPlace, disable_static, enable_static, in_dynamic_mode
-from .nn.param_attr import ParamAttr
-from . import regularizer
+from .core.param_attr import ParamAttr
+from .core import regularizer
 from . import device
-from .random import get_cuda_rng_state, get_rng_state, set_cuda_rng_state, set_rng_state
-from .distributed.data_parallel import DataParallel
+from .core.random import get_cuda_rng_state, get_rng_state, set_cuda_rng_state, set_rng_state
+from .core.distributed.data_parallel import DataParallel
 from . import linalg
 from .ops.creation import shape
 
@@ -32,14 +33,14 @@ bool = backend.DTYPES["bool"]  # noqa: A001  (Paddle exposes paddle.bool)
 # gaps: dtypes and constants, autograd helpers, printing, top-level functional forms
 import math as _math
 
-from .autograd.engine import enable_grad
+from .core.engine import enable_grad
 from .autograd.gradients import grad
 from .dtypes import dtype, finfo, get_default_dtype, iinfo, set_default_dtype
 from .nn.functional import adaptive_avg_pool1d, conv1d, conv2d, conv3d, group_norm, layer_norm
 from .ops.sampling import range  # noqa: A004  (Paddle exposes paddle.range)
 from .printing import set_printoptions
-from .random import Generator
-from .size import Size
+from .core.random import Generator
+from .core.size import Size
 
 manual_seed = seed
 int8 = backend.DTYPES["int8"]

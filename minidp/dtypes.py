@@ -1,7 +1,7 @@
 """Dtype facts and the default floating dtype: ``finfo``, ``iinfo``, ``set_default_dtype``.
 
 minidp's dtypes are NumPy dtypes (``minidp.float32 is numpy.dtype('float32')``), so ``minidp.dtype``
-is NumPy's dtype class. The default floating dtype lives in :data:`minidp.backend.DEFAULT_FLOAT`,
+is NumPy's dtype class. The default floating dtype lives in :data:`minidp.core.backend.DEFAULT_FLOAT`,
 which every creation function reads when no dtype is given (``zeros``, ``randn``, ``to_tensor``
 of Python floats...); :func:`set_default_dtype` changes it there.
 """
@@ -13,7 +13,7 @@ from typing import Any
 import ml_dtypes
 import numpy
 
-from . import backend
+from .core import backend
 
 __all__ = ["dtype", "finfo", "iinfo", "get_default_dtype", "set_default_dtype"]
 

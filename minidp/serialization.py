@@ -45,8 +45,8 @@ from typing import Any, BinaryIO
 
 import numpy
 
-from . import backend
-from .autograd.tensor import Tensor
+from .core import backend
+from .core.tensor import Tensor
 from .ops.creation import to_tensor
 from .paddle_checkpoint import PICKLE_MAGIC, load_paddle_checkpoint
 

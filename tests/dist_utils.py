@@ -2,7 +2,7 @@
 
 ``run_workers(target, nprocs, args, timeout)`` starts ``nprocs`` fresh interpreters (the
 ``spawn`` start method, so no state leaks from the test process), each with the environment
-``spawn`` and the launcher write (the job plan of :mod:`minidp.distributed.job`: endpoints on
+``spawn`` and the launcher write (the job plan of :mod:`minidp.core.distributed.job`: endpoints on
 free ports reserved for the run, the store on rank 0, the job secret; backend 'auto' and GPU i
 for rank i unless ``env`` says otherwise), calls ``target(*args)`` in each, and returns the
 per-rank return values in rank order. When a rank raises, exits early or the timeout expires,
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import wait as wait_for_any
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from minidp.distributed.job import plan_local_job
+from minidp.core.distributed.job import plan_local_job
 
 _CONTEXT = multiprocessing.get_context("spawn")
 

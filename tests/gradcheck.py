@@ -9,7 +9,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 import minidp
-from minidp.backend import BFLOAT16
+from minidp.core.backend import BFLOAT16
 
 
 def t(array: object) -> minidp.Tensor:

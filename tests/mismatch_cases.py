@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, Tuple
 
 import numpy as np
 
-from minidp.distributed.backends.base import ReduceOp
+from minidp.core.distributed.backends.base import ReduceOp
 
 
 def _barrier_vs_all_reduce(group: Any) -> None:

@@ -39,8 +39,8 @@ import numpy
 
 import ml_dtypes
 
-from minidp.backend import is_floating
-from minidp.distributed.backends.base import divide_by_size
+from minidp.core.backend import is_floating
+from minidp.core.distributed.backends.base import divide_by_size
 from minidp.distributed.backends.nccl import NCCL_AVG, NCCL_DATATYPES, NCCL_MAX, NCCL_MIN, NCCL_PROD, NCCL_SUM
 
 _DTYPE_OF = {

@@ -14,7 +14,7 @@ from typing import Any, Callable, List
 import ml_dtypes
 import numpy as np
 
-from minidp.distributed.backends.base import ReduceOp
+from minidp.core.distributed.backends.base import ReduceOp
 
 DTYPES = ["float16", "bfloat16", "float32", "float64", "int32", "int64", "uint8"]
 COUNT = 7

@@ -2,8 +2,8 @@
 
 import socket
 
-from minidp.distributed import auth
-from minidp.distributed.store import STORE_CONTEXT
+from minidp.core.distributed import auth
+from minidp.core.distributed.store import STORE_CONTEXT
 
 
 def handshaken_socket(port: int, secret: bytes = b"", timeout: float = 5.0) -> socket.socket:

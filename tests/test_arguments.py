@@ -1,4 +1,4 @@
-"""Argument checks at the op and layer boundary (the checks of ``minidp/ops/_util.py`` that every
+"""Argument checks at the op and layer boundary (the checks of ``minidp/core/op_util.py`` that every
 op and layer calls).
 
 Bad operands and arguments raise TypeError/ValueError naming what was given and what was

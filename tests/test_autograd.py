@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import minidp
-from minidp.autograd import engine
+from minidp.core import engine
 
 
 def leaf(values, dtype="float64"):
@@ -267,7 +267,7 @@ def test_autograd_imports_without_the_ops():
         f"package = types.ModuleType('minidp'); package.__path__ = [{os.path.join(root, 'minidp')!r}]\n"
         "sys.modules['minidp'] = package\n"
         "import minidp.autograd\n"
-        "from minidp.autograd.function import result, wrap\n"
+        "from minidp.core.function import result, wrap\n"
         "from minidp.autograd import PyLayer\n"
         "assert 'minidp.ops' not in sys.modules, sorted(m for m in sys.modules if m.startswith('minidp'))\n"
         "print('ok')\n"
@@ -275,14 +275,14 @@ def test_autograd_imports_without_the_ops():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
-    from minidp.ops import _util
+    from minidp.core import op_util as _util
 
-    assert _util.result is minidp.autograd.function.result and _util.wrap is minidp.autograd.function.wrap
+    assert _util.result is minidp.core.function.result and _util.wrap is minidp.core.function.wrap
 
 
 def _two_outputs(x, calls):
     """x -> (2x, 3x) as one multi-output node that records the gradients it receives."""
-    from minidp.autograd.function import results
+    from minidp.core.function import results
 
     xd = x._data
 

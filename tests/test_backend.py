@@ -1,4 +1,4 @@
-"""The array-module switch (``minidp/backend.py``): the device it reports and refuses, and which
+"""The array-module switch (``minidp/core/backend.py``): the device it reports and refuses, and which
 dtypes it counts as floating."""
 
 import ml_dtypes
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import minidp
-from minidp.backend import is_floating
+from minidp.core.backend import is_floating
 
 
 def test_backend_switch_reports_cpu_and_rejects_missing_gpu():

@@ -1,4 +1,4 @@
-"""The process-group base (``minidp/distributed/backends/base.py``): AVG, exact division for
+"""The process-group base (``minidp/core/distributed/backends/base.py``): AVG, exact division for
 floating types (bfloat16 too), truncation toward zero for integers; and the warning of a rank
 left waiting for a peer that stopped calling collectives, which names the peer before the rank
 fails at the group timeout.
@@ -14,7 +14,7 @@ import pytest
 
 import join_tasks
 from dist_utils import run_workers
-from minidp.distributed.backends.base import divide_by_size, stall_warning_seconds
+from minidp.core.distributed.backends.base import divide_by_size, stall_warning_seconds
 
 
 @pytest.mark.parametrize("dtype", ["int32", "int64"])

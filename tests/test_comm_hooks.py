@@ -1,9 +1,9 @@
-"""Comm hooks (``minidp/distributed/comm_hooks.py``): how the reducer's buckets are packed,
+"""Comm hooks (``minidp/core/distributed/comm_hooks.py``): how the reducer's buckets are packed,
 communicated and unpacked, on the CPU path and on the GPU path -- pack and unpack by the CUDA
 kernels -- run on the CPU.
 
 The kernel copy is chosen for NumPy buckets by patching ``comm_hooks.copy_for``, and
-``minidp.kernels.launch`` runs each launch with the host kernel runner (the .cu sources compiled
+``minidp.core.kernels.launch`` runs each launch with the host kernel runner (the .cu sources compiled
 by g++), so every line of the path and the kernels' arithmetic run here. Its results must equal
 the CPU path's bit for bit, for the plain average and for fp16 and bf16 compression, which must
 stay within half precision of the float32 average. tests/test_gpu.py runs the same path on
@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 
 import minidp
-import minidp.kernels
+import minidp.core.kernels
 from kernel_host.runner import run as run_on_host
-from minidp.distributed import comm_hooks
-from minidp.distributed.backends import Work
-from minidp.distributed.reducer import Reducer, assign_buckets
+from minidp.core.distributed import comm_hooks
+from minidp.core.distributed.backends import Work
+from minidp.core.distributed.reducer import Reducer, assign_buckets
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -93,7 +93,7 @@ def train_two_steps(kernel_path: bool, monkeypatch, find_unused: bool = True, ho
             launches.append(plan.name)
             run_on_host(plan)
 
-        monkeypatch.setattr(minidp.kernels, "launch", launch)
+        monkeypatch.setattr(minidp.core.kernels, "launch", launch)
     params = make_params()
     ordered = list(params.values())
     group = MirrorGroup()

@@ -35,10 +35,10 @@ import minidp
 import minidp.distributed as dist
 import minidp.nn as nn
 from dist_utils import _kill_tree, run_workers
-from minidp.distributed.backends.base import ReduceOp, ThreadedProcessGroup
-from minidp.distributed import comm_hooks
+from minidp.core.distributed.backends.base import ReduceOp, ThreadedProcessGroup
+from minidp.core.distributed import comm_hooks
 from minidp.distributed.collective import Group
-from minidp.distributed.reducer import assign_buckets
+from minidp.core.distributed.reducer import assign_buckets
 
 import dp_tasks
 import join_tasks

@@ -5,8 +5,8 @@ import os
 import pytest
 
 from minidp.distributed import ParallelEnv
-from minidp.distributed import env as env_module
-from minidp.distributed.env import mpi_launch, record_mpi_endpoints
+from minidp.core.distributed import env as env_module
+from minidp.core.distributed.env import mpi_launch, record_mpi_endpoints
 
 VARIABLES = (
     "PADDLE_TRAINER_ID",

@@ -1,9 +1,9 @@
-"""minidp.distributed.failure_record: the record a failing rank leaves, and the peer it blames."""
+"""minidp.core.distributed.failure_record: the record a failing rank leaves, and the peer it blames."""
 
 import os
 import time
 
-from minidp.distributed.failure_record import (
+from minidp.core.distributed.failure_record import (
     PeerFailedError,
     blamed_rank,
     read_failure_records,

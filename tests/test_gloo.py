@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from dist_utils import WorkerFailure, run_workers, run_workers_outcomes
-from minidp.distributed.backends.base import Collective, Fingerprint, ReduceOp
-from minidp.distributed.backends.gloo import GlooProcessGroup, SMALL_ALL_REDUCE_BYTES
-from minidp.distributed.store import TCPStore
+from minidp.core.distributed.backends.base import Collective, Fingerprint, ReduceOp
+from minidp.core.distributed.backends.gloo import GlooProcessGroup, SMALL_ALL_REDUCE_BYTES
+from minidp.core.distributed.store import TCPStore
 from mismatch_cases import check_mismatch_reports, run_mismatch_cases
 from reduce_cases import check_every_op_and_dtype
 

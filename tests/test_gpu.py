@@ -17,11 +17,11 @@ import pytest
 import minidp
 import minidp.nn.functional as F
 from dist_utils import run_workers
-from minidp import backend, kernels
-from minidp.distributed.backends import GroupSpec, ReduceOp
+from minidp.core import backend, kernels
+from minidp.core.distributed.backends import GroupSpec, ReduceOp
 from minidp.distributed.backends import nccl
-from minidp.distributed.reducer import Reducer, assign_buckets
-from minidp.distributed.store import TCPStore
+from minidp.core.distributed.reducer import Reducer, assign_buckets
+from minidp.core.distributed.store import TCPStore
 from test_comm_hooks import HOOKS, MirrorGroup, loss_of, make_params
 from test_optimizer import LAUNCHES, OPTIMIZERS
 from test_optimizer import train as train_optimizer

@@ -1,4 +1,4 @@
-"""minidp.distributed.job: port reservations, held by spawn's and the launcher's job plans until
+"""minidp.core.distributed.job: port reservations, held by spawn's and the launcher's job plans until
 the job ends, so nothing else on the machine takes a port in between."""
 
 import socket
@@ -7,10 +7,10 @@ import pytest
 
 import jobs
 
-from minidp.distributed.job import PortReservation
-from minidp.distributed.launch.main import build_parser, make_plan
-from minidp.distributed.spawn import build_environments
-from minidp.distributed.store import TCPStore
+from minidp.core.distributed.job import PortReservation
+from minidp.core.distributed.launch.main import build_parser, make_plan
+from minidp.core.distributed.spawn import build_environments
+from minidp.core.distributed.store import TCPStore
 
 
 def assert_taken_but_listenable(port):

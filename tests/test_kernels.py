@@ -1,6 +1,6 @@
 """The CUDA kernels of minidp/kernels, compiled by g++ and run on the CPU, against NumPy.
 
-The launches come from minidp.kernels.launch_args, the argument-building code the CuPy path
+The launches come from minidp.core.kernels.launch_args, the argument-building code the CuPy path
 uses; only the pointers differ (host addresses instead of device ones). float32 and float64
 results must match NumPy bit for bit; casts round to nearest even exactly as NumPy does.
 """
@@ -14,11 +14,11 @@ import sys
 import numpy
 import pytest
 
-import minidp.kernels
+import minidp.core.kernels
 from kernel_host import numpy_reference as ref
 from kernel_host.runner import run
-from minidp.kernels import kernel_sources, translation_unit
-from minidp.kernels.launch_args import (
+from minidp.core.kernels import kernel_sources, translation_unit
+from minidp.core.kernels.launch_args import (
     COPY_TYPE_PAIRS,
     NAME_EXPRESSIONS,
     KernelLaunch,
@@ -375,23 +375,23 @@ def test_importing_the_kernels_package_does_not_import_cupy():
 
 
 def _host_function(source, name, place):
-    """Stands in for minidp.kernels._function: the kernel runs on the host runner."""
+    """Stands in for minidp.core.kernels._function: the kernel runs on the host runner."""
     assert place == "cpu"
     return lambda grid, block, args: run(KernelLaunch(source, name, grid, block, args))
 
 
 def test_public_wrappers_build_and_launch_the_right_kernels(monkeypatch):
-    monkeypatch.setattr(minidp.kernels, "_function", _host_function)
+    monkeypatch.setattr(minidp.core.kernels, "_function", _host_function)
     sizes = ref.SIZE_CASES["random-small"]
     grads = ref.random_tensors(numpy.random.default_rng(8), sizes, numpy.float32)
     offsets, flat_size = ref.padded_offsets(sizes)
     flat = numpy.zeros(flat_size, numpy.float16)
     expected_flat = ref.pack(grads, flat, offsets, 0.5)
-    minidp.kernels.pack(grads, flat, offsets, 0.5)
+    minidp.core.kernels.pack(grads, flat, offsets, 0.5)
     ref.assert_bits_equal(flat, expected_flat, "pack")
 
     destinations = [numpy.zeros_like(g) for g in grads]
-    minidp.kernels.launch(unpack_launch(flat, destinations, offsets))
+    minidp.core.kernels.launch(unpack_launch(flat, destinations, offsets))
     for actual, wanted in zip(destinations, ref.unpack(flat, destinations, offsets, 1.0)):
         ref.assert_bits_equal(actual, wanted, "unpack")
 
@@ -403,12 +403,12 @@ def test_public_wrappers_build_and_launch_the_right_kernels(monkeypatch):
     expected = [
         ref.adam_step(p, g, numpy.zeros_like(p), numpy.zeros_like(p), **hyper)[0] for p, g in zip(params, grads)
     ]
-    minidp.kernels.fused_adam(params, grads, *moments, **hyper)
+    minidp.core.kernels.fused_adam(params, grads, *moments, **hyper)
     for actual, wanted in zip(params, expected):
         ref.assert_bits_equal(actual, wanted, "fused_adam")
 
     expected = [ref.sgd_step(p, g, lr=0.1, weight_decay=0.01)[0] for p, g in zip(params, grads)]
-    minidp.kernels.sgd(params, grads, lr=0.1, weight_decay=0.01)
+    minidp.core.kernels.sgd(params, grads, lr=0.1, weight_decay=0.01)
     for actual, wanted in zip(params, expected):
         ref.assert_bits_equal(actual, wanted, "sgd")
 
@@ -417,7 +417,7 @@ def test_public_wrappers_build_and_launch_the_right_kernels(monkeypatch):
         ref.momentum_step(p, g, v, lr=0.1, momentum=0.9, weight_decay=0.0, nesterov=True)
         for p, g, v in zip(params, grads, velocities)
     ]
-    minidp.kernels.momentum(params, grads, velocities, lr=0.1, momentum=0.9, nesterov=True)
+    minidp.core.kernels.momentum(params, grads, velocities, lr=0.1, momentum=0.9, nesterov=True)
     for actual, velocity, (wanted, wanted_velocity, _) in zip(params, velocities, expected):
         ref.assert_bits_equal(actual, wanted, "momentum")
         ref.assert_bits_equal(velocity, wanted_velocity, "momentum velocity")
@@ -475,17 +475,17 @@ class _CountingModule:
 
 @pytest.fixture
 def counting_module(monkeypatch):
-    minidp.kernels._function.cache_clear()
+    minidp.core.kernels._function.cache_clear()
     _CountingModule.fetched, _CountingModule.called = [], []
-    monkeypatch.setattr(minidp.kernels, "_raw_module", _CountingModule)
+    monkeypatch.setattr(minidp.core.kernels, "_raw_module", _CountingModule)
     yield _CountingModule
-    minidp.kernels._function.cache_clear()
+    minidp.core.kernels._function.cache_clear()
 
 
 def test_launch_fetches_each_kernel_once_per_device(counting_module):
     name = NAME_EXPRESSIONS["bucket.cu"][0]
     for device_id in (1, 1, 2, 1):
-        minidp.kernels.launch(KernelLaunch("bucket.cu", name, (1, 1, 1), (1, 1, 1), (_DeviceArray(device_id),)))
+        minidp.core.kernels.launch(KernelLaunch("bucket.cu", name, (1, 1, 1), (1, 1, 1), (_DeviceArray(device_id),)))
     assert counting_module.fetched == [("bucket.cu", name, 1), ("bucket.cu", name, 2)]
     assert len(counting_module.called) == 4
 
@@ -493,6 +493,6 @@ def test_launch_fetches_each_kernel_once_per_device(counting_module):
 def test_launch_makes_the_device_of_its_data_current(counting_module):
     name = NAME_EXPRESSIONS["fused_adam.cu"][0]
     assert _RecordingDevice.current == [0]
-    minidp.kernels.launch(KernelLaunch("fused_adam.cu", name, (1, 1, 1), (1, 1, 1), (_DeviceArray(3),)))
+    minidp.core.kernels.launch(KernelLaunch("fused_adam.cu", name, (1, 1, 1), (1, 1, 1), (_DeviceArray(3),)))
     assert counting_module.called == [(name, 3)]
     assert _RecordingDevice.current == [0], "the previous device is current again"

@@ -11,9 +11,9 @@ import numpy
 import pytest
 
 from kernel_host import numpy_reference as ref
-from minidp import backend, kernels
-from minidp.kernels import launch_args
-from minidp.kernels.launch_args import unpack_launch
+from minidp.core import backend, kernels
+from minidp.core.kernels import launch_args
+from minidp.core.kernels.launch_args import unpack_launch
 
 pytestmark = [
     pytest.mark.gpu,

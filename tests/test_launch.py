@@ -16,9 +16,9 @@ import pytest
 
 import jobs
 
-from minidp.distributed.job import PortReservation
-from minidp.distributed.launch import nodes
-from minidp.distributed.launch.main import build_parser, make_plan
+from minidp.core.distributed.job import PortReservation
+from minidp.core.distributed.launch import nodes
+from minidp.core.distributed.launch.main import build_parser, make_plan
 
 LAUNCH = [sys.executable, "-m", "minidp.distributed.launch"]
 

@@ -1,4 +1,4 @@
-"""The Layer API (``minidp/nn/layer.py``): registration order, state dicts, hooks, buffers, modes,
+"""The Layer API (``minidp/core/layer.py``): registration order, state dicts, hooks, buffers, modes,
 names and dtype casts."""
 
 import warnings

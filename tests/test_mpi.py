@@ -96,7 +96,7 @@ def mpi_rank_main(mode):
     """Runs inside one MPI rank; returns the JSON-able report."""
     import minidp
     import minidp.distributed as dist
-    from minidp.distributed.backends.base import ReduceOp
+    from minidp.core.distributed.backends.base import ReduceOp
     from mismatch_cases import run_mismatch_cases
     from reduce_cases import check_every_op_and_dtype
 

@@ -21,12 +21,12 @@ import pytest
 
 import minidp
 from dist_utils import run_workers
-from minidp import backend
-from minidp.distributed.backends import GroupSpec, ReduceOp
-from minidp.distributed.backends.base import Collective, Fingerprint
+from minidp.core import backend
+from minidp.core.distributed.backends import GroupSpec, ReduceOp
+from minidp.core.distributed.backends.base import Collective, Fingerprint
 from minidp.distributed.backends import nccl
 from minidp.distributed.backends.flight_recorder import RECORD_LENGTH, compare_records, decode_record
-from minidp.distributed.store import TCPStore
+from minidp.core.distributed.store import TCPStore
 from nccl_standin import DeviceArray, StandinNcclError, StandinRuntime, World, device_array
 from reduce_cases import check_every_op_and_dtype
 
@@ -232,7 +232,8 @@ def test_id_travels_over_real_mpi_under_mpiexec(tmp_path):
         import sys
         from pathlib import Path
         sys.path.insert(0, sys.argv[2])
-        from minidp.distributed.backends import GroupSpec, nccl
+        from minidp.core.distributed.backends import GroupSpec
+        from minidp.distributed.backends import nccl
         from nccl_standin import StandinRuntime, World
         from mpi4py import MPI
         rank = MPI.COMM_WORLD.Get_rank()
@@ -683,13 +684,13 @@ def test_bad_arrays_are_refused_before_anything_is_queued(job_of, monkeypatch):
 
 def device_selection_worker():
     """A rank of a job that asks for nccl: record set_device; carry the group over gloo."""
-    import minidp.backend
+    import minidp.core.backend
     import minidp.distributed as dist
-    from minidp.distributed.backends import gloo, register_backend
+    from minidp.core.distributed.backends import gloo, register_backend
 
     chosen = []
-    minidp.backend.is_compiled_with_cuda = lambda: True
-    minidp.backend.set_device = chosen.append
+    minidp.core.backend.is_compiled_with_cuda = lambda: True
+    minidp.core.backend.set_device = chosen.append
     register_backend("nccl", gloo.create_process_group)
     group = dist.init_parallel_env()
     dist.barrier()  # rank 0 hosts the store: it must not exit while rank 1 still uses it

@@ -1,6 +1,6 @@
 """Optimizers (the ``minidp/optimizer`` package) against closed-form updates, parameter groups,
 clipping, schedulers and state round trips; and the optimizers' multi-tensor kernel path
-(``minidp/optimizer/optimizer.py``) run on the CPU, equal to the NumPy path bit for bit."""
+(``minidp/core/optimizer.py``) run on the CPU, equal to the NumPy path bit for bit."""
 
 import math
 import warnings
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import minidp
-import minidp.kernels
+import minidp.core.kernels
 import minidp.nn as nn
 import minidp.optimizer as optim
 from kernel_host.runner import run as run_on_host
@@ -1123,7 +1123,7 @@ def test_zero_grad_is_clear_grad_with_pytorchs_flag(set_to_none, expected):
 # The optimizers' GPU path -- multi-tensor kernels -- run on the CPU.
 #
 # The path is chosen for NumPy parameters by patching ``optimizer._updates_with_kernels``, and
-# ``minidp.kernels.launch`` runs each launch with the host kernel runner (the .cu sources compiled
+# ``minidp.core.kernels.launch`` runs each launch with the host kernel runner (the .cu sources compiled
 # by g++), so every line of the path and the kernels' arithmetic run here. Parameters, states and
 # master weights must equal the per-parameter NumPy path's bit for bit, with one launch per
 # parameter group and dtype. tests/test_gpu.py runs the same path on CuPy arrays.
@@ -1187,7 +1187,7 @@ def train(name: str, multi_precision: bool, monkeypatch, kernel_path: bool, xp=n
     and the launches made. ``kernel_path`` runs NumPy parameters through the kernels on the host
     runner; CuPy parameters always take the kernel path, on the GPU."""
     launches = []
-    real_launch = minidp.kernels.launch if xp is not np else run_on_host
+    real_launch = minidp.core.kernels.launch if xp is not np else run_on_host
     if kernel_path:
         monkeypatch.setattr(optimizer_module, "_updates_with_kernels", lambda data: True)
 
@@ -1195,7 +1195,7 @@ def train(name: str, multi_precision: bool, monkeypatch, kernel_path: bool, xp=n
         launches.append(plan.name)
         real_launch(plan)
 
-    monkeypatch.setattr(minidp.kernels, "launch", launch)
+    monkeypatch.setattr(minidp.core.kernels, "launch", launch)
     params = make_params(xp)
     make, overrides = OPTIMIZERS[name]
     groups = [{"params": [p for key, p in params.items() if PARAMS[key][2] == index]} for index in (0, 1)]

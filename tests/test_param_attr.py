@@ -1,4 +1,4 @@
-"""minidp/nn/param_attr.py: ParamAttr at the top level with Paddle's defaults."""
+"""minidp/core/param_attr.py: ParamAttr at the top level with Paddle's defaults."""
 
 import minidp
 

@@ -1,4 +1,4 @@
-"""The dtype of each parameter's update and float32 master weights (``minidp/optimizer/precision.py``,
+"""The dtype of each parameter's update and float32 master weights (``minidp/core/precision.py``,
 Paddle's ``multi_precision``): a bfloat16 run with master weights follows a float32 run exactly,
 one without them rounds small updates away and warns, the state dtypes follow Paddle, and master
 weights survive a state-dict round trip."""
@@ -11,7 +11,7 @@ import pytest
 import minidp
 import minidp.optimizer as optim
 from gradcheck import bf16_values
-from minidp.backend import BFLOAT16 as BF16
+from minidp.core.backend import BFLOAT16 as BF16
 
 rng = np.random.default_rng(0)
 

@@ -1,4 +1,4 @@
-"""minidp.random: unseeded processes differ, seed() repeats a run, states round-trip, and every
+"""minidp.core.random: unseeded processes differ, seed() repeats a run, states round-trip, and every
 consumer (creation ops, dropout, initializers, samplers, DataLoader shuffle) draws from it; and
 ``minidp.Generator``, an independent host generator with Paddle's seed and state methods."""
 
@@ -11,7 +11,7 @@ import numpy
 import pytest
 
 import minidp
-import minidp.random as mrandom
+import minidp.core.random as mrandom
 from minidp.distributed.spawn import spawn
 
 
@@ -85,7 +85,7 @@ def test_state_is_a_snapshot_not_a_live_view():
 
 
 def test_cuda_states_are_empty_without_gpus_as_in_paddle():
-    if minidp.backend.cuda_device_count():
+    if minidp.core.backend.cuda_device_count():
         pytest.skip("a GPU is visible; the GPU test below covers this machine")
     assert minidp.get_cuda_rng_state() == []
     minidp.set_cuda_rng_state([])
@@ -126,7 +126,7 @@ def test_forked_children_of_an_unseeded_process_draw_their_own_values(monkeypatc
 
 @pytest.mark.gpu
 def test_gpu_dropout_repeats_after_seed_and_state_restore():
-    if not minidp.backend.cuda_device_count():
+    if not minidp.core.backend.cuda_device_count():
         pytest.skip("needs a CUDA device")
     minidp.set_device("gpu:0")
     try:
@@ -168,7 +168,7 @@ class _DeviceBuffer(numpy.ndarray):
 
 
 class _StandinCupy:
-    """Just what minidp.random needs from CuPy: empty() and the current device."""
+    """Just what minidp.core.random needs from CuPy: empty() and the current device."""
 
     class cuda:  # noqa: N801  (CuPy's name)
         class Device:
@@ -213,8 +213,8 @@ class _StandinCurand:
 def standin_gpu(monkeypatch):
     curand = _StandinCurand()
     monkeypatch.setattr(mrandom, "_curand", lambda: curand)
-    monkeypatch.setattr(minidp.backend, "_cupy", lambda: _StandinCupy)
-    monkeypatch.setattr(minidp.backend, "cuda_device_count", lambda: 1)
+    monkeypatch.setattr(minidp.core.backend, "_cupy", lambda: _StandinCupy)
+    monkeypatch.setattr(minidp.core.backend, "cuda_device_count", lambda: 1)
     monkeypatch.setattr(mrandom, "_device_generators", {})
     return curand
 

@@ -11,7 +11,7 @@ import minidp
 import minidp.nn as nn
 import minidp.nn.functional as F
 import minidp.optimizer as optim
-from minidp.backend import BFLOAT16 as BF16
+from minidp.core.backend import BFLOAT16 as BF16
 from minidp.serialization import load, save
 
 

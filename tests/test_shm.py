@@ -13,11 +13,11 @@ import pytest
 
 from dist_utils import run_workers, run_workers_outcomes
 from mismatch_cases import check_mismatch_reports, run_mismatch_cases
-from minidp.distributed.backends import get_backend_factory
-from minidp.distributed.backends.base import GroupSpec, ReduceOp
-from minidp.distributed.backends.gloo import SMALL_ALL_REDUCE_BYTES, GlooProcessGroup
-from minidp.distributed.backends.host import discover_hosts, host_identity, transport_choice
-from minidp.distributed.backends.shm import (
+from minidp.core.distributed.backends import get_backend_factory
+from minidp.core.distributed.backends.base import GroupSpec, ReduceOp
+from minidp.core.distributed.backends.gloo import SMALL_ALL_REDUCE_BYTES, GlooProcessGroup
+from minidp.core.distributed.backends.host import discover_hosts, host_identity, transport_choice
+from minidp.core.distributed.backends.shm import (
     ANNOUNCED,
     CHUNK_BYTES,
     FINISHED,
@@ -27,7 +27,7 @@ from minidp.distributed.backends.shm import (
     WRITTEN,
     SharedMemoryGlooGroup,
 )
-from minidp.distributed.store import TCPStore
+from minidp.core.distributed.store import TCPStore
 
 DTYPES = ["float16", "bfloat16", "float32", "float64", "int32", "int64"]
 OPS = list(ReduceOp)

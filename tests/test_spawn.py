@@ -16,7 +16,7 @@ import pytest
 import jobs
 import rank_tasks
 
-from minidp.distributed.spawn import (
+from minidp.core.distributed.spawn import (
     RankFailedError,
     build_environments,
     select_gpus,

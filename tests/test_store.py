@@ -10,9 +10,9 @@ import tracemalloc
 
 import pytest
 
-import minidp.distributed.store as store_module
-from minidp.distributed import auth
-from minidp.distributed.store import MAX_FRAME_BYTES, STORE_CONTEXT, TCPStore
+import minidp.core.distributed.store as store_module
+from minidp.core.distributed import auth
+from minidp.core.distributed.store import MAX_FRAME_BYTES, STORE_CONTEXT, TCPStore
 from store_clients import handshaken_socket
 
 

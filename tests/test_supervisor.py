@@ -1,11 +1,11 @@
-"""minidp.distributed.supervisor: blaming by failure records, then by time; stopping ranks that
+"""minidp.core.distributed.supervisor: blaming by failure records, then by time; stopping ranks that
 ignore SIGTERM. Ranks are stand-ins without processes."""
 
 import json
 import signal
 
-from minidp.distributed import supervisor as supervisor_module
-from minidp.distributed.supervisor import RankHandle, Supervisor
+from minidp.core.distributed import supervisor as supervisor_module
+from minidp.core.distributed.supervisor import RankHandle, Supervisor
 
 
 class FakeRank(RankHandle):

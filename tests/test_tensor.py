@@ -1,4 +1,4 @@
-"""Tensor (``minidp/autograd/tensor.py``) as Paddle scripts use it: read back with ``numpy()``,
+"""Tensor (``minidp/core/tensor.py``) as Paddle scripts use it: read back with ``numpy()``,
 the functions that minidp.ops also attaches as methods (``a.add_n``, ``cond.where``, ...: the
 very same function objects), and Python's operators with Paddle's integer rules. ``to_tensor``
 is specified in test_ops_creation.py, ``reduce_as`` in test_ops_reduction.py and

@@ -16,7 +16,8 @@ import timeline_job  # lives in tests/scripts
 
 import minidp
 import minidp.distributed as dist
-from minidp import nn, timeline
+from minidp import nn
+from minidp.core import timeline
 from minidp.io import DataLoader, TensorDataset
 from minidp.tools import timeline as timeline_tool
 
@@ -138,7 +139,7 @@ def test_the_context_manager_records_only_its_block(tmp_path):
 def test_off_by_default(tmp_path):
     script = (
         "import minidp, minidp.nn as nn; m = nn.Linear(3, 1); m(minidp.ones([2, 3])).sum()"
-        ".backward(); print(minidp.timeline.recorder)"
+        ".backward(); print(minidp.core.timeline.recorder)"
     )
     env = jobs.job_environment(uuid.uuid4().hex)
     env.pop(timeline.TIMELINE_ENV, None)

@@ -1,6 +1,6 @@
 """Compile gate for minidp's CUDA kernels: every source, sm_80 and sm_90, NVRTC and nvcc.
 
-No GPU and no CuPy are needed. Each ``minidp/kernels/*.cu`` translation unit (headers inlined,
+No GPU and no CuPy are needed. Each ``minidp/core/kernels/*.cu`` translation unit (headers inlined,
 exactly the text ``cupy.RawModule`` receives) is compiled
 
 * by NVRTC, the compiler the GPU path runs: ``libnvrtc`` of the pip wheel
@@ -36,8 +36,8 @@ from typing import Callable, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from minidp.kernels import COMPILE_OPTIONS, kernel_sources, translation_unit  # noqa: E402
-from minidp.kernels.launch_args import NAME_EXPRESSIONS  # noqa: E402
+from minidp.core.kernels import COMPILE_OPTIONS, kernel_sources, translation_unit  # noqa: E402
+from minidp.core.kernels.launch_args import NAME_EXPRESSIONS  # noqa: E402
 
 ARCHS = ("80", "90")
 NOTHING_CHECKED = 3

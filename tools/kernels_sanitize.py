@@ -31,7 +31,7 @@ TIMEOUT_SECONDS = 600
 OVERFLOW_PROBE = """
 import dataclasses, numpy
 from kernel_host.runner import run
-from minidp.kernels.launch_args import pack_launch
+from minidp.core.kernels.launch_args import pack_launch
 source = numpy.ones(4096, numpy.float32)
 plan = pack_launch([source], numpy.zeros(4096, numpy.float32), [0])
 run(dataclasses.replace(plan, args=plan.args[:-1] + (numpy.zeros(4095, numpy.float32),)))

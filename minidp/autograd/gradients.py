@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence, Union
 
-from .. import backend
-from . import engine
-from .engine import Node
-from .tensor import Tensor
+from ..core import backend
+from ..core import engine
+from ..core.engine import Node
+from ..core.tensor import Tensor
 
 __all__ = ["grad"]
 

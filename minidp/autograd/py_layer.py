@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import backend
-from .engine import no_grad
-from .function import results, wrap
-from .tensor import Tensor
+from ..core import backend
+from ..core.engine import no_grad
+from ..core.function import results, wrap
+from ..core.tensor import Tensor
 
 
 class PyLayerContext:

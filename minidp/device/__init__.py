@@ -5,8 +5,8 @@ devices CuPy sees (0 on a machine without them); :mod:`minidp.device.cuda` holds
 ``paddle.device.cuda`` functions training scripts call.
 """
 
-from ..backend import get_device, is_compiled_with_cuda, set_device
-from ..backend import cuda_device_count as device_count
+from ..core.backend import get_device, is_compiled_with_cuda, set_device
+from ..core.backend import cuda_device_count as device_count
 from . import cuda
 
 __all__ = ["cuda", "device_count", "get_device", "is_compiled_with_cuda", "set_device"]

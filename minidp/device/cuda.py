@@ -6,8 +6,8 @@ as there is no device work to wait for and no device memory to free.
 
 from typing import Any, Optional
 
-from .. import backend
-from ..backend import cuda_device_count as device_count
+from ..core import backend
+from ..core.backend import cuda_device_count as device_count
 
 __all__ = ["device_count", "empty_cache", "synchronize"]
 

@@ -4,7 +4,7 @@ Start processes with ``spawn``, ``python -m minidp.distributed.launch`` or ``mpi
 ``init_parallel_env()``, then use the collectives (in place on Tensors) or ``DataParallel``.
 """
 
-from .backends import ReduceOp, Work, register_backend
+from ..core.distributed.backends import ReduceOp, Work, register_backend
 from .collective import (
     Group,
     all_gather,
@@ -35,12 +35,12 @@ from .object_collectives import (
 from .p2p import P2POp, batch_isend_irecv, irecv, isend
 from .parallel_mode import ParallelMode
 from .rooted import gather, reduce, scatter
-from .data_parallel import DataParallel, fused_allreduce_gradients, sync_params_buffers
-from .env import ParallelEnv
+from ..core.distributed.data_parallel import DataParallel, fused_allreduce_gradients, sync_params_buffers
+from ..core.distributed.env import ParallelEnv
 from .parallel import get_rank, get_world_size, init_parallel_env
 from .spawn import spawn
-from ..timeline import timeline
-from .store import TCPStore
+from ..core.timeline import timeline
+from ..core.distributed.store import TCPStore
 from . import fleet
 from . import stream
 from . import launch

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence, Union
 
-from .. import backend as array_backend
-from ..autograd.tensor import Tensor
-from .backends import Work
-from .collective import Group, resolve_group, stacked_view, tensor_array
+from ..core import backend as array_backend
+from ..core.tensor import Tensor
+from ..core.distributed.backends import Work
+from ..core.distributed.collective import Group, resolve_group, stacked_view, tensor_array
 from .p2p import exchange
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
-from .backends import GroupSpec, ProcessGroup, get_backend_factory
-from .env import ParallelEnv
-from .store import TCPStore
+from ..core.distributed.backends import GroupSpec, ProcessGroup, get_backend_factory
+from ..core.distributed.env import ParallelEnv
+from ..core.distributed.store import TCPStore
 
 _context: Optional[Tuple[TCPStore, ProcessGroup]] = None
 

@@ -45,8 +45,8 @@ from typing import Any, Callable, Dict, List, Tuple
 
 import numpy
 
-from .. import backend as array_backend
-from ..autograd.tensor import Tensor
+from ..core import backend as array_backend
+from ..core.tensor import Tensor
 
 SERIALIZERS = ("typed", "pickle")
 MAX_DEPTH = 100

@@ -16,7 +16,7 @@ from typing import Any, List, Optional, Tuple
 
 import numpy
 
-from .collective import Group, group_rank, resolve_group
+from ..core.distributed.collective import Group, group_rank, resolve_group
 from .object_codec import decode_object, encode_object
 from .rooted import scatter_rows
 

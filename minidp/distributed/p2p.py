@@ -30,17 +30,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ..autograd.tensor import Tensor
-from .backends import Work
-from .collective import (
-    Group,
-    flat_bytes,
-    group_rank,
-    recv,
-    resolve_group,
-    send,
-    tensor_array,
-)
+from ..core.tensor import Tensor
+from ..core.distributed.backends import Work
+from ..core.distributed.collective import Group, flat_bytes, group_rank, recv, resolve_group, send, tensor_array
 
 
 def exchange(group: Group, sends: Sequence[Tuple[Any, int]], recvs: Sequence[Tuple[Any, int]]) -> None:

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence, Union
 
-from .. import backend as array_backend
-from ..autograd.tensor import Tensor
-from .backends import ReduceOp, Work
-from .collective import (
+from ..core import backend as array_backend
+from ..core.tensor import Tensor
+from ..core.distributed.backends import ReduceOp, Work
+from ..core.distributed.collective import (
     CopyOutWork,
     Group,
     all_gather,

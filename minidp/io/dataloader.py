@@ -8,9 +8,9 @@ from typing import Any, Callable, Iterator, Optional
 
 import numpy
 
-from .. import backend, timeline
-from ..autograd.tensor import Tensor
-from ..ops._util import wrap
+from ..core import backend, timeline
+from ..core.tensor import Tensor
+from ..core.op_util import wrap
 from ..ops.creation import to_tensor
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequenceSampler, _check_batch_args

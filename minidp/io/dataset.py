@@ -9,9 +9,9 @@ from typing import Any, Iterable, Iterator, Optional, Sequence
 
 import numpy
 
-from ..autograd.tensor import Tensor
-from ..ops._util import wrap
-from ..random import host_generator
+from ..core.tensor import Tensor
+from ..core.op_util import wrap
+from ..core.random import host_generator
 
 
 class Dataset:

@@ -8,7 +8,7 @@ from typing import Any, Iterator, Optional, Sequence
 
 import numpy
 
-from ..random import host_generator
+from ..core.random import host_generator
 
 
 class Sampler:

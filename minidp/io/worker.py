@@ -28,10 +28,10 @@ from typing import Any, Callable, Iterator, Optional
 
 import numpy
 
-from .. import backend
-from .. import random as minidp_random
-from ..autograd.tensor import Tensor
-from ..ops._util import wrap
+from ..core import backend
+from ..core import random as minidp_random
+from ..core.tensor import Tensor
+from ..core.op_util import wrap
 from ..ops.creation import to_tensor
 
 _POLL_SECONDS = 0.2

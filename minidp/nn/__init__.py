@@ -3,7 +3,7 @@
 ``minidp.nn.functional`` holds the same operations as functions.
 """
 
-from ..autograd.tensor import Parameter
+from ..core.tensor import Parameter
 from . import functional, initializer
 from .clip import ClipGradByGlobalNorm
 from .clip import ClipGradByNorm, ClipGradByValue
@@ -33,7 +33,7 @@ from .layers import (
     ZeroPad3D,
 )
 from . import utils
-from .layer import Layer
+from ..core.layer import Layer
 from .layers import (
     GELU,
     AvgPool2D,
@@ -145,7 +145,7 @@ from .layers import LPPool1D, LPPool2D, MaxUnPool1D, MaxUnPool2D
 from .layers import Conv3DTranspose
 from .layers import CTCLoss
 from .layers import SpectralNorm
-from .param_attr import ParamAttr
+from ..core.param_attr import ParamAttr
 
 __all__ = [
     "Parameter",

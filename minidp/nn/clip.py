@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from .. import backend
-from ..autograd.tensor import Tensor
+from ..core import backend
+from ..core.tensor import Tensor
 
 
 class _ClipStrategy:

@@ -13,8 +13,8 @@ from typing import Any, Optional, Sequence
 
 import numpy
 
-from ..autograd.tensor import Tensor
-from ..random import host_generator
+from ..core.tensor import Tensor
+from ..core.random import host_generator
 
 __all__ = [
     "Initializer",

@@ -6,12 +6,13 @@ from __future__ import annotations
 import math
 from typing import Iterable, Optional, Union
 
-from .. import backend, ops
-from ..autograd.tensor import Parameter, Tensor
-from ..ops._util import wrap
+from ..core import backend
+from .. import ops
+from ..core.tensor import Parameter, Tensor
+from ..core.op_util import wrap
 from ..ops.creation import host_generator
 from .functional.norm import as_matrix, power_iteration, spectral_normalize
-from .layer import Layer
+from ..core.layer import Layer
 from .layers.common import Linear
 from .layers.conv import _ConvTranspose
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..autograd.tensor import Tensor
+from ..core.tensor import Tensor
 from .compare import (
     allclose,
     equal,
@@ -57,8 +57,8 @@ from .creation import (
     zeros_like,
 )
 from .linalg import matmul
-from .math import add, astype, cast, clip, divide, gelu, maximum, minimum, multiply, pow, scale, subtract, where
-from .math import add_n, clamp, div, mul, sub, true_divide
+from ..core.ops import add, astype, cast, clip, divide, gelu, maximum, minimum, multiply, pow, scale, subtract, where
+from ..core.ops import add_n, clamp, div, mul, sub, true_divide
 from .unary import (
     abs,
     acos,

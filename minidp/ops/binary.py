@@ -11,11 +11,11 @@ import math
 
 from typing import Any, Callable, Optional
 
-from .. import backend
-from ..autograd.tensor import Tensor
-from ._util import named_op, tensor_operands, wrap
+from ..core import backend
+from ..core.tensor import Tensor
+from ..core.op_util import named_op, tensor_operands, wrap
 from .elementwise import FLOAT, KEEP, ZERO, binary_op
-from .math import _operands, add, multiply, subtract
+from ..core.ops import _operands, add, multiply, subtract
 
 
 _LN2 = math.log(2.0)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import operator
 from typing import Any, Callable, Optional
 
-from .. import backend
-from ..autograd.tensor import Tensor
-from ._util import named_op, not_a_tensor, tensor_operands, wrap
+from ..core import backend
+from ..core.tensor import Tensor
+from ..core.op_util import named_op, not_a_tensor, tensor_operands, wrap
 
 
 def _compare(fn: Callable) -> Callable:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from .. import backend
-from ..autograd.engine import no_grad
-from ..autograd.tensor import Tensor
+from ..core import backend
+from ..core.engine import no_grad
+from ..core.tensor import Tensor
 from ..framework import CPUPlace, CUDAPlace, place_name
-from ._util import named_op, result
-from .math import astype
+from ..core.op_util import named_op, result
+from ..core.ops import astype
 
 __all__ = ["TENSOR_METHODS", "TENSOR_PROPERTIES"]
 

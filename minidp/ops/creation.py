@@ -1,8 +1,8 @@
 """Creating tensors: from data, filled with constants, ranges, and random values.
 
 Creation functions take Paddle's signatures (shape first, then dtype) and place new arrays at the
-current device (see :func:`minidp.backend.set_device`). Random values come from the process's host
-generator (:mod:`minidp.random`), seeded from the OS unless :func:`minidp.seed` is called.
+current device (see :func:`minidp.core.backend.set_device`). Random values come from the process's host
+generator (:mod:`minidp.core.random`), seeded from the OS unless :func:`minidp.seed` is called.
 """
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from typing import Any, Optional
 
 import numpy
 
-from .. import backend
-from ..autograd.tensor import Tensor
+from ..core import backend
+from ..core.tensor import Tensor
 from ..framework import place_name
-from ..random import host_generator, seed  # noqa: F401  (seed is exported from here as an op)
-from ._util import check_tensor, result, tensor_operands, wrap
+from ..core.random import host_generator, seed  # noqa: F401  (seed is exported from here as an op)
+from ..core.op_util import check_tensor, result, tensor_operands, wrap
 from .linalg import diag_embed, diagonal
-from .math import add
+from ..core.ops import add
 from .shape import _as_shape, expand, reshape
 
 

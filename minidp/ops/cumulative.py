@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from .. import backend
-from ..autograd.tensor import Tensor
-from ._util import as_int, check_tensor, result, results, scatter_add_along, single_axis, tensor_operands
+from ..core import backend
+from ..core.tensor import Tensor
+from ..core.op_util import as_int, check_tensor, result, results, scatter_add_along, single_axis, tensor_operands
 from .reduction import sum
 from .shape import concat, getitem
 

@@ -24,11 +24,11 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from .. import backend
-from ..backend import get_array_module
-from ..autograd.tensor import Tensor
-from ._util import named_op, not_a_tensor, result, unbroadcast, wrap
-from .math import _PYTHON_NUMBERS, INTEGER_TO_FLOAT, _operands, _shape_error, kind
+from ..core import backend
+from ..core.backend import get_array_module
+from ..core.tensor import Tensor
+from ..core.op_util import named_op, not_a_tensor, result, unbroadcast, wrap
+from ..core.ops import _PYTHON_NUMBERS, INTEGER_TO_FLOAT, _operands, _shape_error, kind
 
 FLOAT = "float"
 KEEP = "keep"

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .. import backend
-from ..autograd.tensor import Tensor
-from ._util import as_int, lift, normalize_axis, result, single_axis, tensor_operands, unbroadcast, wrap
-from .math import where
+from ..core import backend
+from ..core.tensor import Tensor
+from ..core.op_util import as_int, lift, normalize_axis, result, single_axis, tensor_operands, unbroadcast, wrap
+from ..core.ops import where
 from .shape import getitem, squeeze, stack
 
 

@@ -30,17 +30,17 @@ from typing import Any, Callable, Optional
 
 import ml_dtypes
 
-from .. import backend
-from ..autograd import engine
-from ..autograd.tensor import Tensor
-from ..random import host_generator
+from ..core import backend
+from ..core import engine
+from ..core.tensor import Tensor
+from ..core.random import host_generator
 from .creation import normal, uniform
 from .linalg import filled_diagonal
-from .math import add, astype, where
+from ..core.ops import add, astype, where
 from .manipulation import broadcast_to
 from .indexing import assign_at, write_at
 from .shape import index_arrays
-from ._util import result, tensor_operands
+from ..core.op_util import result, tensor_operands
 
 INPLACE_OPS = (
     "abs",

@@ -8,10 +8,10 @@ import math
 import string
 from typing import Any
 
-from .. import backend
-from ..autograd.engine import is_grad_enabled
-from ..autograd.tensor import Tensor
-from ._util import (
+from ..core import backend
+from ..core.engine import is_grad_enabled
+from ..core.tensor import Tensor
+from ..core.op_util import (
     as_int,
     check_tensor,
     matmul_arrays,
@@ -24,7 +24,7 @@ from ._util import (
     wrap,
 )
 from .indexing import write_at
-from .math import add, clip, divide, multiply, scale, subtract, where
+from ..core.ops import add, clip, divide, multiply, scale, subtract, where
 from .unary import abs as absolute, sqrt
 from .reduction import max as reduce_max, min as reduce_min, sum as reduce_sum
 from .shape import getitem, reshape, squeeze, stack, transpose, unsqueeze

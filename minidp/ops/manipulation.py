@@ -12,9 +12,9 @@ import builtins
 import itertools
 from typing import Any, Sequence
 
-from .. import backend
-from ..autograd.tensor import Tensor
-from ._util import as_int, normalize_axis, result, single_axis, tensor_operands, wrap
+from ..core import backend
+from ..core.tensor import Tensor
+from ..core.op_util import as_int, normalize_axis, result, single_axis, tensor_operands, wrap
 from .creation import meshgrid
 from .indexing import index_data, index_select
 from .shape import _as_shape, concat, expand, getitem, reshape, split, squeeze, stack, transpose

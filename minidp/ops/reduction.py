@@ -4,9 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import backend
-from ..autograd.tensor import Tensor
-from ._util import check_tensor, normalize_axis, not_a_tensor, result, single_axis, tensor_operands, unbroadcast, wrap
+from ..core import backend
+from ..core.tensor import Tensor
+from ..core.op_util import (
+    check_tensor,
+    normalize_axis,
+    not_a_tensor,
+    result,
+    single_axis,
+    tensor_operands,
+    unbroadcast,
+    wrap,
+)
 
 
 def _reduced_axes(axis: Any, ndim: int) -> Any:

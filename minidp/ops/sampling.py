@@ -1,7 +1,7 @@
 """Drawing from distributions: Bernoulli, binomial, multinomial, Poisson, log-normal, and the
 ``*_like`` forms of the creation functions.
 
-Every draw comes from the process's host generator (:mod:`minidp.random`), so ``minidp.seed``
+Every draw comes from the process's host generator (:mod:`minidp.core.random`), so ``minidp.seed``
 makes it repeat; results land on the input's device (or the current one). Samples are not
 differentiable: they are returned with ``stop_gradient=True``, as in Paddle.
 """
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from .. import backend
-from ..autograd.tensor import Tensor
+from ..core import backend
+from ..core.tensor import Tensor
 from ..framework import place_name
-from ..random import host_generator
-from ._util import tensor_operands, wrap
+from ..core.random import host_generator
+from ..core.op_util import tensor_operands, wrap
 from .creation import _random, randn
 
 __all__ = [

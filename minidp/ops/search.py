@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import backend
-from ..autograd.tensor import Tensor
-from ._util import as_int, result, single_axis, tensor_operands, unbroadcast, wrap
+from ..core import backend
+from ..core.tensor import Tensor
+from ..core.op_util import as_int, result, single_axis, tensor_operands, unbroadcast, wrap
 from .indexing import broadcast_mask, take_along
 from .shape import squeeze
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .. import backend
-from ..autograd.tensor import Tensor
-from ._util import (
+from ..core import backend
+from ..core.tensor import Tensor
+from ..core.op_util import (
     as_int,
     check_tensor,
     normalize_axis,

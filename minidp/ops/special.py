@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional
 
 import numpy
 
-from .. import backend
+from ..core import backend
 
 
 def _library_function(name: str, x: Any) -> Optional[Callable]:

@@ -9,10 +9,10 @@ from __future__ import annotations
 import math
 from typing import Any, Optional, Sequence, Union
 
-from .. import backend
-from ..autograd.tensor import Tensor
-from ._util import normalize_axis, result, results, scatter_add_along, tensor_operands
-from .math import INTEGER_TO_FLOAT
+from ..core import backend
+from ..core.tensor import Tensor
+from ..core.op_util import normalize_axis, result, results, scatter_add_along, tensor_operands
+from ..core.ops import INTEGER_TO_FLOAT
 from .reduction import mean, sum
 from .unary import sqrt
 

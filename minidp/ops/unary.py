@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any, Optional
 
-from .. import backend
-from ..autograd.tensor import Tensor
+from ..core import backend
+from ..core.tensor import Tensor
 from .elementwise import FLOAT, KEEP, ZERO, elementwise, unary_op
 from . import special
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional, Union
 
-from .. import backend
+from ..core import backend
 from .lr import LRScheduler
-from .optimizer import Optimizer, _Slot, check_non_negative
+from ..core.optimizer import Optimizer, _Slot, check_non_negative
 
 
 class Adagrad(Optimizer):

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Optional
 
-from .. import backend
-from ..autograd.tensor import Tensor
-from ..ops._util import wrap
-from .optimizer import Optimizer
+from ..core import backend
+from ..core.tensor import Tensor
+from ..core.op_util import wrap
+from ..core.optimizer import Optimizer
 
 
 def _cubic_minimum(

@@ -14,8 +14,8 @@ import math
 import os
 from typing import Any, Callable, Literal, Optional, Sequence, Union
 
-from .. import backend
-from ..autograd.tensor import Tensor
+from ..core import backend
+from ..core.tensor import Tensor
 
 logger = logging.getLogger("minidp.optimizer")
 

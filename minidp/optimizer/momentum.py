@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional, Union
 
-from .. import backend, kernels
-from . import precision
+from ..core import backend, kernels
+from ..core import precision
 from .lr import LRScheduler
-from .optimizer import Optimizer, _Slot
+from ..core.optimizer import Optimizer, _Slot
 
 
 class Momentum(Optimizer):
@@ -17,7 +17,7 @@ class Momentum(Optimizer):
     The velocity has the parameter's dtype, or float32 with ``multi_precision=True``, which also
     keeps a float32 master weight for each float16/bfloat16 parameter (as in Paddle). On the GPU
     every parameter sharing dtypes and scalars is updated by one launch of
-    ``minidp/kernels/sgd_momentum.cu``, bit for bit as the per-parameter path.
+    ``minidp/core/kernels/sgd_momentum.cu``, bit for bit as the per-parameter path.
     """
 
     _array_states = ("velocity",)

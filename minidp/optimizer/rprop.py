@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional, Sequence, Union
 
-from .. import backend
+from ..core import backend
 from .lr import LRScheduler
-from .optimizer import Optimizer, _Slot
+from ..core.optimizer import Optimizer, _Slot
 
 
 class Rprop(Optimizer):

@@ -29,8 +29,8 @@ from typing import Any, Callable, Dict, List, Sequence, Union
 import numpy
 
 import minidp
-from minidp import distributed as dist
-from minidp.nn import Layer
+from .. import distributed as dist
+from ..nn import Layer
 
 FORMAT = "minidp-golden/1"
 ModelSpec = Union[Layer, Callable[[], Layer]]

@@ -30,7 +30,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import minidp
-from minidp import backend, serialization
+from minidp.core import backend
+from minidp import serialization
 from minidp.paddle_checkpoint import load_paddle_checkpoint
 from minidp.serialization import CheckpointError, load, save
 

@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-import minidp.distributed.store as store_module
-from minidp.distributed import auth
-from minidp.distributed.store import MalformedFrame, Request, STORE_CONTEXT, TCPStore, decode_request
+import minidp.core.distributed.store as store_module
+from minidp.core.distributed import auth
+from minidp.core.distributed.store import MalformedFrame, Request, STORE_CONTEXT, TCPStore, decode_request
 from store_clients import handshaken_socket
 
 SECRET = b"job-secret-for-tests"
@@ -159,7 +159,7 @@ def test_the_store_keeps_accepting_after_running_out_of_descriptors():
     script = f"""
 import resource, socket, sys, time
 sys.path.insert(0, {str(ROOT)!r})
-from minidp.distributed.store import TCPStore
+from minidp.core.distributed.store import TCPStore
 resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
 master = TCPStore("127.0.0.1", 0, is_master=True, timeout=10, secret=b"s")
 hogs = []
@@ -215,7 +215,7 @@ def test_fuzz_the_handshake(garbage):
 def test_a_ring_connection_without_the_secret_is_dropped_and_the_group_forms(monkeypatch):
     """An intruder dials a rank's set-up listener first: it is dropped (logged), the real peer
     still connects, and an all-reduce gives the right sum."""
-    from minidp.distributed.backends.gloo import GlooProcessGroup
+    from minidp.core.distributed.backends.gloo import GlooProcessGroup
 
     monkeypatch.setenv("MINIDP_JOB_SECRET", SECRET.decode())
     master = TCPStore("127.0.0.1", 0, is_master=True, timeout=10, secret=SECRET)

@@ -1,6 +1,6 @@
 """Run minidp's CUDA kernels on the CPU: g++ builds each ``.cu`` source with cuda_host.h.
 
-A launch built by :mod:`minidp.kernels.launch_args` from NumPy arrays (so its pointer tables
+A launch built by :mod:`minidp.core.kernels.launch_args` from NumPy arrays (so its pointer tables
 hold host addresses) is executed by the generated entry point of its kernel, which walks
 every block and thread of the grid. Libraries are cached under the temp directory, keyed by
 a hash of everything that goes into them, so a test session compiles each source once.
@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy
 
-from minidp.kernels import translation_unit
-from minidp.kernels.launch_args import NAME_EXPRESSIONS, KernelLaunch
+from minidp.core.kernels import translation_unit
+from minidp.core.kernels.launch_args import NAME_EXPRESSIONS, KernelLaunch
 
 HEADER = Path(__file__).resolve().with_name("cuda_host.h")
 COMPILER = os.environ.get("CXX", "g++")

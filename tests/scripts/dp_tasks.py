@@ -37,7 +37,7 @@ import minidp
 import minidp.distributed as dist
 import minidp.nn as nn
 import minidp.optimizer as optim
-from minidp.distributed import comm_hooks
+from minidp.core.distributed import comm_hooks
 
 GLOBAL_BATCH = 12  # divisible by 2, 3 and 4
 IN_FEATURES, HIDDEN, OUT_FEATURES = 5, 6, 2

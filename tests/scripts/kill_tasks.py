@@ -29,7 +29,7 @@ import numpy
 import minidp
 import minidp.distributed as dist
 import minidp.nn as nn
-from minidp.distributed import comm_hooks
+from minidp.core.distributed import comm_hooks
 
 import dp_tasks
 import rank_tasks

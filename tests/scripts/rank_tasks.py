@@ -35,7 +35,7 @@ def report(fail_rank: int = -1, linger: float = 0.0) -> Dict[str, Any]:
     """
     import minidp
     import minidp.distributed as dist
-    from minidp.distributed import auth
+    from minidp.core.distributed import auth
 
     group = dist.init_parallel_env()
     env = dist.ParallelEnv()
@@ -84,7 +84,7 @@ def kill_rank(rank: int, signum: int = signal.SIGKILL) -> None:
 def blame(culprit: int, delay: float) -> None:
     """Every other rank fails at once blaming ``culprit`` in an MPI-style message (which names
     no rank in words any regex knew); ``culprit`` fails ``delay`` seconds later."""
-    from minidp.distributed.failure_record import PeerFailedError
+    from minidp.core.distributed.failure_record import PeerFailedError
 
     if int(os.environ["PADDLE_TRAINER_ID"]) != culprit:
         raise PeerFailedError("MPI_ERR_PROC_FAILED: Process Failure (peer gone in MPI_Allreduce)", blamed_rank=culprit)

@@ -35,7 +35,7 @@ import threading
 import time
 from typing import Any, Callable, Deque, Dict, List, Optional, Sequence, Tuple
 
-from .base import Collective, Fingerprint, different_operations
+from ...core.distributed.backends.base import Collective, Fingerprint, different_operations
 
 RECORD_LENGTH = 64  # fingerprints kept per rank
 REPORT_WAIT = 2.0  # seconds a failing rank waits for its peers' records

@@ -21,9 +21,16 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy
 from mpi4py import MPI
 
-from ...backend import is_floating
-from ..failure_record import PeerFailedError
-from .base import Collective, Fingerprint, GroupSpec, ReduceOp, ThreadedProcessGroup, divide_by_size
+from ...core.backend import is_floating
+from ...core.distributed.failure_record import PeerFailedError
+from ...core.distributed.backends.base import (
+    Collective,
+    Fingerprint,
+    GroupSpec,
+    ReduceOp,
+    ThreadedProcessGroup,
+    divide_by_size,
+)
 
 logger = logging.getLogger("minidp.distributed")
 

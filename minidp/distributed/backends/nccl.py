@@ -104,10 +104,10 @@ from typing import Any, Callable, ContextManager, List, Optional, Protocol, Sequ
 
 import numpy
 
-from ... import backend as array_backend
-from ..env import mpi_launch
-from ..store import TCPStore
-from .base import Collective, GroupSpec, ProcessGroup, ReduceOp, Work
+from ...core import backend as array_backend
+from ...core.distributed.env import mpi_launch
+from ...core.distributed.store import TCPStore
+from ...core.distributed.backends.base import Collective, GroupSpec, ProcessGroup, ReduceOp, Work
 from .flight_recorder import FlightRecorder, absent_ranks, check_every
 
 logger = logging.getLogger("minidp.distributed")

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ...nn.layer import Layer
-from .. import collective
-from ..data_parallel import DataParallel
-from ..parallel import get_rank, get_world_size, init_parallel_env
+from ...core.layer import Layer
+from ...core.distributed import collective
+from ...core.distributed.data_parallel import DataParallel
+from ...core.distributed.parallel import get_rank, get_world_size, init_parallel_env
 
 __all__ = [
     "DistributedStrategy",

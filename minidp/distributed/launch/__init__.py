@@ -3,6 +3,6 @@
 Also installed as the ``minidp-launch`` console script. See :mod:`.main` for the options.
 """
 
-from minidp.distributed.launch.main import main
+from ...core.distributed.launch.main import main
 
 __all__ = ["main"]

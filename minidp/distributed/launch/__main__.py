@@ -2,6 +2,6 @@
 
 import sys
 
-from minidp.distributed.launch.main import main
+from ...core.distributed.launch.main import main
 
 sys.exit(main())

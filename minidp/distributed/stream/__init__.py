@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import List, Optional, Sequence, Union
 
-from ...autograd.tensor import Tensor
+from ...core.tensor import Tensor
 from .. import all_to_all as _all_to_all
-from .. import collective as _collective
+from ...core.distributed import collective as _collective
 from .. import rooted as _rooted
-from ..backends import ReduceOp, Work
-from ..collective import Group
+from ...core.distributed.backends import ReduceOp, Work
+from ...core.distributed.collective import Group
 
 TensorOrList = Union[Tensor, Sequence[Tensor]]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...autograd.tensor import Tensor
-from ...ops._util import check_tensor
+from ...core.tensor import Tensor
+from ...core.op_util import check_tensor
 
 __all__ = [
     "check_tensor",

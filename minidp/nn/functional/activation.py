@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ... import backend
-from ...autograd.tensor import Tensor
+from ...core import backend
+from ...core.tensor import Tensor
 from ...ops import (
     argmax,
     gelu,
@@ -25,7 +25,7 @@ from ...ops import (
     uniform,
     where,
 )
-from ...ops._util import wrap
+from ...core.op_util import wrap
 from ...ops.elementwise import KEEP, elementwise
 from ...ops.inplace import inplace_form
 from ...ops.unary import _sigmoid

@@ -6,9 +6,9 @@ import math
 from typing import Any, Optional
 
 from ... import ops
-from ...autograd.tensor import Tensor
-from ...backend import get_array_module
-from ...ops._util import wrap
+from ...core.tensor import Tensor
+from ...core.backend import get_array_module
+from ...core.op_util import wrap
 from ._util import check_tensor
 from .common import dropout
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import warnings
 from typing import Any, Optional
 
-from ... import backend, ops
-from ...autograd.tensor import Tensor
-from ...ops._util import matmul_arrays, result
+from ...core import backend
+from ... import ops
+from ...core.tensor import Tensor
+from ...core.op_util import matmul_arrays, result
 from ...ops.inplace import inplace_form
-from ...random import device_uniform, host_generator
+from ...core.random import device_uniform, host_generator
 from ._util import check_tensor
 
 _DROPOUT_MODES = ("upscale_in_train", "downscale_in_infer")

@@ -9,9 +9,10 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Optional
 
-from ... import backend, ops
-from ...autograd.tensor import Tensor
-from ...ops._util import wrap
+from ...core import backend
+from ... import ops
+from ...core.tensor import Tensor
+from ...core.op_util import wrap
 from ._util import check_reduction, check_tensor, reduce_loss
 from .distance import pairwise_distance
 from .input import one_hot

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ... import backend, ops
-from ...autograd.tensor import Tensor
-from ...ops._util import result
+from ...core import backend
+from ... import ops
+from ...core.tensor import Tensor
+from ...core.op_util import result
 from ._util import (
     check_nchw,
     check_tensor,

@@ -6,8 +6,8 @@ import math
 from typing import Optional
 
 from ... import ops
-from ...autograd.tensor import Tensor
-from ...backend import get_array_module
+from ...core.tensor import Tensor
+from ...core.backend import get_array_module
 from ._util import check_tensor
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ... import backend
-from ...autograd.tensor import Tensor
-from ...ops._util import result
+from ...core import backend
+from ...core.tensor import Tensor
+from ...core.op_util import result
 from ._util import check_tensor, output_size, pad_spatial, pair, window_slices
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ...autograd.tensor import Tensor
+from ...core.tensor import Tensor
 from ...ops import chunk, multiply
 from .activation import silu
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ... import backend, ops
-from ...autograd.tensor import Tensor
-from ...ops._util import result, wrap
+from ...core import backend
+from ... import ops
+from ...core.tensor import Tensor
+from ...core.op_util import result, wrap
 from ._util import check_tensor
 
 

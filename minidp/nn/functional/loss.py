@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 from typing import Any, Optional
 
-from ... import backend
-from ...autograd.tensor import Tensor
-from ...ops._util import result, unbroadcast, wrap
+from ...core import backend
+from ...core.tensor import Tensor
+from ...core.op_util import result, unbroadcast, wrap
 from ._util import check_reduction, check_tensor
 
 

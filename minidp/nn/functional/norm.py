@@ -11,9 +11,10 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Optional
 
-from ... import backend, ops
-from ...autograd.tensor import Tensor
-from ...ops._util import result, results, wrap
+from ...core import backend
+from ... import ops
+from ...core.tensor import Tensor
+from ...core.op_util import result, results, wrap
 from ._util import check_tensor
 from .distance import p_norm
 from .padding import pad_axes

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from ... import backend
-from ...autograd.tensor import Tensor
-from ...ops._util import result
+from ...core import backend
+from ...core.tensor import Tensor
+from ...core.op_util import result
 from ._util import check_tensor
 
 _NUMPY_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}

@@ -7,9 +7,10 @@ import itertools
 import math
 from typing import Any, Optional
 
-from ... import backend, ops
-from ...autograd.tensor import Tensor
-from ...ops._util import result, wrap
+from ...core import backend
+from ... import ops
+from ...core.tensor import Tensor
+from ...core.op_util import result, wrap
 from ._util import (
     check_nchw,
     check_tensor,

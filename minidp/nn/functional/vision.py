@@ -11,9 +11,10 @@ from __future__ import annotations
 import math
 from typing import Any, Optional
 
-from ... import backend, ops
-from ...autograd.tensor import Tensor
-from ...ops._util import result
+from ...core import backend
+from ... import ops
+from ...core.tensor import Tensor
+from ...core.op_util import result
 from ._util import check_tensor
 from .padding import pad_axes
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d

@@ -13,9 +13,10 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Optional
 
-from ... import backend, ops
-from ...autograd.tensor import Tensor
-from ...ops._util import wrap
+from ...core import backend
+from ... import ops
+from ...core.tensor import Tensor
+from ...core.op_util import wrap
 from ...ops.indexing import take_along
 from ._util import check_tensor, output_size, resolve_padding
 from .conv import conv2d, conv2d_transpose

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ...autograd.tensor import Tensor
+from ...core.tensor import Tensor
 from .. import functional as F
 from ..initializer import Constant
-from ..layer import Layer
+from ...core.layer import Layer
 from .factory import REQUIRED, functional_layer
 
 ReLU = functional_layer("ReLU", F.relu, {}, "max(x, 0).")

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ...autograd.tensor import Tensor
+from ...core.tensor import Tensor
 from ...ops import flatten, reshape
-from ...ops._util import check_size
+from ...core.op_util import check_size
 from .. import functional as F
-from ..layer import Layer
+from ...core.layer import Layer
 from .factory import functional_layer
 
 Flatten = functional_layer(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator, Optional
 
-from ...autograd.tensor import Parameter
-from ..layer import Layer
+from ...core.tensor import Parameter
+from ...core.layer import Layer
 
 
 def _index(i: int, length: int, kind: str) -> int:

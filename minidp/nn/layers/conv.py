@@ -5,12 +5,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...autograd.tensor import Tensor
-from ...ops._util import check_size
+from ...core.tensor import Tensor
+from ...core.op_util import check_size
 from .. import functional as F
 from .. import initializer as init
 from ..functional._util import length_pair, pair
-from ..layer import Layer
+from ...core.layer import Layer
 
 
 def _check_channels(op: str, in_channels: Any, out_channels: Any, groups: Any) -> tuple:

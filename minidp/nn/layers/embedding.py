@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ...autograd.tensor import Tensor
-from ...ops._util import check_size
+from ...core.tensor import Tensor
+from ...core.op_util import check_size
 from .. import functional as F
-from ..layer import Layer
+from ...core.layer import Layer
 
 
 class Embedding(Layer):

@@ -12,8 +12,8 @@ import inspect
 import sys
 from typing import Any, Callable, Dict, Optional, Sequence
 
-from ...autograd.tensor import Tensor
-from ..layer import Layer
+from ...core.tensor import Tensor
+from ...core.layer import Layer
 
 REQUIRED = inspect.Parameter.empty
 """The default of a parameter that has none (the caller must pass it)."""

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ...autograd.tensor import Tensor
+from ...core.tensor import Tensor
 from .. import functional as F
 from ..functional._util import check_reduction
-from ..layer import Layer
+from ...core.layer import Layer
 from .factory import functional_layer
 
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Optional
 
-from ...autograd.tensor import Tensor
-from ...ops._util import check_size, wrap
+from ...core.tensor import Tensor
+from ...core.op_util import check_size, wrap
 from .. import functional as F
 from .. import initializer as init
 from ..functional.norm import as_matrix, power_iteration, spectral_normalize, synced_batch_norm
-from ..layer import Layer
-from ..param_attr import ParamAttr
+from ...core.layer import Layer
+from ...core.param_attr import ParamAttr
 
 
 class LayerNorm(Layer):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from ...autograd.tensor import Tensor
+from ...core.tensor import Tensor
 from .. import functional as F
 from .factory import REQUIRED, FunctionalLayer, functional_layer
 

@@ -12,12 +12,13 @@ from __future__ import annotations
 import math
 from typing import Any, Optional, Sequence
 
-from ... import backend, ops
-from ...autograd.tensor import Tensor
-from ...ops._util import wrap
+from ...core import backend
+from ... import ops
+from ...core.tensor import Tensor
+from ...core.op_util import wrap
 from .. import functional as F
 from .. import initializer as init
-from ..layer import Layer
+from ...core.layer import Layer
 from .container import LayerList
 
 _DIRECTIONS = {"forward": 1, "bidirect": 2, "bidirectional": 2}

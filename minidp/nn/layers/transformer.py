@@ -9,12 +9,13 @@ from __future__ import annotations
 import collections
 from typing import Any, Optional
 
-from ... import backend, ops
-from ...autograd.tensor import Tensor
-from ...ops._util import wrap
+from ...core import backend
+from ... import ops
+from ...core.tensor import Tensor
+from ...core.op_util import wrap
 from .. import functional as F
 from ..functional.attention import additive_mask, attend
-from ..layer import Layer
+from ...core.layer import Layer
 from .common import Dropout, Linear
 from .container import LayerList
 from .norm import LayerNorm

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ...autograd.tensor import Tensor
+from ...core.tensor import Tensor
 from .. import functional as F
 from .factory import REQUIRED, Check, FunctionalLayer, functional_layer
 

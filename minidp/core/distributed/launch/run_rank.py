@@ -1,10 +1,10 @@
-"""How the launcher starts a rank: ``python -m minidp.distributed.launch.run_rank SCRIPT [ARGS]``
+"""How the launcher starts a rank: ``python -m minidp.core.distributed.launch.run_rank SCRIPT [ARGS]``
 (or ``-m MODULE [ARGS]``).
 
 It runs the script (or module) exactly as ``python SCRIPT ARGS`` (``python -m MODULE ARGS``)
 would -- as ``__main__``, with the same ``sys.argv`` and ``sys.path[0]`` -- and, when an
 exception ends it, first writes the rank's failure record (see
-:mod:`minidp.distributed.failure_record`), so that the launcher can tell the rank that failed
+:mod:`minidp.core.distributed.failure_record`), so that the launcher can tell the rank that failed
 first from its peers without reading their output. The traceback is then shown through
 ``sys.excepthook`` without this module's frames, and the rank exits with code 1 as Python would.
 """
@@ -17,9 +17,9 @@ import sys
 import types
 from typing import List, Optional
 
-from minidp.distributed.failure_record import write_failure_record
+from ..failure_record import write_failure_record
 
-USAGE = "usage: python -m minidp.distributed.launch.run_rank (SCRIPT | -m MODULE) [ARGS...]"
+USAGE = "usage: python -m minidp.core.distributed.launch.run_rank (SCRIPT | -m MODULE) [ARGS...]"
 
 
 def _without_bootstrap_frames(trace: Optional[types.TracebackType]) -> Optional[types.TracebackType]:

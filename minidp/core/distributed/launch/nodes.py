@@ -14,8 +14,8 @@ import threading
 import time
 from typing import Callable, List, Optional, Tuple, TypeVar
 
-from minidp.distributed.job import PortReservation
-from minidp.distributed.store import TCPStore
+from ..job import PortReservation
+from ..store import TCPStore
 
 logger = logging.getLogger("minidp.distributed.launch")
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .. import backend
-from ..autograd.tensor import Tensor
-from ._util import lift, not_a_tensor, result, unbroadcast, wrap
+from . import backend
+from .tensor import Tensor
+from .op_util import lift, not_a_tensor, result, unbroadcast, wrap
 
 _BFLOAT16 = backend.BFLOAT16
 # Paddle computes an integer or bool tensor met by a Python float, and a true division of

@@ -16,9 +16,9 @@ from typing import Any, Callable, Optional
 
 import numpy
 
-from .. import backend
+from . import backend
 from ..framework import VarType
-from ..size import Size
+from .size import Size
 from . import engine
 
 _names = itertools.count()
@@ -273,7 +273,7 @@ class Tensor:
           the backward pass may still be running;
         - ``_grad`` may be None when every path to the leaf produced no gradient;
         - leaves the pass does not reach do not fire; the hook can queue
-          :func:`minidp.autograd.engine.queue_end_of_backward_callback` to notice that.
+          :func:`minidp.core.engine.queue_end_of_backward_callback` to notice that.
         """
         if self._ready_hooks is None:
             self._ready_hooks = {}

@@ -8,9 +8,9 @@ the three agree on what a rank's environment holds:
   by rank 0) with ``MASTER_ADDR``/``MASTER_PORT``, ``PADDLE_DISTRI_BACKEND`` and, under nccl,
   ``FLAGS_selected_gpus``;
 * torchrun's: ``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``, ``LOCAL_WORLD_SIZE``;
-* minidp's: ``MINIDP_JOB_SECRET`` (see :mod:`minidp.distributed.auth`) and
+* minidp's: ``MINIDP_JOB_SECRET`` (see :mod:`minidp.core.distributed.auth`) and
   ``MINIDP_FAILURE_DIR``, where a failing rank leaves its structured failure record (see
-  :mod:`minidp.distributed.failure_record`).
+  :mod:`minidp.core.distributed.failure_record`).
 
 The ports a plan names stay reserved (:class:`PortReservation`) until :meth:`JobPlan.release`.
 """
@@ -24,9 +24,9 @@ import tempfile
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Union
 
-from minidp import backend as _backend, timeline
-from minidp.distributed.auth import SECRET_ENV, new_job_secret
-from minidp.distributed.failure_record import FAILURE_DIR_ENV
+from .. import backend as _backend, timeline
+from .auth import SECRET_ENV, new_job_secret
+from .failure_record import FAILURE_DIR_ENV
 
 PLANNED_BACKENDS = ("auto", "gloo", "nccl")
 

@@ -1,6 +1,6 @@
 """The few helpers every op module shares: building results and undoing broadcasting.
 
-``result``, ``results`` and ``wrap`` live in :mod:`minidp.autograd.function` (autograd must not
+``result``, ``results`` and ``wrap`` live in :mod:`minidp.core.function` (autograd must not
 import the ops); they are re-exported here because op modules take their helpers from this one
 place.
 """
@@ -13,9 +13,9 @@ from typing import Any, Callable
 
 import numpy as _np
 
-from .. import backend
-from ..autograd.function import result, results, wrap
-from ..autograd.tensor import Tensor
+from . import backend
+from .function import result, results, wrap
+from .tensor import Tensor
 
 __all__ = [
     "result",

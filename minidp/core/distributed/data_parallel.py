@@ -17,9 +17,9 @@ from typing import Any, Iterator, List, Optional, Sequence
 import numpy
 
 from .. import backend, timeline
-from ..autograd import engine
-from ..autograd.tensor import Tensor
-from ..nn import Layer
+from .. import engine
+from ..tensor import Tensor
+from ...nn import Layer
 from .backends import ReduceOp
 from .comm_hooks import CommHook
 from .env import ParallelEnv
@@ -286,9 +286,9 @@ class DataParallel(Layer):
 
         As PyTorch's ``DistributedDataParallel.register_comm_hook``: one hook per DataParallel
         (a second call raises), registered before training; ``bucket`` is a
-        :class:`~minidp.distributed.comm_hooks.GradBucket`; built-in hooks are
+        :class:`~minidp.core.distributed.comm_hooks.GradBucket`; built-in hooks are
         ``allreduce_hook`` (the default), ``fp16_compress_hook``, ``bf16_compress_hook`` and
-        ``counting_hook`` in :mod:`minidp.distributed.comm_hooks`, whose ``state`` is a process
+        ``counting_hook`` in :mod:`minidp.core.distributed.comm_hooks`, whose ``state`` is a process
         group, or None for this DataParallel's. Unlike PyTorch's:
 
         - the hook returns a work handle whose ``wait()`` returns the averaged gradients as a

@@ -3,7 +3,7 @@
 One process (rank 0 or a launcher) hosts the server; every rank, the host included, talks to it
 through a client. Keys are strings, values are bytes; nothing is ever unpickled.
 
-Every connection starts with the job-secret handshake of :mod:`minidp.distributed.auth`; a
+Every connection starts with the job-secret handshake of :mod:`minidp.core.distributed.auth`; a
 client that fails it (or stays silent for ``auth.HANDSHAKE_SECONDS``) is dropped and logged, and
 the job carries on. The server bounds what clients can make it hold: connections
 (``MAX_CLIENTS``), bytes of frames being received at once (``MAX_INFLIGHT_BYTES``) and bytes
@@ -413,7 +413,7 @@ class TCPStore:
     bounds the connection attempts (retried with back-off while the master starts) and is the
     default for blocking ``get`` and ``wait``. A master given ``port=0`` binds a free port, found
     in ``store.port``. ``secret`` (bytes) is the job secret both ends prove they know; by default
-    the one in ``MINIDP_JOB_SECRET`` (see :mod:`minidp.distributed.auth`).
+    the one in ``MINIDP_JOB_SECRET`` (see :mod:`minidp.core.distributed.auth`).
     """
 
     def __init__(

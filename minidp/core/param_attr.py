@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Union
 
-from ..regularizer import WeightDecayRegularizer
+from .regularizer import WeightDecayRegularizer
 
 
 class ParamAttr:

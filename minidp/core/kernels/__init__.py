@@ -3,7 +3,7 @@
 The kernels live as CUDA C sources next to this file (``*.cu``, sharing ``common.cuh``).
 They are compiled by NVRTC through ``cupy.RawModule`` the first time a GPU path needs them;
 importing this package does not import CuPy. The functions below take CuPy arrays, build
-their arguments with :mod:`minidp.kernels.launch_args` (the code the CPU host runner of the
+their arguments with :mod:`minidp.core.kernels.launch_args` (the code the CPU host runner of the
 tests executes too) and launch on the device that holds the data, on its current CUDA stream.
 """
 
@@ -14,8 +14,8 @@ import re
 from importlib import resources
 from typing import Any, Sequence
 
-from minidp import backend
-from minidp.kernels.launch_args import (
+from minidp.core import backend
+from minidp.core.kernels.launch_args import (
     NAME_EXPRESSIONS,
     KernelLaunch,
     fused_adam_launch,
@@ -74,7 +74,7 @@ def _function(source: str, name: str, place: str) -> Any:
 
 
 def launch(plan: KernelLaunch) -> None:
-    """Run a launch built by :mod:`minidp.kernels.launch_args` on the device of its arrays.
+    """Run a launch built by :mod:`minidp.core.kernels.launch_args` on the device of its arrays.
 
     Every launch's first argument is an array on that device (a pointer table or the flat
     buffer); the device is made current around the launch, whatever device was current.
@@ -88,7 +88,7 @@ def pack(sources: Sequence[Any], flat: Any, offsets: Sequence[int], scale: float
     """Copy each CuPy array of ``sources`` times ``scale`` into ``flat`` at its offset.
 
     Offsets count elements of ``flat``; its dtype may differ from the sources' (see
-    :func:`minidp.kernels.launch_args.pack_launch`).
+    :func:`minidp.core.kernels.launch_args.pack_launch`).
     """
     launch(pack_launch(sources, flat, offsets, scale))
 
@@ -111,7 +111,7 @@ def fused_adam(
 ) -> None:
     """One Adam (or AdamW, ``decoupled=True``) step over CuPy parameters in place, in one launch.
 
-    See :func:`minidp.kernels.launch_args.fused_adam_launch` for the arguments.
+    See :func:`minidp.core.kernels.launch_args.fused_adam_launch` for the arguments.
     """
     launch(
         fused_adam_launch(

@@ -1,6 +1,6 @@
 """The tape: how results remember their inputs, and how backward walks them in reverse.
 
-Every differentiable op (through :func:`minidp.autograd.function.result`) attaches a
+Every differentiable op (through :func:`minidp.core.function.result`) attaches a
 :class:`Node` holding its input tensors and a ``backward`` closure to its output. The closure
 receives the output's gradient as a raw array and returns one gradient array (or None) per input.
 Backward closures never write into the arrays they receive: the engine and the ops share arrays
@@ -15,7 +15,7 @@ An op with several outputs (``split``, ``topk``, a PyLayer returning a tuple) re
 :class:`MultiNode`; each output holds a :class:`NodeOutput` naming the node and its position.
 The node counts as one consumer of each of its inputs, and its backward runs once, when every
 output that the pass reaches has been processed; outputs that received no gradient pass None.
-:mod:`minidp.autograd.function` is how ops build either kind.
+:mod:`minidp.core.function` is how ops build either kind.
 
 In-place updates: a node also records each input's ``_version`` (its count of in-place updates)
 as the op read it. An input updated since then is a different value now, so before walking the
@@ -31,7 +31,7 @@ from typing import Any, Callable
 
 from numpy import asarray as _asarray, generic as _numpy_scalar
 
-from .. import timeline as _timeline
+from . import timeline as _timeline
 
 _grad_enabled = True
 _end_of_backward_callbacks: list = []

@@ -22,7 +22,7 @@ from typing import Any, List, Optional, Sequence
 import numpy
 
 from . import backend
-from .framework import place_name
+from ..framework import place_name
 
 __all__ = [
     "Generator",

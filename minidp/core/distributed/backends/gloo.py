@@ -2,7 +2,7 @@
 
 Set-up: every rank listens on a free port, publishes ``ip:port`` in the store, connects to each
 higher rank and accepts each lower one, so every pair shares one TCP connection. Each connection
-opens with the job-secret handshake of :mod:`minidp.distributed.auth`, bound to the group and
+opens with the job-secret handshake of :mod:`minidp.core.distributed.auth`, bound to the group and
 both ranks: a process without the secret cannot join, replay or relay a ring. The ring
 (right = rank + 1, left = rank - 1) is a subset of that mesh; ``send``/``recv`` use the
 direct connection.

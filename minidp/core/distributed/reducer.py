@@ -12,7 +12,7 @@ How gradients travel
    scaled, so that the work of a full bucket is only its all-reduce).
 4. When every gradient of a bucket is noted, the bucket is ready. Ready buckets are handed to
    the comm hook strictly in bucket order, the same on every rank, so ranks never disagree
-   about which collective comes next. The hook (:mod:`minidp.distributed.comm_hooks`; the
+   about which collective comes next. The hook (:mod:`minidp.core.distributed.comm_hooks`; the
    default averages in the gradients' dtype) packs the bucket into one flat buffer, scaled by
    1/world_size, and starts the process group's asynchronous SUM all-reduce, which runs on the
    group's communication thread while backward computes the remaining gradients.
@@ -54,8 +54,8 @@ import weakref
 from typing import Any, Dict, List, Sequence
 
 from .. import backend, timeline
-from ..autograd import engine
-from ..autograd.tensor import Tensor
+from .. import engine
+from ..tensor import Tensor
 from .comm_hooks import CommHook, GradBucket, allreduce_hook
 
 logger = logging.getLogger("minidp.distributed")

@@ -35,7 +35,7 @@ that maps output gradients to input gradients:
 
   Outputs that carry no gradient, such as the indices ``topk`` or ``cummax`` return, are
   flagged with ``results(..., differentiable=(True, False))``: they get ``stop_gradient=True``
-  and their slot in ``grads`` is always None. (``minidp.ops._util.scatter_add_along`` sends a
+  and their slot in ``grads`` is always None. (``minidp.core.op_util.scatter_add_along`` sends a
   gradient back through such indices.)
 
 ``parents`` lists every tensor the op read, including those with ``stop_gradient=True`` (the

@@ -6,7 +6,7 @@ Usage::
     python -m minidp.distributed.launch [options] -m package.module [its arguments]
 
 Every rank runs ``python -u train.py ...`` (``-m``: ``python -u -m package.module ...``) with
-the environment of the job plan (:mod:`minidp.distributed.job`): Paddle's variables that
+the environment of the job plan (:mod:`minidp.core.distributed.job`): Paddle's variables that
 ``ParallelEnv`` reads, torchrun's ``RANK``/``LOCAL_RANK``/``WORLD_SIZE``/``LOCAL_WORLD_SIZE``,
 the job secret and the directory of failure records. Rank 0 hosts the rendezvous store on a free
 port of node 0. With several ranks per node, ``OMP_NUM_THREADS`` is 1 unless it is set.
@@ -16,15 +16,15 @@ hosts a small store there through which the launchers swap their ranks' endpoint
 store address of rank 0 (``--master`` is therefore not the ranks' own store). The launchers stay
 connected through it while the job runs: when a node's rank fails or its launcher is signalled,
 every other node stops its ranks too and exits with code 1. While a launcher waits for the
-others it says so every 10 s (see :mod:`minidp.distributed.launch.nodes`).
+others it says so every 10 s (see :mod:`minidp.core.distributed.launch.nodes`).
 
 Output: without ``--log_dir`` every rank's lines reach this terminal prefixed with
 ``[rank N]``; with it, rank N writes ``LOG_DIR/JOB_ID.workerlog.N`` and only this node's first
 rank is also echoed (prefixed) to the terminal. When the launcher's own output is a terminal,
 it tells the ranks so (``MINIDP_LAUNCHER_TTY=1``) and shows rank 0's carriage-return updates
 (progress bars) as they come, on a line of their own that other output never cuts (see
-:mod:`minidp.distributed.launch.output`). SIGINT and SIGTERM are forwarded to every rank. The
-ranks are watched by the supervisor ``spawn`` uses too (:mod:`minidp.distributed.supervisor`):
+:mod:`minidp.core.distributed.launch.output`). SIGINT and SIGTERM are forwarded to every rank. The
+ranks are watched by the supervisor ``spawn`` uses too (:mod:`minidp.core.distributed.supervisor`):
 when a rank fails, the others are stopped, the last lines of the rank that failed first (told
 by the failure records the ranks write, not by their output) are printed, and the launcher
 exits with that rank's exit code (128 + the signal number for a rank killed by a signal).
@@ -47,7 +47,7 @@ import threading
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
-from minidp.distributed.job import (
+from ..job import (
     PLANNED_BACKENDS,
     JobPlan,
     job_secret_for_launch,
@@ -57,15 +57,9 @@ from minidp.distributed.job import (
     select_gpus,
     visible_gpus,
 )
-from minidp.distributed.launch.nodes import NodeLink, rendezvous
-from minidp.distributed.launch.output import RankOutput, Terminal
-from minidp.distributed.supervisor import (
-    Failure,
-    RankHandle,
-    Supervisor,
-    die_with_parent,
-    signal_name,
-)
+from .nodes import NodeLink, rendezvous
+from .output import RankOutput, Terminal
+from ..supervisor import Failure, RankHandle, Supervisor, die_with_parent, signal_name
 
 logger = logging.getLogger("minidp.distributed.launch")
 
@@ -75,7 +69,7 @@ FILES_PER_RANK = 4
 reserved port, the log file, a store or ring connection), beyond ``FILES_BASE``."""
 FILES_BASE = 64
 TTY_ENV = "MINIDP_LAUNCHER_TTY"
-RANK_RUNNER = "minidp.distributed.launch.run_rank"
+RANK_RUNNER = "minidp.core.distributed.launch.run_rank"
 
 ENVIRONMENT_HELP = """\
 environment of every rank:

@@ -10,7 +10,7 @@ a :class:`BucketCopy` (a flat buffer of the wire dtype, made once per bucket and
 holding the scaled gradients), starts a SUM all-reduce of ``copy.flat`` and returns a
 :class:`BucketWork` that calls ``copy.unpack`` when waited on. How a bucket is copied depends
 only on where it lives, decided once by :func:`copy_for`: NumPy copies on the host, one launch
-of the pack and unpack kernels of :mod:`minidp.kernels` on a GPU.
+of the pack and unpack kernels of :mod:`minidp.core.kernels` on a GPU.
 
 Built-in hooks (``state`` is a process group, or None for the DataParallel's own):
 

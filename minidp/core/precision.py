@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy
 
-from .. import backend
+from . import backend
 
 FLOAT32 = numpy.dtype("float32")
 FLOAT64 = numpy.dtype("float64")

@@ -7,7 +7,7 @@ It watches one node's ranks and owns the policy both front-ends follow:
   and :meth:`Supervisor.wait` returns the first that needs a decision.
 * **The first failure.** When a rank fails, its peers soon fail too (their connections to it
   break) and may even exit before it does. Ranks that wrote a failure record (see
-  :mod:`minidp.distributed.failure_record`) but still run are exiting by themselves, and ranks
+  :mod:`minidp.core.distributed.failure_record`) but still run are exiting by themselves, and ranks
   that a record blames are about to fail or to report: both get up to ``STOP_GRACE_SECONDS``
   to exit. The failed ranks are then ordered: those whose record
   blames another failed rank last; within each part by the time of their record (for a rank
@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Dict, List, NamedTuple, Optional, Set, Tuple
 
-from minidp.distributed.failure_record import FailureRecord, read_failure_records
+from .failure_record import FailureRecord, read_failure_records
 
 logger = logging.getLogger("minidp.distributed")
 

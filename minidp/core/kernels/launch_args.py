@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 import numpy
 
-from minidp.backend import get_array_module, place_of
+from minidp.core.backend import get_array_module, place_of
 
 DEFAULT_BLOCK_SIZE = 256
 # Enough blocks to fill every SM of current GPUs many times over; the grid-stride loop
@@ -34,7 +34,7 @@ C_TYPE_NAMES = {
 
 # (input, output) element types that pack and unpack are instantiated for: each dtype to itself
 # (the plain average of a bucket of that dtype), and float32 to and from float16 and bfloat16
-# (the compression hooks of minidp.distributed.comm_hooks).
+# (the compression hooks of minidp.core.distributed.comm_hooks).
 COPY_TYPE_PAIRS = (
     ("float32", "float32"),
     ("float64", "float64"),

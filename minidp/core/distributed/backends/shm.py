@@ -1,7 +1,7 @@
 """Shared memory between the ranks of one host: the gloo backend's transport inside a machine.
 
 :class:`SharedMemoryGlooGroup` is what the gloo backend builds by default. It keeps the TCP mesh
-of :class:`~minidp.distributed.backends.gloo.GlooProcessGroup` (send/recv, and everything between
+of :class:`~minidp.core.distributed.backends.gloo.GlooProcessGroup` (send/recv, and everything between
 hosts) and moves the collectives between ranks of one host through one shared segment per group.
 
 The segment
@@ -82,7 +82,7 @@ Algorithms (bit-identical with the TCP ring, which they replace)
 - ``all_gather`` / ``reduce_scatter``: copy in, wait for all, copy out / reduce one block.
 - ``barrier``: a bump of ``written`` and a wait for everyone's.
 
-Across hosts (hosts found by :mod:`~minidp.distributed.backends.host`): ``all_reduce`` reduces
+Across hosts (hosts found by :mod:`~minidp.core.distributed.backends.host`): ``all_reduce`` reduces
 within each host over shared memory, all-reduces between the hosts' lowest ranks over a TCP group
 of their own, and broadcasts back within each host; the other collectives use the TCP mesh.
 """

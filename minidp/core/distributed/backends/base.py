@@ -81,7 +81,7 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tu
 import numpy
 
 from ... import timeline
-from ...autograd.tensor import Tensor
+from ...tensor import Tensor
 from ...backend import get_array_module, is_floating
 
 logger = logging.getLogger("minidp.distributed")

@@ -1,0 +1,192 @@
+"""Adam and AdamW with Paddle's update formulas.
+
+At step t (per parameter), with ``b1p = beta1**t`` and ``b2p = beta2**t``:
+
+    m = beta1 * m + (1 - beta1) * g
+    v = beta2 * v + (1 - beta2) * g * g
+    p -= lr * sqrt(1 - b2p) / (1 - b1p) * m / (sqrt(v) + epsilon * sqrt(1 - b2p))
+
+which is the textbook bias-corrected Adam with epsilon added to the corrected sqrt(v).
+
+Two paths compute the same operations in the same order, each rounded to the compute dtype
+(see :mod:`minidp.core.precision`): the array library one parameter at a time (NumPy on
+the CPU), and on the GPU the multi-tensor kernel ``minidp/core/kernels/fused_adam.cu``, one launch
+per set of parameters sharing dtypes and every scalar of the step. Their results are identical
+bit for bit. ``beta_pow`` accumulates in the compute dtype as Paddle's accumulators do, and
+the moments of float16 and bfloat16 parameters are float32, as in Paddle.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Optional, Union
+
+from . import backend, kernels
+from .kernels.launch_args import adam_scalars
+from . import precision
+from ..optimizer.lr import LRScheduler
+from .optimizer import Optimizer, _Slot
+
+
+class Adam(Optimizer):
+    """Adam. ``weight_decay`` is an L2 coefficient added to the gradient (as in Paddle's Adam).
+
+    A group may override ``beta1``, ``beta2`` and ``epsilon``. ``multi_precision=True`` keeps a
+    float32 master weight for each float16/bfloat16 parameter. minidp's gradients are dense, so
+    ``lazy_mode`` (which only changes sparse updates in Paddle) has no effect.
+    """
+
+    _array_states = ("moment1", "moment2")
+    _scalar_states = ("beta1_pow_acc", "beta2_pow_acc")
+    _hyper_names = ("beta1", "beta2", "epsilon")
+
+    def __init__(
+        self,
+        learning_rate: Union[float, LRScheduler] = 0.001,
+        beta1: float = 0.9,
+        beta2: float = 0.999,
+        epsilon: float = 1e-08,
+        parameters: Optional[Iterable] = None,
+        weight_decay: Optional[float] = None,
+        grad_clip: Any = None,
+        lazy_mode: bool = False,
+        multi_precision: bool = False,
+        name: Optional[str] = None,
+    ) -> None:
+        for label, value in (("beta1", beta1), ("beta2", beta2)):
+            if not 0 <= value < 1:
+                raise ValueError(f"{type(self).__name__}: {label} must lie in [0, 1), got {value!r}")
+        if epsilon < 0:
+            raise ValueError(f"{type(self).__name__}: epsilon must be non-negative, got {epsilon!r}")
+        super().__init__(
+            learning_rate,
+            parameters,
+            weight_decay,
+            grad_clip,
+            {"beta1": float(beta1), "beta2": float(beta2), "epsilon": float(epsilon)},
+            multi_precision,
+        )
+
+    def _init_state(self, slot: _Slot) -> dict:
+        data = slot.param._data
+        xp = backend.get_array_module(data)
+        dtype = precision.compute_dtype(data.dtype)
+        return {
+            "moment1": xp.zeros(data.shape, dtype),
+            "moment2": xp.zeros(data.shape, dtype),
+            "beta1_pow_acc": float(dtype.type(slot.hyper["beta1"])),
+            "beta2_pow_acc": float(dtype.type(slot.hyper["beta2"])),
+        }
+
+    @staticmethod
+    def _advance_pows(slot: _Slot) -> None:
+        """``beta_pow *= beta``, rounded to the compute dtype as Paddle's accumulators are."""
+        state, t = slot.state, precision.compute_dtype(slot.param._data.dtype).type
+        state["beta1_pow_acc"] = float(t(state["beta1_pow_acc"]) * t(slot.hyper["beta1"]))
+        state["beta2_pow_acc"] = float(t(state["beta2_pow_acc"]) * t(slot.hyper["beta2"]))
+
+    def _update(self, slot: _Slot, grad: Any, lr: float) -> None:
+        data, state, hyper = slot.param._data, slot.state, slot.hyper
+        p = precision.working_param(data, slot.master)
+        t = p.dtype.type
+        g = grad.astype(p.dtype, copy=False)
+        beta1, beta2 = hyper["beta1"], hyper["beta2"]
+        lr_t, eps_hat = adam_scalars(lr, state["beta1_pow_acc"], state["beta2_pow_acc"], hyper["epsilon"])
+        if self._decoupled_decay and t(1.0 - lr * slot.weight_decay) != 1:
+            p *= 1.0 - lr * slot.weight_decay
+        xp = backend.get_array_module(p)
+        m, v = state["moment1"], state["moment2"]
+        m *= beta1
+        m += float(t(1) - t(beta1)) * g  # 1 - beta rounded in the compute dtype, as the kernel does
+        v *= beta2
+        square = float(t(1) - t(beta2)) * g
+        square *= g
+        v += square
+        step = xp.sqrt(v, out=square)
+        step += eps_hat
+        xp.divide(m, step, out=step)
+        step *= lr_t
+        p -= step
+        precision.store_param(data, p)
+        self._advance_pows(slot)
+
+    def _update_on_device(self, pending: list, lr: float) -> None:
+        """One fused launch per set of parameters sharing dtypes and every scalar of the step."""
+        launches: dict = {}
+        for slot, grad in pending:
+            if not slot.ready:
+                self._prepare(slot)
+            data, state, hyper = slot.param._data, slot.state, slot.hyper
+            slot_lr = lr * slot.lr_ratio
+            key = (
+                data.dtype,
+                slot_lr,
+                slot.weight_decay,
+                hyper["beta1"],
+                hyper["beta2"],
+                hyper["epsilon"],
+                state["beta1_pow_acc"],
+                state["beta2_pow_acc"],
+            )
+            tables = launches.setdefault(key, ([], [], [], [], []))
+            xp = backend.get_array_module(data)
+            for table, array in zip(
+                tables,
+                (data, xp.ascontiguousarray(grad, dtype=data.dtype), slot.master, state["moment1"], state["moment2"]),
+            ):
+                table.append(array)
+        for (_, slot_lr, weight_decay, beta1, beta2, epsilon, beta1_pow, beta2_pow), tables in launches.items():
+            params, grads, masters, moment1s, moment2s = tables
+            kernels.fused_adam(
+                params,
+                grads,
+                moment1s,
+                moment2s,
+                masters=masters,
+                lr=slot_lr,
+                beta1=beta1,
+                beta2=beta2,
+                epsilon=epsilon,
+                beta1_pow=beta1_pow,
+                beta2_pow=beta2_pow,
+                weight_decay=weight_decay,
+                decoupled=self._decoupled_decay,
+            )
+        for slot, _ in pending:
+            self._advance_pows(slot)
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay: before the Adam step, ``p *= 1 - lr * weight_decay``.
+
+    ``weight_decay`` (default 0.01) is the decay coefficient, not an L2 term.
+    ``apply_decay_param_fun(name) -> bool`` limits the decay to the parameters it accepts
+    (e.g. to skip biases and norms).
+    """
+
+    _decoupled_decay = True
+
+    def __init__(
+        self,
+        learning_rate: Union[float, LRScheduler] = 0.001,
+        beta1: float = 0.9,
+        beta2: float = 0.999,
+        epsilon: float = 1e-08,
+        parameters: Optional[Iterable] = None,
+        weight_decay: float = 0.01,
+        apply_decay_param_fun: Optional[Callable[[str], bool]] = None,
+        grad_clip: Any = None,
+        lazy_mode: bool = False,
+        multi_precision: bool = False,
+        name: Optional[str] = None,
+    ) -> None:
+        if apply_decay_param_fun is not None and not callable(apply_decay_param_fun):
+            raise TypeError(f"AdamW: apply_decay_param_fun must be callable, got {apply_decay_param_fun!r}")
+        self._apply_decay_param_fun = apply_decay_param_fun
+        super().__init__(
+            learning_rate, beta1, beta2, epsilon, parameters, weight_decay, grad_clip, lazy_mode, multi_precision
+        )
+
+    def _make_slot(self, param: Any, lr_ratio: float, weight_decay: float, hyper: dict) -> _Slot:
+        if self._apply_decay_param_fun is not None and not self._apply_decay_param_fun(param.name):
+            weight_decay = 0.0
+        return _Slot(param, lr_ratio, weight_decay, hyper)
