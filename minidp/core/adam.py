@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Optional, Union
 from . import backend, kernels
 from .kernels.launch_args import adam_scalars
 from . import precision
-from ..optimizer.lr import LRScheduler
+from .lr import LRScheduler
 from .optimizer import Optimizer, _Slot
 
 

@@ -173,3 +173,52 @@ _vectorised_erf = numpy.frompyfunc(math.erf, 1, 1)
 
 def _erf_from_math(x: numpy.ndarray) -> numpy.ndarray:
     return _vectorised_erf(x).astype(x.dtype)
+
+
+class CPUPlace:
+    """The host."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CPUPlace)
+
+    def __hash__(self) -> int:
+        return hash("cpu")
+
+    def __repr__(self) -> str:
+        return "Place(cpu)"
+
+
+class CUDAPlace:
+    """GPU number ``device_id``."""
+
+    def __init__(self, device_id: int) -> None:
+        if isinstance(device_id, bool) or not isinstance(device_id, int) or device_id < 0:
+            raise TypeError(f"CUDAPlace: device_id must be a non-negative int, got {device_id!r}")
+        self.device_id = device_id
+
+    def get_device_id(self) -> int:
+        """The GPU number."""
+        return self.device_id
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CUDAPlace) and other.device_id == self.device_id
+
+    def __hash__(self) -> int:
+        return hash(("gpu", self.device_id))
+
+    def __repr__(self) -> str:
+        return f"Place(gpu:{self.device_id})"
+
+
+def place_name(place: Any) -> str:
+    """The place string (``'cpu'``, ``'gpu:N'``, or the string given) of a place argument."""
+    if isinstance(place, str):
+        return place
+    if isinstance(place, CPUPlace):
+        return "cpu"
+    if isinstance(place, CUDAPlace):
+        return f"gpu:{place.device_id}"
+    raise TypeError(
+        f"a place must be a string such as 'cpu' or 'gpu:0', minidp.CPUPlace() or "
+        f"minidp.CUDAPlace(n); got {type(place).__name__}"
+    )

@@ -219,22 +219,12 @@ def _earlier_value(tensor, version: int, node):
     return earlier
 
 
-def _apply_grad_hooks(tensor, grad):
-    from .tensor import Tensor
-
-    for hook in list(tensor._grad_hooks.values()):
-        result = hook(Tensor._wrap(grad))
-        if result is not None:
-            grad = result._data if isinstance(result, Tensor) else result
-    return grad
-
-
 def _finish_leaf(leaf, grad) -> None:
     if grad is not None:
         if isinstance(grad, _numpy_scalar):
             grad = _asarray(grad)
         if leaf._grad_hooks:
-            grad = _apply_grad_hooks(leaf, grad)
+            grad = leaf._apply_grad_hooks(grad)
         if leaf._grad is None:
             leaf._grad = grad if grad.dtype == leaf._data.dtype else grad.astype(leaf._data.dtype)
         else:
@@ -268,7 +258,7 @@ def run_backward(root, grad, retain_graph: bool = False, capture: dict = None) -
                     capture[id(tensor)] = grad
                 continue
             if grad is not None and tensor._grad_hooks:
-                grad = _apply_grad_hooks(tensor, grad)
+                grad = tensor._apply_grad_hooks(grad)
             if capture is not None and id(tensor) in capture:
                 capture[id(tensor)] = grad
             if node.__class__ is NodeOutput:

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator, Optional
 from . import backend
 from .engine import RemovableHandle
 from .tensor import Parameter, Tensor
-from ..nn import initializer as init
+from . import initializer as init
 from .param_attr import ParamAttr
 
 _scope_counters: dict = collections.defaultdict(itertools.count)

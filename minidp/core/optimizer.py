@@ -25,7 +25,7 @@ from .tensor import Tensor
 from .op_util import wrap
 from . import regularizer as regularizers  # a module: minidp.regularizer imports precision
 from . import precision
-from ..optimizer.lr import LRScheduler
+from .lr import LRScheduler
 
 
 class _Slot:

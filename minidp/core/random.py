@@ -22,7 +22,6 @@ from typing import Any, List, Optional, Sequence
 import numpy
 
 from . import backend
-from ..framework import place_name
 
 __all__ = [
     "Generator",
@@ -207,7 +206,7 @@ def _place_string(device: Any) -> Any:
     """A CPUPlace/CUDAPlace or an int (a GPU number) as a place string; anything else unchanged."""
     if isinstance(device, int) and not isinstance(device, bool):
         return f"gpu:{device}"
-    return device if isinstance(device, str) else place_name(device)
+    return device if isinstance(device, str) else backend.place_name(device)
 
 
 def _is_cpu(device: Optional[str]) -> bool:

@@ -6,7 +6,7 @@ from typing import Any, Iterable, Optional, Union
 
 from . import backend, kernels
 from . import precision
-from ..optimizer.lr import LRScheduler
+from .lr import LRScheduler
 from .optimizer import Optimizer, _Slot
 
 

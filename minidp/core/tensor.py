@@ -11,15 +11,22 @@ Arithmetic operators and methods such as ``sum`` are attached by
 
 from __future__ import annotations
 
+import enum
 import itertools
 from typing import Any, Callable, Optional
 
 import numpy
 
 from . import backend
-from ..framework import VarType
 from .size import Size
 from . import engine
+
+
+class VarType(enum.Enum):
+    """What ``Tensor.type`` reports, under Paddle's name and number: minidp's tensors are all dense."""
+
+    DENSE_TENSOR = 7
+
 
 _names = itertools.count()
 
@@ -261,6 +268,15 @@ class Tensor:
         if self._grad_hooks is None:
             self._grad_hooks = {}
         return engine.RemovableHandle(self._grad_hooks, hook)
+
+    def _apply_grad_hooks(self, grad: Any) -> Any:
+        """``grad`` passed through the hooks of :meth:`register_hook`, in registration order; the
+        engine calls this on the raw array, so only the hooks see Tensors."""
+        for hook in list(self._grad_hooks.values()):
+            result = hook(Tensor._wrap(grad))
+            if result is not None:
+                grad = result._data if isinstance(result, Tensor) else result
+        return grad
 
     def _register_grad_ready_hook(self, hook: Callable[["Tensor"], None]) -> engine.RemovableHandle:
         """Call ``hook(leaf)`` once per backward pass, when this leaf's gradient is final.

@@ -19,7 +19,7 @@ import numpy
 from .. import backend, timeline
 from .. import engine
 from ..tensor import Tensor
-from ...nn import Layer
+from ..layer import Layer
 from .backends import ReduceOp
 from .comm_hooks import CommHook
 from .env import ParallelEnv

@@ -13,6 +13,8 @@ from .. import initializer as init
 from ..functional.norm import as_matrix, power_iteration, spectral_normalize, synced_batch_norm
 from ...core.layer import Layer
 from ...core.param_attr import ParamAttr
+from ...core.distributed import collective
+from ...core.distributed.parallel import get_world_size
 
 
 class LayerNorm(Layer):
@@ -111,14 +113,12 @@ class _BatchNorm(Layer):
 def _sum_over_ranks() -> Callable[[Any], Any]:
     """The cross-rank sum for SyncBatchNorm: an all-reduce over the default group, or the
     identity when no group of two or more ranks is initialised."""
-    from ... import distributed  # imported here: minidp.distributed itself builds on minidp.nn
-
-    if not distributed.is_initialized() or distributed.get_world_size() < 2:
+    if not collective.is_initialized() or get_world_size() < 2:
         return lambda array: array
 
     def all_reduce(array: Any) -> Any:
         summed = wrap(array.copy())
-        distributed.all_reduce(summed)
+        collective.all_reduce(summed)
         return summed._data
 
     return all_reduce
