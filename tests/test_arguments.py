@@ -487,7 +487,7 @@ def test_the_sweep_covers_every_op_family():
         "cumulative",
         "creation",
         "compare",
-        "math",
+        "ops",
         "unary",
         "binary",
         "sampling",

@@ -14,7 +14,7 @@ import minidp.nn as nn
 import minidp.optimizer as optim
 from kernel_host.runner import run as run_on_host
 from minidp.optimizer import lr as lr_sched
-from minidp.optimizer import optimizer as optimizer_module
+from minidp.core import optimizer as optimizer_module
 
 rng = np.random.default_rng(0)
 STEPS = 3
