@@ -1,6 +1,6 @@
 """The documentation runs: every Python block of README.md and docs/*.md executes as written,
-its links and the repository files it names exist, and the README's reading order names real
-files with roughly their real length."""
+its links and the repository files it names exist, and the README's reading order lists every
+file of the core with its true length (tools/reading_order.py)."""
 
 import os
 import re
@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import reading_order
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -44,14 +45,23 @@ def test_block_runs(code, tmp_path):
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
 
 
-def test_the_reading_order_names_real_files_with_their_length():
-    rows = re.findall(r"^\| \d+ \| `(?P<path>[^`]+)` \| (?P<lines>\d+) \|", (ROOT / "README.md").read_text(), re.M)
-    assert len(rows) >= 10
-    for path, stated in rows:
-        actual = len((ROOT / path).read_text().splitlines())
-        assert abs(actual - int(stated)) <= max(20, int(stated) // 4), (
-            f"README says {path} has {stated} lines, it has {actual}: update the reading order"
-        )
+def test_the_reading_order_is_the_whole_core_with_true_lengths():
+    text = (ROOT / "README.md").read_text()
+    assert len(reading_order.table_rows(text)) >= 10
+    found = reading_order.problems(text)
+    assert not found, "README's reading order is stale (python tools/reading_order.py refreshes the counts):\n" + (
+        "\n".join(found)
+    )
+
+
+def test_the_reading_order_check_sees_a_stale_count_and_a_missing_file():
+    text = (ROOT / "README.md").read_text()
+    first = reading_order.table_rows(text)[0]
+    stale = text.replace(f"| `{first.path}` | {first.lines} |", f"| `{first.path}` | {first.lines + 1} |")
+    assert any("is said to have" in problem for problem in reading_order.problems(stale))
+    missing = text.replace(f"`{first.path}`", "`minidp/core/nothing.py`")
+    assert any(f"{first.path} is in the core but not" in problem for problem in reading_order.problems(missing))
+    assert not reading_order.problems(reading_order.refreshed(stale))
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(ROOT)))
