@@ -165,9 +165,9 @@ def test_compression_stays_within_half_precision_of_the_float32_average(monkeypa
 def test_kernel_path_gives_each_parameter_its_own_gradient_array(monkeypatch):
     _, sent, _, reducer = train_two_steps(True, monkeypatch)
     for bucket in reducer._buckets:
-        copy = bucket.grad_bucket.copy()
+        copy = bucket.copy()
         assert isinstance(copy, comm_hooks.KernelCopy)
-        for p in bucket.grad_bucket.params:
+        for p in bucket.params:
             assert p._grad.shape == p._data.shape and p._grad.flags.c_contiguous
             assert not np.shares_memory(p._grad, copy.flat)
 
@@ -176,13 +176,13 @@ def test_host_copy_hands_out_views_of_the_flat_buffer_unless_compressed(monkeypa
     _, _, _, reducer = train_two_steps(False, monkeypatch)
     _, _, _, compressed = train_two_steps(False, monkeypatch, hook="fp16")
     for plain_bucket, fp16_bucket in zip(reducer._buckets, compressed._buckets):
-        plain_copy = plain_bucket.grad_bucket.copy()
+        plain_copy = plain_bucket.copy()
         assert isinstance(plain_copy, comm_hooks.HostCopy)
-        for p in plain_bucket.grad_bucket.params:
+        for p in plain_bucket.params:
             assert np.shares_memory(p._grad, plain_copy.flat)
-        if fp16_bucket.grad_bucket.dtype == np.float32:
-            fp16_copy = fp16_bucket.grad_bucket.copy(np.float16)
-            for p in fp16_bucket.grad_bucket.params:
+        if fp16_bucket.dtype == np.float32:
+            fp16_copy = fp16_bucket.copy(np.float16)
+            for p in fp16_bucket.params:
                 assert p._grad.dtype == np.float32
                 assert not np.shares_memory(p._grad, fp16_copy.flat)
 

@@ -200,8 +200,7 @@ def test_reducer_packs_and_unpacks_gradients_with_the_kernels(cupy, monkeypatch)
         # the mirror peer makes the average equal to the local gradient, exactly
         cupy.testing.assert_array_equal(param._grad, wanted, err_msg=name)
     for bucket, sent in zip(reducer._buckets, group.sent):
-        grad_bucket = bucket.grad_bucket
-        for param, offset in zip(grad_bucket.params, grad_bucket.copy().offsets):
+        for param, offset in zip(bucket.params, bucket.offsets):
             local = plain[param.name]._grad
             if local is not None:
                 cupy.testing.assert_array_equal(sent[offset : offset + param._data.size], local.reshape(-1) * 0.5)

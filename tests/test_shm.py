@@ -480,7 +480,7 @@ def data_parallel_buckets_worker():
     model(x).sum().backward()
     pg = dist.get_group().process_group
     reducer = model._reducer
-    flats = [b.grad_bucket.copy().flat for b in reducer._buckets]
+    flats = [b.copy().flat for b in reducer._buckets]
     in_segment = [pg._local._arena_place(flat)[0] != 0 for flat in flats]
     return in_segment, model._layers.weight.grad.numpy().tolist()
 

@@ -236,7 +236,7 @@ class ReducerProbe:
             start, end = self.backward_start, self.backward_end
             busy = sum(b - a for a, b in self.intervals)
             overlap = sum(max(0.0, min(b, end) - max(a, start)) for a, b in self.intervals)
-            first = min(b.launched_at for b in self.reducer._buckets) - start
+            first = min(self.reducer._launched_at) - start
             self.records.append((self.finish_end - end, end - start, first, busy, overlap))
         self.intervals.clear()
 
@@ -248,7 +248,7 @@ class ReducerProbe:
             raise RuntimeError(f"probe saw {len(self.records)} steps, expected {len(dp_blocks) * block}")
         out = {name: sum(r[i] for r in rows) / len(rows) for i, name in enumerate(self.FIELDS)}
         out["buckets"] = [[list(p.shape) for p in params] for params in self.reducer.buckets]
-        out["bucket_bytes"] = [int(b.grad_bucket.copy().flat.nbytes) for b in self.reducer._buckets]
+        out["bucket_bytes"] = [int(b.copy().flat.nbytes) for b in self.reducer._buckets]
         return out
 
 
@@ -354,7 +354,7 @@ def worker_minidp(args) -> None:
     probe.enabled = False
 
     # The same buckets all-reduced back to back with nothing else running (fresh buffers).
-    buffers = [np.zeros_like(b.grad_bucket.copy().flat) for b in probe.reducer._buckets]
+    buffers = [np.zeros_like(b.copy().flat) for b in probe.reducer._buckets]
 
     def all_buckets() -> None:
         works = [pg.all_reduce(buf, sync_op=False) for buf in buffers]

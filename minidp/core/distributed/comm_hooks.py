@@ -5,12 +5,13 @@ handle; when backward ends, ``work.wait()`` returns the averaged gradients, one 
 of the bucket, in entry order. The reducer never packs, communicates or unpacks itself: the
 path of a gradient is tape -> hook -> bucket copy -> process group -> wire.
 
-A hook usually packs the bucket with ``bucket.pack(wire_dtype, 1 / world_size)``, which returns
-a :class:`BucketCopy` (a flat buffer of the wire dtype, made once per bucket and wire dtype,
-holding the scaled gradients), starts a SUM all-reduce of ``copy.flat`` and returns a
-:class:`BucketWork` that calls ``copy.unpack`` when waited on. How a bucket is copied depends
-only on where it lives, decided once by :func:`copy_for`: NumPy copies on the host, one launch
-of the pack and unpack kernels of :mod:`minidp.core.kernels` on a GPU.
+:class:`GradBucket` is the bucket, from its memory to its results. A hook usually packs it with
+``bucket.pack(wire_dtype, 1 / world_size)``, which returns a :class:`BucketCopy` (a flat buffer
+of the wire dtype, made once per bucket and wire dtype, holding the scaled gradients), starts a
+SUM all-reduce of ``copy.flat`` and returns a :class:`BucketWork` that calls ``copy.unpack`` when
+waited on. How a bucket is copied depends only on where it lives, decided by :func:`copy_for`:
+NumPy copies on the host, made as each gradient arrives, one launch of the pack and unpack
+kernels of :mod:`minidp.core.kernels` on a GPU.
 
 Built-in hooks (``state`` is a process group, or None for the DataParallel's own):
 
@@ -36,33 +37,28 @@ from .backends import Work
 
 
 class BucketCopy(abc.ABC):
-    """A flat buffer of one wire dtype for one bucket, with its pack and its unpack.
+    """A bucket's flat buffer in one wire dtype, with its pack and its unpack.
 
-    ``flat`` holds the entries one after the other. :meth:`pack` fills it from gradients,
-    :meth:`unpack` turns it back into one array per entry, of the entries' own shape and dtype.
-    Subclasses fill in both for one kind of memory; those whose :meth:`pack_entry` is cheap
-    enough to run as each gradient arrives say so with ``EAGER``.
+    ``flat`` holds the entries one after the other, entry ``i`` from ``offsets[i]``. :meth:`pack`
+    fills it from gradients, :meth:`unpack` turns it back into one array per entry, of the
+    entries' own shape and dtype. Subclasses fill in both for one kind of memory; those that
+    copy each gradient as it arrives say so with ``EAGER``.
     """
 
     EAGER = False
 
-    def __init__(self, like: Sequence[Any], wire_dtype: Any, process_group: Any) -> None:
-        self.offsets: List[int] = []
-        total = 0
-        for array in like:
-            self.offsets.append(total)
-            total += array.size
-        self.flat = self._new_flat(like, total, wire_dtype, process_group)
+    def __init__(self, like: Sequence[Any], offsets: List[int], flat: Any) -> None:
+        self.offsets = offsets
+        self.flat = flat
 
     @staticmethod
-    def _new_flat(like: Sequence[Any], total: int, wire_dtype: Any, process_group: Any) -> Any:
-        """The zeroed flat buffer, in the memory of the entries."""
-        return backend.get_array_module(like[0]).zeros(total, dtype=wire_dtype)
+    def reserve(process_group: Any, nbytes: int) -> Any:
+        """Memory set aside for the bucket when it is built, or None: each copy makes its own."""
+        return None
 
     @abc.abstractmethod
-    def pack(self, gradients: Sequence[Any], scale: float, done: Sequence[bool]) -> None:
-        """Write each gradient times ``scale`` (None: zeros) into ``flat``, skipping the
-        entries that ``done`` marks as written already."""
+    def pack(self, gradients: Sequence[Any], scale: float) -> None:
+        """Write each gradient times ``scale`` (None: zeros) into ``flat``."""
 
     @abc.abstractmethod
     def unpack(self) -> List[Any]:
@@ -72,41 +68,56 @@ class BucketCopy(abc.ABC):
 class HostCopy(BucketCopy):
     """NumPy copies, one per entry, for buckets in host memory.
 
-    Each gradient is copied as soon as it is final (``EAGER``), so that a full bucket goes to
-    the wire at once. When the wire dtype is the entries' own, unpacking is free: the results
-    are views of ``flat``. Otherwise they are arrays of the entries' dtype, allocated once.
+    Gradients are copied as they arrive (``EAGER``): :meth:`note` writes one at the scale of the
+    last pack, and :meth:`pack` then writes only the entries not noted since :meth:`forget`, so
+    that a full bucket goes to the wire at once. When the wire dtype is the entries' own,
+    unpacking is free: the results are views of ``flat``. Otherwise they are arrays of the
+    entries' dtype, allocated once.
     """
 
     EAGER = True
 
-    def __init__(self, like: Sequence[Any], wire_dtype: Any, process_group: Any) -> None:
-        super().__init__(like, wire_dtype, process_group)
-        self._slots = [self.flat[o : o + a.size] for o, a in zip(self.offsets, like)]
-        self._views = numpy.dtype(wire_dtype) == like[0].dtype
+    def __init__(self, like: Sequence[Any], offsets: List[int], flat: Any) -> None:
+        super().__init__(like, offsets, flat)
+        self.scale = 1.0
+        self._written = [False] * len(like)
+        self._slots = [flat[o : o + a.size] for o, a in zip(offsets, like)]
+        self._views = flat.dtype == like[0].dtype
         if self._views:
             self._results = [s.reshape(a.shape) for s, a in zip(self._slots, like)]
         else:
             self._results = [numpy.empty(a.shape, dtype=a.dtype) for a in like]
 
     @staticmethod
-    def _new_flat(like: Sequence[Any], total: int, wire_dtype: Any, process_group: Any) -> Any:
+    def reserve(process_group: Any, nbytes: int) -> Any:
         """Memory the process group hands out for repeated all-reduces: with ranks sharing a
-        host, a buffer in their shared segment, so packing writes straight into shared memory
-        and the all-reduce skips its copy-in."""
-        return process_group.allocate((total,), wire_dtype)
+        host, a part of their shared segment, so packing writes straight into shared memory and
+        the all-reduce skips its copy-in. On shared memory this is a collective."""
+        return process_group.allocate((nbytes,), numpy.uint8)
 
-    def pack_entry(self, entry: int, grad: Any, scale: float) -> None:
-        """Write one gradient times ``scale`` (None: zeros) into its slot, cast to the wire."""
+    def _write(self, entry: int, grad: Any) -> None:
         slot = self._slots[entry]
         if grad is None:
             slot.fill(0)
         else:
-            numpy.multiply(grad.reshape(-1), scale, out=slot)
+            numpy.multiply(grad.reshape(-1), self.scale, out=slot)
 
-    def pack(self, gradients: Sequence[Any], scale: float, done: Sequence[bool]) -> None:
-        for entry, (grad, written) in enumerate(zip(gradients, done)):
-            if not written:
-                self.pack_entry(entry, grad, scale)
+    def note(self, entry: int, grad: Any) -> None:
+        """Write one gradient (None: zeros) into its slot now, times the last pack's scale."""
+        self._write(entry, grad)
+        self._written[entry] = True
+
+    def forget(self) -> None:
+        """Treat every entry as unwritten: the noted ones belong to a step that is over."""
+        self._written = [False] * len(self._written)
+
+    def pack(self, gradients: Sequence[Any], scale: float) -> None:
+        if scale != self.scale:
+            self.scale = scale
+            self.forget()
+        for entry, grad in enumerate(gradients):
+            if not self._written[entry]:
+                self._write(entry, grad)
 
     def unpack(self) -> List[Any]:
         if not self._views:
@@ -122,13 +133,13 @@ class KernelCopy(BucketCopy):
     The results are arrays of their own, allocated once with the unpack launch that fills them.
     """
 
-    def __init__(self, like: Sequence[Any], wire_dtype: Any, process_group: Any) -> None:
-        super().__init__(like, wire_dtype, process_group)
+    def __init__(self, like: Sequence[Any], offsets: List[int], flat: Any) -> None:
+        super().__init__(like, offsets, flat)
         xp = backend.get_array_module(like[0])
         self._results = [xp.empty(a.shape, dtype=a.dtype) for a in like]
         self._unpack = unpack_launch(self.flat, self._results, self.offsets)
 
-    def pack(self, gradients: Sequence[Any], scale: float, done: Sequence[bool]) -> None:
+    def pack(self, gradients: Sequence[Any], scale: float) -> None:
         xp = backend.get_array_module(self.flat)
         sources, offsets = [], []
         for grad, offset, result in zip(gradients, self.offsets, self._results):
@@ -151,52 +162,61 @@ def copy_for(place: str) -> type:
 
 
 class GradBucket:
-    """One bucket as a hook sees it.
+    """A bucket: parameters whose gradients travel together, in one flat buffer.
 
-    ``index`` is its position in launch order; ``params`` its parameters; ``dtype`` the
-    entries' dtype; ``process_group`` the group of the DataParallel. The entries are the
-    parameters' gradients and, in the last bucket, one more: a one-element array of the
+    What it is. ``index`` is its position in launch order; ``params`` its parameters;
+    ``process_group`` the group of the DataParallel; ``dtype`` the entries' dtype. The entries
+    are the parameters' gradients and, in the last bucket, one more: a one-element array of the
     reducer's own (its check that every rank saw the gradients it expected), which a hook must
-    average like the rest. ``gradients`` holds this step's arrays, one per entry (None: zeros),
-    during the hook's call.
+    average like the rest. In a flat buffer, entry ``i`` starts at ``offsets[i]``.
 
-    A hook gets the packed bucket from :meth:`pack`. While backward runs, the reducer hands each
-    final gradient to :meth:`note`, which copies it at once into the buffer the hook packed last
-    time, when that copy is ``EAGER`` (host memory); :meth:`pack` then only writes what is left,
-    so a full bucket goes to the wire without waiting for a bucket-wide copy.
+    Its memory. On the host, the bucket sets aside ``numel`` elements of its dtype from the
+    process group when it is built (:meth:`BucketCopy.reserve`): on shared memory that is the
+    one collective a bucket makes outside its all-reduces, and every rank builds the same
+    buckets in the same order. The first wire dtype a hook packs, when it fits, gets that
+    memory; any other gets memory of its own.
+
+    How gradients come in. The reducer hands each final gradient to :meth:`note`. On the host
+    it is copied at once, scaled, into the buffer the hook packed last step (the early
+    packing), so that when the last gradient arrives the bucket is ready for the wire.
+
+    How the hook sends it. ``gradients`` holds this step's arrays, one per entry (None: zeros).
+    The hook calls :meth:`pack`, which writes what the early packing did not and returns the
+    :class:`BucketCopy`; it all-reduces ``copy.flat`` and returns a :class:`BucketWork`.
+
+    How results come back. ``BucketWork.wait()`` waits for the all-reduce and returns
+    ``copy.unpack()``: one array per entry.
     """
 
-    __slots__ = (
-        "index",
-        "params",
-        "gradients",
-        "dtype",
-        "process_group",
-        "_like",
-        "_copies",
-        "_eager",
-        "_eager_scale",
-        "_done",
-        "_no_gradients",
-    )
+    __slots__ = ("index", "params", "process_group", "offsets", "gradients", "_entries", "_memory", "_copies", "_early")
 
     def __init__(self, index: int, params: Sequence[Any], extra: Sequence[Any], process_group: Any) -> None:
         self.index = index
         self.params = list(params)
-        self._like = [p._data for p in self.params] + list(extra)
-        self.gradients: List[Any] = [None] * len(self.params) + list(extra)
-        self.dtype = self._like[0].dtype
         self.process_group = process_group
+        self._entries = [p._data for p in self.params] + list(extra)
+        self.offsets: List[int] = []
+        total = 0
+        for array in self._entries:
+            self.offsets.append(total)
+            total += array.size
+        self.gradients: List[Any] = [None] * len(self.params) + list(extra)
+        self._memory = self._copy_type().reserve(process_group, total * self.dtype.itemsize)
         self._copies: Dict[Any, BucketCopy] = {}
-        self._eager: Optional[HostCopy] = None
-        self._eager_scale = 1.0
-        self._done = [False] * len(self._like)
-        self._no_gradients = [None] * len(self.params)
+        self._early: Optional[HostCopy] = None
+
+    @property
+    def dtype(self) -> Any:
+        """The entries' dtype."""
+        return self._entries[0].dtype
 
     @property
     def numel(self) -> int:
         """Elements in the bucket, all entries together."""
-        return sum(a.size for a in self._like)
+        return self.offsets[-1] + self._entries[-1].size
+
+    def _copy_type(self) -> type:
+        return copy_for(backend.place_of(self._entries[0]))
 
     def copy(self, wire_dtype: Any = None) -> BucketCopy:
         """This bucket's :class:`BucketCopy` for ``wire_dtype`` (default: the bucket's dtype),
@@ -204,34 +224,37 @@ class GradBucket:
         key = self.dtype if wire_dtype is None else numpy.dtype(wire_dtype)
         copy = self._copies.get(key)
         if copy is None:
-            copy = copy_for(backend.place_of(self._like[0]))(self._like, key, self.process_group)
+            nbytes = self.numel * key.itemsize
+            if self._memory is not None and nbytes <= self._memory.nbytes:
+                flat, self._memory = self._memory[:nbytes].view(key), None
+            else:
+                flat = backend.get_array_module(self._entries[0]).zeros(self.numel, dtype=key)
+            copy = self._copy_type()(self._entries, self.offsets, flat)
             self._copies[key] = copy
         return copy
 
     def pack(self, wire_dtype: Any = None, scale: float = 1.0) -> BucketCopy:
         """The bucket's copy for ``wire_dtype`` with every entry written, times ``scale``."""
         copy = self.copy(wire_dtype)
-        if copy is self._eager and scale == self._eager_scale:
-            copy.pack(self.gradients, scale, self._done)
-        else:
-            copy.pack(self.gradients, scale, [False] * len(self._done))
-            self._eager = copy if copy.EAGER else None
-            self._eager_scale = scale
+        if self._early is not None and self._early is not copy:
+            self._early.forget()
+        copy.pack(self.gradients, scale)
+        self._early = copy if copy.EAGER else None
         return copy
 
     def note(self, entry: int, grad: Any) -> None:
         """Record a parameter's final gradient for this step (the reducer calls this)."""
         self.gradients[entry] = grad
-        if self._eager is not None:
-            self._eager.pack_entry(entry, grad, self._eager_scale)
-            self._done[entry] = True
+        if self._early is not None:
+            self._early.note(entry, grad)
 
     def reset(self) -> None:
         """Forget this step's gradients: once the hook has packed them, or when a backward pass
         was abandoned before its end (the reducer calls this)."""
-        count = len(self._no_gradients)
-        self.gradients[:count] = self._no_gradients
-        self._done[:count] = [False] * count
+        count = len(self.params)
+        self.gradients[:count] = [None] * count
+        if self._early is not None:
+            self._early.forget()
 
 
 class BucketWork:

@@ -27,7 +27,9 @@ from .reducer import Reducer, assign_buckets
 
 logger = logging.getLogger("minidp.distributed")
 
-_PARAM_BROADCAST_BUCKET = 128 * 1024 * 1024
+# Bytes per fused collective of sync_params_buffers and fused_allreduce_gradients: fusing many
+# small tensors into few collectives is what makes them cheap.
+_FUSED_BYTES = 128 * 1024 * 1024
 
 
 def _resolve_process_group(group: Any):
@@ -37,28 +39,6 @@ def _resolve_process_group(group: Any):
     if group is None:
         group = collective.get_group()
     return getattr(group, "process_group", group)
-
-
-def build_groups(tensors: Sequence[Tensor], group_size: int) -> List[List[Tensor]]:
-    """Split tensors, in order, into runs of one dtype of about ``group_size`` bytes each.
-
-    A run grows while it is smaller than ``group_size`` and the dtype stays the same; the next
-    tensor then starts a new run. Fusing many small tensors into few collectives is what makes
-    the parameter broadcast and the manual gradient all-reduce cheap.
-    """
-    groups: List[List[Tensor]] = []
-    size = 0
-    dtype = None
-    for t in tensors:
-        nbytes = t._data.nbytes
-        if groups and size < group_size and t._data.dtype == dtype:
-            groups[-1].append(t)
-            size += nbytes
-        else:
-            groups.append([t])
-            size = nbytes
-            dtype = t._data.dtype
-    return groups
 
 
 def _flatten(arrays: List[Any]) -> Any:
@@ -91,9 +71,9 @@ def sync_params_buffers(
     ]
     if not tensors:
         return
-    groups = build_groups(tensors, _PARAM_BROADCAST_BUCKET) if fuse_params else [[t] for t in tensors]
-    for group in groups:
-        arrays = [t._data for t in group]
+    groups = assign_buckets(tensors, _FUSED_BYTES, _FUSED_BYTES) if fuse_params else [[i] for i in range(len(tensors))]
+    for indices in groups:
+        arrays = [tensors[i]._data for i in indices]
         flat = _flatten(arrays)
         pg.broadcast(flat, src=src_rank)
         for array, received in zip(arrays, _unflatten(flat, arrays)):
@@ -425,7 +405,8 @@ def fused_allreduce_gradients(parameter_list: Sequence[Tensor], hcg: Any = None)
     params = [p for p in parameter_list if p._grad is not None]
     if pg is None or pg.size < 2 or not params:
         return
-    for group_params in build_groups(params, _PARAM_BROADCAST_BUCKET):
+    for indices in assign_buckets(params, _FUSED_BYTES, _FUSED_BYTES):
+        group_params = [params[i] for i in indices]
         grads = [p._grad for p in group_params]
         flat = _flatten(grads)
         backend.get_array_module(flat).multiply(flat, 1.0 / pg.size, out=flat)

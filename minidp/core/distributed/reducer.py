@@ -96,18 +96,6 @@ def assign_buckets(params: Sequence[Tensor], small_limit: int, limit: int) -> Li
     return closed[::-1]
 
 
-class _Bucket:
-    """The reducer's bookkeeping for one bucket: what the hook sees, and its progress this step."""
-
-    __slots__ = ("grad_bucket", "pending", "work", "launched_at")
-
-    def __init__(self, grad_bucket: GradBucket) -> None:
-        self.grad_bucket = grad_bucket
-        self.pending = len(grad_bucket.params)
-        self.work = None
-        self.launched_at = 0.0
-
-
 class Reducer:
     """Averages the gradients of ``params`` over ``process_group`` during backward.
 
@@ -133,16 +121,20 @@ class Reducer:
         # The check count (see "Parameters that get no gradient"), an entry of the last bucket.
         like = self._params[bucket_indices[last][0]]._data
         self._status = backend.get_array_module(like).zeros(1, dtype=like.dtype)
+        # Built in launch order, the same on every rank: on shared memory each bucket's memory
+        # is a collective allocation (see GradBucket).
         self._buckets = [
-            _Bucket(
-                GradBucket(b, [self._params[i] for i in indices], [self._status] if b == last else [], process_group)
-            )
+            GradBucket(b, [self._params[i] for i in indices], [self._status] if b == last else [], process_group)
             for b, indices in enumerate(bucket_indices)
         ]
+        # This step's progress, per bucket: gradients still to come, the hook's work once launched.
+        self._pending = [len(bucket.params) for bucket in self._buckets]
+        self._works: List[Any] = [None] * len(self._buckets)
+        self._launched_at = [0.0] * len(self._buckets)
         self._slot_of = {}
         index_of = {id(p): i for i, p in enumerate(self._params)}
         for b, bucket in enumerate(self._buckets):
-            for slot, p in enumerate(bucket.grad_bucket.params):
+            for slot, p in enumerate(bucket.params):
                 self._slot_of[id(p)] = (b, slot, index_of[id(p)])
         self._marked = [False] * len(self._params)
         self._armed = False
@@ -184,7 +176,7 @@ class Reducer:
         """Let go of the parameters: remove the hooks and drop the buckets. A newer reducer of
         the same parameters calls this; using this reducer afterwards raises."""
         self._remove_hooks()
-        self._buckets = []
+        self._buckets, self._pending, self._works, self._launched_at = [], [], [], []
         self._released = True
 
     @property
@@ -195,7 +187,7 @@ class Reducer:
     @property
     def buckets(self) -> List[List[Tensor]]:
         """The parameters of each bucket, in launch order."""
-        return [list(b.grad_bucket.params) for b in self._buckets]
+        return [list(b.params) for b in self._buckets]
 
     def register_comm_hook(self, state: Any, hook: CommHook) -> None:
         """Hand every bucket to ``hook(state, bucket)`` from now on (see ``comm_hooks``)."""
@@ -206,12 +198,12 @@ class Reducer:
         if not logger.isEnabledFor(logging.DEBUG):
             return
         for b, indices in enumerate(bucket_indices):
-            grad_bucket = self._buckets[b].grad_bucket
+            bucket = self._buckets[b]
             logger.debug(
                 "bucket %d (launch order), %s, %d bytes: %s",
                 b,
-                grad_bucket.dtype,
-                grad_bucket.numel * grad_bucket.dtype.itemsize,
+                bucket.dtype,
+                bucket.numel * bucket.dtype.itemsize,
                 ", ".join(f"{self._names[i]}{list(self._params[i]._data.shape)}" for i in indices),
             )
 
@@ -223,10 +215,10 @@ class Reducer:
                 "their gradients now; use that one (parameters feed one DataParallel at a time)"
             )
         self._finish_outstanding_work()
-        for bucket in self._buckets:
-            bucket.pending = len(bucket.grad_bucket.params)
-            bucket.work = None
-            bucket.grad_bucket.reset()
+        for b, bucket in enumerate(self._buckets):
+            self._pending[b] = len(bucket.params)
+            self._works[b] = None
+            bucket.reset()
         self._marked = [False] * len(self._params)
         self._next_launch = 0
         self._started = False
@@ -241,10 +233,10 @@ class Reducer:
 
     def _finish_outstanding_work(self) -> None:
         """Wait for collectives of a pass that never reached its end (keeps ranks in step)."""
-        for bucket in self._buckets:
-            if bucket.work is not None:
-                bucket.work.wait()
-                bucket.work = None
+        for b, work in enumerate(self._works):
+            if work is not None:
+                work.wait()
+                self._works[b] = None
 
     def _on_grad_ready(self, param: Tensor) -> None:
         if not self._armed:
@@ -265,10 +257,9 @@ class Reducer:
         self._marked[index] = True
         if timeline.recorder is not None:
             timeline.recorder.instant("grad ready", "reducer", {"param": self._names[index], "bucket": b})
-        bucket = self._buckets[b]
-        bucket.grad_bucket.note(slot, param._grad)
-        bucket.pending -= 1
-        if bucket.pending == 0:
+        self._buckets[b].note(slot, param._grad)
+        self._pending[b] -= 1
+        if self._pending[b] == 0:
             self._launch_ready_buckets()
 
     def _launch_ready_buckets(self) -> None:
@@ -277,17 +268,18 @@ class Reducer:
         The last bucket waits for the end of backward, where its status element is known.
         """
         last = len(self._buckets) - 1
-        while self._next_launch < last and self._buckets[self._next_launch].pending == 0:
-            self._launch(self._buckets[self._next_launch])
+        while self._next_launch < last and self._pending[self._next_launch] == 0:
+            self._launch(self._next_launch)
 
-    def _launch(self, bucket: _Bucket) -> None:
-        bucket.launched_at = time.perf_counter()
+    def _launch(self, b: int) -> None:
+        """Hand bucket ``b`` to the hook, which starts its all-reduce."""
+        self._launched_at[b] = time.perf_counter()
         recorder = timeline.recorder
         started = recorder.now() if recorder is not None else 0
-        bucket.work = self._hook(self._hook_state, bucket.grad_bucket)
+        self._works[b] = self._hook(self._hook_state, self._buckets[b])
         if recorder is not None:
-            recorder.span(f"pack bucket {bucket.grad_bucket.index}", "reducer", started)
-        bucket.grad_bucket.reset()
+            recorder.span(f"pack bucket {b}", "reducer", started)
+        self._buckets[b].reset()
         self._next_launch += 1
 
     def _finish_backward(self) -> None:
@@ -295,19 +287,18 @@ class Reducer:
         self._armed = False
         missing = [self._names[i] for i, marked in enumerate(self._marked) if not marked]
         unexpected = [self._names[i] for i in self._unexpected]
-        last = self._buckets[-1]
-        while self._next_launch < len(self._buckets):
-            bucket = self._buckets[self._next_launch]
-            if bucket is last:
+        last = len(self._buckets) - 1
+        while self._next_launch <= last:
+            if self._next_launch == last:
                 self._status[0] = len(missing) + len(unexpected)
-            self._launch(bucket)
+            self._launch(self._next_launch)
         backward_ended = time.perf_counter()
         recorder = timeline.recorder
         started = recorder.now() if recorder is not None else 0
         finished, results = [], []
-        for bucket in self._buckets:
-            results.append(bucket.work.wait())
-            bucket.work = None
+        for b, work in enumerate(self._works):
+            results.append(work.wait())
+            self._works[b] = None
             finished.append(time.perf_counter())
         self._steps_reduced += 1
         self._seconds_waited += finished[-1] - backward_ended
@@ -319,7 +310,7 @@ class Reducer:
         keeps_own_grad = self._keeps_own_grad
         scale = self._contributing_scale
         for bucket, grads in zip(self._buckets, results):
-            for p, grad in zip(bucket.grad_bucket.params, grads):
+            for p, grad in zip(bucket.params, grads):
                 if id(p) not in keeps_own_grad:
                     p._grad = grad if scale == 1.0 else grad * scale
         if logger.isEnabledFor(logging.DEBUG):
@@ -345,9 +336,9 @@ class Reducer:
         self._status[0] = 0
         works = []
         for bucket in self._buckets:
-            bucket.grad_bucket.reset()
-            works.append(self._hook(self._hook_state, bucket.grad_bucket))
-            bucket.grad_bucket.reset()
+            bucket.reset()
+            works.append(self._hook(self._hook_state, bucket))
+            bucket.reset()
         for work in works:
             work.wait()
 
@@ -355,10 +346,10 @@ class Reducer:
         """One line per step: the wait after backward, and for each bucket when its all-reduce
         started and was seen done, relative to backward's end (the log format names the rank)."""
         timings = "; ".join(
-            f"bucket {b} ({bucket.grad_bucket.numel * bucket.grad_bucket.dtype.itemsize} bytes) "
-            f"all-reduce started {(backward_ended - bucket.launched_at) * 1e3:.3f} ms before the "
+            f"bucket {b} ({bucket.numel * bucket.dtype.itemsize} bytes) "
+            f"all-reduce started {(backward_ended - launched) * 1e3:.3f} ms before the "
             f"end of backward, done {(done - backward_ended) * 1e3:.3f} ms after it"
-            for b, (bucket, done) in enumerate(zip(self._buckets, finished))
+            for b, (bucket, launched, done) in enumerate(zip(self._buckets, self._launched_at, finished))
         )
         logger.debug(
             "step: %d buckets reduced, %.3f ms waited after backward; %s",

@@ -22,8 +22,9 @@ and by every backend (gloo, mpi, nccl):
       of block ``r``;
     - ``barrier(timeout=None)``; ``send(array, dst)``; ``recv(array, src)`` (synchronous);
     - ``allocate(shape, dtype) -> array``: a zeroed host array for an operand the group moves
-      again and again (DataParallel's buckets); gloo places it in the shared memory of the
-      host's ranks so ``all_reduce`` reads it in place;
+      again and again (DataParallel's buckets, each allocated once, when it is built); gloo places
+      it in the shared memory of the host's ranks so ``all_reduce`` reads it in place, which makes
+      it a collective there;
     - ``shutdown()``.
 
 Operands are C-contiguous, writable arrays (NumPy arrays for the CPU backends) or minidp Tensors,
@@ -452,7 +453,8 @@ class ProcessGroup(abc.ABC):
 
         Backends with shared memory between a host's ranks (gloo) place it there, so an
         ``all_reduce`` on it skips the copy into shared memory; elsewhere it is a plain NumPy
-        array. Every rank calls it with the same shape and dtype, in the same order.
+        array. A collective: every rank calls it with the same shape and dtype, in the same
+        order relative to the group's other operations.
         """
         return numpy.zeros(tuple(shape), numpy.dtype(dtype))
 
