@@ -35,6 +35,7 @@ import math as _math
 from .core.engine import enable_grad
 from .autograd.gradients import grad
 from .dtypes import dtype, finfo, get_default_dtype, iinfo, set_default_dtype
+from .ops.sampling import range  # noqa: A004  (Paddle exposes paddle.range; minidp.ops leaves it out)
 from .nn.functional import adaptive_avg_pool1d, conv1d, conv2d, conv3d, group_norm, layer_norm
 from .printing import set_printoptions
 from .core.random import Generator

@@ -23,6 +23,26 @@ from . import (
     statistics,
     unary,
 )
+
+_MODULES = (
+    _core_ops,
+    binary,
+    compare,
+    conversion,
+    creation,
+    cumulative,
+    indexing,
+    inplace,
+    linalg,
+    manipulation,
+    reduction,
+    sampling,
+    search,
+    shape,
+    statistics,
+    unary,
+)  # before the star imports: some export a function of their module's name
+
 from ..core.ops import *
 from .binary import *
 from .compare import *
@@ -40,25 +60,4 @@ from .shape import *
 from .statistics import *
 from .unary import *
 
-__all__ = [
-    name
-    for module in (
-        _core_ops,
-        binary,
-        compare,
-        conversion,
-        creation,
-        cumulative,
-        indexing,
-        inplace,
-        linalg,
-        manipulation,
-        reduction,
-        sampling,
-        search,
-        shape,
-        statistics,
-        unary,
-    )
-    for name in module.__all__
-]
+__all__ = [name for module in _MODULES for name in module.__all__]

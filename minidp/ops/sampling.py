@@ -27,7 +27,6 @@ __all__ = [
     "rand_like",
     "randn_like",
     "randint_like",
-    "range",
 ]
 
 
