@@ -9,7 +9,6 @@ from .core import backend, log_config
 from .autograd import Parameter, PyLayer, Tensor, no_grad, is_grad_enabled, set_grad_enabled
 from .core.backend import get_device, is_compiled_with_cuda, set_device
 from .ops import *  # noqa: F401,F403  (the op functions are the top-level API)
-from .ops import __all__ as _op_names
 from . import io, nn, optimizer, distributed
 from .serialization import load, save
 from .batch import batch
@@ -36,8 +35,8 @@ import math as _math
 from .core.engine import enable_grad
 from .autograd.gradients import grad
 from .dtypes import dtype, finfo, get_default_dtype, iinfo, set_default_dtype
+from .ops.sampling import range  # noqa: A004  (Paddle exposes paddle.range; minidp.ops leaves it out)
 from .nn.functional import adaptive_avg_pool1d, conv1d, conv2d, conv3d, group_norm, layer_norm
-from .ops.sampling import range  # noqa: A004  (Paddle exposes paddle.range)
 from .printing import set_printoptions
 from .core.random import Generator
 from .core.size import Size

@@ -1,6 +1,7 @@
 """``minidp.linalg``: the names of Paddle's ``paddle.linalg`` namespace.
 
-The ops live in :mod:`minidp.ops.linalg`, forward and backward together; this module gathers them.
+The ops live in :mod:`minidp.ops.linalg`, forward and backward together; this module gathers the
+ones Paddle exports under ``paddle.linalg``.
 """
 
 from .ops.linalg import (
@@ -16,7 +17,9 @@ from .ops.linalg import (
     eigh,
     eigvalsh,
     inv,
+    lstsq,
     matmul,
+    matrix_exp,
     matrix_norm,
     matrix_power,
     matrix_rank,
@@ -33,8 +36,6 @@ from .ops.linalg import (
     vecdot,
     vector_norm,
 )
-from .ops.linalg import lstsq
-from .ops.linalg import matrix_exp
 
 __all__ = [
     "cholesky",
@@ -49,7 +50,9 @@ __all__ = [
     "eigh",
     "eigvalsh",
     "inv",
+    "lstsq",
     "matmul",
+    "matrix_exp",
     "matrix_norm",
     "matrix_power",
     "matrix_rank",
@@ -66,5 +69,3 @@ __all__ = [
     "vecdot",
     "vector_norm",
 ]
-__all__ += ["lstsq"]
-__all__ += ["matrix_exp"]

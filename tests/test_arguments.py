@@ -556,7 +556,7 @@ def test_the_error_names_the_op_and_the_type_given():
         lambda v: ops.triu(_T, v),
         lambda v: ops.trace(_T, v),
         lambda v: ops.diag_embed(_T, v),
-        lambda v: ops.matrix_power(_T, v),
+        lambda v: minidp.linalg.matrix_power(_T, v),
         lambda v: ops.roll(_T, v),
         lambda v: ops.select_scatter(_T, _T[0], 0, v),
         lambda v: ops.gather(_T, _I[0], v),

@@ -10,8 +10,30 @@ import math
 from typing import Any
 
 from . import backend
-from .tensor import Tensor
+from .tensor import Tensor, tensor_method
 from .op_util import lift, not_a_tensor, result, unbroadcast, wrap
+
+__all__ = [
+    "add",
+    "add_n",
+    "astype",
+    "cast",
+    "clamp",
+    "clip",
+    "div",
+    "divide",
+    "gelu",
+    "maximum",
+    "minimum",
+    "mul",
+    "multiply",
+    "pow",
+    "scale",
+    "sub",
+    "subtract",
+    "true_divide",
+    "where",
+]
 
 _BFLOAT16 = backend.BFLOAT16
 # Paddle computes an integer or bool tensor met by a Python float, and a true division of
@@ -80,6 +102,7 @@ def _shape_error(op: str, x: Tensor, y: Tensor) -> ValueError:
     )
 
 
+@tensor_method("add", "__add__", "__radd__")
 def add(x: Any, y: Any, name: str = None) -> Tensor:
     """x + y with broadcasting."""
     x, y, xd, yd = _operands("add", x, y)
@@ -97,6 +120,7 @@ def add(x: Any, y: Any, name: str = None) -> Tensor:
     return result(data, (x, y), backward)
 
 
+@tensor_method("subtract", "__sub__", "sub", reflected="__rsub__")
 def subtract(x: Any, y: Any, name: str = None) -> Tensor:
     """x - y with broadcasting."""
     x, y, xd, yd = _operands("subtract", x, y)
@@ -114,6 +138,7 @@ def subtract(x: Any, y: Any, name: str = None) -> Tensor:
     return result(data, (x, y), backward)
 
 
+@tensor_method("multiply", "__mul__", "__rmul__", "mul")
 def multiply(x: Any, y: Any, name: str = None) -> Tensor:
     """x * y with broadcasting."""
     x, y, xd, yd = _operands("multiply", x, y)
@@ -131,6 +156,7 @@ def multiply(x: Any, y: Any, name: str = None) -> Tensor:
     return result(data, (x, y), backward)
 
 
+@tensor_method("divide", "__truediv__", "div", "true_divide", reflected="__rtruediv__")
 def divide(x: Any, y: Any, name: str = None) -> Tensor:
     """x / y with broadcasting; integers divide in float32, as in Paddle."""
     x, y, xd, yd = _operands("divide", x, y)
@@ -150,6 +176,7 @@ def divide(x: Any, y: Any, name: str = None) -> Tensor:
     return result(data, (x, y), backward)
 
 
+@tensor_method("pow", "__pow__", reflected="__rpow__")
 def pow(x: Any, y: Any, name: str = None) -> Tensor:
     """x ** y; y may be a number or a tensor (then d/dy = x**y * log x)."""
     x, y, xd, yd = _operands("pow", x, y)
@@ -188,16 +215,19 @@ def _pick(name: str, x: Any, y: Any) -> Tensor:
     return result(data, (x, y), backward)
 
 
+@tensor_method("maximum")
 def maximum(x: Any, y: Any, name: str = None) -> Tensor:
     """Elementwise maximum; at ties x and y get half the gradient each."""
     return _pick("maximum", x, y)
 
 
+@tensor_method("minimum")
 def minimum(x: Any, y: Any, name: str = None) -> Tensor:
     """Elementwise minimum; at ties x and y get half the gradient each."""
     return _pick("minimum", x, y)
 
 
+@tensor_method("where")
 def where(condition: Any, x: Any, y: Any, name: str = None) -> Tensor:
     """Pick x where ``condition`` holds, else y (broadcasting all three)."""
     cond = condition._data if isinstance(condition, Tensor) else condition
@@ -249,6 +279,7 @@ def gelu(x: Tensor, approximate: Any = False, name: str = None) -> Tensor:
     return result(data, (x,), backward)
 
 
+@tensor_method("clip", "clamp")
 def clip(x: Tensor, min: float = None, max: float = None, name: str = None) -> Tensor:
     """Limit values to [min, max]; the gradient flows only where x was inside the range."""
     try:
@@ -264,6 +295,7 @@ def clip(x: Tensor, min: float = None, max: float = None, name: str = None) -> T
     return result(data, (x,), lambda g: (g * ((xd >= lo) & (xd <= hi)),))
 
 
+@tensor_method("scale")
 def scale(x: Tensor, scale: float = 1.0, bias: float = 0.0, bias_after_scale: bool = True, name: str = None) -> Tensor:
     """scale * x + bias (or scale * (x + bias)), Paddle's ``scale`` op."""
     try:
@@ -274,6 +306,7 @@ def scale(x: Tensor, scale: float = 1.0, bias: float = 0.0, bias_after_scale: bo
     return result(data.astype(xd.dtype, copy=False), (x,), lambda g: (g * scale,))
 
 
+@tensor_method("astype", "cast")
 def astype(x: Tensor, dtype: Any) -> Tensor:
     """The values converted to ``dtype``; the gradient is converted back."""
     try:
@@ -292,6 +325,7 @@ def astype(x: Tensor, dtype: Any) -> Tensor:
 cast = astype
 
 
+@tensor_method("add_n")
 def add_n(inputs: Any, name: str = None) -> Tensor:
     """The elementwise sum of a list of tensors (or of one tensor)."""
     tensors = [inputs] if isinstance(inputs, Tensor) else list(inputs)

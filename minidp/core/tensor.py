@@ -394,3 +394,33 @@ class Parameter(Tensor):
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
+
+
+def tensor_method(*names: str, reflected: Optional[str] = None) -> Callable:
+    """Decorator: bind the op it decorates as the Tensor methods ``names`` (``x.add(y)``,
+    ``x + y``), where the op is defined, as DeZero binds its operators in one place; with
+    ``reflected``, also as that reflected operator (``2 - x`` calls ``x.__rsub__(2)``, which is
+    ``subtract(2, x)``). Binding happens once, at import; the op is returned unchanged."""
+    if not names or not all(isinstance(name, str) and name for name in names):
+        raise TypeError(f"tensor_method: names must be one or more attribute names, got {names!r}")
+
+    def bind(op: Callable) -> Callable:
+        for name in names:
+            setattr(Tensor, name, op)
+        if reflected is not None:
+            setattr(Tensor, reflected, lambda self, other: op(other, self))
+        return op
+
+    return bind
+
+
+def tensor_property(name: str, setter: Optional[Callable] = None) -> Callable:
+    """Decorator: bind the function it decorates as the Tensor property ``name`` (read by the
+    function, assigned by ``setter`` if given), documented by the function's docstring; the
+    function is returned unchanged."""
+
+    def bind(getter: Callable) -> Callable:
+        setattr(Tensor, name, property(getter, setter, doc=getter.__doc__))
+        return getter
+
+    return bind

@@ -12,6 +12,8 @@ from typing import Sequence
 from ..core import backend
 from ..core.tensor import Tensor
 
+__all__ = ["ClipGradByGlobalNorm", "ClipGradByNorm", "ClipGradByValue"]
+
 
 class _ClipStrategy:
     """The part every strategy shares: Paddle's call on (parameter, gradient) pairs."""

@@ -12,10 +12,37 @@ import math
 from typing import Any, Callable, Optional
 
 from ..core import backend
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, tensor_method
 from ..core.op_util import named_op, tensor_operands, wrap
 from .elementwise import FLOAT, KEEP, ZERO, binary_op
 from ..core.ops import _operands, add, multiply, subtract
+
+__all__ = [
+    "atan2",
+    "bitwise_and",
+    "bitwise_invert",
+    "bitwise_left_shift",
+    "bitwise_not",
+    "bitwise_or",
+    "bitwise_right_shift",
+    "bitwise_xor",
+    "copysign",
+    "floor_divide",
+    "floor_mod",
+    "fmax",
+    "fmin",
+    "frexp",
+    "gcd",
+    "heaviside",
+    "hypot",
+    "lcm",
+    "ldexp",
+    "lerp",
+    "logaddexp",
+    "mod",
+    "nextafter",
+    "remainder",
+]
 
 
 _LN2 = math.log(2.0)
@@ -108,9 +135,10 @@ ldexp = binary_op(
     lambda xp, x, y, o: xp.exp2(y),
     lambda xp, x, y, o: o * _LN2,
 )
-mod = floor_mod = remainder
+mod = floor_mod = tensor_method("mod", "floor_mod", "__mod__", reflected="__rmod__")(remainder)
 
 
+@tensor_method("frexp")
 @tensor_operands("x")
 def frexp(x: Tensor, name: Optional[str] = None) -> tuple:
     """Mantissa in [0.5, 1) and exponent with x = mantissa * 2 ** exponent (both in x's dtype)."""
@@ -119,6 +147,7 @@ def frexp(x: Tensor, name: Optional[str] = None) -> tuple:
     return wrap(mantissa), wrap(exponent.astype(xd.dtype))
 
 
+@tensor_method("floor_divide", "__floordiv__", reflected="__rfloordiv__")
 def floor_divide(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """x // y rounded toward -inf; no gradient, as in Paddle."""
     x, y, xd, yd = _operands("floor_divide", x, y)
@@ -126,36 +155,49 @@ def floor_divide(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     return wrap(xp.asarray(xp.floor_divide(xd, yd)))
 
 
+@tensor_method("lerp")
 def lerp(x: Tensor, y: Tensor, weight: Any, name: Optional[str] = None) -> Tensor:
     """x + weight * (y - x); ``weight`` is a number or a broadcasting tensor."""
     return add(x, multiply(weight, subtract(y, x)))
 
 
 def _without_gradient(which: str, doc: str) -> Callable:
-    """A broadcasting binary op that records no gradient: the array module's ``which``."""
+    """A broadcasting binary op that records no gradient, the array module's ``which``, bound as
+    the Tensor method ``which``."""
 
     def op(x: Any, y: Any, out: Optional[Tensor] = None, name: Optional[str] = None) -> Tensor:
         x, y, xd, yd = _operands(which, x, y)
         xp = backend.get_array_module(yd if isinstance(xd, (int, float, bool)) else xd)
         return wrap(xp.asarray(getattr(xp, which)(xd, yd)))
 
-    return named_op(op, which, doc)
+    return tensor_method(which)(named_op(op, which, doc))
 
 
-bitwise_and = _without_gradient("bitwise_and", "Bitwise and of integer or bool tensors.")
-bitwise_or = _without_gradient("bitwise_or", "Bitwise or of integer or bool tensors.")
-bitwise_xor = _without_gradient("bitwise_xor", "Bitwise exclusive or of integer or bool tensors.")
+bitwise_and = tensor_method("__and__", "__rand__")(
+    _without_gradient("bitwise_and", "Bitwise and of integer or bool tensors.")
+)
+bitwise_or = tensor_method("__or__", "__ror__")(
+    _without_gradient("bitwise_or", "Bitwise or of integer or bool tensors.")
+)
+bitwise_xor = tensor_method("__xor__", "__rxor__")(
+    _without_gradient("bitwise_xor", "Bitwise exclusive or of integer or bool tensors.")
+)
 gcd = _without_gradient("gcd", "Greatest common divisor of integer tensors (non-negative).")
 lcm = _without_gradient("lcm", "Least common multiple of integer tensors (non-negative).")
 nextafter = _without_gradient("nextafter", "The next floating-point value after x in the direction of y.")
 
 
+@tensor_method("bitwise_not", "__invert__", "bitwise_invert")
 @tensor_operands("x")
 def bitwise_not(x: Tensor, out: Optional[Tensor] = None, name: Optional[str] = None) -> Tensor:
     """Bitwise not of an integer or bool tensor."""
     return wrap(backend.get_array_module(x._data).invert(x._data))
 
 
+bitwise_invert = bitwise_not
+
+
+@tensor_method("bitwise_left_shift", "__lshift__")
 def bitwise_left_shift(
     x: Tensor, y: Tensor, is_arithmetic: bool = True, out: Optional[Tensor] = None, name: Optional[str] = None
 ) -> Tensor:
@@ -164,6 +206,7 @@ def bitwise_left_shift(
     return wrap(backend.get_array_module(xd).left_shift(xd, yd))
 
 
+@tensor_method("bitwise_right_shift", "__rshift__")
 def bitwise_right_shift(
     x: Tensor, y: Tensor, is_arithmetic: bool = True, out: Optional[Tensor] = None, name: Optional[str] = None
 ) -> Tensor:

@@ -6,8 +6,42 @@ import operator
 from typing import Any, Callable, Optional
 
 from ..core import backend
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, tensor_method
 from ..core.op_util import named_op, not_a_tensor, tensor_operands, wrap
+
+__all__ = [
+    "allclose",
+    "eq",
+    "equal",
+    "equal_all",
+    "ge",
+    "greater",
+    "greater_equal",
+    "greater_than",
+    "gt",
+    "is_complex",
+    "is_floating_point",
+    "is_integer",
+    "isclose",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "isneginf",
+    "isposinf",
+    "isreal",
+    "le",
+    "less",
+    "less_equal",
+    "less_than",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logical_xor",
+    "lt",
+    "ne",
+    "not_equal",
+    "signbit",
+]
 
 
 def _compare(fn: Callable) -> Callable:
@@ -19,16 +53,17 @@ def _compare(fn: Callable) -> Callable:
     return named_op(op, fn.__name__, f"Elementwise ``{fn.__name__}`` as a bool tensor (no gradient).")
 
 
-equal = _compare(operator.eq)
-not_equal = _compare(operator.ne)
-less_than = _compare(operator.lt)
-less_equal = _compare(operator.le)
-greater_than = _compare(operator.gt)
-greater_equal = _compare(operator.ge)
+equal = tensor_method("equal", "eq", "__eq__")(_compare(operator.eq))
+not_equal = tensor_method("not_equal", "ne", "__ne__")(_compare(operator.ne))
+less_than = tensor_method("less_than", "less", "lt", "__lt__")(_compare(operator.lt))
+less_equal = tensor_method("less_equal", "le", "__le__")(_compare(operator.le))
+greater_than = tensor_method("greater_than", "greater", "gt", "__gt__")(_compare(operator.gt))
+greater_equal = tensor_method("greater_equal", "ge", "__ge__")(_compare(operator.ge))
 
 
 def _logical(which: str) -> Callable:
-    """``logical_and``/``or``/``xor``: any dtype, non-zero counts as True (Paddle's rule)."""
+    """``logical_and``/``or``/``xor``, bound as the Tensor method of that name: any dtype, non-zero
+    counts as True (Paddle's rule)."""
 
     def op(x: Any, y: Any, out: Optional[Tensor] = None, name: str = None) -> Tensor:
         for operand in (x, y):
@@ -39,7 +74,9 @@ def _logical(which: str) -> Callable:
         xp = backend.get_array_module(xd if not isinstance(xd, (int, float, bool)) else yd)
         return wrap(xp.asarray(getattr(xp, which)(xd, yd)))
 
-    return named_op(op, which, f"Elementwise ``{which}`` as a bool tensor; non-zero values count as True.")
+    return tensor_method(which)(
+        named_op(op, which, f"Elementwise ``{which}`` as a bool tensor; non-zero values count as True.")
+    )
 
 
 eq = equal
@@ -55,6 +92,7 @@ logical_or = _logical("logical_or")
 logical_xor = _logical("logical_xor")
 
 
+@tensor_method("logical_not")
 @tensor_operands("x")
 def logical_not(x: Tensor, out: Optional[Tensor] = None, name: str = None) -> Tensor:
     """Elementwise not, as a bool tensor; non-zero values count as True."""
@@ -62,7 +100,8 @@ def logical_not(x: Tensor, out: Optional[Tensor] = None, name: str = None) -> Te
 
 
 def _real_test(test: str, doc: str):
-    """A bool-valued test of each element (no gradient); integers are finite and never NaN."""
+    """A bool-valued test of each element (no gradient), bound as the Tensor method ``test``;
+    integers are finite and never NaN."""
 
     def op(x: Tensor, name: Optional[str] = None) -> Tensor:
         try:
@@ -74,7 +113,7 @@ def _real_test(test: str, doc: str):
             return wrap(xp.full(xd.shape, test == "isfinite"))
         return wrap(getattr(xp, test)(xd))
 
-    return named_op(op, test, doc)
+    return tensor_method(test)(named_op(op, test, doc))
 
 
 isnan = _real_test("isnan", "Where x is NaN.")
@@ -84,6 +123,7 @@ isposinf = _real_test("isposinf", "Where x is +inf.")
 isneginf = _real_test("isneginf", "Where x is -inf.")
 
 
+@tensor_method("isreal")
 @tensor_operands("x")
 def isreal(x: Tensor, name: Optional[str] = None) -> Tensor:
     """Where x has no imaginary part (everywhere, for real dtypes)."""
@@ -92,6 +132,7 @@ def isreal(x: Tensor, name: Optional[str] = None) -> Tensor:
     return wrap(xp.isreal(xd) if xd.dtype.kind == "c" else xp.ones(xd.shape, bool))
 
 
+@tensor_method("allclose")
 @tensor_operands("x", "y")
 def allclose(
     x: Tensor, y: Tensor, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False, name: str = None
@@ -101,6 +142,7 @@ def allclose(
     return wrap(xp.asarray(xp.allclose(x._data, y._data, rtol=rtol, atol=atol, equal_nan=equal_nan)))
 
 
+@tensor_method("isclose")
 @tensor_operands("x", "y")
 def isclose(
     x: Tensor, y: Tensor, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False, name: str = None
@@ -110,6 +152,7 @@ def isclose(
     return wrap(xp.isclose(x._data, y._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
+@tensor_method("equal_all")
 @tensor_operands("x", "y")
 def equal_all(x: Tensor, y: Tensor, name: str = None) -> Tensor:
     """Whether x and y have the same shape and the same values, as a 0-d bool tensor."""
@@ -117,24 +160,28 @@ def equal_all(x: Tensor, y: Tensor, name: str = None) -> Tensor:
     return wrap(xp.asarray(x._data.shape == y._data.shape and bool((x._data == y._data).all())))
 
 
+@tensor_method("signbit")
 @tensor_operands("x")
 def signbit(x: Tensor, name: str = None) -> Tensor:
     """Where the sign bit is set (negative numbers and -0.0), as a bool tensor."""
     return wrap(backend.get_array_module(x._data).signbit(x._data))
 
 
+@tensor_method("is_floating_point")
 @tensor_operands("x")
 def is_floating_point(x: Tensor) -> bool:
     """Whether x holds floating-point numbers (bfloat16 included)."""
     return backend.is_floating(x._data.dtype)
 
 
+@tensor_method("is_integer")
 @tensor_operands("x")
 def is_integer(x: Tensor) -> bool:
     """Whether x holds integers (bool is not an integer dtype here, as in Paddle)."""
     return x._data.dtype.kind in "iu"
 
 
+@tensor_method("is_complex")
 @tensor_operands("x")
 def is_complex(x: Tensor) -> bool:
     """Whether x holds complex numbers."""

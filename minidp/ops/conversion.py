@@ -3,8 +3,8 @@ moves between devices (``x.to``, ``x.cpu``, ``x.cuda``), ``requires_grad``, ``re
 ``apply`` and the small facts scripts ask about (``device``, ``itemsize``, ``is_cuda``).
 
 Casts go through :func:`astype` and moves through one differentiable op, :func:`_to_place`, so
-gradients flow through both. ``minidp.ops`` attaches :data:`TENSOR_METHODS` and
-:data:`TENSOR_PROPERTIES` to Tensor.
+gradients flow through both. Each is bound to Tensor where it is defined; none is a top-level
+function.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from typing import Any, Callable, Optional
 
 from ..core import backend
 from ..core.engine import no_grad
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, tensor_method, tensor_property
 from ..framework import CPUPlace, CUDAPlace, place_name
 from ..core.op_util import named_op, result
 from ..core.ops import astype
 
-__all__ = ["TENSOR_METHODS", "TENSOR_PROPERTIES"]
+__all__: list = []
 
 # Paddle's dtype shortcut methods: name -> dtype
 _CASTS = {
@@ -43,11 +43,17 @@ _CASTS = {
 }
 
 
-def _cast_method(name: str, dtype: str) -> Callable:
+def _cast_method(name: str, dtype: str) -> None:
+    """Bind ``x.<name>()``: x cast to ``dtype``."""
+
     def cast_to(self: Tensor) -> Tensor:
         return astype(self, dtype)
 
-    return named_op(cast_to, name, f"x cast to {dtype} (``x.astype('{dtype}')``).")
+    tensor_method(name)(named_op(cast_to, name, f"x cast to {dtype} (``x.astype('{dtype}')``)."))
+
+
+for _name, _dtype in _CASTS.items():
+    _cast_method(_name, _dtype)
 
 
 def _to_place(x: Tensor, place: str) -> Tensor:
@@ -71,6 +77,7 @@ def _is_place(value: Any) -> bool:
     return isinstance(value, str) and value.strip().lower().split(":")[0] in ("cpu", "gpu")
 
 
+@tensor_method("to")
 def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     """x on another device and/or in another dtype: ``x.to('gpu:0')``, ``x.to('float64')``,
     ``x.to('cpu', 'float64')``, ``x.to(other)`` (other's device and dtype), or the keywords
@@ -94,11 +101,13 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     return out
 
 
+@tensor_method("cpu")
 def cpu(self: Tensor) -> Tensor:
     """x on the host (x itself when it is there already)."""
     return _to_place(self, "cpu")
 
 
+@tensor_method("cuda")
 def cuda(self: Tensor, device_id: Optional[int] = None, blocking: bool = True) -> Tensor:
     """x on GPU ``device_id`` (default: the current GPU, else GPU 0)."""
     if device_id is None:
@@ -107,28 +116,33 @@ def cuda(self: Tensor, device_id: Optional[int] = None, blocking: bool = True) -
     return _to_place(self, backend._parse_place(f"gpu:{device_id}"))
 
 
+@tensor_method("get_device")
 def get_device(self: Tensor) -> int:
     """The GPU number x lives on, or -1 on the host."""
     place = self.place
     return -1 if place == "cpu" else int(place.split(":")[1])
 
 
+@tensor_method("ndimension")
 def ndimension(self: Tensor) -> int:
     """The number of axes (``x.ndim``)."""
     return self._data.ndim
 
 
+@tensor_method("type_as")
 def type_as(self: Tensor, other: Tensor) -> Tensor:
     """x cast to other's dtype."""
     return astype(self, other.dtype)
 
 
+@tensor_method("requires_grad_")
 def requires_grad_(self: Tensor, requires_grad: bool = True) -> Tensor:
     """Set whether x takes part in autograd (the opposite of ``stop_gradient``); returns x."""
     self.stop_gradient = not requires_grad
     return self
 
 
+@tensor_method("detach_")
 def detach_(self: Tensor) -> Tensor:
     """Cut x from the graph in place (it becomes a leaf that records no gradient); returns x."""
     self._node = None
@@ -136,6 +150,7 @@ def detach_(self: Tensor) -> Tensor:
     return self
 
 
+@tensor_method("apply")
 def apply(self: Tensor, func: Callable[[Tensor], Tensor]) -> Tensor:
     """``func(x)`` computed outside autograd; refused on a tensor that requires a gradient."""
     if not self.stop_gradient:
@@ -146,6 +161,7 @@ def apply(self: Tensor, func: Callable[[Tensor], Tensor]) -> Tensor:
         return func(self)
 
 
+@tensor_method("apply_")
 def apply_(self: Tensor, func: Callable[[Tensor], Tensor]) -> Tensor:
     """x replaced in place by ``func(x)`` (computed outside autograd); returns x."""
     out = apply(self, func)
@@ -153,6 +169,7 @@ def apply_(self: Tensor, func: Callable[[Tensor], Tensor]) -> Tensor:
     return self
 
 
+@tensor_method("retain_grads")
 def retain_grads(self: Tensor) -> None:
     """Keep the gradient that backward computes for this non-leaf tensor in ``x.grad`` (leaves
     keep theirs anyway). Each backward adds to it, as for leaves."""
@@ -167,43 +184,38 @@ def retain_grads(self: Tensor) -> None:
     self.register_hook(_keep_grad)
 
 
-def _data_get(self: Tensor) -> Tensor:
-    return self.detach()
-
-
 def _data_set(self: Tensor, value: Any) -> None:
     self._data = value._data if isinstance(value, Tensor) else backend.get_array_module(self._data).asarray(value)
 
 
-TENSOR_METHODS = {name: _cast_method(name, dtype) for name, dtype in _CASTS.items()}
-TENSOR_METHODS.update(
-    {
-        "to": to,
-        "cpu": cpu,
-        "cuda": cuda,
-        "get_device": get_device,
-        "ndimension": ndimension,
-        "type_as": type_as,
-        "requires_grad_": requires_grad_,
-        "detach_": detach_,
-        "apply": apply,
-        "apply_": apply_,
-        "retain_grads": retain_grads,
-    }
-)
-TENSOR_PROPERTIES = {
-    "grad_": Tensor.grad,  # Paddle's second name for ``grad`` (read and assign)
-    "device": property(lambda self: self.place, doc="Where x lives: 'cpu' or 'gpu:N'."),
-    "is_cuda": property(lambda self: self.place != "cpu", doc="Whether x lives on a GPU."),
-    "itemsize": property(lambda self: self._data.dtype.itemsize, doc="Bytes per element."),
-    "requires_grad": property(
-        lambda self: not self.stop_gradient,
-        requires_grad_,
-        doc="Whether x takes part in autograd (the opposite of stop_gradient).",
-    ),
-    "data": property(
-        _data_get,
-        _data_set,
-        doc="x's values as a tensor cut from the graph; assigning replaces them (shape and dtype may change).",
-    ),
-}
+@tensor_property("data", setter=_data_set)
+def _data_get(self: Tensor) -> Tensor:
+    """x's values as a tensor cut from the graph; assigning replaces them (shape and dtype may change)."""
+    return self.detach()
+
+
+tensor_method("grad_")(Tensor.grad)  # Paddle's second name for ``grad`` (read and assign)
+
+
+@tensor_property("device")
+def _device(self: Tensor) -> str:
+    """Where x lives: 'cpu' or 'gpu:N'."""
+    return self.place
+
+
+@tensor_property("is_cuda")
+def _is_cuda(self: Tensor) -> bool:
+    """Whether x lives on a GPU."""
+    return self.place != "cpu"
+
+
+@tensor_property("itemsize")
+def _itemsize(self: Tensor) -> int:
+    """Bytes per element."""
+    return self._data.dtype.itemsize
+
+
+@tensor_property("requires_grad", setter=requires_grad_)
+def _requires_grad(self: Tensor) -> bool:
+    """Whether x takes part in autograd (the opposite of stop_gradient)."""
+    return not self.stop_gradient

@@ -12,13 +12,51 @@ from typing import Any, Optional
 import numpy
 
 from ..core import backend
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, tensor_method
 from ..framework import place_name
 from ..core.random import host_generator, seed  # noqa: F401  (seed is exported from here as an op)
 from ..core.op_util import check_tensor, result, tensor_operands, wrap
 from .linalg import diag_embed, diagonal
 from ..core.ops import add
 from .shape import _as_shape, expand, reshape
+
+__all__ = [
+    "arange",
+    "as_tensor",
+    "asarray",
+    "assign",
+    "clone",
+    "diag",
+    "diagflat",
+    "empty",
+    "empty_like",
+    "eye",
+    "from_numpy",
+    "full",
+    "full_like",
+    "is_empty",
+    "is_tensor",
+    "linspace",
+    "logspace",
+    "meshgrid",
+    "normal",
+    "numel",
+    "ones",
+    "ones_like",
+    "rand",
+    "randint",
+    "randn",
+    "randperm",
+    "rank",
+    "seed",
+    "to_tensor",
+    "tolist",
+    "tril_indices",
+    "triu_indices",
+    "uniform",
+    "zeros",
+    "zeros_like",
+]
 
 
 def _default_dtype(data: Any) -> Any:
@@ -187,6 +225,7 @@ def logspace(start: Any, stop: Any, num: Any, base: Any = 10.0, dtype: Any = Non
     return wrap(values.astype(backend.convert_dtype(dtype)))
 
 
+@tensor_method("diag")
 @tensor_operands("x")
 def diag(x: Tensor, offset: int = 0, padding_value: Any = 0, name: str = None) -> Tensor:
     """A 1-D x as the ``offset`` diagonal of a square matrix (``padding_value`` elsewhere), or the
@@ -204,6 +243,7 @@ def diag(x: Tensor, offset: int = 0, padding_value: Any = 0, name: str = None) -
     return add(matrix, wrap(off_diagonal * padding_value))
 
 
+@tensor_method("diagflat")
 def diagflat(x: Tensor, offset: int = 0, name: str = None) -> Tensor:
     """The flattened x as the ``offset`` diagonal of a square matrix."""
     return diag_embed(reshape(x, [-1]), offset)
@@ -226,6 +266,7 @@ def meshgrid(*args: Any, **kwargs: Any) -> list:
     return [expand(reshape(t, [1] * i + [-1] + [1] * (n - i - 1)), shape) for i, t in enumerate(tensors)]
 
 
+@tensor_method("clone")
 @tensor_operands("x")
 def clone(x: Tensor, name: str = None) -> Tensor:
     """A copy of x that stays in the graph (the gradient passes through unchanged)."""
@@ -270,6 +311,7 @@ def triu_indices(row: int, col: Optional[int] = None, offset: int = 0, dtype: An
     return _index_pairs(*backend.default_array_module().triu_indices(row, offset, row if col is None else col), dtype)
 
 
+@tensor_method("numel")
 @tensor_operands("x")
 def numel(x: Tensor, name: str = None) -> Tensor:
     """The number of elements of x, as an int64 0-D tensor."""
@@ -281,6 +323,7 @@ def shape(input: Tensor) -> Tensor:
     return wrap(backend.get_array_module(input._data).asarray(input._data.shape, dtype="int64"))
 
 
+@tensor_method("rank")
 @tensor_operands("input")
 def rank(input: Tensor) -> Tensor:
     """The number of axes of ``input`` as an int32 0-D tensor."""
@@ -316,11 +359,13 @@ def from_numpy(ndarray: Any) -> Tensor:
     return wrap(ndarray)
 
 
+@tensor_method("is_tensor")
 def is_tensor(x: Any) -> bool:
     """Whether x is a minidp Tensor."""
     return isinstance(x, Tensor)
 
 
+@tensor_method("is_empty")
 @tensor_operands("x")
 def is_empty(x: Tensor, name: str = None) -> Tensor:
     """A bool 0-D tensor: whether x has no elements."""
@@ -342,6 +387,7 @@ def _new_like(var: Tensor, size: Any, fill: Any, dtype: Any, device: Optional[st
     return tensor
 
 
+@tensor_method("new_empty")
 def new_empty(
     var: Tensor,
     size: Any,
@@ -355,6 +401,7 @@ def new_empty(
     return _new_like(var, size, lambda xp, s, d: xp.empty(s, d), dtype, device, requires_grad)
 
 
+@tensor_method("new_zeros")
 def new_zeros(
     var: Tensor,
     size: Any,
@@ -368,6 +415,7 @@ def new_zeros(
     return _new_like(var, size, lambda xp, s, d: xp.zeros(s, d), dtype, device, requires_grad)
 
 
+@tensor_method("new_ones")
 def new_ones(
     var: Tensor,
     size: Any,
@@ -381,6 +429,7 @@ def new_ones(
     return _new_like(var, size, lambda xp, s, d: xp.ones(s, d), dtype, device, requires_grad)
 
 
+@tensor_method("new_full")
 def new_full(
     var: Tensor,
     size: Any,

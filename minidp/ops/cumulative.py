@@ -9,10 +9,21 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..core import backend
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, tensor_method
 from ..core.op_util import as_int, check_tensor, result, results, scatter_add_along, single_axis, tensor_operands
 from .reduction import sum
 from .shape import concat, getitem
+
+__all__ = [
+    "cummax",
+    "cummin",
+    "cumprod",
+    "cumsum",
+    "cumulative_trapezoid",
+    "diff",
+    "logcumsumexp",
+    "trapezoid",
+]
 
 _INTEGER_SUM_DTYPES = ("bool", "int8", "uint8", "int16", "int32")
 
@@ -32,6 +43,7 @@ def _reverse_cumsum(xp: Any, a: Any, axis: int) -> Any:
     return xp.flip(xp.cumsum(xp.flip(a, axis), axis=axis), axis)
 
 
+@tensor_method("cumsum")
 def cumsum(x: Tensor, axis: Optional[int] = None, dtype: Any = None, name: Optional[str] = None) -> Tensor:
     """Running sum along ``axis``; small integer and bool inputs sum in int64, as in Paddle."""
     check_tensor("cumsum", "x", x)
@@ -48,6 +60,7 @@ def cumsum(x: Tensor, axis: Optional[int] = None, dtype: Any = None, name: Optio
     return result(data, (x,), backward)
 
 
+@tensor_method("cumprod")
 @tensor_operands("x")
 def cumprod(x: Tensor, dim: Optional[int] = None, dtype: Any = None, name: Optional[str] = None) -> Tensor:
     """Running product along ``dim``; the gradient is exact where inputs are zero."""
@@ -103,18 +116,21 @@ def _running_extreme(x: Tensor, axis: Optional[int], dtype: Any, op: str) -> tup
     return results((values, indices), (x,), backward, differentiable=(True, False))
 
 
+@tensor_method("cummax")
 @tensor_operands("x")
 def cummax(x: Tensor, axis: Optional[int] = None, dtype: Any = "int64", name: Optional[str] = None) -> tuple:
     """Running maximum along ``axis`` and the index of each (the latest among ties)."""
     return _running_extreme(x, axis, dtype, "cummax")
 
 
+@tensor_method("cummin")
 @tensor_operands("x")
 def cummin(x: Tensor, axis: Optional[int] = None, dtype: Any = "int64", name: Optional[str] = None) -> tuple:
     """Running minimum along ``axis`` and the index of each (the latest among ties)."""
     return _running_extreme(x, axis, dtype, "cummin")
 
 
+@tensor_method("logcumsumexp")
 @tensor_operands("x")
 def logcumsumexp(x: Tensor, axis: Optional[int] = None, dtype: Any = None, name: Optional[str] = None) -> Tensor:
     """log(cumsum(exp(x))) along ``axis``, shifted by the maximum so it cannot overflow."""
@@ -131,6 +147,7 @@ def logcumsumexp(x: Tensor, axis: Optional[int] = None, dtype: Any = None, name:
     return result(data, (x,), backward)
 
 
+@tensor_method("diff")
 @tensor_operands("x", "prepend", "append")
 def diff(
     x: Tensor,
@@ -168,6 +185,7 @@ def _trapezoids(y: Tensor, x: Optional[Tensor], dx: Optional[float], axis: int, 
     return heights * widths, axis
 
 
+@tensor_method("trapezoid")
 @tensor_operands("y", "x")
 def trapezoid(
     y: Tensor, x: Optional[Tensor] = None, dx: Optional[float] = None, axis: int = -1, name: Optional[str] = None
@@ -178,6 +196,7 @@ def trapezoid(
     return sum(areas, axis=axis)
 
 
+@tensor_method("cumulative_trapezoid")
 @tensor_operands("y", "x")
 def cumulative_trapezoid(
     y: Tensor, x: Optional[Tensor] = None, dx: Optional[float] = None, axis: int = -1, name: Optional[str] = None

@@ -26,7 +26,7 @@ from typing import Any, Callable, Optional
 
 from ..core import backend
 from ..core.backend import get_array_module
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, tensor_method
 from ..core.op_util import named_op, not_a_tensor, result, unbroadcast, wrap
 from ..core.ops import _PYTHON_NUMBERS, INTEGER_TO_FLOAT, _operands, _shape_error, kind
 
@@ -79,7 +79,8 @@ def elementwise(
 
 
 def unary_op(op: str, doc: str, rule: str, forward: Any, derivative: Optional[Callable]) -> Callable:
-    """A public one-input op ``op(x, name=None)`` from its table line.
+    """A public one-input op ``op(x, name=None)`` from its table line, bound as the Tensor method
+    ``op``.
 
     The body spells out :func:`elementwise` rather than calling it: these ops sit on every
     model's hot path, and each Python call saved keeps them as cheap as hand-written ones.
@@ -98,7 +99,7 @@ def unary_op(op: str, doc: str, rule: str, forward: Any, derivative: Optional[Ca
         y = getattr(xp, forward)(xd) if by_name else forward(xp, xd)
         return result(y, (x,), lambda g: (xp.zeros_like(xd) if derivative is ZERO else g * derivative(xp, xd, y),))
 
-    return named_op(unary, op, doc)
+    return tensor_method(op)(named_op(unary, op, doc))
 
 
 def _as_float(value: Any) -> Any:
@@ -145,9 +146,10 @@ def binary_elementwise(
 def binary_op(
     op: str, doc: str, rule: str, forward: Callable, dx: Optional[Callable], dy: Optional[Callable]
 ) -> Callable:
-    """A public two-input op ``op(x, y, name=None)`` from its table line."""
+    """A public two-input op ``op(x, y, name=None)`` from its table line, bound as the Tensor
+    method ``op``."""
 
     def binary(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
         return binary_elementwise(x, y, forward, dx, dy, rule, op)
 
-    return named_op(binary, op, doc)
+    return tensor_method(op)(named_op(binary, op, doc))

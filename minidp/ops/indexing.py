@@ -10,10 +10,35 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..core import backend
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, tensor_method
 from ..core.op_util import as_int, lift, normalize_axis, result, single_axis, tensor_operands, unbroadcast, wrap
 from ..core.ops import where
 from .shape import getitem, squeeze, stack
+
+__all__ = [
+    "gather",
+    "gather_nd",
+    "index_add",
+    "index_fill",
+    "index_put",
+    "index_sample",
+    "index_select",
+    "masked_fill",
+    "masked_scatter",
+    "multiplex",
+    "put_along_axis",
+    "scatter",
+    "scatter_add",
+    "scatter_nd",
+    "scatter_nd_add",
+    "scatter_reduce",
+    "select_scatter",
+    "shard_index",
+    "slice_scatter",
+    "take",
+    "take_along_axis",
+    "take_along_dim",
+]
 
 
 def index_data(index: Any, op: str) -> Any:
@@ -65,6 +90,7 @@ def _take(x: Tensor, idx: Any, axis: int, op: str) -> Tensor:
     return result(data, (x,), backward)
 
 
+@tensor_method("gather")
 @tensor_operands("x")
 def gather(x: Tensor, index: Any, axis: Any = None, name: str = None) -> Tensor:
     """The slices of x at positions ``index`` (1-D, [N, 1] or 0-D) along ``axis`` (default 0)."""
@@ -76,6 +102,7 @@ def gather(x: Tensor, index: Any, axis: Any = None, name: str = None) -> Tensor:
     return _take(x, idx, single_axis(0 if axis is None else axis, x._data.ndim), "gather")
 
 
+@tensor_method("index_select")
 @tensor_operands("x")
 def index_select(x: Tensor, index: Any, axis: int = 0, name: str = None) -> Tensor:
     """The slices of x at the positions in the 1-D ``index`` along ``axis``."""
@@ -95,6 +122,7 @@ def _nd_index(index: Any, op: str, ndim: int) -> tuple:
     return tuple(idx[..., i] for i in range(idx.shape[-1]))
 
 
+@tensor_method("gather_nd")
 @tensor_operands("x")
 def gather_nd(x: Tensor, index: Any, name: str = None) -> Tensor:
     """``x[index[..., 0], index[..., 1], ...]``: the last axis of ``index`` addresses leading axes of x."""
@@ -114,6 +142,7 @@ def gather_nd(x: Tensor, index: Any, name: str = None) -> Tensor:
     return result(data, (x,), backward)
 
 
+@tensor_method("scatter_nd_add")
 @tensor_operands("x", "updates")
 def scatter_nd_add(x: Tensor, index: Any, updates: Tensor, name: str = None) -> Tensor:
     """x with ``updates`` added at the positions ``index`` addresses (as in :func:`gather_nd`)."""
@@ -134,6 +163,7 @@ def scatter_nd_add(x: Tensor, index: Any, updates: Tensor, name: str = None) -> 
     return result(data, (x, updates), lambda g: (g, g[positions]))
 
 
+@tensor_method("scatter_nd")
 @tensor_operands("updates")
 def scatter_nd(index: Any, updates: Tensor, shape: Any, name: str = None) -> Tensor:
     """A tensor of zeros of ``shape`` with ``updates`` added at the positions ``index`` addresses."""
@@ -142,6 +172,7 @@ def scatter_nd(index: Any, updates: Tensor, shape: Any, name: str = None) -> Ten
     return scatter_nd_add(zeros, index, updates)
 
 
+@tensor_method("scatter")
 @tensor_operands("x", "updates")
 def scatter(x: Tensor, index: Any, updates: Tensor, overwrite: bool = True, name: str = None) -> Tensor:
     """x with rows ``index`` (1-D) replaced by the rows of ``updates``.
@@ -175,6 +206,7 @@ def scatter(x: Tensor, index: Any, updates: Tensor, overwrite: bool = True, name
     return result(data, (x, updates), backward)
 
 
+@tensor_method("index_add")
 @tensor_operands("x", "value")
 def index_add(x: Tensor, index: Any, axis: int, value: Tensor, alpha: float = 1, name: str = None) -> Tensor:
     """x with ``alpha * value`` added to the slices at positions ``index`` (1-D) along ``axis``."""
@@ -200,6 +232,7 @@ def index_add(x: Tensor, index: Any, axis: int, value: Tensor, alpha: float = 1,
     return result(data, (x, value), backward)
 
 
+@tensor_method("index_put")
 @tensor_operands("x", "indices[]")
 def index_put(x: Tensor, indices: Sequence[Tensor], value: Any, accumulate: bool = False, name: str = None) -> Tensor:
     """x with ``value`` written (or added, with ``accumulate``) at ``x[indices]``.
@@ -238,6 +271,7 @@ def index_put(x: Tensor, indices: Sequence[Tensor], value: Any, accumulate: bool
     return result(data, (x, value), backward)
 
 
+@tensor_method("index_fill")
 @tensor_operands("x")
 def index_fill(x: Tensor, index: Any, axis: int, value: Any, name: str = None) -> Tensor:
     """x with the slices at positions ``index`` along ``axis`` set to the scalar ``value``."""
@@ -296,6 +330,7 @@ def take_along(x: Tensor, idx: Any, axis: int) -> Tensor:
     return result(xp.take_along_axis(xd, idx, axis), (x,), backward)
 
 
+@tensor_method("take_along_axis")
 @tensor_operands("arr")
 def take_along_axis(arr: Tensor, indices: Any, axis: int, broadcast: bool = True) -> Tensor:
     """Values of arr at ``indices`` along ``axis`` (as NumPy's ``take_along_axis``)."""
@@ -314,6 +349,7 @@ def _multiply_at(target: Any, positions: tuple, values: Any, axis: int) -> None:
         target[tuple(p[step] if p.shape[axis] > 1 else p for p in positions)] *= values[step]
 
 
+@tensor_method("put_along_axis")
 @tensor_operands("arr")
 def put_along_axis(
     arr: Tensor,
@@ -399,6 +435,7 @@ def put_along_axis(
     return result(data, (arr, values), backward)
 
 
+@tensor_method("masked_fill")
 @tensor_operands("x", "mask")
 def masked_fill(x: Tensor, mask: Tensor, value: Any, name: str = None) -> Tensor:
     """x with ``value`` wherever the boolean ``mask`` (broadcast against x) is True."""
@@ -425,6 +462,7 @@ def broadcast_mask(op: str, xd: Any, md: Any) -> tuple:
     return xp, xp.broadcast_to(md, shape), shape
 
 
+@tensor_method("masked_scatter")
 @tensor_operands("x", "mask", "value")
 def masked_scatter(x: Tensor, mask: Tensor, value: Tensor, name: str = None) -> Tensor:
     """x with the positions where ``mask`` is True filled, in order, from the leading elements of value."""
@@ -444,6 +482,7 @@ def masked_scatter(x: Tensor, mask: Tensor, value: Tensor, name: str = None) -> 
     return result(data, (x, value), backward)
 
 
+@tensor_method("take")
 @tensor_operands("x")
 def take(x: Tensor, index: Any, mode: str = "raise", name: str = None) -> Tensor:
     """Elements of the flattened x at ``index`` (any shape); 'wrap' and 'clip' modes as in NumPy."""
@@ -469,6 +508,7 @@ def take(x: Tensor, index: Any, mode: str = "raise", name: str = None) -> Tensor
     return result(flat[idx], (x,), backward)
 
 
+@tensor_method("index_sample")
 @tensor_operands("x")
 def index_sample(x: Tensor, index: Any) -> Tensor:
     """Row i of the result is ``x[i, index[i]]`` (x is [N, D], index [N, K])."""
@@ -477,6 +517,7 @@ def index_sample(x: Tensor, index: Any) -> Tensor:
     return take_along_axis(x, index, 1, broadcast=False)
 
 
+@tensor_method("take_along_dim")
 @tensor_operands("arr")
 def take_along_dim(arr: Tensor, indices: Any, axis: int, broadcast: bool = True) -> Tensor:
     """The same as :func:`take_along_axis` (Paddle's PyTorch-style name)."""
@@ -486,6 +527,7 @@ def take_along_dim(arr: Tensor, indices: Any, axis: int, broadcast: bool = True)
 _SCATTER_REDUCE_MODES = {"sum": "add", "prod": "mul", "mean": "mean", "amin": "amin", "amax": "amax"}
 
 
+@tensor_method("scatter_reduce")
 @tensor_operands("input", "src")
 def scatter_reduce(
     input: Tensor, dim: int, index: Any, src: Tensor, reduce: str, *, include_self: bool = True
@@ -504,6 +546,7 @@ def scatter_reduce(
     return put_along_axis(input, index, block, dim, _SCATTER_REDUCE_MODES[reduce], include_self, broadcast=False)
 
 
+@tensor_method("scatter_add")
 @tensor_operands("input", "src")
 def scatter_add(input: Tensor, dim: int, index: Any, src: Tensor) -> Tensor:
     """input with ``src`` added at positions ``index`` along ``dim`` (:func:`scatter_reduce` with 'sum')."""
@@ -538,6 +581,7 @@ def write_at(op: str, x: Tensor, value: Any, index: tuple) -> Tensor:
     return result(data, (x, value), backward)
 
 
+@tensor_method("select_scatter")
 @tensor_operands("x")
 def select_scatter(x: Tensor, values: Any, axis: int, index: int, name: str = None) -> Tensor:
     """x with the slice at position ``index`` of ``axis`` replaced by ``values``."""
@@ -549,6 +593,7 @@ def select_scatter(x: Tensor, values: Any, axis: int, index: int, name: str = No
     return write_at("select_scatter", x, values, _along(axis, index))
 
 
+@tensor_method("slice_scatter")
 @tensor_operands("x")
 def slice_scatter(
     x: Tensor,
@@ -569,6 +614,7 @@ def slice_scatter(
     return write_at("slice_scatter", x, value, tuple(index))
 
 
+@tensor_method("multiplex")
 @tensor_operands("inputs[]")
 def multiplex(inputs: Sequence[Tensor], index: Any, name: str = None) -> Tensor:
     """Row i of the result is row i of ``inputs[index[i]]`` (index is [N, 1])."""
@@ -585,6 +631,7 @@ def multiplex(inputs: Sequence[Tensor], index: Any, name: str = None) -> Tensor:
     return squeeze(picked, 0)
 
 
+@tensor_method("shard_index")
 @tensor_operands("input")
 def shard_index(input: Tensor, index_num: int, nshards: int, shard_id: int, ignore_value: int = -1) -> Tensor:
     """Indices local to shard ``shard_id``: the indices [0, index_num) are cut into ``nshards``

@@ -1,8 +1,9 @@
 """In-place forms of ops (``x.add_(y)``, ``minidp.exp_(x)``), made from the ops themselves.
 
 :func:`inplace_form` turns any op whose first argument is the tensor to update into its
-in-place form; :data:`INPLACE_OPS` lists the ops that get one (``minidp.ops`` builds them, and
-an op added elsewhere only needs its name listed here). The rules, as in Paddle:
+in-place form; :data:`INPLACE_OPS` lists the Tensor methods that get one (``x.exp_()`` is the
+in-place form of ``x.exp()``, bound here and exported as ``minidp.exp_``; an op added elsewhere
+only needs its name listed here). The rules, as in Paddle:
 
 - a leaf that requires a gradient (a parameter) refuses in-place updates while gradients are
   recorded: its gradient would be lost. Under ``minidp.no_grad()`` the update is allowed;
@@ -32,7 +33,7 @@ import ml_dtypes
 
 from ..core import backend
 from ..core import engine
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, tensor_method
 from ..core.random import host_generator
 from .creation import normal, uniform
 from .linalg import filled_diagonal
@@ -41,6 +42,7 @@ from .manipulation import broadcast_to
 from .indexing import assign_at, write_at
 from .shape import index_arrays
 from ..core.op_util import result, tensor_operands
+from . import binary, compare, cumulative, unary  # noqa: F401  (they bind ops that INPLACE_OPS names)
 
 INPLACE_OPS = (
     "abs",
@@ -187,14 +189,6 @@ def _store(x: Tensor, before: Tensor, out: Tensor) -> Tensor:
     return x
 
 
-def inplace_forms(ops: dict) -> dict:
-    """``{name_: in-place form}`` for every name in :data:`INPLACE_OPS` and its aliases, given
-    the ops by name (a missing op is a KeyError: list only ops that exist)."""
-    forms = {f"{name}_": inplace_form(ops[name], name) for name in INPLACE_OPS}
-    forms.update({f"{alias}_": forms[f"{name}_"] for alias, name in INPLACE_ALIASES.items()})
-    return forms
-
-
 def inplace_form(op: Callable, name: Optional[str] = None) -> Callable:
     """The in-place form of ``op``: ``op_(x, *args)`` computes ``op(x, *args)`` into x and returns x."""
     inplace_name = f"{name or op.__name__}_"
@@ -223,21 +217,25 @@ def _fill(x: Tensor, op: str, make: Callable) -> Tensor:
     return inplace_form(_filled, op[:-1])(x, make)
 
 
+@tensor_method("zero_")
 def zero_(x: Tensor) -> Tensor:
     """Set every element to 0 in place."""
     return _fill(x, "zero_", lambda xp, shape, dtype: 0)
 
 
+@tensor_method("fill_")
 def fill_(x: Tensor, value: Any) -> Tensor:
     """Set every element to ``value`` in place."""
     return _fill(x, "fill_", lambda xp, shape, dtype: value)
 
 
+@tensor_method("uniform_")
 def uniform_(x: Tensor, min: float = 0.0, max: float = 1.0, seed: int = 0, name: Optional[str] = None) -> Tensor:
     """Refill x in place with values drawn uniformly from [min, max)."""
     return _fill(x, "uniform_", lambda xp, shape, dtype: uniform(list(shape), dtype, min, max)._data)
 
 
+@tensor_method("normal_")
 def normal_(x: Tensor, mean: float = 0.0, std: float = 1.0, name: Optional[str] = None) -> Tensor:
     """Refill x in place with normal values of the given mean and standard deviation."""
     return _fill(x, "normal_", lambda xp, shape, dtype: normal(mean, std, list(shape))._data.astype(dtype))
@@ -246,6 +244,7 @@ def normal_(x: Tensor, mean: float = 0.0, std: float = 1.0, name: Optional[str] 
 _add_in_place = inplace_form(add, "add")
 
 
+@tensor_method("increment")
 def increment(x: Tensor, value: float = 1.0, name: Optional[str] = None) -> Tensor:
     """Add ``value`` to a one-element tensor in place (a counter); returns x."""
     if isinstance(x, Tensor) and x.size != 1:
@@ -258,22 +257,26 @@ def _refill(x: Tensor, op: str, draw: Callable) -> Tensor:
     return _fill(x, op, lambda xp, shape, dtype: xp.asarray(draw(host_generator(), shape).astype(dtype)))
 
 
+@tensor_method("bernoulli_")
 def bernoulli_(x: Tensor, p: Any = 0.5, name: Optional[str] = None) -> Tensor:
     """Refill x in place with 1 (probability ``p``, a number or a tensor broadcast to x) or 0."""
     probs = backend.to_host(p._data) if isinstance(p, Tensor) else p
     return _refill(x, "bernoulli_", lambda g, shape: g.random(shape) < probs)
 
 
+@tensor_method("cauchy_")
 def cauchy_(x: Tensor, loc: float = 0, scale: float = 1, name: Optional[str] = None) -> Tensor:
     """Refill x in place with Cauchy values of median ``loc`` and half-width ``scale``."""
     return _refill(x, "cauchy_", lambda g, shape: loc + scale * g.standard_cauchy(shape))
 
 
+@tensor_method("exponential_")
 def exponential_(x: Tensor, lam: float = 1.0, name: Optional[str] = None) -> Tensor:
     """Refill x in place with exponential values of rate ``lam``."""
     return _refill(x, "exponential_", lambda g, shape: g.exponential(1.0 / lam, shape))
 
 
+@tensor_method("geometric_")
 def geometric_(x: Tensor, probs: Any, name: Optional[str] = None) -> Tensor:
     """Refill x in place with log(u) / log(1 - probs) for uniform u: Paddle's continuous form of
     the geometric distribution (round up for the number of trials)."""
@@ -281,11 +284,13 @@ def geometric_(x: Tensor, probs: Any, name: Optional[str] = None) -> Tensor:
     return _refill(x, "geometric_", lambda g, shape: backend.numpy.log(g.random(shape)) / backend.numpy.log1p(-chance))
 
 
+@tensor_method("log_normal_")
 def log_normal_(x: Tensor, mean: float = 1.0, std: float = 2.0, name: Optional[str] = None) -> Tensor:
     """Refill x in place with exp of normal values of the given ``mean`` and ``std``."""
     return _refill(x, "log_normal_", lambda g, shape: backend.numpy.exp(g.normal(mean, std, shape)))
 
 
+@tensor_method("random_")
 def random_(x: Tensor, from_: int = 0, to: Optional[int] = None, *, generator: Any = None) -> Tensor:
     """Refill x in place with integers from [from_, to). One argument, ``random_(n)``, means
     [0, n); none means from 0 up to the largest integer x's dtype holds exactly (2**(mantissa
@@ -303,7 +308,7 @@ def random_(x: Tensor, from_: int = 0, to: Optional[int] = None, *, generator: A
     return _refill(x, "random_", lambda g, shape: g.integers(from_, to, shape))
 
 
-fill_diagonal_ = inplace_form(filled_diagonal, "fill_diagonal")
+fill_diagonal_ = tensor_method("fill_diagonal_")(inplace_form(filled_diagonal, "fill_diagonal"))
 
 
 def _copied_from(x: Tensor, src: Tensor) -> Tensor:
@@ -313,6 +318,7 @@ def _copied_from(x: Tensor, src: Tensor) -> Tensor:
 _copy_into = inplace_form(_copied_from, "copy")
 
 
+@tensor_method("copy_")
 def copy_(x: Tensor, src: Tensor, blocking: bool = True) -> Tensor:
     """Write src's values (broadcast to x's shape, cast to x's dtype) into x; the gradient of x
     flows to src."""
@@ -328,6 +334,7 @@ def _written_at(x: Tensor, index: Any, value: Any) -> Tensor:
 _setitem_into_x = inplace_form(_written_at, "setitem")
 
 
+@tensor_method("__setitem__")
 def tensor_setitem(x: Tensor, index: Any, value: Any) -> None:
     """``x[index] = value`` (Paddle's ``Tensor.__setitem__``): value is cast to x's dtype and
     broadcast; the gradient reaches x around the index and the value from it. A tensor outside
@@ -349,7 +356,35 @@ def tensor_setitem(x: Tensor, index: Any, value: Any) -> None:
 _where_into_x = inplace_form(lambda x, condition, y: where(condition, x, y), "where")
 
 
+@tensor_method("where_")
 @tensor_operands("condition")
 def where_(condition: Tensor, x: Tensor = None, y: Any = None, name: Optional[str] = None) -> Tensor:
     """In-place ``where``: x takes y's values where ``condition`` is False; returns x."""
     return _where_into_x(x, condition, y)
+
+
+def _bind_inplace_forms() -> dict:
+    """``{name_: in-place form}`` for every Tensor method named in :data:`INPLACE_OPS` and its
+    aliases, each bound as the Tensor method ``name_``."""
+    forms = {f"{name}_": inplace_form(getattr(Tensor, name), name) for name in INPLACE_OPS}
+    forms.update({f"{alias}_": forms[f"{name}_"] for alias, name in INPLACE_ALIASES.items()})
+    for name, form in forms.items():
+        tensor_method(name)(form)
+    return forms
+
+
+_FORMS = _bind_inplace_forms()
+globals().update(_FORMS)
+__all__ = [
+    *sorted(_FORMS),
+    "bernoulli_",
+    "cauchy_",
+    "fill_",
+    "geometric_",
+    "increment",
+    "log_normal_",
+    "normal_",
+    "uniform_",
+    "where_",
+    "zero_",
+]

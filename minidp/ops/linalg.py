@@ -10,7 +10,7 @@ from typing import Any
 
 from ..core import backend
 from ..core.engine import is_grad_enabled
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, tensor_method, tensor_property
 from ..core.op_util import (
     as_int,
     check_tensor,
@@ -29,6 +29,41 @@ from .unary import abs as absolute, sqrt
 from .reduction import max as reduce_max, min as reduce_min, sum as reduce_sum
 from .shape import getitem, reshape, squeeze, stack, transpose, unsqueeze
 
+__all__ = [
+    "addmm",
+    "baddbmm",
+    "bmm",
+    "cdist",
+    "cholesky",
+    "cross",
+    "diag_embed",
+    "diagonal",
+    "diagonal_scatter",
+    "dist",
+    "dot",
+    "eigvalsh",
+    "einsum",
+    "ger",
+    "inner",
+    "inverse",
+    "kron",
+    "matmul",
+    "matrix_transpose",
+    "mm",
+    "mv",
+    "norm",
+    "outer",
+    "pdist",
+    "renorm",
+    "t",
+    "tensordot",
+    "trace",
+    "tril",
+    "triu",
+    "vander",
+    "vecdot",
+]
+
 inf = float("inf")
 
 
@@ -36,6 +71,7 @@ def _t(a):
     return a.swapaxes(-1, -2)
 
 
+@tensor_method("matmul", "__matmul__", "mm", reflected="__rmatmul__")
 def matmul(x: Tensor, y: Tensor, transpose_x: bool = False, transpose_y: bool = False, name: str = None) -> Tensor:
     """x @ y over the last two axes, broadcasting leading (batch) axes; 1-D operands are vectors."""
     try:
@@ -85,6 +121,7 @@ def _batched_check(op: str, x: Tensor, ndim: int) -> None:
         raise ValueError(f"{op}: expects {ndim}-D tensors, got shape {x.shape}")
 
 
+@tensor_method("bmm")
 @tensor_operands("x", "y")
 def bmm(x: Tensor, y: Tensor, name: str = None) -> Tensor:
     """Batched matrix product of two 3-D tensors [B, N, K] @ [B, K, M]."""
@@ -95,6 +132,7 @@ def bmm(x: Tensor, y: Tensor, name: str = None) -> Tensor:
     return matmul(x, y)
 
 
+@tensor_method("mv")
 @tensor_operands("x", "vec")
 def mv(x: Tensor, vec: Tensor, name: str = None) -> Tensor:
     """Matrix-vector product of a 2-D x and a 1-D vec."""
@@ -103,6 +141,7 @@ def mv(x: Tensor, vec: Tensor, name: str = None) -> Tensor:
     return matmul(x, vec)
 
 
+@tensor_method("dot")
 @tensor_operands("x", "y")
 def dot(x: Tensor, y: Tensor, name: str = None) -> Tensor:
     """Inner product of two 1-D tensors, or row by row of two 2-D tensors."""
@@ -111,12 +150,14 @@ def dot(x: Tensor, y: Tensor, name: str = None) -> Tensor:
     return reduce_sum(multiply(x, y), axis=-1)
 
 
+@tensor_method("outer")
 @tensor_operands("x", "y")
 def outer(x: Tensor, y: Tensor, name: str = None) -> Tensor:
     """The outer product of x and y (both flattened)."""
     return multiply(reshape(x, [-1, 1]), reshape(y, [1, -1]))
 
 
+@tensor_method("inner")
 @tensor_operands("x", "y")
 def inner(x: Tensor, y: Tensor, name: str = None) -> Tensor:
     """Sums of products over the last axes: shape x.shape[:-1] + y.shape[:-1] (a scalar operand scales)."""
@@ -129,6 +170,7 @@ def inner(x: Tensor, y: Tensor, name: str = None) -> Tensor:
     return reshape(product, x.shape[:-1] + y.shape[:-1])
 
 
+@tensor_method("t")
 @tensor_operands("input")
 def t(input: Tensor, name: str = None) -> Tensor:
     """The transpose of a matrix; tensors with fewer than 2 axes are returned as they are."""
@@ -146,18 +188,21 @@ def _triangle(x: Tensor, diagonal: int, pick: str) -> Tensor:
     return result(fn(xd, diagonal), (x,), lambda g: (fn(g, diagonal),))
 
 
+@tensor_method("tril")
 @tensor_operands("x")
 def tril(x: Tensor, diagonal: int = 0, name: str = None) -> Tensor:
     """The lower triangle of the last two axes (entries above ``diagonal`` zeroed)."""
     return _triangle(x, diagonal, "tril")
 
 
+@tensor_method("triu")
 @tensor_operands("x")
 def triu(x: Tensor, diagonal: int = 0, name: str = None) -> Tensor:
     """The upper triangle of the last two axes (entries below ``diagonal`` zeroed)."""
     return _triangle(x, diagonal, "triu")
 
 
+@tensor_method("cross")
 @tensor_operands("x", "y")
 def cross(x: Tensor, y: Tensor, axis: int = 9, name: str = None) -> Tensor:
     """Cross product of 3-vectors along ``axis`` (default: the first axis of length 3)."""
@@ -176,6 +221,7 @@ def cross(x: Tensor, y: Tensor, axis: int = 9, name: str = None) -> Tensor:
     return result(data, (x, y), lambda g: (xp.cross(yd, g, axis=axis), xp.cross(g, xd, axis=axis)))
 
 
+@tensor_method("kron")
 @tensor_operands("x", "y")
 def kron(x: Tensor, y: Tensor, name: str = None) -> Tensor:
     """The Kronecker product: blocks of y scaled by each element of x."""
@@ -213,6 +259,7 @@ def _diagonal_index(xp: Any, shape: tuple, offset: int, axis1: int, axis2: int) 
     return tuple(index)
 
 
+@tensor_method("diagonal")
 @tensor_operands("x")
 def diagonal(x: Tensor, offset: int = 0, axis1: int = 0, axis2: int = 1, name: str = None) -> Tensor:
     """The diagonal of the plane ``axis1``/``axis2`` (above it for offset > 0), as the last axis."""
@@ -232,12 +279,14 @@ def diagonal(x: Tensor, offset: int = 0, axis1: int = 0, axis2: int = 1, name: s
     return result(xd[index], (x,), backward)
 
 
+@tensor_method("trace")
 @tensor_operands("x")
 def trace(x: Tensor, offset: int = 0, axis1: int = 0, axis2: int = 1, name: str = None) -> Tensor:
     """The sum of the diagonal of the plane ``axis1``/``axis2``."""
     return reduce_sum(diagonal(x, offset, axis1, axis2), axis=-1)
 
 
+@tensor_method("diag_embed")
 @tensor_operands("input")
 def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     """Matrices (in the plane ``dim1``/``dim2`` of the result) whose diagonals hold the last axis of input."""
@@ -258,6 +307,7 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     return result(data, (input,), lambda g: (g[index],))
 
 
+@tensor_method("diagonal_scatter")
 @tensor_operands("x", "y")
 def diagonal_scatter(x: Tensor, y: Tensor, offset: int = 0, axis1: int = 0, axis2: int = 1, name: str = None) -> Tensor:
     """x with the diagonal of the plane ``axis1``/``axis2`` replaced by y (shaped as ``diagonal`` returns it)."""
@@ -325,6 +375,7 @@ def _singular_value_norm(x: Tensor, p: Any, axes: tuple, keepdim: bool) -> Tenso
     return unsqueeze(unsqueeze(reduced, min(axes)), max(axes)) if keepdim else reduced
 
 
+@tensor_method("norm")
 @tensor_operands("x")
 def norm(x: Tensor, p: Any = None, axis: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
     """Vector or matrix norm, as Paddle's: ``axis`` None or an int gives a vector norm (2 by default,
@@ -359,12 +410,14 @@ def matrix_norm(x: Tensor, p: Any = "fro", axis: Any = (-2, -1), keepdim: bool =
     return _matrix_norm(x, p, axes, keepdim)
 
 
+@tensor_method("dist")
 @tensor_operands("x", "y")
 def dist(x: Tensor, y: Tensor, p: float = 2, name: str = None) -> Tensor:
     """The p-norm of x - y (broadcast), over all elements."""
     return _vector_norm(subtract(x, y), float(p), None, False)
 
 
+@tensor_method("cdist")
 @tensor_operands("x", "y")
 def cdist(
     x: Tensor, y: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary", name: str = None
@@ -380,6 +433,7 @@ def cdist(
     return _vector_norm(diff, float(p), (diff._data.ndim - 1,), False)
 
 
+@tensor_method("addmm")
 @tensor_operands("input", "x", "y")
 def addmm(input: Tensor, x: Tensor, y: Tensor, beta: float = 1.0, alpha: float = 1.0, name: str = None) -> Tensor:
     """beta * input + alpha * (x @ y) for 2-D x and y."""
@@ -388,6 +442,7 @@ def addmm(input: Tensor, x: Tensor, y: Tensor, beta: float = 1.0, alpha: float =
     return add(scale(input, beta), scale(matmul(x, y), alpha))
 
 
+@tensor_method("baddbmm")
 @tensor_operands("input", "x", "y")
 def baddbmm(input: Tensor, x: Tensor, y: Tensor, beta: float = 1.0, alpha: float = 1.0, name: str = None) -> Tensor:
     """beta * input + alpha * bmm(x, y)."""
@@ -495,6 +550,9 @@ def inv(x: Tensor, name: str = None) -> Tensor:
     return result(data, (x,), lambda g: (-(_mT(data) @ g @ _mT(data)),))
 
 
+inverse = tensor_method("inverse")(inv)
+
+
 @tensor_operands("x")
 def det(x: Tensor, name: str = None) -> Tensor:
     """The determinant of each square matrix (its gradient needs the matrix to be invertible)."""
@@ -505,6 +563,7 @@ def det(x: Tensor, name: str = None) -> Tensor:
     return result(data, (x,), lambda g: ((g * data)[..., None, None] * _mT(xp.linalg.inv(xd)),))
 
 
+@tensor_method("slogdet")
 @tensor_operands("x")
 def slogdet(x: Tensor, name: str = None) -> Tensor:
     """Sign and log of the absolute determinant, stacked in one tensor of shape [2, ...]."""
@@ -516,6 +575,7 @@ def slogdet(x: Tensor, name: str = None) -> Tensor:
     return result(data, (x,), lambda g: (g[1][..., None, None] * _mT(xp.linalg.inv(xd)),))
 
 
+@tensor_method("solve")
 @tensor_operands("x", "y")
 def solve(x: Tensor, y: Tensor, left: bool = True, name: str = None) -> Tensor:
     """The solution of x @ out = y (or out @ x = y with ``left=False``) for square x."""
@@ -544,6 +604,7 @@ def _swap_last(x: Tensor) -> Tensor:
     return transpose(x, list(range(nd - 2)) + [nd - 1, nd - 2])
 
 
+@tensor_method("cholesky")
 @tensor_operands("x")
 def cholesky(x: Tensor, upper: bool = False, name: str = None) -> Tensor:
     """The Cholesky factor of each symmetric positive-definite matrix: lower L with x = L @ L^T
@@ -633,6 +694,7 @@ def _symmetric_check(op: str, x: Tensor, uplo: str) -> None:
         raise ValueError(f"{op}: UPLO must be 'L' or 'U', got {uplo!r}")
 
 
+@tensor_method("eigvalsh")
 @tensor_operands("x")
 def eigvalsh(x: Tensor, UPLO: str = "L", name: str = None) -> Tensor:
     """The eigenvalues of each symmetric matrix (read from the ``UPLO`` triangle), ascending."""
@@ -661,6 +723,7 @@ def eigh(x: Tensor, UPLO: str = "L", name: str = None) -> tuple:
     return _outputs_by_linearity((w, v), (x,), contribution)
 
 
+@tensor_method("qr")
 @tensor_operands("x")
 def qr(x: Tensor, mode: str = "reduced", name: str = None) -> Any:
     """Q (orthonormal columns) and R (upper triangular) with x = Q @ R; mode 'r' returns R alone.
@@ -688,6 +751,8 @@ def qr(x: Tensor, mode: str = "reduced", name: str = None) -> Any:
     return outputs[1] if mode == "r" else outputs
 
 
+@tensor_property("mT")
+@tensor_method("matrix_transpose")
 @tensor_operands("x")
 def matrix_transpose(x: Tensor, name: str = None) -> Tensor:
     """x with its last two axes swapped."""
@@ -702,6 +767,7 @@ def vecdot(x: Tensor, y: Tensor, axis: int = -1, name: str = None) -> Tensor:
     return reduce_sum(multiply(x, y), axis=axis)
 
 
+@tensor_method("multi_dot")
 def multi_dot(x: Any, name: str = None) -> Tensor:
     """The product of a chain of matrices (the first may be a row vector, the last a column vector)."""
     matrices = list(x)
@@ -713,6 +779,7 @@ def multi_dot(x: Any, name: str = None) -> Tensor:
     return out
 
 
+@tensor_method("matrix_power")
 @tensor_operands("x")
 def matrix_power(x: Tensor, n: int, name: str = None) -> Tensor:
     """x multiplied by itself ``n`` times (the inverse's power for negative n, identity for 0)."""
@@ -798,6 +865,7 @@ def matrix_exp(x: Tensor, name: str = None) -> Tensor:
     return result(data, (x,), backward)
 
 
+@tensor_method("cond")
 @tensor_operands("x")
 def cond(x: Tensor, p: Any = None, name: str = None) -> Tensor:
     """The condition number: largest over smallest singular value (p None, 2), its inverse (-2),
@@ -834,6 +902,7 @@ def _plain(value: Any) -> Any:
     return value._data if isinstance(value, Tensor) else value
 
 
+@tensor_method("pinv")
 @tensor_operands("x")
 def pinv(x: Tensor, rcond: Any = 1e-15, hermitian: bool = False, name: str = None) -> Tensor:
     """The Moore-Penrose pseudo-inverse, from the SVD: singular values at most ``rcond`` times the
@@ -844,6 +913,7 @@ def pinv(x: Tensor, rcond: Any = 1e-15, hermitian: bool = False, name: str = Non
     return matmul(multiply(_swap_last(vh), unsqueeze(inverse, -2)), _swap_last(u))
 
 
+@tensor_method("cov")
 @tensor_operands("x", "fweights", "aweights")
 def cov(
     x: Tensor,
@@ -877,6 +947,7 @@ def cov(
     return squeeze(divide(product, float(factor))) if x._data.ndim < 2 else divide(product, float(factor))
 
 
+@tensor_method("corrcoef")
 @tensor_operands("x")
 def corrcoef(x: Tensor, rowvar: bool = True, name: str = None) -> Tensor:
     """Pearson correlation coefficients of the variables of x (rows, or columns with ``rowvar=False``)."""
@@ -896,6 +967,7 @@ def mm(input: Tensor, mat2: Tensor, name: str = None) -> Tensor:
     return matmul(input, mat2)
 
 
+@tensor_method("tensordot")
 @tensor_operands("x", "y")
 def tensordot(x: Tensor, y: Tensor, axes: Any = 2, name: str = None) -> Tensor:
     """Sums of products over paired axes: the last ``axes`` of x with the first of y (an int), the
@@ -937,6 +1009,7 @@ def pdist(x: Tensor, p: float = 2.0, name: str = None) -> Tensor:
     return _vector_norm(diff, float(p), (1,), False)
 
 
+@tensor_method("renorm")
 @tensor_operands("x")
 def renorm(x: Tensor, p: float, axis: int, max_norm: float) -> Tensor:
     """x with every slice along ``axis`` whose p-norm exceeds ``max_norm`` scaled down to that norm."""
@@ -949,6 +1022,7 @@ def renorm(x: Tensor, p: float, axis: int, max_norm: float) -> Tensor:
     return multiply(x, factor)
 
 
+@tensor_method("vander")
 @tensor_operands("x")
 def vander(x: Tensor, n: int = None, increasing: bool = False, name: str = None) -> Tensor:
     """The Vandermonde matrix of the 1-D x: column j holds x ** j (reversed unless ``increasing``)."""
@@ -989,6 +1063,7 @@ def _from_factor(factor: Tensor, upper: bool) -> Tensor:
     return matmul(factor, factor, transpose_x=upper, transpose_y=not upper)
 
 
+@tensor_method("cholesky_solve")
 @tensor_operands("x", "y")
 def cholesky_solve(x: Tensor, y: Tensor, upper: bool = False, name: str = None) -> Tensor:
     """The solution of A @ out = x, where y is A's Cholesky factor (lower, or upper with ``upper``)."""
@@ -996,6 +1071,7 @@ def cholesky_solve(x: Tensor, y: Tensor, upper: bool = False, name: str = None) 
     return solve(_from_factor(y, upper), x)
 
 
+@tensor_method("cholesky_inverse")
 @tensor_operands("x")
 def cholesky_inverse(x: Tensor, upper: bool = False, name: str = None) -> Tensor:
     """The inverse of A, where x is A's Cholesky factor (lower, or upper with ``upper``)."""
@@ -1003,6 +1079,7 @@ def cholesky_inverse(x: Tensor, upper: bool = False, name: str = None) -> Tensor
     return inv(_from_factor(x, upper))
 
 
+@tensor_method("fill_diagonal_tensor")
 @tensor_operands("x", "y")
 def fill_diagonal_tensor(
     x: Tensor, y: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1, name: str = None
@@ -1051,6 +1128,7 @@ def filled_diagonal(x: Tensor, value: float, offset: int = 0, wrap: bool = False
 _LSTSQ_DRIVERS = (None, "gels", "gelsy", "gelsd", "gelss")
 
 
+@tensor_method("lstsq")
 @tensor_operands("x", "y")
 def lstsq(x: Tensor, y: Tensor, rcond: float = None, driver: str = None, name: str = None) -> tuple:
     """The least-squares solution of x @ solution = y (x is [..., M, N], y [..., M, K]), as Paddle's

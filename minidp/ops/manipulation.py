@@ -13,13 +13,61 @@ import itertools
 from typing import Any, Sequence
 
 from ..core import backend
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, tensor_method
 from ..core.op_util import as_int, normalize_axis, result, single_axis, tensor_operands, wrap
 from .creation import meshgrid
 from .indexing import index_data, index_select
 from .shape import _as_shape, concat, expand, getitem, reshape, split, squeeze, stack, transpose
 
+__all__ = [
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "block_diag",
+    "broadcast_shape",
+    "broadcast_shapes",
+    "broadcast_tensors",
+    "broadcast_to",
+    "cartesian_prod",
+    "cat",
+    "chunk",
+    "column_stack",
+    "combinations",
+    "concatenate",
+    "crop",
+    "dsplit",
+    "dstack",
+    "expand_as",
+    "flip",
+    "hsplit",
+    "hstack",
+    "moveaxis",
+    "narrow",
+    "permute",
+    "ravel",
+    "repeat_interleave",
+    "reverse",
+    "roll",
+    "rot90",
+    "row_stack",
+    "slice",
+    "strided_slice",
+    "swapaxes",
+    "swapdims",
+    "tensor_split",
+    "tile",
+    "unbind",
+    "unflatten",
+    "unfold",
+    "unstack",
+    "view",
+    "view_as",
+    "vsplit",
+    "vstack",
+]
 
+
+@tensor_method("tile")
 @tensor_operands("x")
 def tile(x: Tensor, repeat_times: Any, name: str = None) -> Tensor:
     """x repeated ``repeat_times[i]`` times along axis i (leading 1s added to the shorter of the two)."""
@@ -38,6 +86,7 @@ def tile(x: Tensor, repeat_times: Any, name: str = None) -> Tensor:
     return result(data, (x,), backward)
 
 
+@tensor_method("repeat_interleave")
 @tensor_operands("x")
 def repeat_interleave(x: Tensor, repeats: Any, axis: int = None, name: str = None) -> Tensor:
     """Each element (or slice along ``axis``) repeated ``repeats`` times (an int or one count per slice).
@@ -60,6 +109,7 @@ def repeat_interleave(x: Tensor, repeats: Any, axis: int = None, name: str = Non
     return index_select(x, wrap(xp.repeat(xp.arange(length), counts)), axis)
 
 
+@tensor_method("flip", "reverse")
 @tensor_operands("x")
 def flip(x: Tensor, axis: Any, name: str = None) -> Tensor:
     """x with the order of elements reversed along each axis in ``axis``."""
@@ -71,6 +121,7 @@ def flip(x: Tensor, axis: Any, name: str = None) -> Tensor:
     return result(xp.flip(xd, axes), (x,), lambda g: (xp.flip(g, axes),))
 
 
+@tensor_method("rot90")
 @tensor_operands("x")
 def rot90(x: Tensor, k: int = 1, axes: Sequence[int] = (0, 1), name: str = None) -> Tensor:
     """x rotated by 90 degrees ``k`` times in the plane of ``axes`` (from the first towards the second)."""
@@ -83,6 +134,7 @@ def rot90(x: Tensor, k: int = 1, axes: Sequence[int] = (0, 1), name: str = None)
     return result(xp.rot90(xd, k, axes), (x,), lambda g: (xp.rot90(g, -k, axes),))
 
 
+@tensor_method("roll")
 @tensor_operands("x")
 def roll(x: Tensor, shifts: Any, axis: Any = None, name: str = None) -> Tensor:
     """x with elements shifted along ``axis`` (over the flattened tensor when None), wrapping around."""
@@ -99,12 +151,14 @@ def roll(x: Tensor, shifts: Any, axis: Any = None, name: str = None) -> Tensor:
     return result(xp.roll(xd, shift, axes), (x,), lambda g: (xp.roll(g, back, axes),))
 
 
+@tensor_method("chunk")
 @tensor_operands("x")
 def chunk(x: Tensor, chunks: int, axis: int = 0, name: str = None) -> list:
     """x cut into ``chunks`` equal parts along ``axis`` (the length must divide evenly)."""
     return split(x, as_int(chunks, "chunk: chunks"), axis)
 
 
+@tensor_method("unbind")
 @tensor_operands("input")
 def unbind(input: Tensor, axis: int = 0) -> list:
     """The slices of ``input`` along ``axis``, each without that axis."""
@@ -112,6 +166,7 @@ def unbind(input: Tensor, axis: int = 0) -> list:
     return [squeeze(part, axis) for part in split(input, input._data.shape[axis], axis)]
 
 
+@tensor_method("unstack")
 @tensor_operands("x")
 def unstack(x: Tensor, axis: int = 0, num: int = None) -> list:
     """The slices of x along ``axis`` (the inverse of :func:`stack`)."""
@@ -120,6 +175,7 @@ def unstack(x: Tensor, axis: int = 0, num: int = None) -> list:
     return unbind(x, axis)
 
 
+@tensor_method("tensor_split")
 @tensor_operands("x")
 def tensor_split(x: Tensor, num_or_indices: Any, axis: int = 0, name: str = None) -> list:
     """x cut along ``axis`` into ``n`` nearly equal parts (the first ones one longer), or at the
@@ -143,24 +199,28 @@ def _split_at(op: str, x: Tensor, num_or_indices: Any, axis: int, min_ndim: int)
     return tensor_split(x, num_or_indices, axis)
 
 
+@tensor_method("hsplit")
 @tensor_operands("x")
 def hsplit(x: Tensor, num_or_indices: Any, name: str = None) -> list:
     """tensor_split along axis 1 (axis 0 for 1-D x)."""
     return _split_at("hsplit", x, num_or_indices, 1 if x._data.ndim > 1 else 0, 1)
 
 
+@tensor_method("vsplit")
 @tensor_operands("x")
 def vsplit(x: Tensor, num_or_indices: Any, name: str = None) -> list:
     """tensor_split along axis 0 of an x with at least 2 axes."""
     return _split_at("vsplit", x, num_or_indices, 0, 2)
 
 
+@tensor_method("dsplit")
 @tensor_operands("x")
 def dsplit(x: Tensor, num_or_indices: Any, name: str = None) -> list:
     """tensor_split along axis 2 of an x with at least 3 axes."""
     return _split_at("dsplit", x, num_or_indices, 2, 3)
 
 
+@tensor_method("moveaxis")
 @tensor_operands("x")
 def moveaxis(x: Tensor, source: Any, destination: Any, name: str = None) -> Tensor:
     """x with axes ``source`` moved to positions ``destination`` (the others keep their order)."""
@@ -177,6 +237,7 @@ def moveaxis(x: Tensor, source: Any, destination: Any, name: str = None) -> Tens
     return transpose(x, [perm[i] if i in placed else next(others) for i in range(nd)])
 
 
+@tensor_method("swapaxes", "swapdims")
 @tensor_operands("x")
 def swapaxes(x: Tensor, perm: Any, axis1: int = None, name: str = None) -> Tensor:
     """x with two axes exchanged (``swapaxes(x, 0, 2)``), or permuted by a list (``swapaxes(x, [2, 0, 1])``)."""
@@ -191,6 +252,7 @@ def swapaxes(x: Tensor, perm: Any, axis1: int = None, name: str = None) -> Tenso
 swapdims = swapaxes
 
 
+@tensor_method("broadcast_shape")
 def broadcast_shape(x_shape: Sequence[int], y_shape: Sequence[int]) -> list:
     """The shape that tensors of ``x_shape`` and ``y_shape`` broadcast to."""
     try:
@@ -199,12 +261,14 @@ def broadcast_shape(x_shape: Sequence[int], y_shape: Sequence[int]) -> list:
         raise ValueError(f"broadcast_shape: shapes {list(x_shape)} and {list(y_shape)} do not broadcast") from None
 
 
+@tensor_method("broadcast_to")
 @tensor_operands("x")
 def broadcast_to(x: Tensor, shape: Any, name: str = None) -> Tensor:
     """x broadcast to ``shape``; the gradient sums back over the stretched axes."""
     return expand(x, shape)
 
 
+@tensor_method("broadcast_tensors")
 @tensor_operands("input[]")
 def broadcast_tensors(input: Sequence[Tensor], name: str = None) -> list:
     """Every tensor of ``input`` broadcast to their common shape."""
@@ -214,12 +278,14 @@ def broadcast_tensors(input: Sequence[Tensor], name: str = None) -> list:
     return [expand(t, shape) for t in input]
 
 
+@tensor_method("expand_as")
 @tensor_operands("x", "y")
 def expand_as(x: Tensor, y: Tensor, name: str = None) -> Tensor:
     """x broadcast to y's shape."""
     return expand(x, y.shape)
 
 
+@tensor_method("view")
 @tensor_operands("x")
 def view(x: Tensor, shape_or_dtype: Any, name: str = None) -> Tensor:
     """x in a new shape (as :func:`reshape`), or its bytes reinterpreted as another dtype."""
@@ -234,12 +300,14 @@ def view(x: Tensor, shape_or_dtype: Any, name: str = None) -> Tensor:
         ) from None
 
 
+@tensor_method("view_as")
 @tensor_operands("x", "other")
 def view_as(x: Tensor, other: Tensor, name: str = None) -> Tensor:
     """x reshaped to other's shape."""
     return reshape(x, other.shape)
 
 
+@tensor_method("unflatten")
 @tensor_operands("x")
 def unflatten(x: Tensor, axis: int, shape: Any, name: str = None) -> Tensor:
     """x with axis ``axis`` split into the axes of ``shape`` (one entry may be -1)."""
@@ -253,18 +321,21 @@ def _at_least(inputs: tuple, pad: Any) -> Any:
     return out[0] if len(out) == 1 else out
 
 
+@tensor_method("atleast_1d")
 @tensor_operands("*inputs")
 def atleast_1d(*inputs: Tensor, name: str = None) -> Any:
     """Each input with at least one axis (a list when several are given)."""
     return _at_least(inputs, lambda s: s or [1])
 
 
+@tensor_method("atleast_2d")
 @tensor_operands("*inputs")
 def atleast_2d(*inputs: Tensor, name: str = None) -> Any:
     """Each input with at least two axes (1-D becomes [1, n])."""
     return _at_least(inputs, lambda s: [1] * (2 - len(s)) + s if len(s) < 2 else s)
 
 
+@tensor_method("atleast_3d")
 @tensor_operands("*inputs")
 def atleast_3d(*inputs: Tensor, name: str = None) -> Any:
     """Each input with at least three axes (1-D becomes [1, n, 1], 2-D [m, n, 1])."""
@@ -272,6 +343,7 @@ def atleast_3d(*inputs: Tensor, name: str = None) -> Any:
     return _at_least(inputs, lambda s: pads[len(s)](s) if len(s) < 3 else s)
 
 
+@tensor_method("strided_slice")
 @tensor_operands("x")
 def strided_slice(x: Tensor, axes: Sequence[int], starts: Any, ends: Any, strides: Any, name: str = None) -> Tensor:
     """x[starts[i]:ends[i]:strides[i]] on each axis in ``axes`` (other axes whole)."""
@@ -286,6 +358,7 @@ def strided_slice(x: Tensor, axes: Sequence[int], starts: Any, ends: Any, stride
     return getitem(x, tuple(index))
 
 
+@tensor_method("slice")
 @tensor_operands("input")
 def slice(input: Tensor, axes: Sequence[int], starts: Any, ends: Any) -> Tensor:
     """input[starts[i]:ends[i]] on each axis in ``axes`` (ends past the end are clipped)."""
@@ -311,12 +384,14 @@ permute = transpose
 reverse = flip
 
 
+@tensor_method("ravel")
 @tensor_operands("input")
 def ravel(input: Tensor) -> Tensor:
     """input flattened to one axis."""
     return reshape(input, [-1])
 
 
+@tensor_method("narrow")
 @tensor_operands("input")
 def narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:
     """The ``length`` slices of ``input`` along ``dim`` starting at ``start``."""
@@ -329,6 +404,7 @@ def narrow(input: Tensor, dim: int, start: Any, length: int) -> Tensor:
     return slice(input, [dim], [start], [start + length])
 
 
+@tensor_method("broadcast_shapes")
 def broadcast_shapes(*shapes: Sequence[int]) -> list:
     """The shape that tensors of all of ``shapes`` broadcast to."""
     out: list = []
@@ -365,6 +441,7 @@ def column_stack(x: Sequence[Tensor], name: str = None) -> Tensor:
     return concat([reshape(t, [-1, 1]) if t._data.ndim < 2 else t for t in x], axis=1)
 
 
+@tensor_method("block_diag")
 @tensor_operands("inputs[]")
 def block_diag(inputs: Sequence[Tensor], name: str = None) -> Tensor:
     """A matrix with the inputs (each made 2-D) along its diagonal and zeros elsewhere."""
@@ -392,6 +469,7 @@ def cartesian_prod(x: Sequence[Tensor], name: str = None) -> Tensor:
     return stack([reshape(g, [-1]) for g in meshgrid(tensors)], axis=1)
 
 
+@tensor_method("combinations")
 @tensor_operands("x")
 def combinations(x: Tensor, r: int = 2, with_replacement: bool = False, name: str = None) -> Tensor:
     """Every length-``r`` combination of the elements of the 1-D x, one per row (as itertools')."""
@@ -404,6 +482,7 @@ def combinations(x: Tensor, r: int = 2, with_replacement: bool = False, name: st
     return reshape(chosen, [len(positions) // r if r else 0, r])
 
 
+@tensor_method("unfold")
 @tensor_operands("x")
 def unfold(x: Tensor, axis: int, size: int, step: int, name: str = None) -> Tensor:
     """Windows of ``size`` elements every ``step`` along ``axis``: that axis counts the windows and a
@@ -423,6 +502,7 @@ def unfold(x: Tensor, axis: int, size: int, step: int, name: str = None) -> Tens
     return moveaxis(reshape(windows, shape), axis + 1, -1)
 
 
+@tensor_method("repeat")
 @tensor_operands("input")
 def repeat(input: Tensor, *repeats: Any) -> Tensor:
     """``Tensor.repeat``: input tiled ``repeats`` times per axis, given as ints or as one list."""
@@ -431,12 +511,14 @@ def repeat(input: Tensor, *repeats: Any) -> Tensor:
     return tile(input, repeats)
 
 
+@tensor_method("split_with_sizes")
 @tensor_operands("x")
 def split_with_sizes(x: Tensor, split_sizes: Sequence[int], dim: int = 0) -> list:
     """``Tensor.split_with_sizes``: x cut along ``dim`` into parts of the given sizes."""
     return split(x, list(split_sizes), dim)
 
 
+@tensor_method("is_same_shape")
 @tensor_operands("x", "y")
 def is_same_shape(x: Tensor, y: Tensor) -> bool:
     """``Tensor.is_same_shape``: whether x and y have one shape."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core import backend
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, tensor_method
 from ..core.op_util import (
     check_tensor,
     normalize_axis,
@@ -16,6 +16,27 @@ from ..core.op_util import (
     unbroadcast,
     wrap,
 )
+
+__all__ = [
+    "all",
+    "amax",
+    "amin",
+    "any",
+    "argmax",
+    "argmin",
+    "count_nonzero",
+    "log_softmax",
+    "logsumexp",
+    "max",
+    "mean",
+    "min",
+    "nanmean",
+    "nansum",
+    "prod",
+    "reduce_as",
+    "softmax",
+    "sum",
+]
 
 
 def _reduced_axes(axis: Any, ndim: int) -> Any:
@@ -32,6 +53,7 @@ def _expand_like(g: Any, shape: tuple, axes: Any, keepdim: bool) -> Any:
     return g.reshape(tuple(1 if i in axes else n for i, n in enumerate(shape)))
 
 
+@tensor_method("sum")
 def sum(x: Tensor, axis: Any = None, dtype: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
     """Sum over ``axis`` (an int, a list, or None for all)."""
     try:
@@ -53,6 +75,7 @@ def sum(x: Tensor, axis: Any = None, dtype: Any = None, keepdim: bool = False, n
     return result(xp.asarray(data), (x,), backward)
 
 
+@tensor_method("mean")
 def mean(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None, *, dtype: Any = None) -> Tensor:
     """Arithmetic mean over ``axis`` (computed in ``dtype`` when given)."""
     check_tensor("mean", "x", x)
@@ -90,12 +113,14 @@ def _extreme(x: Tensor, axis: Any, keepdim: bool, pick: str) -> Tensor:
     return result(data, (x,), backward)
 
 
+@tensor_method("max", "amax")
 @tensor_operands("x")
 def max(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
     """Largest value over ``axis``; tied maxima share the gradient equally."""
     return _extreme(x, axis, keepdim, "max")
 
 
+@tensor_method("min", "amin")
 @tensor_operands("x")
 def min(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
     """Smallest value over ``axis``; tied minima share the gradient equally."""
@@ -118,18 +143,21 @@ def _arg_extreme(x: Tensor, axis: Any, keepdim: bool, dtype: Any, which: str) ->
     return wrap(xp.asarray(data).astype(backend.convert_dtype(dtype)))
 
 
+@tensor_method("argmax")
 @tensor_operands("x")
 def argmax(x: Tensor, axis: int = None, keepdim: bool = False, dtype: Any = "int64", name: str = None) -> Tensor:
     """Index of the largest value (over the flattened tensor when ``axis`` is None)."""
     return _arg_extreme(x, axis, keepdim, dtype, "argmax")
 
 
+@tensor_method("argmin")
 @tensor_operands("x")
 def argmin(x: Tensor, axis: int = None, keepdim: bool = False, dtype: Any = "int64", name: str = None) -> Tensor:
     """Index of the smallest value (over the flattened tensor when ``axis`` is None)."""
     return _arg_extreme(x, axis, keepdim, dtype, "argmin")
 
 
+@tensor_method("softmax")
 def softmax(x: Tensor, axis: int = -1, dtype: Any = None, name: str = None) -> Tensor:
     """exp(x) normalised along ``axis``, shifted by the maximum so it cannot overflow."""
     try:
@@ -164,6 +192,7 @@ def log_softmax(x: Tensor, axis: int = -1, dtype: Any = None, name: str = None) 
     return result(data, (x,), backward)
 
 
+@tensor_method("logsumexp")
 @tensor_operands("x")
 def logsumexp(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
     """log(sum(exp(x))) over ``axis``, stable for large inputs."""
@@ -191,18 +220,21 @@ def _truth(x: Tensor, axis: Any, keepdim: bool, which: str) -> Tensor:
     )
 
 
+@tensor_method("all")
 @tensor_operands("x")
 def all(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
     """Whether every element over ``axis`` is non-zero, as a bool tensor."""
     return _truth(x, axis, keepdim, "all")
 
 
+@tensor_method("any")
 @tensor_operands("x")
 def any(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
     """Whether some element over ``axis`` is non-zero, as a bool tensor."""
     return _truth(x, axis, keepdim, "any")
 
 
+@tensor_method("count_nonzero")
 @tensor_operands("x")
 def count_nonzero(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
     """How many elements over ``axis`` are non-zero, as int64."""
@@ -222,6 +254,7 @@ def _products_of_the_others(v: Any, xp: Any) -> Any:
     return before * after
 
 
+@tensor_method("prod")
 @tensor_operands("x")
 def prod(x: Tensor, axis: Any = None, keepdim: bool = False, dtype: Any = None, name: str = None) -> Tensor:
     """Product over ``axis``; the gradient is exact where inputs are zero."""
@@ -247,6 +280,7 @@ def prod(x: Tensor, axis: Any = None, keepdim: bool = False, dtype: Any = None, 
     return result(data, (x,), backward)
 
 
+@tensor_method("nansum")
 @tensor_operands("x")
 def nansum(x: Tensor, axis: Any = None, dtype: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
     """Sum over ``axis`` treating NaN as 0 (NaN elements get no gradient)."""
@@ -255,6 +289,7 @@ def nansum(x: Tensor, axis: Any = None, dtype: Any = None, keepdim: bool = False
     return sum(_nan_to_zero(x, xp), axis=axis, dtype=dtype, keepdim=keepdim)
 
 
+@tensor_method("nanmean")
 @tensor_operands("x")
 def nanmean(x: Tensor, axis: Any = None, keepdim: bool = False, name: str = None) -> Tensor:
     """Mean over ``axis`` of the elements that are not NaN."""
@@ -271,6 +306,7 @@ def _nan_to_zero(x: Tensor, xp: Any) -> Tensor:
     return result(xp.where(keep, xd, 0).astype(xd.dtype, copy=False), (x,), lambda g: (g * keep,))
 
 
+@tensor_method("reduce_as")
 @tensor_operands("x", "target")
 def reduce_as(x: Tensor, target: Tensor, name: str = None) -> Tensor:
     """Sum x over the axes that broadcasting target's shape to x's shape would add or stretch, so

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..core import backend
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, tensor_method
 from ..framework import place_name
 from ..core.random import host_generator
 from ..core.op_util import tensor_operands, wrap
@@ -27,7 +27,6 @@ __all__ = [
     "rand_like",
     "randn_like",
     "randint_like",
-    "range",
 ]
 
 
@@ -62,6 +61,7 @@ def binomial(count: Tensor, prob: Tensor, name: Optional[str] = None) -> Tensor:
     return _like(count, host_generator().binomial(_host_values(count), probs), "int64")
 
 
+@tensor_method("multinomial")
 @tensor_operands("x")
 def multinomial(x: Tensor, num_samples: int = 1, replacement: bool = False, name: Optional[str] = None) -> Tensor:
     """Category indices (int64) drawn with the unnormalised weights in x's last axis (x is 1-D or 2-D).

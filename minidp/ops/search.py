@@ -10,10 +10,30 @@ from __future__ import annotations
 from typing import Any
 
 from ..core import backend
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, tensor_method
 from ..core.op_util import as_int, result, single_axis, tensor_operands, unbroadcast, wrap
 from .indexing import broadcast_mask, take_along
 from .shape import squeeze
+
+__all__ = [
+    "argsort",
+    "argwhere",
+    "bincount",
+    "bucketize",
+    "histogram",
+    "histogram_bin_edges",
+    "isin",
+    "kthvalue",
+    "masked_select",
+    "mode",
+    "msort",
+    "nonzero",
+    "searchsorted",
+    "sort",
+    "topk",
+    "unique",
+    "unique_consecutive",
+]
 
 
 def _order(xd: Any, axis: int, descending: bool) -> Any:
@@ -30,6 +50,7 @@ def _axis(x: Tensor, axis: Any) -> int:
     return single_axis(axis, x._data.ndim)
 
 
+@tensor_method("argsort")
 @tensor_operands("x")
 def argsort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = False, name: str = None) -> Tensor:
     """The int64 indices that sort x along ``axis``; the sort is always stable (equal values keep
@@ -37,6 +58,7 @@ def argsort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = 
     return wrap(_order(x._data, _axis(x, axis), descending))
 
 
+@tensor_method("sort")
 @tensor_operands("x")
 def sort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = False, name: str = None) -> Tensor:
     """x sorted along ``axis``; the gradient returns to each value's original position."""
@@ -44,6 +66,7 @@ def sort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = Fal
     return take_along(x, _order(x._data, axis, descending), axis)
 
 
+@tensor_method("topk")
 @tensor_operands("x")
 def topk(x: Tensor, k: Any, axis: int = None, largest: bool = True, sorted: bool = True, name: str = None) -> tuple:
     """The ``k`` largest (or smallest) values along ``axis`` (default last) and their int64 indices,
@@ -58,6 +81,7 @@ def topk(x: Tensor, k: Any, axis: int = None, largest: bool = True, sorted: bool
     return take_along(x, indices, axis), wrap(indices)
 
 
+@tensor_method("kthvalue")
 @tensor_operands("x")
 def kthvalue(x: Tensor, k: int, axis: int = None, keepdim: bool = False, name: str = None) -> tuple:
     """The k-th smallest value along ``axis`` (default last, k counts from 1) and its int64 index
@@ -74,6 +98,7 @@ def kthvalue(x: Tensor, k: int, axis: int = None, keepdim: bool = False, name: s
     return squeeze(values, axis), wrap(index.squeeze(axis))
 
 
+@tensor_method("mode")
 @tensor_operands("x")
 def mode(x: Tensor, axis: int = -1, keepdim: bool = False, name: str = None) -> tuple:
     """The most frequent value along ``axis`` and the int64 index of its last occurrence.
@@ -97,6 +122,7 @@ def mode(x: Tensor, axis: int = -1, keepdim: bool = False, name: str = None) -> 
     return squeeze(values, axis), wrap(last)
 
 
+@tensor_method("nonzero")
 @tensor_operands("x")
 def nonzero(x: Tensor, as_tuple: bool = False) -> Any:
     """Positions of the non-zero elements: an int64 [N, ndim] tensor, or one [N] tensor per axis."""
@@ -107,6 +133,7 @@ def nonzero(x: Tensor, as_tuple: bool = False) -> Any:
     return wrap(xp.stack(positions, axis=1).astype("int64"))
 
 
+@tensor_method("masked_select")
 @tensor_operands("x", "mask")
 def masked_select(x: Tensor, mask: Tensor, name: str = None) -> Tensor:
     """The elements of x where the boolean ``mask`` (broadcast against x) is True, as a 1-D tensor."""
@@ -147,6 +174,7 @@ def searchsorted(
     return wrap(xp.asarray(data).astype("int32" if out_int32 else "int64"))
 
 
+@tensor_method("bucketize")
 @tensor_operands("x", "sorted_sequence")
 def bucketize(
     x: Tensor, sorted_sequence: Tensor, out_int32: bool = False, right: bool = False, name: str = None
@@ -165,6 +193,7 @@ def _outputs(values: Any, extras: list, dtype: Any) -> Any:
     return (wrap(values),) + tuple(wrap(e.astype(target)) for e in extras)
 
 
+@tensor_method("unique")
 @tensor_operands("x")
 def unique(
     x: Tensor,
@@ -194,6 +223,7 @@ def unique(
     return _outputs(values, extras, dtype)
 
 
+@tensor_method("unique_consecutive")
 @tensor_operands("x")
 def unique_consecutive(
     x: Tensor,
@@ -225,18 +255,21 @@ def unique_consecutive(
     return _outputs(values, extras, dtype)
 
 
+@tensor_method("argwhere")
 @tensor_operands("input")
 def argwhere(input: Tensor) -> Tensor:
     """The int64 [N, ndim] positions of the non-zero elements (as :func:`nonzero`)."""
     return nonzero(input)
 
 
+@tensor_method("msort")
 @tensor_operands("input")
 def msort(input: Tensor) -> Tensor:
     """input sorted along its first axis."""
     return sort(input, axis=0)
 
 
+@tensor_method("isin")
 @tensor_operands("x", "test_x")
 def isin(x: Tensor, test_x: Tensor, assume_unique: bool = False, invert: bool = False, name: str = None) -> Tensor:
     """A bool tensor: whether each element of x occurs in ``test_x`` (the opposite with ``invert``)."""
@@ -244,6 +277,7 @@ def isin(x: Tensor, test_x: Tensor, assume_unique: bool = False, invert: bool = 
     return wrap(xp.isin(x._data, test_x._data, assume_unique=assume_unique, invert=invert))
 
 
+@tensor_method("bincount")
 @tensor_operands("x", "weights")
 def bincount(x: Tensor, weights: Tensor = None, minlength: int = 0, name: str = None) -> Tensor:
     """How often each value 0..max(x) occurs in the 1-D non-negative integer x (or the sum of the
@@ -269,6 +303,7 @@ def _histogram_range(xd: Any, min: float, max: float) -> tuple:
     return (min - 0.5, max + 0.5) if min == max else (min, max)
 
 
+@tensor_method("histogram")
 @tensor_operands("input", "weight")
 def histogram(
     input: Tensor,
@@ -292,6 +327,7 @@ def histogram(
     return wrap(counts.astype(backend.DEFAULT_FLOAT))
 
 
+@tensor_method("histogram_bin_edges")
 @tensor_operands("input")
 def histogram_bin_edges(input: Tensor, bins: int = 100, min: float = 0.0, max: float = 0.0, name: str = None) -> Tensor:
     """The ``bins + 1`` edges :func:`histogram` uses (float32, as Paddle's)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..core import backend
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, tensor_method, tensor_property
 from ..core.op_util import (
     as_int,
     check_tensor,
@@ -17,6 +17,19 @@ from ..core.op_util import (
     tensor_operands,
     unbroadcast,
 )
+
+__all__ = [
+    "concat",
+    "expand",
+    "flatten",
+    "getitem",
+    "reshape",
+    "split",
+    "squeeze",
+    "stack",
+    "transpose",
+    "unsqueeze",
+]
 
 
 def _as_shape(shape: Any) -> tuple:
@@ -41,6 +54,7 @@ def _first_non_tensor(op: str, tensors: tuple) -> TypeError:
     return not_a_tensor(op, f"x[{i}]", value)
 
 
+@tensor_method("reshape")
 def reshape(x: Tensor, shape: Any, name: str = None) -> Tensor:
     """The same values in a new shape; 0 copies that axis from x, -1 is inferred."""
     try:
@@ -70,6 +84,7 @@ def _reshape_to(x: Tensor, xd: Any, target: Any) -> Tensor:
     return result(data, (x,), lambda g: (g.reshape(in_shape),))
 
 
+@tensor_method("flatten")
 def flatten(x: Tensor, start_axis: int = 0, stop_axis: int = -1, name: str = None) -> Tensor:
     """Merge axes ``start_axis`` to ``stop_axis`` (inclusive) into one."""
     check_tensor("flatten", "x", x)
@@ -85,6 +100,7 @@ def flatten(x: Tensor, start_axis: int = 0, stop_axis: int = -1, name: str = Non
     return _reshape_to(x, x._data, shape[:start] + (merged,) + shape[stop + 1 :])
 
 
+@tensor_method("transpose", "permute")
 def transpose(x: Tensor, perm: Sequence[int], name: str = None) -> Tensor:
     """Permute the axes: axis i of the result is axis ``perm[i]`` of x."""
     try:
@@ -100,6 +116,13 @@ def transpose(x: Tensor, perm: Sequence[int], name: str = None) -> Tensor:
     return result(xd.transpose(perm), (x,), lambda g: (g.transpose(inverse),))
 
 
+@tensor_property("T")
+def _reversed_axes(x: Tensor) -> Tensor:
+    """x with its axes in reverse order (``x.T``)."""
+    return transpose(x, list(range(x.ndim))[::-1])
+
+
+@tensor_method("squeeze")
 def squeeze(x: Tensor, axis: Any = None, name: str = None) -> Tensor:
     """Drop axes of length 1 (all of them, or those in ``axis`` that have length 1)."""
     check_tensor("squeeze", "x", x)
@@ -110,6 +133,7 @@ def squeeze(x: Tensor, axis: Any = None, name: str = None) -> Tensor:
     return _reshape_to(x, x._data, tuple(n for i, n in enumerate(shape) if not (i in axes and n == 1)))
 
 
+@tensor_method("unsqueeze")
 def unsqueeze(x: Tensor, axis: Any, name: str = None) -> Tensor:
     """Insert axes of length 1 at the positions in ``axis`` (positions in the result)."""
     check_tensor("unsqueeze", "x", x)
@@ -128,6 +152,7 @@ def unsqueeze(x: Tensor, axis: Any, name: str = None) -> Tensor:
     return _reshape_to(x, x._data, tuple(shape))
 
 
+@tensor_method("concat")
 @tensor_operands("x[]")
 def concat(x: Sequence[Tensor], axis: int = 0, name: str = None) -> Tensor:
     """Join tensors along an existing axis."""
@@ -152,6 +177,7 @@ def concat(x: Sequence[Tensor], axis: int = 0, name: str = None) -> Tensor:
     return result(data, tensors, lambda g: tuple(xp.split(g, bounds, axis=axis)))
 
 
+@tensor_method("stack")
 @tensor_operands("x[]")
 def stack(x: Sequence[Tensor], axis: int = 0, name: str = None) -> Tensor:
     """Join tensors of one shape along a new axis."""
@@ -171,6 +197,7 @@ def stack(x: Sequence[Tensor], axis: int = 0, name: str = None) -> Tensor:
     return result(data, tensors, lambda g: tuple(g.take(i, axis=axis) for i in range(len(arrays))))
 
 
+@tensor_method("split")
 def split(x: Tensor, num_or_sections: Any, axis: int = 0, name: str = None) -> list:
     """Cut x along ``axis`` into equal parts (an int) or parts of the given sizes (-1 once allowed)."""
     try:
@@ -226,6 +253,7 @@ def _is_basic(index: Any) -> bool:
     return all(isinstance(i, (int, slice)) or i is None or i is Ellipsis for i in parts)
 
 
+@tensor_method("__getitem__")
 @tensor_operands("x")
 def getitem(x: Tensor, index: Any) -> Tensor:
     """x[index] with slices, integer arrays or boolean masks; repeated indices add up in backward."""
@@ -249,6 +277,7 @@ def getitem(x: Tensor, index: Any) -> Tensor:
     return result(data, (x,), backward)
 
 
+@tensor_method("expand")
 def expand(x: Tensor, shape: Any, name: str = None) -> Tensor:
     """Broadcast x to ``shape`` (-1 keeps an axis); the gradient sums back."""
     try:

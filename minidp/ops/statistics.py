@@ -10,15 +10,25 @@ import math
 from typing import Any, Optional, Sequence, Union
 
 from ..core import backend
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, tensor_method
 from ..core.op_util import normalize_axis, result, results, scatter_add_along, tensor_operands
 from ..core.ops import INTEGER_TO_FLOAT
 from .reduction import mean, sum
 from .unary import sqrt
 
+__all__ = [
+    "median",
+    "nanmedian",
+    "nanquantile",
+    "quantile",
+    "std",
+    "var",
+]
+
 _INTERPOLATIONS = ("linear", "lower", "higher", "nearest", "midpoint")
 
 
+@tensor_method("var")
 @tensor_operands("x")
 def var(
     x: Tensor,
@@ -38,6 +48,7 @@ def var(
     return sum(centered * centered, axis=axis, keepdim=keepdim) * (1.0 / divisor if divisor > 0 else math.nan)
 
 
+@tensor_method("std")
 @tensor_operands("x")
 def std(
     x: Tensor, axis: Any = None, unbiased: bool = True, keepdim: bool = False, name: Optional[str] = None
@@ -121,6 +132,7 @@ def _median(x: Tensor, axis: Any, keepdim: bool, mode: str, ignore_nan: bool, op
     return result(gathered.out(picked[..., 0]), (x,), backward)
 
 
+@tensor_method("median")
 @tensor_operands("x")
 def median(x: Tensor, axis: Any = None, keepdim: bool = False, mode: str = "avg", name: Optional[str] = None) -> Any:
     """The middle value over ``axis``: the mean of the two middle ones (``mode='avg'``) or the
@@ -132,6 +144,7 @@ def median(x: Tensor, axis: Any = None, keepdim: bool = False, mode: str = "avg"
     return _median(x, axis, keepdim, mode, False, "median")
 
 
+@tensor_method("nanmedian")
 @tensor_operands("x")
 def nanmedian(x: Tensor, axis: Any = None, keepdim: bool = False, mode: str = "avg", name: Optional[str] = None) -> Any:
     """:func:`median` of the elements that are not NaN (NaN where a slice has none)."""
@@ -184,6 +197,7 @@ def _quantile(x: Tensor, q: Any, axis: Any, keepdim: bool, interpolation: str, i
     return result(data, (x,), backward)
 
 
+@tensor_method("quantile")
 @tensor_operands("x")
 def quantile(
     x: Tensor,
@@ -198,6 +212,7 @@ def quantile(
     return _quantile(x, q, axis, keepdim, interpolation, False, "quantile")
 
 
+@tensor_method("nanquantile")
 @tensor_operands("x")
 def nanquantile(
     x: Tensor,

@@ -11,9 +11,58 @@ import math
 from typing import Any, Optional
 
 from ..core import backend
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, tensor_method
 from .elementwise import FLOAT, KEEP, ZERO, elementwise, unary_op
 from . import special
+
+__all__ = [
+    "abs",
+    "acos",
+    "acosh",
+    "asin",
+    "asinh",
+    "atan",
+    "atanh",
+    "ceil",
+    "cos",
+    "cosh",
+    "deg2rad",
+    "digamma",
+    "erf",
+    "erfinv",
+    "exp",
+    "expm1",
+    "floor",
+    "frac",
+    "gammaln",
+    "lgamma",
+    "log",
+    "log10",
+    "log1p",
+    "log2",
+    "logit",
+    "nan_to_num",
+    "neg",
+    "negative",
+    "positive",
+    "rad2deg",
+    "reciprocal",
+    "relu",
+    "round",
+    "rsqrt",
+    "sgn",
+    "sigmoid",
+    "sign",
+    "sin",
+    "sinc",
+    "sinh",
+    "sqrt",
+    "square",
+    "stanh",
+    "tan",
+    "tanh",
+    "trunc",
+]
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
@@ -77,8 +126,10 @@ ceil = unary_op("ceil", "Smallest integer >= x (gradient 0).", KEEP, "ceil", ZER
 trunc = unary_op("trunc", "x rounded toward 0 (gradient 0).", KEEP, "trunc", ZERO)
 frac = unary_op("frac", "x - trunc(x).", KEEP, lambda xp, x: x - xp.trunc(x), lambda xp, x, y: 1)
 sign = unary_op("sign", "-1, 0 or 1 by the sign of x (gradient 0).", KEEP, "sign", ZERO)
-abs = unary_op("abs", "|x|; the gradient at 0 is 0.", KEEP, "abs", lambda xp, x, y: xp.sign(x))
-neg = unary_op("neg", "-x.", KEEP, lambda xp, x: -x, lambda xp, x, y: -1)
+abs = tensor_method("__abs__")(
+    unary_op("abs", "|x|; the gradient at 0 is 0.", KEEP, "abs", lambda xp, x, y: xp.sign(x))
+)
+neg = tensor_method("__neg__")(unary_op("neg", "-x.", KEEP, lambda xp, x: -x, lambda xp, x, y: -1))
 deg2rad = unary_op(
     "deg2rad", "Degrees to radians.", FLOAT, lambda xp, x: x * (math.pi / 180), lambda xp, x, y: math.pi / 180
 )
@@ -97,11 +148,12 @@ digamma = unary_op(
 )
 sinc = unary_op("sinc", "sin(pi x) / (pi x), and 1 at 0.", FLOAT, "sinc", _sinc_slope)
 positive = unary_op("positive", "x itself (+x).", KEEP, lambda xp, x: x, lambda xp, x, y: 1)
-sgn = sign
-negative = neg
-gammaln = lgamma
+sgn = tensor_method("sgn")(sign)
+negative = tensor_method("negative")(neg)
+gammaln = tensor_method("gammaln")(lgamma)
 
 
+@tensor_method("nan_to_num")
 def nan_to_num(
     x: Tensor,
     nan: float = 0.0,
@@ -120,11 +172,13 @@ def nan_to_num(
     )
 
 
+@tensor_method("round")
 def round(x: Tensor, decimals: int = 0, name: Optional[str] = None) -> Tensor:
     """Round half to even at ``decimals`` digits (gradient 0)."""
     return elementwise(x, lambda xp, v: xp.round(v, decimals), ZERO, KEEP, "round")
 
 
+@tensor_method("logit")
 def logit(x: Tensor, eps: Optional[float] = None, name: Optional[str] = None) -> Tensor:
     """log(x / (1 - x)); with ``eps`` x is first clipped to [eps, 1 - eps] (gradient 0 outside)."""
     if eps is None:
@@ -140,6 +194,7 @@ def logit(x: Tensor, eps: Optional[float] = None, name: Optional[str] = None) ->
     )
 
 
+@tensor_method("stanh")
 def stanh(x: Tensor, scale_a: float = 0.67, scale_b: float = 1.7159, name: Optional[str] = None) -> Tensor:
     """scale_b * tanh(scale_a * x)."""
     return elementwise(

@@ -12,6 +12,10 @@ from ...core.op_util import wrap
 from ._util import check_tensor
 from .common import dropout
 
+__all__ = [
+    "scaled_dot_product_attention",
+]
+
 
 def additive_mask(mask: Optional[Tensor], dtype: Any) -> Optional[Tensor]:
     """An attention mask as a tensor added to the scores: boolean or integer masks keep the

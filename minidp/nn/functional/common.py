@@ -13,6 +13,18 @@ from ...ops.inplace import inplace_form
 from ...core.random import device_uniform, host_generator
 from ._util import check_tensor
 
+__all__ = [
+    "alpha_dropout",
+    "bilinear",
+    "dropout",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
+    "feature_alpha_dropout",
+    "label_smooth",
+    "linear",
+]
+
 _DROPOUT_MODES = ("upscale_in_train", "downscale_in_infer")
 
 

@@ -18,6 +18,20 @@ from .distance import pairwise_distance
 from .input import one_hot
 from .loss import binary_cross_entropy_with_logits, softmax_with_cross_entropy
 
+__all__ = [
+    "cosine_embedding_loss",
+    "dice_loss",
+    "gaussian_nll_loss",
+    "margin_ranking_loss",
+    "multi_label_margin_loss",
+    "multi_label_soft_margin_loss",
+    "multi_margin_loss",
+    "npair_loss",
+    "sigmoid_focal_loss",
+    "triplet_margin_loss",
+    "triplet_margin_with_distance_loss",
+]
+
 
 def _log_sigmoid(x: Tensor) -> Tensor:
     """log(sigmoid(x)) = -(max(-x, 0) + log(1 + exp(-|x|))), finite for any x."""

@@ -26,6 +26,13 @@ from ._util import (
     window_slices,
 )
 
+__all__ = [
+    "conv1d",
+    "conv1d_transpose",
+    "conv2d",
+    "conv2d_transpose",
+]
+
 
 def _check_operands(op: str, x: Tensor, weight: Tensor, data_format: str) -> tuple:
     """The arrays of a 2-D convolution's ``x`` and ``weight``, checked to be tensors, ``x``

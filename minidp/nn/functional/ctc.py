@@ -14,6 +14,10 @@ from ...core.tensor import Tensor
 from ...core.op_util import result
 from ._util import check_reduction, check_tensor
 
+__all__ = [
+    "ctc_loss",
+]
+
 
 def _shifted(xp: Any, v: Any, k: int) -> Any:
     """``v`` moved k places later (k < 0: earlier), -inf filling the gap."""

@@ -10,6 +10,12 @@ from ...core.tensor import Tensor
 from ...core.backend import get_array_module
 from ._util import check_tensor
 
+__all__ = [
+    "cosine_similarity",
+    "pairwise_distance",
+    "pdist",
+]
+
 
 def cosine_similarity(x1: Tensor, x2: Tensor, axis: int = 1, eps: float = 1e-08) -> Tensor:
     """x1 . x2 / sqrt(max(|x1|^2 |x2|^2, eps^2)) along ``axis`` (the inputs broadcast)."""

@@ -9,6 +9,11 @@ from ...core.tensor import Tensor
 from ...core.op_util import result
 from ._util import check_tensor, output_size, pad_spatial, pair, window_slices
 
+__all__ = [
+    "fold",
+    "unfold",
+]
+
 
 def _block_geometry(op: str, kernel_sizes: Any, strides: Any, paddings: Any, dilations: Any) -> tuple:
     """Kernel, stride, dilation pairs and padding as (top, bottom, left, right).

@@ -15,6 +15,11 @@ from ...core.tensor import Tensor
 from ...core.op_util import result, wrap
 from ._util import check_tensor
 
+__all__ = [
+    "affine_grid",
+    "grid_sample",
+]
+
 
 def _base_coordinates(xp: Any, n: int, align_corners: bool, dtype: Any) -> Any:
     """Normalised pixel centres in [-1, 1] along an axis of ``n`` pixels."""

@@ -10,6 +10,13 @@ from ...core.tensor import Tensor
 from ...core.op_util import result
 from ._util import check_tensor
 
+__all__ = [
+    "embedding",
+    "gather_tree",
+    "one_hot",
+    "sequence_mask",
+]
+
 
 def embedding(
     x: Tensor,

@@ -15,6 +15,23 @@ from ...core.tensor import Tensor
 from ...core.op_util import result, unbroadcast, wrap
 from ._util import check_reduction, check_tensor
 
+__all__ = [
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "cross_entropy",
+    "hinge_embedding_loss",
+    "kl_div",
+    "l1_loss",
+    "log_loss",
+    "mse_loss",
+    "nll_loss",
+    "poisson_nll_loss",
+    "smooth_l1_loss",
+    "soft_margin_loss",
+    "softmax_with_cross_entropy",
+    "square_error_cost",
+]
+
 
 def _float_pair(op: str, input: Tensor, label: Tensor) -> tuple:
     """The input and label arrays with one floating dtype (integer labels are converted)."""

@@ -19,6 +19,16 @@ from ._util import check_tensor
 from .distance import p_norm
 from .padding import pad_axes
 
+__all__ = [
+    "batch_norm",
+    "group_norm",
+    "instance_norm",
+    "layer_norm",
+    "local_response_norm",
+    "normalize",
+    "rms_norm",
+]
+
 
 def _normalize(
     x: Tensor,

@@ -14,6 +14,11 @@ from ...core.tensor import Tensor
 from ...core.op_util import result
 from ._util import check_tensor
 
+__all__ = [
+    "pad",
+    "zeropad2d",
+]
+
 _NUMPY_MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
 _CHANNEL_FIRST = {3: "NCL", 4: "NCHW", 5: "NCDHW"}
 _CHANNEL_LAST = {"NLC", "NHWC", "NDHWC"}

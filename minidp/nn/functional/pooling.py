@@ -23,6 +23,21 @@ from ._util import (
     window_slices,
 )
 
+__all__ = [
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
+    "avg_pool1d",
+    "avg_pool2d",
+    "lp_pool1d",
+    "lp_pool2d",
+    "max_pool1d",
+    "max_pool2d",
+    "max_unpool1d",
+    "max_unpool2d",
+]
+
 
 def _geometry(
     op: str, x: Tensor, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool, data_format: str

@@ -19,6 +19,15 @@ from ._util import check_tensor
 from .padding import pad_axes
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
 
+__all__ = [
+    "channel_shuffle",
+    "interpolate",
+    "pixel_shuffle",
+    "pixel_unshuffle",
+    "temporal_shift",
+    "upsample",
+]
+
 _LINEAR_MODES = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5}
 _LAYOUTS = {3: ("NCW", "NWC"), 4: ("NCHW", "NHWC"), 5: ("NCDHW", "NDHWC")}
 

@@ -31,6 +31,16 @@ from .pooling import (
     unpooled_size,
 )
 
+__all__ = [
+    "adaptive_avg_pool3d",
+    "adaptive_max_pool3d",
+    "avg_pool3d",
+    "conv3d",
+    "conv3d_transpose",
+    "max_pool3d",
+    "max_unpool3d",
+]
+
 
 def _triple(value: Any, op: str, arg: str) -> tuple:
     values = (value,) * 3 if isinstance(value, int) else tuple(value)

@@ -11,6 +11,38 @@ from ..initializer import Constant
 from ...core.layer import Layer
 from .factory import REQUIRED, functional_layer
 
+__all__ = [
+    "CELU",
+    "ELU",
+    "GELU",
+    "GLU",
+    "Hardshrink",
+    "Hardsigmoid",
+    "Hardswish",
+    "Hardtanh",
+    "LeakyReLU",
+    "LogSigmoid",
+    "LogSoftmax",
+    "Maxout",
+    "Mish",
+    "PReLU",
+    "RReLU",
+    "ReLU",
+    "ReLU6",
+    "SELU",
+    "Sigmoid",
+    "Silu",
+    "Softmax",
+    "Softmax2D",
+    "Softplus",
+    "Softshrink",
+    "Softsign",
+    "Swish",
+    "Tanh",
+    "Tanhshrink",
+    "ThresholdedReLU",
+]
+
 ReLU = functional_layer("ReLU", F.relu, {}, "max(x, 0).")
 GELU = functional_layer(
     "GELU", F.gelu, {"approximate": False}, "Gaussian error linear unit (exact erf form, or the tanh approximation)."

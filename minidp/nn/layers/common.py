@@ -12,6 +12,19 @@ from .. import functional as F
 from ...core.layer import Layer
 from .factory import functional_layer
 
+__all__ = [
+    "AlphaDropout",
+    "Bilinear",
+    "Dropout",
+    "Dropout2D",
+    "Dropout3D",
+    "FeatureAlphaDropout",
+    "Flatten",
+    "Identity",
+    "Linear",
+    "Unflatten",
+]
+
 Flatten = functional_layer(
     "Flatten",
     flatten,

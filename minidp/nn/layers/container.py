@@ -7,6 +7,14 @@ from typing import Any, Iterable, Iterator, Optional
 from ...core.tensor import Parameter
 from ...core.layer import Layer
 
+__all__ = [
+    "LayerDict",
+    "LayerList",
+    "ParameterDict",
+    "ParameterList",
+    "Sequential",
+]
+
 
 def _index(i: int, length: int, kind: str) -> int:
     if not -length <= i < length:

@@ -12,6 +12,15 @@ from .. import initializer as init
 from ..functional._util import length_pair, pair
 from ...core.layer import Layer
 
+__all__ = [
+    "Conv1D",
+    "Conv1DTranspose",
+    "Conv2D",
+    "Conv2DTranspose",
+    "Conv3D",
+    "Conv3DTranspose",
+]
+
 
 def _check_channels(op: str, in_channels: Any, out_channels: Any, groups: Any) -> tuple:
     """The channel counts and groups of a convolution, each a positive int."""

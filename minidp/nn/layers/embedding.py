@@ -9,6 +9,10 @@ from ...core.op_util import check_size
 from .. import functional as F
 from ...core.layer import Layer
 
+__all__ = [
+    "Embedding",
+]
+
 
 class Embedding(Layer):
     """A table of ``num_embeddings`` vectors of size ``embedding_dim``, looked up by integer ids.

@@ -16,6 +16,21 @@ from ...core.param_attr import ParamAttr
 from ...core.distributed import collective
 from ...core.distributed.parallel import get_world_size
 
+__all__ = [
+    "BatchNorm",
+    "BatchNorm1D",
+    "BatchNorm2D",
+    "BatchNorm3D",
+    "GroupNorm",
+    "InstanceNorm1D",
+    "InstanceNorm2D",
+    "InstanceNorm3D",
+    "LayerNorm",
+    "LocalResponseNorm",
+    "SpectralNorm",
+    "SyncBatchNorm",
+]
+
 
 class LayerNorm(Layer):
     """Normalise each sample over its trailing ``normalized_shape`` axes, then scale and shift.

@@ -9,6 +9,26 @@ from ...core.tensor import Tensor
 from .. import functional as F
 from .factory import REQUIRED, FunctionalLayer, functional_layer
 
+__all__ = [
+    "AdaptiveAvgPool1D",
+    "AdaptiveAvgPool2D",
+    "AdaptiveAvgPool3D",
+    "AdaptiveMaxPool1D",
+    "AdaptiveMaxPool2D",
+    "AdaptiveMaxPool3D",
+    "AvgPool1D",
+    "AvgPool2D",
+    "AvgPool3D",
+    "LPPool1D",
+    "LPPool2D",
+    "MaxPool1D",
+    "MaxPool2D",
+    "MaxPool3D",
+    "MaxUnPool1D",
+    "MaxUnPool2D",
+    "MaxUnPool3D",
+]
+
 _WINDOW = {"kernel_size": REQUIRED, "stride": None, "padding": 0}
 _SHOWN = ("kernel_size", "stride", "padding")
 

@@ -21,6 +21,18 @@ from .. import initializer as init
 from ...core.layer import Layer
 from .container import LayerList
 
+__all__ = [
+    "BiRNN",
+    "GRU",
+    "GRUCell",
+    "LSTM",
+    "LSTMCell",
+    "RNN",
+    "RNNCellBase",
+    "SimpleRNN",
+    "SimpleRNNCell",
+]
+
 _DIRECTIONS = {"forward": 1, "bidirect": 2, "bidirectional": 2}
 
 

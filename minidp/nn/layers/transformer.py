@@ -20,6 +20,15 @@ from .common import Dropout, Linear
 from .container import LayerList
 from .norm import LayerNorm
 
+__all__ = [
+    "MultiHeadAttention",
+    "Transformer",
+    "TransformerDecoder",
+    "TransformerDecoderLayer",
+    "TransformerEncoder",
+    "TransformerEncoderLayer",
+]
+
 
 def _attrs(attr: Any, count: int, layer: str) -> list:
     """Paddle's weight_attr/bias_attr for a Transformer layer: one for all parts, or one per part."""

@@ -9,6 +9,37 @@ from ...core.tensor import Tensor
 from .. import functional as F
 from .factory import REQUIRED, Check, FunctionalLayer, functional_layer
 
+__all__ = [
+    "ChannelShuffle",
+    "CircularPad1D",
+    "CircularPad2D",
+    "CircularPad3D",
+    "ConstantPad1D",
+    "ConstantPad2D",
+    "ConstantPad3D",
+    "CosineSimilarity",
+    "Fold",
+    "Pad1D",
+    "Pad2D",
+    "Pad3D",
+    "PairwiseDistance",
+    "PixelShuffle",
+    "PixelUnshuffle",
+    "ReflectionPad1D",
+    "ReflectionPad2D",
+    "ReflectionPad3D",
+    "ReplicationPad1D",
+    "ReplicationPad2D",
+    "ReplicationPad3D",
+    "Unfold",
+    "Upsample",
+    "UpsamplingBilinear2D",
+    "UpsamplingNearest2D",
+    "ZeroPad1D",
+    "ZeroPad2D",
+    "ZeroPad3D",
+]
+
 _FORMATS = {1: "NCL", 2: "NCHW", 3: "NCDHW"}
 
 
