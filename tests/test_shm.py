@@ -15,8 +15,9 @@ from dist_utils import run_workers, run_workers_outcomes
 from mismatch_cases import check_mismatch_reports, run_mismatch_cases
 from minidp.core.distributed.backends import get_backend_factory
 from minidp.core.distributed.backends.base import GroupSpec, ReduceOp
-from minidp.core.distributed.backends.gloo import SMALL_ALL_REDUCE_BYTES, GlooProcessGroup
-from minidp.core.distributed.backends.host import discover_hosts, host_identity, transport_choice
+from minidp.core.distributed.backends.tcp import SMALL_ALL_REDUCE_BYTES, GlooProcessGroup
+from minidp.core.distributed.backends.gloo import transport_choice
+from minidp.core.distributed.backends.host import discover_hosts, host_identity
 from minidp.core.distributed.backends.shm import (
     ANNOUNCED,
     CHUNK_BYTES,

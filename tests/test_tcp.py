@@ -1,4 +1,5 @@
-"""The gloo process group on real processes: collectives against NumPy, async order, failures."""
+"""The gloo backend's TCP transport (GlooProcessGroup) on real processes: collectives against
+NumPy, async order, failures."""
 
 import hashlib
 import os
@@ -11,7 +12,7 @@ import pytest
 
 from dist_utils import WorkerFailure, run_workers, run_workers_outcomes
 from minidp.core.distributed.backends.base import Collective, Fingerprint, ReduceOp
-from minidp.core.distributed.backends.gloo import GlooProcessGroup, SMALL_ALL_REDUCE_BYTES
+from minidp.core.distributed.backends.tcp import GlooProcessGroup, SMALL_ALL_REDUCE_BYTES
 from minidp.core.distributed.store import TCPStore
 from mismatch_cases import check_mismatch_reports, run_mismatch_cases
 from reduce_cases import check_every_op_and_dtype
