@@ -1,4 +1,4 @@
-"""The object format of the object collectives (``minidp.distributed.object_codec``): exact round
+"""The object format of the object collectives (``minidp.distributed.communication.object_codec``): exact round
 trips, refusals that name the type and the opt-in, pickles refused unless opted in, and corrupt
 or hostile bytes rejected with ``ValueError`` before anything large is allocated."""
 
@@ -12,7 +12,7 @@ import pytest
 
 import minidp
 import minidp.distributed as dist
-from minidp.distributed.object_codec import MAX_DEPTH, decode_object, encode_object
+from minidp.distributed.communication.object_codec import MAX_DEPTH, decode_object, encode_object
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The point-to-point schedule of ``minidp.distributed.p2p.exchange`` never deadlocks.
+"""The point-to-point schedule of ``minidp.distributed.communication.p2p.exchange`` never deadlocks.
 
 Ranks are threads; their process group is a stand-in whose ``send`` returns only once the peer
 has received the array (the rendezvous that large messages get from TCP, MPI and NCCL), and
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from minidp.distributed.collective import Group
-from minidp.distributed.p2p import exchange
+from minidp.distributed.communication.p2p import exchange
 
 TIMEOUT = 2.0
 

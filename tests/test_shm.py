@@ -13,10 +13,9 @@ import pytest
 
 from dist_utils import run_workers, run_workers_outcomes
 from mismatch_cases import check_mismatch_reports, run_mismatch_cases
-from minidp.core.distributed.backends import get_backend_factory
-from minidp.core.distributed.backends.base import GroupSpec, ReduceOp
-from minidp.core.distributed.backends.gloo import SMALL_ALL_REDUCE_BYTES, GlooProcessGroup
-from minidp.core.distributed.backends.host import discover_hosts, host_identity, transport_choice
+from minidp.core.distributed.backends.base import ReduceOp
+from minidp.core.distributed.backends.tcp import SMALL_ALL_REDUCE_BYTES, GlooProcessGroup
+from minidp.core.distributed.backends.host import discover_hosts, host_identity
 from minidp.core.distributed.backends.shm import (
     ANNOUNCED,
     CHUNK_BYTES,
@@ -445,17 +444,6 @@ def test_host_discovery_groups_ranks_by_identity(monkeypatch):
     assert layout.pids == [100, 101, os.getpid(), 103]
     monkeypatch.delenv("MINIDP_HOST_ID")
     assert "/" in host_identity()
-
-
-def test_transport_choice_and_the_factory(monkeypatch):
-    spec = GroupSpec(name="solo", global_ranks=(0,), global_rank=0, timeout=5.0)
-    factory = get_backend_factory("gloo")
-    assert type(factory(spec)) is SharedMemoryGlooGroup
-    monkeypatch.setenv("MINIDP_TRANSPORT", "tcp")
-    assert transport_choice() == "tcp" and type(factory(spec)) is GlooProcessGroup
-    monkeypatch.setenv("MINIDP_TRANSPORT", "carrier-pigeon")
-    with pytest.raises(ValueError, match="MINIDP_TRANSPORT='carrier-pigeon'"):
-        factory(spec)
 
 
 def test_allocate_without_peers_is_a_zeroed_numpy_array():

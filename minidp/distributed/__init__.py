@@ -5,36 +5,42 @@ Start processes with ``spawn``, ``python -m minidp.distributed.launch`` or ``mpi
 """
 
 from ..core.distributed.backends import ReduceOp, Work, register_backend
-from .collective import (
+from .communication import (
     Group,
+    P2POp,
     all_gather,
+    all_gather_object,
     all_reduce,
+    alltoall,
+    alltoall_single,
     barrier,
+    batch_isend_irecv,
     broadcast,
+    broadcast_object_list,
     destroy_process_group,
+    gather,
     get_backend,
     get_group,
+    get_object_serializer,
+    irecv,
     is_available,
     is_initialized,
+    isend,
     new_group,
     recv,
+    recv_object_list,
+    reduce,
     reduce_scatter,
+    scatter,
+    scatter_object_list,
     send,
+    send_object_list,
+    set_object_serializer,
+    stream,
     wait,
 )
-from .all_to_all import alltoall, alltoall_single
-from .gloo_context import gloo_barrier, gloo_init_parallel_env, gloo_release
-from .object_codec import get_object_serializer, set_object_serializer
-from .object_collectives import (
-    all_gather_object,
-    broadcast_object_list,
-    recv_object_list,
-    scatter_object_list,
-    send_object_list,
-)
-from .p2p import P2POp, batch_isend_irecv, irecv, isend
-from .parallel_mode import ParallelMode
-from .rooted import gather, reduce, scatter
+from .fleet.fleet_base import ParallelMode
+from .parallel_with_gloo import gloo_barrier, gloo_init_parallel_env, gloo_release
 from ..core.distributed.data_parallel import DataParallel, fused_allreduce_gradients, sync_params_buffers
 from ..core.distributed.env import ParallelEnv
 from .parallel import get_rank, get_world_size, init_parallel_env
@@ -42,7 +48,6 @@ from .spawn import spawn
 from ..core.timeline import timeline
 from ..core.distributed.store import TCPStore
 from . import fleet
-from . import stream
 from . import launch
 
 __all__ = [

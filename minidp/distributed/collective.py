@@ -1,7 +1,7 @@
-"""Paddle's ``paddle.distributed.collective`` module path; groups and the collectives are defined in
-:mod:`minidp.core.distributed.collective`."""
+"""Paddle's ``paddle.distributed.collective`` module path: groups and the collectives, from
+:mod:`minidp.distributed.communication`."""
 
-from ..core.distributed.collective import (
+from .communication import (
     Group,
     all_gather,
     all_reduce,

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
-import os
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Iterator, Optional, Sequence, Tuple
 
 import numpy
 
+from ..core.distributed.env import ParallelEnv
 from ..core.random import host_generator
 
 
@@ -152,12 +152,9 @@ class BatchSampler(Sampler):
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
 
-def _parallel_env() -> tuple:
-    """(world size, rank) from minidp.distributed.ParallelEnv, or from the PADDLE_* variables."""
-    try:
-        from ..distributed import ParallelEnv
-    except ImportError:
-        return (int(os.environ.get("PADDLE_TRAINERS_NUM", "1")), int(os.environ.get("PADDLE_TRAINER_ID", "0")))
+def _parallel_env() -> Tuple[int, int]:
+    """(world size, rank) of this process, from :class:`ParallelEnv`, the one source of both (it
+    knows Paddle's launchers and MPI's)."""
     env = ParallelEnv()
     return env.world_size, env.rank
 

@@ -215,7 +215,7 @@ def test_fuzz_the_handshake(garbage):
 def test_a_ring_connection_without_the_secret_is_dropped_and_the_group_forms(monkeypatch):
     """An intruder dials a rank's set-up listener first: it is dropped (logged), the real peer
     still connects, and an all-reduce gives the right sum."""
-    from minidp.core.distributed.backends.gloo import GlooProcessGroup
+    from minidp.core.distributed.backends.tcp import GlooProcessGroup
 
     monkeypatch.setenv("MINIDP_JOB_SECRET", SECRET.decode())
     master = TCPStore("127.0.0.1", 0, is_master=True, timeout=10, secret=SECRET)

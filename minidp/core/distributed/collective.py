@@ -1,4 +1,6 @@
-"""Groups and the collectives on minidp Tensors (Paddle's ``paddle.distributed`` functions).
+"""Groups, their shared state, and the collectives DataParallel and init_parallel_env need:
+``all_reduce``, ``broadcast`` and ``barrier`` (the rest of Paddle's collectives are in
+:mod:`minidp.distributed.communication`).
 
 Every collective works in place on ``tensor._data`` through the group's process group; ranks
 given by users (``src``, ``dst``, ``new_group(ranks)``) are ranks of the whole job, as in Paddle,
@@ -7,10 +9,9 @@ and are translated to group-local ranks here. ``group=None`` means the default g
 ``sync_op=True``); processes outside the group do nothing and get None. Each group remembers
 its asynchronous operations until they finish, so :func:`wait` can wait for all of them.
 
-The helpers that are not Paddle functions (:func:`resolve_group`, :func:`tensor_array`,
-:func:`group_rank`, :func:`check_tensor_list`, :func:`stacked_view`, :func:`flat_bytes`,
-:func:`track`, :class:`CopyOutWork`) are shared with the other collective modules of this
-package (rooted, all-to-all, point-to-point, objects).
+Every group is made by :func:`create_group` and found by :func:`resolve_group`. The helpers that
+are not Paddle functions (:func:`resolve_group`, :func:`resolve_process_group`,
+:func:`tensor_array`, :func:`group_rank`, :func:`track`) serve the other collective modules.
 
 Like Paddle and MPI, every process of a group must call the same collectives, in the same order,
 with arrays of the same shape and dtype; ``new_group`` must be called by every process of the job.
@@ -18,10 +19,9 @@ with arrays of the same shape and dtype; ``new_group`` must be called by every p
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import logging
-from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 import numpy
 
@@ -122,7 +122,6 @@ def _register_default_group(group: Group, store: Any, backend: str, timeout: flo
     _state.timeout = timeout
     _state.global_rank = group.rank
     _state.world_size = group.world_size
-    _state.next_id = 1
 
 
 def is_initialized() -> bool:
@@ -164,18 +163,26 @@ def new_group(
     members = sorted(set(range(_state.world_size) if ranks is None else (int(r) for r in ranks)))
     if not members or members[0] < 0 or members[-1] >= _state.world_size:
         raise ValueError(f"new_group ranks {ranks!r} must be job ranks in 0..{_state.world_size - 1}")
-    group_id = _state.next_id
-    _state.next_id += 1
     spec = GroupSpec(
-        name=f"group_{group_id}",
+        name=f"group_{_state.next_id}",
         global_ranks=tuple(members),
         global_rank=_state.global_rank,
         timeout=_seconds(timeout, _state.timeout),
         store=_state.store,
     )
-    pg = get_backend_factory(backend or _state.backend)(spec)
-    group = Group(spec.rank, group_id, members, pg, spec.name)
-    _state.groups[group_id] = group
+    return create_group(spec, backend or _state.backend)
+
+
+def create_group(spec: GroupSpec, backend: str) -> Group:
+    """Build ``spec``'s process group with ``backend`` and register it under the next group id.
+
+    ``new_group`` and ``gloo_init_parallel_env`` make their groups here; the default group is
+    ``init_parallel_env``'s (see :func:`_register_default_group`).
+    """
+    pg = get_backend_factory(backend)(spec)
+    group = Group(spec.rank, _state.next_id, spec.global_ranks, pg, spec.name)
+    _state.next_id += 1
+    _state.groups[group.id] = group
     logger.info("created %r", group)
     return group
 
@@ -196,6 +203,7 @@ def destroy_process_group(group: Optional[Group] = None) -> None:
             each.process_group.shutdown()
     _state.groups.clear()
     _state.store = None
+    _state.next_id = 1
 
 
 def resolve_group(group: Union[None, Group, ProcessGroup], what: str) -> Group:
@@ -213,6 +221,14 @@ def resolve_group(group: Union[None, Group, ProcessGroup], what: str) -> Group:
     raise TypeError(f"{what}: group must be a Group (or its process group), got {type(group).__name__}")
 
 
+def resolve_process_group(group: Union[None, Group, ProcessGroup], what: str) -> Optional[ProcessGroup]:
+    """The process group behind ``group`` (see :func:`resolve_group`), or None for the default
+    group before ``init_parallel_env`` (callers then run on this process alone)."""
+    if group is None and not is_initialized():
+        return None
+    return resolve_group(group, what).process_group
+
+
 def tensor_array(tensor: Any, what: str) -> Any:
     """The tensor's array, made C-contiguous and writable in place on the tensor when needed."""
     if not isinstance(tensor, Tensor):
@@ -224,11 +240,6 @@ def tensor_array(tensor: Any, what: str) -> Any:
     return data
 
 
-def flat_bytes(array: Any) -> Any:
-    """The bytes of a C-contiguous NumPy or CuPy array as a flat uint8 view (no copy)."""
-    return array.reshape(-1).view("uint8")
-
-
 def group_rank(group: Group, rank: int, what: str) -> int:
     """The group-local rank of job rank ``rank``; ``ValueError`` naming ``what`` when it is not
     a member of ``group``."""
@@ -238,37 +249,6 @@ def group_rank(group: Group, rank: int, what: str) -> int:
     if local < 0:
         raise ValueError(f"{what}={rank} is not a member of {group!r}; pass a job rank from {group.ranks}")
     return local
-
-
-class CopyOutWork:
-    """Work whose results are copied into the caller's tensors once it has finished.
-
-    The copy runs in whichever of :meth:`wait` or :meth:`is_completed` first sees the
-    operation done, so a completed handle always means the tensors hold the result.
-    """
-
-    def __init__(self, work: Work, copy_out: Callable[[], None]) -> None:
-        self._work = work
-        self._copy_out: Optional[Callable[[], None]] = copy_out
-
-    def _finish(self) -> None:
-        if self._copy_out is not None:
-            copy_out, self._copy_out = self._copy_out, None
-            copy_out()
-
-    def is_completed(self) -> bool:
-        """True once the operation has finished (successfully or not; :meth:`wait` raises the
-        error of a failed one)."""
-        if not self._work.is_completed():
-            return False
-        with contextlib.suppress(RuntimeError):
-            self.wait()
-        return True
-
-    def wait(self, timeout: Optional[float] = None) -> bool:
-        self._work.wait(timeout)
-        self._finish()
-        return True
 
 
 def track(group: Group, work: Any, sync_op: bool) -> Any:
@@ -300,127 +280,11 @@ def broadcast(tensor: Tensor, src: int = 0, group: Optional[Group] = None, sync_
     return track(group, work, sync_op)
 
 
-def check_tensor_list(tensors: Sequence[Any], like: Any, count: int, what: str) -> None:
-    """``ValueError`` unless ``tensors`` holds ``count`` Tensors of ``like``'s shape and dtype."""
-    if len(tensors) != count:
-        raise ValueError(f"{what} must hold {count} tensors (one per rank of the group), got {len(tensors)}")
-    for index, item in enumerate(tensors):
-        if not isinstance(item, Tensor):
-            raise TypeError(f"{what}[{index}] must be a minidp Tensor, got {type(item).__name__}")
-        if list(item.shape) != list(like.shape) or item.dtype != like.dtype:
-            raise ValueError(
-                f"{what}[{index}] has shape {list(item.shape)} and dtype "
-                f"{item.dtype}; every entry needs shape {list(like.shape)} and "
-                f"dtype {like.dtype}"
-            )
-
-
-def stacked_view(tensor: Tensor, rows: int, like: Any, what: str) -> Any:
-    """``tensor``'s array seen as ``[rows, *like.shape]`` (no copy): the single-tensor form of
-    a tensor list, ``rows`` blocks of ``like`` concatenated along axis 0."""
-    data = tensor_array(tensor, what)
-    block_rows = like.shape[0] if like.ndim else 1
-    expected = [rows * block_rows, *like.shape[1:]]
-    if list(data.shape) != expected or data.dtype != like.dtype:
-        raise ValueError(
-            f"{what} must have shape {expected} and dtype {like.dtype} "
-            f"({rows} blocks of {list(like.shape)} along axis 0); got "
-            f"{list(data.shape)} {data.dtype}"
-        )
-    return data.reshape(rows, *like.shape)
-
-
-def all_gather(
-    tensor_list: Union[List[Tensor], Tensor], tensor: Tensor, group: Optional[Group] = None, sync_op: bool = True
-) -> Optional[Union[Work, CopyOutWork]]:
-    """Gather every rank's ``tensor`` into ``tensor_list`` (in group rank order).
-
-    An empty ``tensor_list`` is extended with new tensors; a filled one must hold
-    ``world_size`` tensors of ``tensor``'s shape and dtype, which receive the results. A Tensor
-    instead of a list receives the results concatenated along axis 0.
-    """
-    group = resolve_group(group, "all_gather")
-    if not group.is_member():
-        return None
-    data = tensor_array(tensor, "tensor")
-    size = group.world_size
-    pg = group.process_group
-    if isinstance(tensor_list, Tensor):
-        out = stacked_view(tensor_list, size, data, "all_gather tensor_list")
-        return track(group, pg.all_gather(out, data, sync_op), sync_op)
-    if not isinstance(tensor_list, list):
-        raise TypeError(f"all_gather tensor_list must be a list or a Tensor, got {type(tensor_list).__name__}")
-    gathered = array_backend.get_array_module(data).empty((size, *data.shape), data.dtype)
-    if not tensor_list:
-        tensor_list.extend(Tensor(row) for row in gathered)
-        return track(group, pg.all_gather(gathered, data, sync_op), sync_op)
-    check_tensor_list(tensor_list, data, size, "all_gather tensor_list")
-    targets = [tensor_array(t, "tensor_list item") for t in tensor_list]
-
-    def copy_out() -> None:
-        for target, row in zip(targets, gathered):
-            target[...] = row
-
-    work = pg.all_gather(gathered, data, sync_op)
-    if sync_op:
-        copy_out()
-        return work
-    return track(group, CopyOutWork(work, copy_out), sync_op)
-
-
-def reduce_scatter(
-    tensor: Tensor,
-    tensor_list: Union[Tensor, List[Tensor]],
-    op: ReduceOp = ReduceOp.SUM,
-    group: Optional[Group] = None,
-    sync_op: bool = True,
-) -> Optional[Work]:
-    """Reduce ``tensor_list`` over the group and leave block ``rank`` of the result in ``tensor``.
-
-    ``tensor_list`` is either ``world_size`` tensors shaped like ``tensor`` or one tensor
-    holding them concatenated along axis 0.
-    """
-    group = resolve_group(group, "reduce_scatter")
-    if not group.is_member():
-        return None
-    out = tensor_array(tensor, "tensor")
-    if isinstance(tensor_list, Tensor):
-        source = stacked_view(tensor_list, group.world_size, out, "reduce_scatter tensor_list")
-    else:
-        if not isinstance(tensor_list, (list, tuple)):
-            raise TypeError(
-                f"reduce_scatter tensor_list must be a list of Tensors or a Tensor, got {type(tensor_list).__name__}"
-            )
-        check_tensor_list(tensor_list, out, group.world_size, "reduce_scatter tensor_list")
-        xp = array_backend.get_array_module(out)
-        source = xp.stack([tensor_array(t, "tensor_list item") for t in tensor_list])
-    work = group.process_group.reduce_scatter(out, source, op, sync_op)
-    return track(group, work, sync_op)
-
-
 def barrier(group: Optional[Group] = None) -> None:
     """Return once every rank of the group has reached the barrier."""
     group = resolve_group(group, "barrier")
     if group.is_member():
         group.process_group.barrier()
-
-
-def send(tensor: Tensor, dst: int = 0, group: Optional[Group] = None, sync_op: bool = True) -> Optional[Work]:
-    """Send ``tensor`` to job rank ``dst`` (which calls ``recv``); completes before returning."""
-    group = resolve_group(group, "send")
-    if not group.is_member():
-        return None
-    group.process_group.send(tensor_array(tensor, "tensor"), group_rank(group, dst, "dst"))
-    return Work.completed(group.process_group.describe("send"))
-
-
-def recv(tensor: Tensor, src: int = 0, group: Optional[Group] = None, sync_op: bool = True) -> Optional[Work]:
-    """Receive into ``tensor`` what job rank ``src`` sends; completes before returning."""
-    group = resolve_group(group, "recv")
-    if not group.is_member():
-        return None
-    group.process_group.recv(tensor_array(tensor, "tensor"), group_rank(group, src, "src"))
-    return Work.completed(group.process_group.describe("recv"))
 
 
 def wait(tensor: Tensor, group: Optional[Group] = None, use_calc_stream: bool = True) -> None:

@@ -21,6 +21,7 @@ from .. import engine
 from ..tensor import Tensor
 from ..layer import Layer
 from .backends import ReduceOp
+from .collective import resolve_process_group
 from .comm_hooks import CommHook
 from .env import ParallelEnv
 from .reducer import Reducer, assign_buckets
@@ -30,15 +31,6 @@ logger = logging.getLogger("minidp.distributed")
 # Bytes per fused collective of sync_params_buffers and fused_allreduce_gradients: fusing many
 # small tensors into few collectives is what makes them cheap.
 _FUSED_BYTES = 128 * 1024 * 1024
-
-
-def _resolve_process_group(group: Any):
-    """The process group behind ``group``: a Group, a bare process group, or None (default)."""
-    from . import collective
-
-    if group is None:
-        group = collective.get_group()
-    return getattr(group, "process_group", group)
 
 
 def _flatten(arrays: List[Any]) -> Any:
@@ -63,7 +55,7 @@ def sync_params_buffers(
     Tensors are broadcast in fused groups of up to 128 MiB (``fuse_params=True``) or one by one.
     Parameters marked ``no_sync`` (or ``is_distributed`` under model parallelism) are skipped.
     """
-    pg = _resolve_process_group(comm_group)
+    pg = resolve_process_group(comm_group, "sync_params_buffers")
     tensors = [
         t
         for t in itertools.chain(model.parameters(), model.buffers())
@@ -198,7 +190,7 @@ class DataParallel(Layer):
                 self.group = None
                 return
         self.group = group
-        pg = _resolve_process_group(group)
+        pg = resolve_process_group(group, "DataParallel")
         if pg is None or pg.size < 2:
             warnings.warn("DataParallel: world size is 1, so the model trains on this process alone.", stacklevel=2)
             return
@@ -401,7 +393,7 @@ def fused_allreduce_gradients(parameter_list: Sequence[Tensor], hcg: Any = None)
     Paddle's fleet), or None for every rank. Parameters without a gradient are skipped.
     """
     group = hcg.get_data_parallel_group() if hcg is not None else None
-    pg = _resolve_process_group(group)
+    pg = resolve_process_group(group, "fused_allreduce_gradients")
     params = [p for p in parameter_list if p._grad is not None]
     if pg is None or pg.size < 2 or not params:
         return

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 from .. import backend as _backend, timeline
+from .backends import choose_backend
 from .auth import SECRET_ENV, new_job_secret
 from .failure_record import FAILURE_DIR_ENV
 
@@ -122,9 +123,9 @@ def select_gpus(nprocs: int, gpus: Union[None, str, Sequence[Union[int, str]]]) 
 
 
 def resolve_backend(name: str, gpus_requested: bool) -> str:
-    """The backend the ranks will use: ``name`` checked, or for 'auto' nccl when GPUs are asked
-    for, the current place is a GPU or CuPy sees one (as ``init_parallel_env`` decides), else
-    gloo."""
+    """The backend the ranks will use: ``name`` checked for what a launcher can start, then
+    decided by :func:`~minidp.core.distributed.backends.choose_backend` (the rule
+    ``init_parallel_env`` follows)."""
     if name == "mpi":
         raise ValueError(
             "the 'mpi' backend's ranks must be started by an MPI launcher; run "
@@ -134,10 +135,7 @@ def resolve_backend(name: str, gpus_requested: bool) -> str:
         raise ValueError(f"backend must be one of {PLANNED_BACKENDS}, got {name!r}")
     if name == "gloo" and gpus_requested:
         raise ValueError("the GPU selection (gpus / --devices) is for the 'nccl' backend; drop it for gloo")
-    if name == "auto":
-        on_gpu = _backend.get_device().startswith("gpu") or _backend.is_compiled_with_cuda()
-        return "nccl" if gpus_requested or on_gpu else "gloo"
-    return name
+    return choose_backend(name, gpus_requested=gpus_requested)
 
 
 def job_secret_for_launch(nodes: int = 1) -> str:

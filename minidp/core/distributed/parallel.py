@@ -3,8 +3,10 @@
 ``init_parallel_env`` turns the environment a launcher wrote into the default group:
 
 1. read :class:`ParallelEnv`; a world of one process warns and returns None;
-2. choose the backend: ``PADDLE_DISTRI_BACKEND``, or ``auto`` = nccl when CuPy sees a GPU, else
-   mpi when an MPI launcher started the process and mpi4py imports, else gloo;
+2. choose the backend: ``PADDLE_DISTRI_BACKEND``, or for ``auto`` the rule of
+   :func:`~minidp.core.distributed.backends.choose_backend` that the launchers follow too (nccl
+   when CuPy sees a GPU, else mpi when an MPI launcher started the process and mpi4py imports,
+   else gloo);
 3. under an MPI launcher, share every rank's ``ip:port`` with an MPI all-gather (rank 0's is the
    master endpoint) and hand them to ``env.record_mpi_endpoints``, from which every
    :class:`ParallelEnv` reads them (nothing is written to ``os.environ``);
@@ -13,7 +15,9 @@
 5. under nccl, the rank's GPU becomes the current device (``set_device('gpu:N')`` with N the
    first of ``FLAGS_selected_gpus``, else the MPI local rank, else 0), so new tensors are CuPy
    arrays on it;
-6. the backend builds the default process group, with the timeout ``PADDLE_PG_TIMEOUT`` (ms).
+6. the backend builds the default process group, with the timeout ``PADDLE_PG_TIMEOUT`` (ms); the
+   log line that reports it names the backend and, for gloo, its transport (``shm`` or ``tcp``,
+   see :mod:`~minidp.core.distributed.backends.gloo`).
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ from typing import Dict, List, Optional, Tuple
 
 from .. import backend as array_backend
 from . import auth, collective
-from .backends import GroupSpec, get_backend_factory
+from .backends import GroupSpec, choose_backend, get_backend_factory, mpi4py_available
+from .backends.gloo import transport_choice
 from .collective import Group
 from .env import ParallelEnv, record_mpi_endpoints
 from .store import TCPStore
@@ -51,29 +56,15 @@ def _get_global_parallel_env() -> ParallelEnv:
     return _global_parallel_env
 
 
-def _mpi4py_available() -> bool:
-    try:
-        from mpi4py import MPI  # noqa: F401  (importing initialises MPI)
-    except ImportError:
-        return False
-    return True
-
-
 def _choose_backend(env: ParallelEnv) -> str:
-    requested = os.environ.get("PADDLE_DISTRI_BACKEND", "auto").strip().lower() or "auto"
-    if requested == "auto":
-        if array_backend.is_compiled_with_cuda():
-            return "nccl"
-        if env.launched_by_mpi and _mpi4py_available():
-            return "mpi"
-        return "gloo"
-    if requested == "nccl" and not array_backend.is_compiled_with_cuda():
+    backend = choose_backend(os.environ.get("PADDLE_DISTRI_BACKEND", "auto"), launched_by_mpi=env.launched_by_mpi)
+    if backend == "nccl" and not array_backend.is_compiled_with_cuda():
         raise RuntimeError(
             f"rank {env.rank}: PADDLE_DISTRI_BACKEND=nccl needs CUDA, but CuPy sees no GPU here; "
             "set PADDLE_DISTRI_BACKEND=gloo (or leave it unset) to train on the CPU"
         )
-    get_backend_factory(requested)
-    return requested
+    get_backend_factory(backend)
+    return backend
 
 
 def _master_endpoint(env: ParallelEnv) -> Tuple[str, int]:
@@ -215,7 +206,7 @@ def init_parallel_env() -> Optional[Group]:
         return collective.get_group()
     _check_environment(env)
     backend = _choose_backend(env)
-    if env.launched_by_mpi and _mpi4py_available():
+    if env.launched_by_mpi and mpi4py_available():
         _abort_mpi_job_on_uncaught_exception()
         record_mpi_endpoints(_share_endpoints_over_mpi(env))
         env = _global_parallel_env = ParallelEnv()
@@ -230,7 +221,8 @@ def init_parallel_env() -> Optional[Group]:
     pg = get_backend_factory(backend)(spec)
     group = Group(env.rank, collective.DEFAULT_GROUP_ID, ranks, pg, DEFAULT_GROUP_NAME)
     collective._register_default_group(group, store, backend, timeout)
-    logger.info("init_parallel_env done: %d ranks, backend %s, timeout %g s", env.world_size, backend, timeout)
+    over = f" over {transport_choice()}" if backend == "gloo" else ""
+    logger.info("init_parallel_env done: %d ranks, backend %s%s, timeout %g s", env.world_size, backend, over, timeout)
     return group
 
 

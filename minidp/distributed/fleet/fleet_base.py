@@ -9,7 +9,8 @@ wraps the model in :class:`~minidp.distributed.DataParallel` with the strategy's
 and ``find_unused_parameters``; ``distributed_optimizer`` returns the optimizer itself, since
 DataParallel already averages the gradients. minidp is data parallel only: a strategy asking
 for tensor, pipeline, sharding or sequence parallelism, AMP or recomputation is refused, as is
-parameter-server mode (``is_collective=False``).
+parameter-server mode (``is_collective=False``). :class:`ParallelMode` names the kinds of
+parallelism, as Paddle's ``fleet.base.topology`` does.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ...core.distributed.parallel import get_rank, get_world_size, init_parallel
 
 __all__ = [
     "DistributedStrategy",
+    "ParallelMode",
     "barrier_worker",
     "distributed_model",
     "distributed_optimizer",
@@ -34,6 +36,18 @@ __all__ = [
 
 _DEGREES = ("dp_degree", "mp_degree", "pp_degree", "sharding_degree", "sep_degree")
 _UNSUPPORTED = ("amp", "recompute", "sharding", "pipeline", "tensor_parallel", "gradient_merge", "lamb", "lars")
+
+
+class ParallelMode:
+    """Integer codes of Paddle's kinds of parallelism (``paddle.distributed.ParallelMode``). minidp
+    implements data parallelism; the other values exist so scripts that compare against them run
+    unchanged."""
+
+    DATA_PARALLEL = 0
+    TENSOR_PARALLEL = 1
+    PIPELINE_PARALLEL = 2
+    SHARDING_PARALLEL = 3
+    SEGMENT_PARALLEL = 4
 
 
 class DistributedStrategy:

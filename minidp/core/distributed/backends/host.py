@@ -4,8 +4,7 @@ Every rank publishes a host identity through the job's store -- the hostname plu
 boot id, so two containers or machines that happen to share a hostname are not mistaken for one
 host -- together with its process id (peers on the same host watch it to notice a death).
 ``MINIDP_HOST_ID`` replaces the identity, so tests can pretend that ranks on one machine live on
-several hosts. ``MINIDP_TRANSPORT`` chooses how the gloo backend moves data between ranks of one
-host: ``shm`` (the default) through shared memory, ``tcp`` through loopback TCP as between hosts.
+several hosts.
 """
 
 from __future__ import annotations
@@ -14,19 +13,6 @@ import os
 import socket
 import time
 from typing import Any, List, NamedTuple
-
-TRANSPORTS = ("shm", "tcp")
-
-
-def transport_choice() -> str:
-    """``MINIDP_TRANSPORT`` (``shm`` when unset); refuses unknown values."""
-    choice = os.environ.get("MINIDP_TRANSPORT", "shm").strip().lower() or "shm"
-    if choice not in TRANSPORTS:
-        raise ValueError(
-            f"MINIDP_TRANSPORT={choice!r} is not a transport; use one of "
-            f"{list(TRANSPORTS)} (tcp forces loopback TCP between ranks of a host)"
-        )
-    return choice
 
 
 def host_identity() -> str:

@@ -1,7 +1,8 @@
 """Shared memory between the ranks of one host: the gloo backend's transport inside a machine.
 
-:class:`SharedMemoryGlooGroup` is what the gloo backend builds by default. It keeps the TCP mesh
-of :class:`~minidp.core.distributed.backends.gloo.GlooProcessGroup` (send/recv, and everything between
+:class:`SharedMemoryGlooGroup` is what the gloo backend builds by default (:mod:`.gloo` picks
+the transport). It keeps the TCP mesh
+of :class:`~minidp.core.distributed.backends.tcp.GlooProcessGroup` (send/recv, and everything between
 hosts) and moves the collectives between ranks of one host through one shared segment per group.
 
 The segment
@@ -102,11 +103,10 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 
-from . import gloo
 from ..failure_record import PeerFailedError
-from .base import Collective, GroupSpec, ReduceOp, divide_by_size
-from .gloo import _REDUCERS, SMALL_ALL_REDUCE_BYTES, GlooProcessGroup, _split_points
-from .host import discover_hosts, transport_choice
+from .base import Collective, ReduceOp, divide_by_size
+from .host import discover_hosts
+from .tcp import _REDUCERS, SMALL_ALL_REDUCE_BYTES, GlooProcessGroup, _split_points
 
 CHUNK_BYTES = 512 << 10
 RING_ROWS = 4  # rows of each block in a slot, large all_reduce (>= 4: see _large_all_reduce)
@@ -659,7 +659,7 @@ class SharedMemoryGlooGroup(GlooProcessGroup):
         # all-reduce (which runs next) to announce with its data.
         self._announcement: Optional[Tuple[Collective, bytes]] = None
         self._hierarchical = False
-        if size > 1 and SUPPORTED and transport_choice() == "shm":
+        if size > 1 and SUPPORTED:
             self._attach(store)
 
     def _attach(self, store: Any) -> None:
@@ -774,14 +774,3 @@ class SharedMemoryGlooGroup(GlooProcessGroup):
             self._leaders.shutdown()
         if self._local is not None:
             self._local.close()
-
-
-def create_process_group(spec: GroupSpec) -> Optional[GlooProcessGroup]:
-    """The gloo backend's factory: shared memory within a host unless MINIDP_TRANSPORT=tcp."""
-    if transport_choice() == "tcp" or spec.rank < 0:
-        return gloo.create_process_group(spec)
-    if spec.store is None and spec.size > 1:
-        raise ValueError("the gloo backend needs a TCPStore to find its peers")
-    return SharedMemoryGlooGroup(
-        spec.store, spec.rank, spec.size, name=spec.name, timeout=spec.timeout, global_ranks=spec.global_ranks
-    )

@@ -1,7 +1,7 @@
 """``alltoall`` and ``alltoall_single`` (Paddle's names): every rank sends block ``k`` of its input
 to group rank ``k`` and receives block ``k`` of its output from it.
 
-Both are one :func:`~minidp.distributed.p2p.exchange`: pairwise sends and receives in an order
+Both are one :func:`~minidp.distributed.communication.p2p.exchange`: pairwise sends and receives in an order
 that cannot deadlock, each bounded by the group timeout. Blocks may differ in size from peer to
 peer (Paddle's "unequal split sizes"), as long as what rank ``a`` sends to ``b`` has the size
 ``b`` expects from ``a``. Inputs may be outputs too (in place). The operations complete before
@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence, Union
 
-from ..core import backend as array_backend
-from ..core.tensor import Tensor
-from ..core.distributed.backends import Work
-from ..core.distributed.collective import Group, resolve_group, stacked_view, tensor_array
+from ...core import backend as array_backend
+from ...core.tensor import Tensor
+from ...core.distributed.backends import Work
+from ...core.distributed.collective import Group, resolve_group, tensor_array
+from .blocks import stacked_view
 from .p2p import exchange
 
 

@@ -1,8 +1,10 @@
 """``gloo_init_parallel_env``, ``gloo_barrier`` and ``gloo_release``: Paddle's stand-alone CPU
-context for synchronising processes without ``init_parallel_env``.
+context for synchronising processes without ``init_parallel_env`` (Paddle's module
+``paddle.distributed.parallel_with_gloo``).
 
-Rank 0 hosts a :class:`TCPStore` at ``server_endpoint``; every rank builds a gloo process group
-of ``rank_num`` ranks on it (the group timeout is ``PADDLE_PG_TIMEOUT``). ``gloo_barrier`` waits
+Rank 0 hosts a :class:`TCPStore` at ``server_endpoint``; every rank makes a gloo group of
+``rank_num`` ranks on it, registered like any other group (``collective.create_group``; the
+group timeout is ``PADDLE_PG_TIMEOUT``). ``gloo_barrier`` waits
 for every rank; ``gloo_release`` shuts the group down and closes the store, which rank 0 keeps
 serving until then so that late ranks can still find their peers.
 """
@@ -11,11 +13,13 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
-from ..core.distributed.backends import GroupSpec, ProcessGroup, get_backend_factory
+from ..core.distributed import collective
+from ..core.distributed.backends import GroupSpec
+from ..core.distributed.collective import Group
 from ..core.distributed.env import ParallelEnv
 from ..core.distributed.store import TCPStore
 
-_context: Optional[Tuple[TCPStore, ProcessGroup]] = None
+_context: Optional[Tuple[TCPStore, Group]] = None
 
 
 def gloo_init_parallel_env(rank_id: int, rank_num: int, server_endpoint: str) -> None:
@@ -39,7 +43,7 @@ def gloo_init_parallel_env(rank_id: int, rank_num: int, server_endpoint: str) ->
         name="gloo_context", global_ranks=tuple(range(rank_num)), global_rank=rank_id, timeout=timeout, store=store
     )
     try:
-        group = get_backend_factory("gloo")(spec)
+        group = collective.create_group(spec, "gloo")
     except BaseException:
         store.close()
         raise
@@ -54,7 +58,7 @@ def gloo_barrier() -> None:
             "minidp.distributed.gloo_init_parallel_env(rank_id, rank_num, "
             "server_endpoint) first"
         )
-    _context[1].barrier()
+    collective.barrier(_context[1])
 
 
 def gloo_release() -> None:
@@ -63,5 +67,5 @@ def gloo_release() -> None:
     if _context is not None:
         store, group = _context
         _context = None
-        group.shutdown()
+        collective.destroy_process_group(group)
         store.close()

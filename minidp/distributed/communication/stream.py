@@ -1,4 +1,5 @@
-"""``minidp.distributed.stream``: Paddle's stream-level collectives.
+"""``minidp.distributed.stream``: Paddle's stream-level collectives (Paddle keeps them in
+``paddle.distributed.communication.stream``).
 
 Each function takes the arguments of its ``minidp.distributed`` namesake plus
 ``use_calc_stream``, with Paddle's stream-level argument order (note ``alltoall_single``, whose
@@ -13,12 +14,13 @@ from __future__ import annotations
 
 from typing import List, Optional, Sequence, Union
 
-from ...core.tensor import Tensor
-from .. import all_to_all as _all_to_all
 from ...core.distributed import collective as _collective
-from .. import rooted as _rooted
 from ...core.distributed.backends import ReduceOp, Work
 from ...core.distributed.collective import Group
+from ...core.tensor import Tensor
+from . import all_to_all as _all_to_all, p2p as _p2p, rooted as _rooted
+from .all_gather import all_gather as _all_gather
+from .reduce_scatter import reduce_scatter as _reduce_scatter
 
 TensorOrList = Union[Tensor, Sequence[Tensor]]
 
@@ -39,7 +41,7 @@ def all_gather(
 ) -> Optional[Work]:
     """:func:`minidp.distributed.all_gather`; a Tensor output receives the blocks along axis 0."""
     _check(sync_op, use_calc_stream, "all_gather")
-    return _collective.all_gather(tensor_or_tensor_list, tensor, group, sync_op)
+    return _all_gather(tensor_or_tensor_list, tensor, group, sync_op)
 
 
 def all_reduce(
@@ -111,7 +113,7 @@ def reduce_scatter(
 ) -> Optional[Work]:
     """:func:`minidp.distributed.reduce_scatter`."""
     _check(sync_op, use_calc_stream, "reduce_scatter")
-    return _collective.reduce_scatter(tensor, tensor_or_tensor_list, op, group, sync_op)
+    return _reduce_scatter(tensor, tensor_or_tensor_list, op, group, sync_op)
 
 
 def scatter(
@@ -145,7 +147,7 @@ def send(
 ) -> Optional[Work]:
     """:func:`minidp.distributed.send`."""
     _check(sync_op, use_calc_stream, "send")
-    return _collective.send(tensor, dst, group, sync_op)
+    return _p2p.send(tensor, dst, group, sync_op)
 
 
 def recv(
@@ -153,7 +155,7 @@ def recv(
 ) -> Optional[Work]:
     """:func:`minidp.distributed.recv`."""
     _check(sync_op, use_calc_stream, "recv")
-    return _collective.recv(tensor, src, group, sync_op)
+    return _p2p.recv(tensor, src, group, sync_op)
 
 
 __all__ = [

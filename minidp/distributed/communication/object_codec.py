@@ -45,8 +45,8 @@ from typing import Any, Callable, Dict, List, Tuple
 
 import numpy
 
-from ..core import backend as array_backend
-from ..core.tensor import Tensor
+from ...core import backend as array_backend
+from ...core.tensor import Tensor
 
 SERIALIZERS = ("typed", "pickle")
 MAX_DEPTH = 100
@@ -298,7 +298,7 @@ class _Reader:
         return array[()]
 
     def _tensor(self, depth: int) -> Tensor:
-        from ..ops.creation import to_tensor
+        from ...ops.creation import to_tensor
 
         stop_gradient = bytes(self.take(1)) == b"1"
         return to_tensor(self._array(depth), stop_gradient=stop_gradient)

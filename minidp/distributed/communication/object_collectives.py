@@ -1,7 +1,7 @@
 """Collectives on Python objects: ``all_gather_object``, ``broadcast_object_list``,
 ``scatter_object_list``, ``send_object_list`` and ``recv_object_list`` (Paddle's names).
 
-Objects travel as bytes in the format of :mod:`minidp.distributed.object_codec` (a typed
+Objects travel as bytes in the format of :mod:`.object_codec` (a typed
 encoding that is never unpickled unless every rank opted in with
 ``set_object_serializer('pickle')``). Each call first moves the byte counts, then the bytes,
 through the group's process group, so they work on every backend. A list whose length does not
@@ -16,7 +16,7 @@ from typing import Any, List, Optional, Tuple
 
 import numpy
 
-from ..core.distributed.collective import Group, group_rank, resolve_group
+from ...core.distributed.collective import Group, group_rank, resolve_group
 from .object_codec import decode_object, encode_object
 from .rooted import scatter_rows
 

@@ -18,21 +18,12 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence, Union
 
-from ..core import backend as array_backend
-from ..core.tensor import Tensor
-from ..core.distributed.backends import ReduceOp, Work
-from ..core.distributed.collective import (
-    CopyOutWork,
-    Group,
-    all_gather,
-    check_tensor_list,
-    flat_bytes,
-    group_rank,
-    resolve_group,
-    stacked_view,
-    tensor_array,
-    track,
-)
+from ...core import backend as array_backend
+from ...core.tensor import Tensor
+from ...core.distributed.backends import ReduceOp, Work
+from ...core.distributed.collective import Group, group_rank, resolve_group, tensor_array, track
+from .all_gather import all_gather
+from .blocks import CopyOutWork, check_tensor_list, flat_bytes, stacked_view
 
 
 def reduce(

@@ -1,5 +1,6 @@
-"""Point-to-point: ``isend``, ``irecv``, ``P2POp`` and ``batch_isend_irecv`` (Paddle's names), and
-:func:`exchange`, the deadlock-free schedule that batches and the all-to-alls run on.
+"""Point-to-point: ``send``, ``recv``, ``isend``, ``irecv``, ``P2POp`` and ``batch_isend_irecv``
+(Paddle's names), and :func:`exchange`, the deadlock-free schedule that batches and the
+all-to-alls run on.
 
 Why a schedule: a send of a large tensor completes only once the peer receives it. If every
 rank of a ring first sends to its right and then receives from its left, every rank waits in
@@ -30,9 +31,28 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ..core.tensor import Tensor
-from ..core.distributed.backends import Work
-from ..core.distributed.collective import Group, flat_bytes, group_rank, recv, resolve_group, send, tensor_array
+from ...core.distributed.backends import Work
+from ...core.distributed.collective import Group, group_rank, resolve_group, tensor_array
+from ...core.tensor import Tensor
+from .blocks import flat_bytes
+
+
+def send(tensor: Tensor, dst: int = 0, group: Optional[Group] = None, sync_op: bool = True) -> Optional[Work]:
+    """Send ``tensor`` to job rank ``dst`` (which calls ``recv``); completes before returning."""
+    group = resolve_group(group, "send")
+    if not group.is_member():
+        return None
+    group.process_group.send(tensor_array(tensor, "tensor"), group_rank(group, dst, "dst"))
+    return Work.completed(group.process_group.describe("send"))
+
+
+def recv(tensor: Tensor, src: int = 0, group: Optional[Group] = None, sync_op: bool = True) -> Optional[Work]:
+    """Receive into ``tensor`` what job rank ``src`` sends; completes before returning."""
+    group = resolve_group(group, "recv")
+    if not group.is_member():
+        return None
+    group.process_group.recv(tensor_array(tensor, "tensor"), group_rank(group, src, "src"))
+    return Work.completed(group.process_group.describe("recv"))
 
 
 def exchange(group: Group, sends: Sequence[Tuple[Any, int]], recvs: Sequence[Tuple[Any, int]]) -> None:
