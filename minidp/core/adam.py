@@ -14,6 +14,10 @@ the CPU), and on the GPU the multi-tensor kernel ``minidp/core/kernels/fused_ada
 per set of parameters sharing dtypes and every scalar of the step. Their results are identical
 bit for bit. ``beta_pow`` accumulates in the compute dtype as Paddle's accumulators do, and
 the moments of float16 and bfloat16 parameters are float32, as in Paddle.
+
+The moment updates and the ``beta**t`` accumulators are shared with the rest of the Adam family
+(Adamax, NAdam, RAdam, Lamb) and with the running averages of Adadelta and RMSProp:
+:func:`moving_average`, :func:`moving_average_of_squares` and :func:`advance_power`.
 """
 
 from __future__ import annotations
@@ -25,6 +29,34 @@ from .kernels.launch_args import adam_scalars
 from . import precision
 from .lr import LRScheduler
 from .optimizer import Optimizer, _Slot
+
+
+def moving_average(average: Any, value: Any, decay: float, real: type = float) -> None:
+    """``average = decay * average + (1 - decay) * value``, in place (Adam's first moment).
+
+    ``1 - decay`` is computed in ``real``: the compute dtype's scalar type for Adam, as its GPU
+    kernel does; Python's float, the default, for the other optimizers.
+    """
+    average *= decay
+    average += float(real(1) - real(decay)) * value
+
+
+def moving_average_of_squares(average: Any, value: Any, decay: float, real: type = float) -> Any:
+    """``average = decay * average + (1 - decay) * value * value``, in place (Adam's second moment).
+
+    Returns the array that held ``(1 - decay) * value * value``, free for the caller to reuse;
+    ``real`` is as in :func:`moving_average`.
+    """
+    term = float(real(1) - real(decay)) * value
+    term *= value
+    average *= decay
+    average += term
+    return term
+
+
+def advance_power(state: dict, key: str, beta: float, real: type = float) -> None:
+    """``state[key] *= beta`` rounded in ``real``: the ``beta**t`` of a bias correction, one step on."""
+    state[key] = float(real(state[key]) * real(beta))
 
 
 class Adam(Optimizer):
@@ -81,27 +113,21 @@ class Adam(Optimizer):
     def _advance_pows(slot: _Slot) -> None:
         """``beta_pow *= beta``, rounded to the compute dtype as Paddle's accumulators are."""
         state, t = slot.state, precision.compute_dtype(slot.param._data.dtype).type
-        state["beta1_pow_acc"] = float(t(state["beta1_pow_acc"]) * t(slot.hyper["beta1"]))
-        state["beta2_pow_acc"] = float(t(state["beta2_pow_acc"]) * t(slot.hyper["beta2"]))
+        advance_power(state, "beta1_pow_acc", slot.hyper["beta1"], t)
+        advance_power(state, "beta2_pow_acc", slot.hyper["beta2"], t)
 
     def _update(self, slot: _Slot, grad: Any, lr: float) -> None:
         data, state, hyper = slot.param._data, slot.state, slot.hyper
         p = precision.working_param(data, slot.master)
         t = p.dtype.type
         g = grad.astype(p.dtype, copy=False)
-        beta1, beta2 = hyper["beta1"], hyper["beta2"]
         lr_t, eps_hat = adam_scalars(lr, state["beta1_pow_acc"], state["beta2_pow_acc"], hyper["epsilon"])
         if self._decoupled_decay and t(1.0 - lr * slot.weight_decay) != 1:
             p *= 1.0 - lr * slot.weight_decay
         xp = backend.get_array_module(p)
         m, v = state["moment1"], state["moment2"]
-        m *= beta1
-        m += float(t(1) - t(beta1)) * g  # 1 - beta rounded in the compute dtype, as the kernel does
-        v *= beta2
-        square = float(t(1) - t(beta2)) * g
-        square *= g
-        v += square
-        step = xp.sqrt(v, out=square)
+        moving_average(m, g, hyper["beta1"], t)
+        step = xp.sqrt(v, out=moving_average_of_squares(v, g, hyper["beta2"], t))
         step += eps_hat
         xp.divide(m, step, out=step)
         step *= lr_t

@@ -6,6 +6,7 @@ from typing import Any, Iterable, Optional, Union
 
 from ..core import backend
 from .lr import LRScheduler
+from ..core.adam import moving_average, moving_average_of_squares
 from ..core.optimizer import Optimizer, _Slot, check_adam_hyper, check_non_negative
 
 _DECAY_BASE = 0.96
@@ -70,9 +71,7 @@ class NAdam(Optimizer):
         mu_t = beta1 * (1 - 0.5 * decayed)
         mu_next = beta1 * (1 - 0.5 * decayed * _DECAY_BASE**psi)
         mu_product *= mu_t
-        m *= beta1
-        m += (1 - beta1) * grad
-        v *= beta2
-        v += (1 - beta2) * grad * grad
+        moving_average(m, grad, beta1)
+        moving_average_of_squares(v, grad, beta2)
         m_hat = mu_next * m / (1 - mu_product * mu_next) + (1 - mu_t) * grad / (1 - mu_product)
         data -= lr * m_hat / (xp.sqrt(v / (1 - beta2_pow)) + hyper["epsilon"])
