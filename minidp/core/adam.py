@@ -17,7 +17,8 @@ the moments of float16 and bfloat16 parameters are float32, as in Paddle.
 
 The moment updates and the ``beta**t`` accumulators are shared with the rest of the Adam family
 (Adamax, NAdam, RAdam, Lamb) and with the running averages of Adadelta and RMSProp:
-:func:`moving_average`, :func:`moving_average_of_squares` and :func:`advance_power`.
+:func:`moving_average`, :func:`moving_average_of_squares`, :func:`advance_power` and
+:func:`bias_corrected_rms`.
 """
 
 from __future__ import annotations
@@ -52,6 +53,12 @@ def moving_average_of_squares(average: Any, value: Any, decay: float, real: type
     average *= decay
     average += term
     return term
+
+
+def bias_corrected_rms(v: Any, beta2_pow: Any, epsilon: float) -> Any:
+    """``sqrt(v / (1 - beta2**t)) + epsilon``: the textbook denominator of an Adam step, which
+    NAdam and Lamb use as written (Adam folds the correction into its scalars instead)."""
+    return backend.get_array_module(v).sqrt(v / (1 - beta2_pow)) + epsilon
 
 
 def advance_power(state: dict, key: str, beta: float, real: type = float) -> None:

@@ -6,7 +6,7 @@ from typing import Any, Callable, Iterable, Optional, Union
 
 from ..core import backend
 from .lr import LRScheduler
-from ..core.adam import advance_power, moving_average, moving_average_of_squares
+from ..core.adam import advance_power, bias_corrected_rms, moving_average, moving_average_of_squares
 from ..core.optimizer import Optimizer, _Slot, check_adam_hyper, check_non_negative
 
 
@@ -75,7 +75,7 @@ class Lamb(Optimizer):
         m, v = state["moment1"], state["moment2"]
         moving_average(m, grad, beta1)
         moving_average_of_squares(v, grad, beta2)
-        ratio = (m / (1 - state["beta1_pow_acc"])) / (xp.sqrt(v / (1 - state["beta2_pow_acc"])) + hyper["epsilon"])
+        ratio = (m / (1 - state["beta1_pow_acc"])) / bias_corrected_rms(v, state["beta2_pow_acc"], hyper["epsilon"])
         ratio += decay * data
         trust = 1.0
         if decay or self._always_adapt:
