@@ -29,7 +29,7 @@ from . import backend, kernels
 from .kernels.launch_args import adam_scalars
 from . import precision
 from .lr import LRScheduler
-from .optimizer import Optimizer, _Slot
+from .optimizer import Optimizer, _Slot, check_adam_hyper
 
 
 def moving_average(average: Any, value: Any, decay: float, real: type = float) -> None:
@@ -91,17 +91,12 @@ class Adam(Optimizer):
         multi_precision: bool = False,
         name: Optional[str] = None,
     ) -> None:
-        for label, value in (("beta1", beta1), ("beta2", beta2)):
-            if not 0 <= value < 1:
-                raise ValueError(f"{type(self).__name__}: {label} must lie in [0, 1), got {value!r}")
-        if epsilon < 0:
-            raise ValueError(f"{type(self).__name__}: epsilon must be non-negative, got {epsilon!r}")
         super().__init__(
             learning_rate,
             parameters,
             weight_decay,
             grad_clip,
-            {"beta1": float(beta1), "beta2": float(beta2), "epsilon": float(epsilon)},
+            check_adam_hyper(type(self).__name__, beta1, beta2, epsilon),
             multi_precision,
         )
 
