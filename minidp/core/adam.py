@@ -14,6 +14,11 @@ the CPU), and on the GPU the multi-tensor kernel ``minidp/core/kernels/fused_ada
 per set of parameters sharing dtypes and every scalar of the step. Their results are identical
 bit for bit. ``beta_pow`` accumulates in the compute dtype as Paddle's accumulators do, and
 the moments of float16 and bfloat16 parameters are float32, as in Paddle.
+
+The moment updates and the ``beta**t`` accumulators are shared with the rest of the Adam family
+(Adamax, NAdam, RAdam, Lamb) and with the running averages of Adadelta and RMSProp:
+:func:`moving_average`, :func:`moving_average_of_squares`, :func:`advance_power` and
+:func:`bias_corrected_rms`.
 """
 
 from __future__ import annotations
@@ -24,7 +29,41 @@ from . import backend, kernels
 from .kernels.launch_args import adam_scalars
 from . import precision
 from .lr import LRScheduler
-from .optimizer import Optimizer, _Slot
+from .optimizer import Optimizer, _Slot, check_adam_hyper
+
+
+def moving_average(average: Any, value: Any, decay: float, real: type = float) -> None:
+    """``average = decay * average + (1 - decay) * value``, in place (Adam's first moment).
+
+    ``1 - decay`` is computed in ``real``: the compute dtype's scalar type for Adam, as its GPU
+    kernel does; Python's float, the default, for the other optimizers.
+    """
+    average *= decay
+    average += float(real(1) - real(decay)) * value
+
+
+def moving_average_of_squares(average: Any, value: Any, decay: float, real: type = float) -> Any:
+    """``average = decay * average + (1 - decay) * value * value``, in place (Adam's second moment).
+
+    Returns the array that held ``(1 - decay) * value * value``, free for the caller to reuse;
+    ``real`` is as in :func:`moving_average`.
+    """
+    term = float(real(1) - real(decay)) * value
+    term *= value
+    average *= decay
+    average += term
+    return term
+
+
+def bias_corrected_rms(v: Any, beta2_pow: Any, epsilon: float) -> Any:
+    """``sqrt(v / (1 - beta2**t)) + epsilon``: the textbook denominator of an Adam step, which
+    NAdam and Lamb use as written (Adam folds the correction into its scalars instead)."""
+    return backend.get_array_module(v).sqrt(v / (1 - beta2_pow)) + epsilon
+
+
+def advance_power(state: dict, key: str, beta: float, real: type = float) -> None:
+    """``state[key] *= beta`` rounded in ``real``: the ``beta**t`` of a bias correction, one step on."""
+    state[key] = float(real(state[key]) * real(beta))
 
 
 class Adam(Optimizer):
@@ -52,17 +91,12 @@ class Adam(Optimizer):
         multi_precision: bool = False,
         name: Optional[str] = None,
     ) -> None:
-        for label, value in (("beta1", beta1), ("beta2", beta2)):
-            if not 0 <= value < 1:
-                raise ValueError(f"{type(self).__name__}: {label} must lie in [0, 1), got {value!r}")
-        if epsilon < 0:
-            raise ValueError(f"{type(self).__name__}: epsilon must be non-negative, got {epsilon!r}")
         super().__init__(
             learning_rate,
             parameters,
             weight_decay,
             grad_clip,
-            {"beta1": float(beta1), "beta2": float(beta2), "epsilon": float(epsilon)},
+            check_adam_hyper(type(self).__name__, beta1, beta2, epsilon),
             multi_precision,
         )
 
@@ -81,27 +115,21 @@ class Adam(Optimizer):
     def _advance_pows(slot: _Slot) -> None:
         """``beta_pow *= beta``, rounded to the compute dtype as Paddle's accumulators are."""
         state, t = slot.state, precision.compute_dtype(slot.param._data.dtype).type
-        state["beta1_pow_acc"] = float(t(state["beta1_pow_acc"]) * t(slot.hyper["beta1"]))
-        state["beta2_pow_acc"] = float(t(state["beta2_pow_acc"]) * t(slot.hyper["beta2"]))
+        advance_power(state, "beta1_pow_acc", slot.hyper["beta1"], t)
+        advance_power(state, "beta2_pow_acc", slot.hyper["beta2"], t)
 
     def _update(self, slot: _Slot, grad: Any, lr: float) -> None:
         data, state, hyper = slot.param._data, slot.state, slot.hyper
         p = precision.working_param(data, slot.master)
         t = p.dtype.type
         g = grad.astype(p.dtype, copy=False)
-        beta1, beta2 = hyper["beta1"], hyper["beta2"]
         lr_t, eps_hat = adam_scalars(lr, state["beta1_pow_acc"], state["beta2_pow_acc"], hyper["epsilon"])
         if self._decoupled_decay and t(1.0 - lr * slot.weight_decay) != 1:
             p *= 1.0 - lr * slot.weight_decay
         xp = backend.get_array_module(p)
         m, v = state["moment1"], state["moment2"]
-        m *= beta1
-        m += float(t(1) - t(beta1)) * g  # 1 - beta rounded in the compute dtype, as the kernel does
-        v *= beta2
-        square = float(t(1) - t(beta2)) * g
-        square *= g
-        v += square
-        step = xp.sqrt(v, out=square)
+        moving_average(m, g, hyper["beta1"], t)
+        step = xp.sqrt(v, out=moving_average_of_squares(v, g, hyper["beta2"], t))
         step += eps_hat
         xp.divide(m, step, out=step)
         step *= lr_t

@@ -6,6 +6,7 @@ from typing import Any, Iterable, Optional, Union
 
 from ..core import backend
 from .lr import LRScheduler
+from ..core.adam import moving_average_of_squares
 from ..core.optimizer import Optimizer, _Slot, check_non_negative, check_unit_interval
 
 
@@ -54,9 +55,7 @@ class Adadelta(Optimizer):
         xp = backend.get_array_module(data)
         rho, epsilon = hyper["rho"], hyper["epsilon"]
         squared_grad, squared_update = state["_avg_squared_grad"], state["_avg_squared_update"]
-        squared_grad *= rho
-        squared_grad += (1 - rho) * grad * grad
+        moving_average_of_squares(squared_grad, grad, rho)
         update = -xp.sqrt((squared_update + epsilon) / (squared_grad + epsilon)) * grad
-        squared_update *= rho
-        squared_update += (1 - rho) * update * update
+        moving_average_of_squares(squared_update, update, rho)
         data += lr * update

@@ -6,6 +6,7 @@ from typing import Any, Iterable, Optional, Union
 
 from ..core import backend
 from .lr import LRScheduler
+from ..core.adam import advance_power, moving_average
 from ..core.optimizer import Optimizer, _Slot, check_adam_hyper
 
 
@@ -46,12 +47,10 @@ class Adamax(Optimizer):
     def _update(self, slot: _Slot, grad: Any, lr: float) -> None:
         data, state, hyper = slot.param._data, slot.state, slot.hyper
         xp = backend.get_array_module(data)
-        beta1 = hyper["beta1"]
         moment, inf_norm = state["moment"], state["inf_norm"]
-        moment *= beta1
-        moment += (1 - beta1) * grad
+        moving_average(moment, grad, hyper["beta1"])
         inf_norm *= hyper["beta2"]
         inf_norm += hyper["epsilon"]
         xp.maximum(inf_norm, xp.abs(grad), out=inf_norm)
         data -= lr / (1 - state["beta1_pow_acc"]) * moment / inf_norm
-        state["beta1_pow_acc"] *= beta1
+        advance_power(state, "beta1_pow_acc", hyper["beta1"])

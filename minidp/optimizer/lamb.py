@@ -6,6 +6,7 @@ from typing import Any, Callable, Iterable, Optional, Union
 
 from ..core import backend
 from .lr import LRScheduler
+from ..core.adam import advance_power, bias_corrected_rms, moving_average, moving_average_of_squares
 from ..core.optimizer import Optimizer, _Slot, check_adam_hyper, check_non_negative
 
 
@@ -72,11 +73,9 @@ class Lamb(Optimizer):
         xp = backend.get_array_module(data)
         beta1, beta2, decay = hyper["beta1"], hyper["beta2"], hyper["lamb_weight_decay"]
         m, v = state["moment1"], state["moment2"]
-        m *= beta1
-        m += (1 - beta1) * grad
-        v *= beta2
-        v += (1 - beta2) * grad * grad
-        ratio = (m / (1 - state["beta1_pow_acc"])) / (xp.sqrt(v / (1 - state["beta2_pow_acc"])) + hyper["epsilon"])
+        moving_average(m, grad, beta1)
+        moving_average_of_squares(v, grad, beta2)
+        ratio = (m / (1 - state["beta1_pow_acc"])) / bias_corrected_rms(v, state["beta2_pow_acc"], hyper["epsilon"])
         ratio += decay * data
         trust = 1.0
         if decay or self._always_adapt:
@@ -84,5 +83,5 @@ class Lamb(Optimizer):
             if param_norm > 0 and ratio_norm > 0:
                 trust = param_norm / ratio_norm
         data -= lr * trust * ratio
-        state["beta1_pow_acc"] *= beta1
-        state["beta2_pow_acc"] *= beta2
+        advance_power(state, "beta1_pow_acc", beta1)
+        advance_power(state, "beta2_pow_acc", beta2)

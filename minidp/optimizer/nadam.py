@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional, Union
 
-from ..core import backend
 from .lr import LRScheduler
+from ..core.adam import bias_corrected_rms, moving_average, moving_average_of_squares
 from ..core.optimizer import Optimizer, _Slot, check_adam_hyper, check_non_negative
 
 _DECAY_BASE = 0.96
@@ -60,7 +60,6 @@ class NAdam(Optimizer):
 
     def _update(self, slot: _Slot, grad: Any, lr: float) -> None:
         data, state, hyper = slot.param._data, slot.state, slot.hyper
-        xp = backend.get_array_module(data)
         beta1, beta2, psi = hyper["beta1"], hyper["beta2"], hyper["momentum_decay"]
         decay_pow, beta2_pow, mu_product = state["momentum_decay_pow"], state["beta2_pow"], state["mu_product"]
         m, v = state["moment1"], state["moment2"]
@@ -70,9 +69,7 @@ class NAdam(Optimizer):
         mu_t = beta1 * (1 - 0.5 * decayed)
         mu_next = beta1 * (1 - 0.5 * decayed * _DECAY_BASE**psi)
         mu_product *= mu_t
-        m *= beta1
-        m += (1 - beta1) * grad
-        v *= beta2
-        v += (1 - beta2) * grad * grad
+        moving_average(m, grad, beta1)
+        moving_average_of_squares(v, grad, beta2)
         m_hat = mu_next * m / (1 - mu_product * mu_next) + (1 - mu_t) * grad / (1 - mu_product)
-        data -= lr * m_hat / (xp.sqrt(v / (1 - beta2_pow)) + hyper["epsilon"])
+        data -= lr * m_hat / bias_corrected_rms(v, beta2_pow, hyper["epsilon"])

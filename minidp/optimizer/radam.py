@@ -6,6 +6,7 @@ from typing import Any, Iterable, Optional, Union
 
 from ..core import backend
 from .lr import LRScheduler
+from ..core.adam import moving_average, moving_average_of_squares
 from ..core.optimizer import Optimizer, _Slot, check_adam_hyper
 
 
@@ -56,10 +57,8 @@ class RAdam(Optimizer):
         rho *= beta2 - beta2_pow
         rho += beta2_pow
         rho /= 1 - beta2_pow
-        m *= beta1
-        m += (1 - beta1) * grad
-        v *= beta2
-        v += (1 - beta2) * grad * grad
+        moving_average(m, grad, beta1)
+        moving_average_of_squares(v, grad, beta2)
         m_hat = m / (1 - beta1_pow)
         # rho_t is close to 5 for a few steps, where the branch and the rectifier are sensitive
         # to rounding: compute them in the parameter's precision, as Paddle does.

@@ -6,6 +6,7 @@ from typing import Any, Iterable, Optional, Union
 
 from ..core import backend
 from .lr import LRScheduler
+from ..core.adam import moving_average, moving_average_of_squares
 from ..core.optimizer import Optimizer, _Slot, check_non_negative, check_unit_interval
 
 
@@ -52,12 +53,10 @@ class RMSProp(Optimizer):
         xp = backend.get_array_module(data)
         rho = hyper["rho"]
         mean_square, mean_grad, velocity = state["mean_square"], state["mean_grad"], state["momentum"]
-        mean_square *= rho
-        mean_square += (1 - rho) * grad * grad
+        moving_average_of_squares(mean_square, grad, rho)
         denominator = mean_square + hyper["epsilon"]
         if self._centered:
-            mean_grad *= rho
-            mean_grad += (1 - rho) * grad
+            moving_average(mean_grad, grad, rho)
             denominator -= mean_grad * mean_grad
         velocity *= hyper["momentum"]
         velocity += lr * grad / xp.sqrt(denominator)

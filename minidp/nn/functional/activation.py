@@ -1,5 +1,8 @@
-"""Activations. The elementwise ones are defined here from their forward and derivative
-(:func:`minidp.ops.elementwise.elementwise`); the rest compose ops that already have gradients.
+"""Activations. The elementwise ones are defined here from their forward and derivative, through
+the table mechanism of :mod:`minidp.ops.elementwise`: one ``unary_op`` line each for those without
+parameters, :func:`~minidp.ops.elementwise.elementwise` with closures over the parameters for the
+others (composing ops would record several tape nodes and cost up to four times as much). The
+rest (prelu, glu, gumbel_softmax, ...) compose ops that already have gradients.
 
 Derivatives keep the input's dtype (a float32 activation sends float32 gradients back).
 """
@@ -26,7 +29,7 @@ from ...ops import (
     where,
 )
 from ...core.op_util import wrap
-from ...ops.elementwise import KEEP, elementwise
+from ...ops.elementwise import KEEP, elementwise, unary_op
 from ...ops.inplace import inplace_form
 from ...ops.unary import _sigmoid
 from ._util import check_tensor
@@ -40,9 +43,71 @@ def _pick(xp: Any, condition: Any, a: Any, b: Any, x: Any) -> Any:
     return xp.where(condition, a, b).astype(x.dtype, copy=False)
 
 
+def _softplus(xp: Any, v: Any) -> Any:
+    """log(1 + e ** v) without overflow."""
+    return xp.maximum(v, 0) + xp.log1p(xp.exp(-xp.abs(v)))
+
+
+def _elu(xp: Any, v: Any, alpha: float) -> Any:
+    """v where v > 0, else alpha * (e ** v - 1): the curve of elu and selu."""
+    return xp.where(v > 0, v, alpha * xp.expm1(xp.minimum(v, 0)))
+
+
+def _silu_slope(xp: Any, v: Any, y: Any) -> Any:
+    s = _sigmoid(xp, v)
+    return s * (1 + v * (1 - s))
+
+
+def _mish_slope(xp: Any, v: Any, y: Any) -> Any:
+    t = xp.tanh(_softplus(xp, v))
+    return t + v * _sigmoid(xp, v) * (1 - t * t)
+
+
+# The activations without parameters, one table line each (see minidp.ops.elementwise):
+# name = unary_op(name, doc, dtype rule, forward (xp, x), dy/dx (xp, x, y)).
+_silu = unary_op("silu", "x * sigmoid(x).", KEEP, lambda xp, v: v * _sigmoid(xp, v), _silu_slope)
+mish = unary_op("mish", "x * tanh(softplus(x)).", KEEP, lambda xp, v: v * xp.tanh(_softplus(xp, v)), _mish_slope)
+softsign = unary_op(
+    "softsign", "x / (1 + |x|).", KEEP, lambda xp, v: v / (1 + xp.abs(v)), lambda xp, v, y: 1 / ((1 + xp.abs(v)) ** 2)
+)
+tanhshrink = unary_op(
+    "tanhshrink", "x - tanh(x).", KEEP, lambda xp, v: v - xp.tanh(v), lambda xp, v, y: xp.tanh(v) ** 2
+)
+hardswish = unary_op(
+    "hardswish",
+    "x * clip(x + 3, 0, 6) / 6.",
+    KEEP,
+    lambda xp, v: v * xp.clip(v + 3, 0, 6) / 6,
+    lambda xp, v, y: _pick(xp, v < -3, 0.0, _pick(xp, v > 3, 1.0, (2 * v + 3) / 6, v), v),
+)
+log_sigmoid = unary_op(
+    "log_sigmoid",
+    "log(sigmoid(x)) = -softplus(-x), stable for large |x|.",
+    KEEP,
+    lambda xp, v: -_softplus(xp, -v),
+    lambda xp, v, y: _sigmoid(xp, -v),
+)
+
+
+def _clip(x: Tensor, low: float, high: float, op: str) -> Tensor:
+    """clip(x, low, high), with gradient 0 at the bounds as Paddle's relu6 and hardtanh have."""
+    return elementwise(
+        x,
+        lambda xp, v: xp.clip(v, low, high).astype(v.dtype, copy=False),
+        lambda xp, v, y: (v > low) & (v < high),
+        KEEP,
+        op,
+    )
+
+
 def relu6(x: Tensor, name: Optional[str] = None) -> Tensor:
     """min(max(x, 0), 6)."""
-    return elementwise(x, lambda xp, v: xp.clip(v, 0, 6), lambda xp, v, y: (v > 0) & (v < 6), KEEP, "relu6")
+    return _clip(x, 0, 6, "relu6")
+
+
+def hardtanh(x: Tensor, min: float = -1.0, max: float = 1.0, name: Optional[str] = None) -> Tensor:
+    """clip(x, min, max)."""
+    return _clip(x, min, max, "hardtanh")
 
 
 def leaky_relu(x: Tensor, negative_slope: float = 0.01, name: Optional[str] = None) -> Tensor:
@@ -60,7 +125,7 @@ def elu(x: Tensor, alpha: float = 1.0, name: Optional[str] = None) -> Tensor:
     """x where x > 0, else alpha * (e ** x - 1)."""
     return elementwise(
         x,
-        lambda xp, v: xp.where(v > 0, v, alpha * xp.expm1(xp.minimum(v, 0))),
+        lambda xp, v: _elu(xp, v, alpha),
         lambda xp, v, y: xp.where(v > 0, 1, y + alpha).astype(v.dtype, copy=False),
         KEEP,
         "elu",
@@ -71,7 +136,7 @@ def selu(x: Tensor, scale: float = _SELU_SCALE, alpha: float = _SELU_ALPHA, name
     """scale * (x where x > 0, else alpha * (e ** x - 1))."""
     return elementwise(
         x,
-        lambda xp, v: scale * xp.where(v > 0, v, alpha * xp.expm1(xp.minimum(v, 0))),
+        lambda xp, v: scale * _elu(xp, v, alpha),
         lambda xp, v, y: scale * _pick(xp, v > 0, 1.0, alpha * xp.exp(xp.minimum(v, 0)), v),
         KEEP,
         "selu",
@@ -91,14 +156,6 @@ def celu(x: Tensor, alpha: float = 1.0, name: Optional[str] = None) -> Tensor:
     )
 
 
-def _silu(x: Tensor) -> Tensor:
-    def derivative(xp, v, y):
-        s = _sigmoid(xp, v)
-        return s * (1 + v * (1 - s))
-
-    return elementwise(x, lambda xp, v: v * _sigmoid(xp, v), derivative, KEEP, "silu")
-
-
 _silu_ = inplace_form(_silu, "silu")
 
 
@@ -112,21 +169,6 @@ def swish(x: Tensor, name: Optional[str] = None) -> Tensor:
     return _silu(x)
 
 
-def _softplus(xp: Any, v: Any) -> Any:
-    """log(1 + e ** v) without overflow."""
-    return xp.maximum(v, 0) + xp.log1p(xp.exp(-xp.abs(v)))
-
-
-def mish(x: Tensor, name: Optional[str] = None) -> Tensor:
-    """x * tanh(softplus(x))."""
-
-    def derivative(xp, v, y):
-        t = xp.tanh(_softplus(xp, v))
-        return t + v * _sigmoid(xp, v) * (1 - t * t)
-
-    return elementwise(x, lambda xp, v: v * xp.tanh(_softplus(xp, v)), derivative, KEEP, "mish")
-
-
 def softplus(x: Tensor, beta: float = 1, threshold: float = 20, name: Optional[str] = None) -> Tensor:
     """log(1 + e ** (beta * x)) / beta, and x itself where beta * x > threshold."""
     return elementwise(
@@ -138,20 +180,11 @@ def softplus(x: Tensor, beta: float = 1, threshold: float = 20, name: Optional[s
     )
 
 
-def softsign(x: Tensor, name: Optional[str] = None) -> Tensor:
-    """x / (1 + |x|)."""
-    return elementwise(
-        x, lambda xp, v: v / (1 + xp.abs(v)), lambda xp, v, y: 1 / ((1 + xp.abs(v)) ** 2), KEEP, "softsign"
-    )
-
-
 def softshrink(x: Tensor, threshold: float = 0.5, name: Optional[str] = None) -> Tensor:
     """x - threshold above threshold, x + threshold below -threshold, 0 between."""
     return elementwise(
         x,
-        lambda xp, v: xp.where(v > threshold, v - threshold, xp.where(v < -threshold, v + threshold, 0)).astype(
-            v.dtype
-        ),
+        lambda xp, v: _pick(xp, v > threshold, v - threshold, xp.where(v < -threshold, v + threshold, 0), v),
         lambda xp, v, y: xp.abs(v) > threshold,
         KEEP,
         "softshrink",
@@ -162,16 +195,11 @@ def hardshrink(x: Tensor, threshold: float = 0.5, name: Optional[str] = None) ->
     """x where |x| > threshold, else 0."""
     return elementwise(
         x,
-        lambda xp, v: xp.where(xp.abs(v) > threshold, v, 0).astype(v.dtype),
+        lambda xp, v: _pick(xp, xp.abs(v) > threshold, v, 0, v),
         lambda xp, v, y: xp.abs(v) > threshold,
         KEEP,
         "hardshrink",
     )
-
-
-def tanhshrink(x: Tensor, name: Optional[str] = None) -> Tensor:
-    """x - tanh(x)."""
-    return elementwise(x, lambda xp, v: v - xp.tanh(v), lambda xp, v, y: xp.tanh(v) ** 2, KEEP, "tanhshrink")
 
 
 def hardsigmoid(x: Tensor, slope: float = 0.1666667, offset: float = 0.5, name: Optional[str] = None) -> Tensor:
@@ -185,38 +213,11 @@ def hardsigmoid(x: Tensor, slope: float = 0.1666667, offset: float = 0.5, name: 
     )
 
 
-def hardswish(x: Tensor, name: Optional[str] = None) -> Tensor:
-    """x * clip(x + 3, 0, 6) / 6."""
-    return elementwise(
-        x,
-        lambda xp, v: v * xp.clip(v + 3, 0, 6) / 6,
-        lambda xp, v, y: _pick(xp, v < -3, 0.0, _pick(xp, v > 3, 1.0, (2 * v + 3) / 6, v), v),
-        KEEP,
-        "hardswish",
-    )
-
-
-def hardtanh(x: Tensor, min: float = -1.0, max: float = 1.0, name: Optional[str] = None) -> Tensor:
-    """clip(x, min, max)."""
-    return elementwise(
-        x,
-        lambda xp, v: xp.clip(v, min, max).astype(v.dtype, copy=False),
-        lambda xp, v, y: (v > min) & (v < max),
-        KEEP,
-        "hardtanh",
-    )
-
-
-def log_sigmoid(x: Tensor, name: Optional[str] = None) -> Tensor:
-    """log(sigmoid(x)) = -softplus(-x), stable for large |x|."""
-    return elementwise(x, lambda xp, v: -_softplus(xp, -v), lambda xp, v, y: _sigmoid(xp, -v), KEEP, "log_sigmoid")
-
-
 def thresholded_relu(x: Tensor, threshold: float = 1.0, value: float = 0.0, name: Optional[str] = None) -> Tensor:
     """x where x > threshold, else ``value``."""
     return elementwise(
         x,
-        lambda xp, v: xp.where(v > threshold, v, value).astype(v.dtype, copy=False),
+        lambda xp, v: _pick(xp, v > threshold, v, value, v),
         lambda xp, v, y: v > threshold,
         KEEP,
         "thresholded_relu",
