@@ -9,7 +9,8 @@ from ...core.tensor import Tensor
 from ...core.op_util import check_size
 from .. import functional as F
 from .. import initializer as init
-from ..functional._util import length_pair, pair
+from ..functional._util import pair
+from ..functional.sliding import per_axis
 from ...core.layer import Layer
 
 
@@ -106,7 +107,7 @@ class Conv1D(Layer):
                 f"Conv1D: in_channels ({in_channels}) and out_channels ({out_channels}) must "
                 f"be divisible by groups ({groups})"
             )
-        _, k = length_pair(kernel_size, "Conv1D", "kernel_size")
+        (k,) = per_axis(kernel_size, 1, "Conv1D", "kernel_size")
         self._in_channels, self._out_channels, self._kernel_size = in_channels, out_channels, k
         self._stride, self._padding, self._dilation = stride, padding, dilation
         self._groups, self._data_format = groups, data_format
@@ -231,7 +232,7 @@ class Conv1DTranspose(_ConvTranspose):
         data_format: str = "NCL",
     ) -> None:
         super().__init__()
-        _, k = length_pair(kernel_size, "Conv1DTranspose", "kernel_size")
+        (k,) = per_axis(kernel_size, 1, "Conv1DTranspose", "kernel_size")
         self._setup(
             in_channels,
             out_channels,
