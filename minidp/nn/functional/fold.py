@@ -48,11 +48,13 @@ def unfold(
     padded = pad(xp, xd, pads, 0)
     windows = window_slices(kernel, stride, dilation, out_hw)
     cols = im2col(xp, padded, windows, kernel, out_hw)
+    blocks = cols.reshape(c * kernel[0] * kernel[1], n, out_hw[0] * out_hw[1]).swapaxes(0, 1)
 
     def backward(g):
-        return (col2im(xp, g.reshape(cols.shape), windows, padded.shape)[interior(pads, (h, w))],)
+        g_cols = g.swapaxes(0, 1).reshape(cols.shape)
+        return (col2im(xp, g_cols, windows, padded.shape)[interior(pads, (h, w))],)
 
-    return result(cols.reshape(n, c * kernel[0] * kernel[1], out_hw[0] * out_hw[1]), (x,), backward)
+    return result(xp.ascontiguousarray(blocks), (x,), backward)
 
 
 def fold(
@@ -77,11 +79,12 @@ def fold(
         )
     n, c = xd.shape[0], xd.shape[1] // blocks
     xp = backend.get_array_module(xd)
-    cols = xd.reshape((n, c) + kernel + out_hw)
+    cols = xd.swapaxes(0, 1).reshape((c,) + kernel + (n,) + out_hw)
     windows = window_slices(kernel, stride, dilation, out_hw)
     canvas = col2im(xp, cols, windows, (n, c, h + pads[0] + pads[1], w + pads[2] + pads[3]))
 
     def backward(g):
-        return (im2col(xp, pad(xp, g, pads, 0), windows, kernel, out_hw).reshape(xd.shape),)
+        g_cols = im2col(xp, pad(xp, g, pads, 0), windows, kernel, out_hw)
+        return (xp.ascontiguousarray(g_cols.reshape(xd.shape[1], n, xd.shape[2]).swapaxes(0, 1)),)
 
     return result(canvas[interior(pads, (h, w))], (x,), backward)

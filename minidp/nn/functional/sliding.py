@@ -5,8 +5,9 @@ convolution, max and average pooling over any number of spatial axes, forward an
 The 1-D, 2-D and 3-D functions only normalise Paddle's arguments and call these. A window op loops
 over the kernel offsets only: each step moves a strided slice of the whole batch, so the array
 library does the work, on NumPy and CuPy alike. Convolution gathers the slices into columns
-(im2col), multiplies them by the weight in one batched matmul, and adds column gradients back with
-the same slices (col2im); making that cheaper is work for this module alone.
+(im2col) laid out as [C * kernel, N * positions], so that the forward pass and both gradients are
+one matmul per group over the whole batch (a batched matmul over N is slow on NumPy), and adds
+column gradients back with the same slices (col2im).
 """
 
 from __future__ import annotations
@@ -117,11 +118,12 @@ def interior(pads: tuple, sizes: tuple) -> tuple:
 
 
 def window_slices(kernel: tuple, stride: tuple, dilation: tuple, out_sizes: tuple) -> list:
-    """For each kernel offset (row-major), its index into the columns [N, C, *kernel, *out_sizes]
-    and the index of the strided slice of the padded input that it sees across the output."""
+    """For each kernel offset (row-major), its index into the columns [C, *kernel, N, *out_sizes]
+    and the index of the strided slice of the padded input [C, N, *spatial] that it sees across the
+    output."""
     return [
         (
-            _WHOLE + offset,
+            (slice(None),) + offset,
             _WHOLE
             + tuple(
                 slice(i * d, i * d + s * (o - 1) + 1, s) for i, s, d, o in zip(offset, stride, dilation, out_sizes)
@@ -132,18 +134,24 @@ def window_slices(kernel: tuple, stride: tuple, dilation: tuple, out_sizes: tupl
 
 
 def im2col(xp: Any, padded: Any, windows: list, kernel: tuple, out_sizes: tuple) -> Any:
-    """The columns [N, C, *kernel, *out_sizes]: what each kernel offset sees at each output position."""
-    cols = xp.empty(padded.shape[:2] + tuple(kernel) + tuple(out_sizes), dtype=padded.dtype)
+    """The columns [C, *kernel, N, *out_sizes] of padded [N, C, *spatial]: what each kernel offset
+    sees at each output position, laid out so that a convolution over the whole batch is one matmul
+    of the weight [O, C * prod(kernel)] by the columns [C * prod(kernel), N * prod(out_sizes)]."""
+    n, c = padded.shape[:2]
+    cols = xp.empty((c,) + tuple(kernel) + (n,) + tuple(out_sizes), dtype=padded.dtype)
+    channels_first = padded.swapaxes(0, 1)
     for at, seen in windows:
-        cols[at] = padded[seen]
+        cols[at] = channels_first[seen]
     return cols
 
 
 def col2im(xp: Any, cols: Any, windows: list, padded_shape: tuple) -> Any:
-    """The columns added back into a zero array of ``padded_shape`` (overlaps add): im2col's adjoint."""
+    """The columns [C, *kernel, N, *out_sizes] added back into a zero array of ``padded_shape``
+    [N, C, *spatial] (overlaps add): im2col's adjoint."""
     canvas = xp.zeros(padded_shape, dtype=cols.dtype)
+    channels_first = canvas.swapaxes(0, 1)
     for at, seen in windows:
-        canvas[seen] += cols[at]
+        channels_first[seen] += cols[at]
     return canvas
 
 
@@ -173,7 +181,7 @@ def convolution(
     op: str, x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: tuple, pads: tuple, dilation: tuple, groups: int
 ) -> Tensor:
     """Cross-correlation of x [N, C, *spatial] with weight [O, C/groups, *kernel], plus bias [O]:
-    im2col, then one batched matmul per group."""
+    im2col, then one matmul per group over the whole batch (forward and both gradients)."""
     xd, wd = _check_conv_operands(op, x, weight, "O, C/groups")
     n, c = xd.shape[:2]
     sizes = xd.shape[2:]
@@ -189,23 +197,23 @@ def convolution(
     xp = backend.get_array_module(xd)
     padded = pad(xp, xd, pads, 0)
     windows = window_slices(kernel, stride, dilation, out_sizes)
-    positions = math.prod(out_sizes)
-    k = c_per_group * math.prod(kernel)
-    cols = im2col(xp, padded, windows, kernel, out_sizes).reshape(n, groups, k, positions)
-    w_mat = wd.reshape(groups, out_c // groups, k)
-    out = xp.matmul(w_mat, cols).reshape((n, out_c) + out_sizes)
+    columns = n * math.prod(out_sizes)
+    cols = im2col(xp, padded, windows, kernel, out_sizes).reshape(groups, -1, columns)
+    w_mat = wd.reshape(groups, out_c // groups, -1)
+    out = xp.matmul(w_mat, cols).reshape((out_c, n) + out_sizes)
     if bias is not None:
-        out += bias._data.reshape((1, out_c) + (1,) * len(sizes))
+        out += bias._data.reshape((out_c,) + (1,) * (len(sizes) + 1))
+    out = xp.ascontiguousarray(out.swapaxes(0, 1))
     parents = (x, weight) if bias is None else (x, weight, bias)
 
     def backward(g):
-        g_mat = g.reshape(n, groups, out_c // groups, positions)
+        g_mat = g.swapaxes(0, 1).reshape(groups, out_c // groups, columns)
         gx = gw = None
         if not x.stop_gradient:
-            g_cols = xp.matmul(w_mat.transpose(0, 2, 1), g_mat).reshape((n, c) + kernel + out_sizes)
+            g_cols = xp.matmul(w_mat.transpose(0, 2, 1), g_mat).reshape((c,) + kernel + (n,) + out_sizes)
             gx = col2im(xp, g_cols, windows, padded.shape)[interior(pads, sizes)]
         if not weight.stop_gradient:
-            gw = xp.matmul(g_mat, cols.transpose(0, 1, 3, 2)).sum(axis=0).reshape(wd.shape)
+            gw = xp.matmul(g_mat, cols.transpose(0, 2, 1)).reshape(wd.shape)
         return _bias_grads(gx, gw, g, bias)
 
     return result(out, parents, backward)
@@ -248,9 +256,10 @@ def transposed_convolution(
     """Transposed convolution (the gradient of a convolution with respect to its input) of x
     [N, C, *spatial] with weight [C, O/groups, *kernel], plus bias [O].
 
-    Each input position scatters the weight scaled by its value: one matmul makes the columns and
-    col2im adds them into the output; backward gathers with im2col. The output is the full scatter
-    cropped by ``pads``, plus ``output_padding`` (or as much as ``output_size`` asks).
+    Each input position scatters the weight scaled by its value: one matmul per group over the whole
+    batch makes the columns and col2im adds them into the output; backward gathers with im2col. The
+    output is the full scatter cropped by ``pads``, plus ``output_padding`` (or as much as
+    ``output_size`` asks).
     """
     xd, wd = _check_conv_operands(op, x, weight, "C, O/groups")
     n, c = xd.shape[:2]
@@ -269,10 +278,9 @@ def transposed_convolution(
     out_sizes = tuple(m + e for m, e in zip(natural, extra))
     xp = backend.get_array_module(xd)
     windows = window_slices(kernel, stride, dilation, sizes)
-    k = out_per_group * math.prod(kernel)
-    w_mat = wd.reshape(groups, c // groups, k)
-    x_mat = xd.reshape(n, groups, c // groups, math.prod(sizes))
-    cols = xp.matmul(w_mat.transpose(0, 2, 1), x_mat).reshape((n, out_c) + kernel + sizes)
+    w_mat = wd.reshape(groups, c // groups, -1)
+    x_mat = xd.swapaxes(0, 1).reshape(groups, c // groups, -1)
+    cols = xp.matmul(w_mat.transpose(0, 2, 1), x_mat).reshape((out_c,) + kernel + (n,) + sizes)
     canvas_shape = (n, out_c) + tuple(f + e for f, e in zip(full, extra))
     crop = interior(pads, out_sizes)
     out = col2im(xp, cols, windows, canvas_shape)[crop]
@@ -283,11 +291,11 @@ def transposed_convolution(
     def backward(g):
         g_canvas = xp.zeros(canvas_shape, dtype=g.dtype)
         g_canvas[crop] = g
-        g_cols = im2col(xp, g_canvas, windows, kernel, sizes).reshape(n, groups, k, math.prod(sizes))
-        gx = None if x.stop_gradient else xp.matmul(w_mat, g_cols).reshape(xd.shape)
-        gw = None
-        if not weight.stop_gradient:
-            gw = xp.matmul(x_mat, g_cols.transpose(0, 1, 3, 2)).sum(axis=0).reshape(wd.shape)
+        g_cols = im2col(xp, g_canvas, windows, kernel, sizes).reshape(groups, -1, x_mat.shape[2])
+        gx = None
+        if not x.stop_gradient:
+            gx = xp.ascontiguousarray(xp.matmul(w_mat, g_cols).reshape((c, n) + sizes).swapaxes(0, 1))
+        gw = None if weight.stop_gradient else xp.matmul(x_mat, g_cols.transpose(0, 2, 1)).reshape(wd.shape)
         return _bias_grads(gx, gw, g, bias)
 
     return result(out, parents, backward)
