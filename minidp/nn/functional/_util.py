@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
 
 from ...core.tensor import Tensor
 from ...core.op_util import check_tensor
@@ -10,7 +9,6 @@ from ...core.op_util import check_tensor
 __all__ = [
     "check_tensor",
     "check_reduction",
-    "pair",
     "check_nchw",
     "reduce_loss",
 ]
@@ -21,14 +19,6 @@ REDUCTIONS = ("mean", "sum", "none")
 def check_reduction(op: str, reduction: str) -> None:
     if reduction not in REDUCTIONS:
         raise ValueError(f"{op}: reduction must be one of {REDUCTIONS}, got {reduction!r}")
-
-
-def pair(value: Any, op: str, arg: str) -> tuple:
-    """An int or a pair of ints as a pair of positive ints."""
-    values = (value, value) if isinstance(value, int) else tuple(value)
-    if len(values) != 2 or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values):
-        raise ValueError(f"{op}: {arg} must be a positive int or a pair of them, got {value!r}")
-    return values
 
 
 def check_nchw(op: str, x: Tensor, data_format: str) -> None:

@@ -7,9 +7,9 @@ from typing import Any, Optional
 from ...core import backend
 from ...core.tensor import Tensor
 from ...core.op_util import result
-from ._util import check_tensor, pair
+from ._util import check_tensor
 from . import sliding
-from .sliding import col2im, im2col, interior, pad, window_slices
+from .sliding import col2im, im2col, interior, pad, per_axis, window_slices
 
 
 def _block_geometry(op: str, kernel_sizes: Any, strides: Any, paddings: Any, dilations: Any) -> tuple:
@@ -18,9 +18,9 @@ def _block_geometry(op: str, kernel_sizes: Any, strides: Any, paddings: Any, dil
     Paddle's paddings are an int, [pad_h, pad_w] or [top, left, bottom, right].
     """
     kernel, stride, dilation = (
-        pair(kernel_sizes, op, "kernel_sizes"),
-        pair(strides, op, "strides"),
-        pair(dilations, op, "dilations"),
+        per_axis(kernel_sizes, 2, op, "kernel_sizes"),
+        per_axis(strides, 2, op, "strides"),
+        per_axis(dilations, 2, op, "dilations"),
     )
     values = [paddings] * 4 if isinstance(paddings, int) else list(paddings)
     if len(values) == 2:
@@ -69,7 +69,7 @@ def fold(
     """[N, C * kh * kw, L] -> [N, C, H, W]: columns summed back into their blocks (overlaps add)."""
     check_tensor("fold", "x", x)
     kernel, stride, dilation, pads = _block_geometry("fold", kernel_sizes, strides, paddings, dilations)
-    h, w = pair(output_sizes, "fold", "output_sizes")
+    h, w = per_axis(output_sizes, 2, "fold", "output_sizes")
     out_hw = sliding.output_sizes("fold", (h, w), pads, kernel, stride, dilation)
     xd = x._data
     blocks = kernel[0] * kernel[1]
