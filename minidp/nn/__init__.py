@@ -6,7 +6,7 @@
 """
 
 from ..core.tensor import Parameter
-from . import clip, functional, initializer, layers
+from . import clip, functional, initializer, layer, layers
 from .clip import *
 from .layers import *
 from . import utils

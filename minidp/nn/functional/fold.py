@@ -7,7 +7,9 @@ from typing import Any, Optional
 from ...core import backend
 from ...core.tensor import Tensor
 from ...core.op_util import result
-from ._util import check_tensor, output_size, pad_spatial, pair, window_slices
+from ._util import check_tensor
+from . import sliding
+from .sliding import col2im, im2col, interior, pad, per_axis, window_slices
 
 __all__ = [
     "fold",
@@ -21,9 +23,9 @@ def _block_geometry(op: str, kernel_sizes: Any, strides: Any, paddings: Any, dil
     Paddle's paddings are an int, [pad_h, pad_w] or [top, left, bottom, right].
     """
     kernel, stride, dilation = (
-        pair(kernel_sizes, op, "kernel_sizes"),
-        pair(strides, op, "strides"),
-        pair(dilations, op, "dilations"),
+        per_axis(kernel_sizes, 2, op, "kernel_sizes"),
+        per_axis(strides, 2, op, "strides"),
+        per_axis(dilations, 2, op, "dilations"),
     )
     values = [paddings] * 4 if isinstance(paddings, int) else list(paddings)
     if len(values) == 2:
@@ -46,25 +48,18 @@ def unfold(
     kernel, stride, dilation, pads = _block_geometry("unfold", kernel_sizes, strides, paddings, dilations)
     xd = x._data
     n, c, h, w = xd.shape
-    out_hw = (
-        output_size(h, pads[0], pads[1], kernel[0], stride[0], dilation[0], False, "unfold"),
-        output_size(w, pads[2], pads[3], kernel[1], stride[1], dilation[1], False, "unfold"),
-    )
+    out_hw = sliding.output_sizes("unfold", (h, w), pads, kernel, stride, dilation)
     xp = backend.get_array_module(xd)
-    padded = pad_spatial(xp, xd, pads, 0)
+    padded = pad(xp, xd, pads, 0)
     windows = window_slices(kernel, stride, dilation, out_hw)
-    cols = xp.empty((n, c, kernel[0], kernel[1]) + out_hw, dtype=xd.dtype)
-    for i, j, rows, columns in windows:
-        cols[:, :, i, j] = padded[:, :, rows, columns]
+    cols = im2col(xp, padded, windows, kernel, out_hw)
+    blocks = cols.reshape(c * kernel[0] * kernel[1], n, out_hw[0] * out_hw[1]).swapaxes(0, 1)
 
     def backward(g):
-        g = g.reshape(cols.shape)
-        g_padded = xp.zeros(padded.shape, dtype=g.dtype)
-        for i, j, rows, columns in windows:
-            g_padded[:, :, rows, columns] += g[:, :, i, j]
-        return (g_padded[:, :, pads[0] : pads[0] + h, pads[2] : pads[2] + w],)
+        g_cols = g.swapaxes(0, 1).reshape(cols.shape)
+        return (col2im(xp, g_cols, windows, padded.shape)[interior(pads, (h, w))],)
 
-    return result(cols.reshape(n, c * kernel[0] * kernel[1], out_hw[0] * out_hw[1]), (x,), backward)
+    return result(xp.ascontiguousarray(blocks), (x,), backward)
 
 
 def fold(
@@ -79,11 +74,8 @@ def fold(
     """[N, C * kh * kw, L] -> [N, C, H, W]: columns summed back into their blocks (overlaps add)."""
     check_tensor("fold", "x", x)
     kernel, stride, dilation, pads = _block_geometry("fold", kernel_sizes, strides, paddings, dilations)
-    h, w = pair(output_sizes, "fold", "output_sizes")
-    out_hw = (
-        output_size(h, pads[0], pads[1], kernel[0], stride[0], dilation[0], False, "fold"),
-        output_size(w, pads[2], pads[3], kernel[1], stride[1], dilation[1], False, "fold"),
-    )
+    h, w = per_axis(output_sizes, 2, "fold", "output_sizes")
+    out_hw = sliding.output_sizes("fold", (h, w), pads, kernel, stride, dilation)
     xd = x._data
     blocks = kernel[0] * kernel[1]
     if xd.ndim != 3 or xd.shape[1] % blocks or xd.shape[2] != out_hw[0] * out_hw[1]:
@@ -92,17 +84,12 @@ def fold(
         )
     n, c = xd.shape[0], xd.shape[1] // blocks
     xp = backend.get_array_module(xd)
-    cols = xd.reshape((n, c) + kernel + out_hw)
+    cols = xd.swapaxes(0, 1).reshape((c,) + kernel + (n,) + out_hw)
     windows = window_slices(kernel, stride, dilation, out_hw)
-    canvas = xp.zeros((n, c, h + pads[0] + pads[1], w + pads[2] + pads[3]), dtype=xd.dtype)
-    for i, j, rows, columns in windows:
-        canvas[:, :, rows, columns] += cols[:, :, i, j]
+    canvas = col2im(xp, cols, windows, (n, c, h + pads[0] + pads[1], w + pads[2] + pads[3]))
 
     def backward(g):
-        g_padded = pad_spatial(xp, g, pads, 0)
-        g_cols = xp.empty(cols.shape, dtype=g.dtype)
-        for i, j, rows, columns in windows:
-            g_cols[:, :, i, j] = g_padded[:, :, rows, columns]
-        return (g_cols.reshape(xd.shape),)
+        g_cols = im2col(xp, pad(xp, g, pads, 0), windows, kernel, out_hw)
+        return (xp.ascontiguousarray(g_cols.reshape(xd.shape[1], n, xd.shape[2]).swapaxes(0, 1)),)
 
-    return result(canvas[:, :, pads[0] : pads[0] + h, pads[2] : pads[2] + w], (x,), backward)
+    return result(canvas[interior(pads, (h, w))], (x,), backward)

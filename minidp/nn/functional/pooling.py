@@ -1,5 +1,6 @@
-"""Max, average, L^p and adaptive pooling and max-unpooling (2-D ops vectorised over the batch, looping
-over kernel offsets only; the 1-D forms run them on [N, C, 1, L] views)."""
+"""Max, average, L^p and adaptive pooling and max-unpooling in 1-D and 2-D: Paddle's arguments
+normalised for the N-d window ops of :mod:`.sliding`; the adaptive and unpooling ops that 3-D
+shares."""
 
 from __future__ import annotations
 
@@ -11,17 +12,8 @@ from ...core import backend
 from ... import ops
 from ...core.tensor import Tensor
 from ...core.op_util import result, wrap
-from ._util import (
-    check_nchw,
-    check_tensor,
-    length_padding,
-    length_pair,
-    output_size,
-    pad_spatial,
-    pair,
-    resolve_padding,
-    window_slices,
-)
+from ._util import check_nchw, check_tensor
+from .sliding import avg_pool, max_pool, pool_geometry
 
 __all__ = [
     "adaptive_avg_pool1d",
@@ -39,24 +31,10 @@ __all__ = [
 ]
 
 
-def _geometry(
-    op: str, x: Tensor, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool, data_format: str
-) -> tuple:
-    """Kernel, stride, padding (with the extra bottom/right rows ceil_mode needs), output size and
-    the extra (bottom, right) rows and columns that ceil_mode added beyond the requested padding."""
+def _checked_ncl(op: str, x: Tensor) -> None:
     check_tensor(op, "x", x)
-    check_nchw(op, x, data_format)
-    kernel = pair(kernel_size, op, "kernel_size")
-    stride = kernel if stride is None else pair(stride, op, "stride")
-    h, w = x._data.shape[2:]
-    top, bottom, left, right = resolve_padding(padding, (h, w), kernel, stride, (1, 1), op)
-    ho = output_size(h, top, bottom, kernel[0], stride[0], 1, ceil_mode, op)
-    wo = output_size(w, left, right, kernel[1], stride[1], 1, ceil_mode, op)
-    extra = (
-        max(0, (ho - 1) * stride[0] + kernel[0] - h - top - bottom),
-        max(0, (wo - 1) * stride[1] + kernel[1] - w - left - right),
-    )
-    return kernel, stride, (top, bottom + extra[0], left, right + extra[1]), (ho, wo), extra
+    if x.ndim != 3:
+        raise ValueError(f"{op}: expects a 3-D input [N, C, L], got shape {x.shape}")
 
 
 def max_pool2d(
@@ -74,31 +52,10 @@ def max_pool2d(
     With ``return_mask`` also returns, for each output, the flat index (h * W + w) of its maximum
     in the unpadded input.
     """
-    kernel, stride, pads, out_hw, _ = _geometry("max_pool2d", x, kernel_size, stride, padding, ceil_mode, data_format)
-    xd = x._data
-    xp = backend.get_array_module(xd)
-    padded = pad_spatial(xp, xd, pads, -xp.inf)
-    windows = window_slices(kernel, stride, (1, 1), out_hw)
-    stacked = xp.empty((len(windows),) + xd.shape[:2] + out_hw, dtype=xd.dtype)
-    for k, (_, _, rows, columns) in enumerate(windows):
-        stacked[k] = padded[:, :, rows, columns]
-    winner = stacked.argmax(axis=0)
-    out = xp.take_along_axis(stacked, winner[None], axis=0)[0]
-
-    def backward(g):
-        g_padded = xp.zeros(padded.shape, dtype=xd.dtype)
-        for k, (_, _, rows, columns) in enumerate(windows):
-            g_padded[:, :, rows, columns] += g * (winner == k)
-        h, w = xd.shape[2:]
-        return (g_padded[:, :, pads[0] : pads[0] + h, pads[2] : pads[2] + w],)
-
-    pooled = result(out, (x,), backward)
-    if not return_mask:
-        return pooled
-    ho, wo = out_hw
-    row = (winner // kernel[1]) + (xp.arange(ho) * stride[0] - pads[0]).reshape(ho, 1)
-    col = (winner % kernel[1]) + (xp.arange(wo) * stride[1] - pads[2])
-    return pooled, wrap((row * xd.shape[3] + col).astype("int32"))
+    check_tensor("max_pool2d", "x", x)
+    check_nchw("max_pool2d", x, data_format)
+    geometry = pool_geometry("max_pool2d", x, kernel_size, stride, padding)
+    return max_pool("max_pool2d", x, *geometry, ceil_mode, return_mask)
 
 
 def avg_pool2d(
@@ -118,49 +75,10 @@ def avg_pool2d(
     that ``ceil_mode`` adds past the padding do not: a window hanging over them divides by less
     than kernel_size**2.
     """
-    kernel, stride, pads, out_hw, extra = _geometry(
-        "avg_pool2d", x, kernel_size, stride, padding, ceil_mode, data_format
-    )
-    xd = x._data
-    xp = backend.get_array_module(xd)
-    padded = pad_spatial(xp, xd, pads, 0)
-    windows = window_slices(kernel, stride, (1, 1), out_hw)
-    total = xp.zeros(xd.shape[:2] + out_hw, dtype=xd.dtype)
-    for _, _, rows, columns in windows:
-        total += padded[:, :, rows, columns]
-    if divisor_override is not None:
-        divisor = float(divisor_override)
-    elif exclusive or any(extra):
-        if exclusive:  # the input only
-            inside = pad_spatial(xp, xp.ones((1, 1) + xd.shape[2:], dtype=xd.dtype), pads, 0)
-        else:  # the input and its padding, not the ceil_mode extension
-            inside = xp.ones((1, 1) + padded.shape[2:], dtype=xd.dtype)
-            inside[:, :, inside.shape[2] - extra[0] :] = 0
-            inside[:, :, :, inside.shape[3] - extra[1] :] = 0
-        divisor = sum(inside[:, :, rows, columns] for _, _, rows, columns in windows)
-    else:
-        divisor = float(kernel[0] * kernel[1])
-    out = total / divisor
-
-    def backward(g):
-        share = g / divisor
-        g_padded = xp.zeros(padded.shape, dtype=xd.dtype)
-        for _, _, rows, columns in windows:
-            g_padded[:, :, rows, columns] += share
-        h, w = xd.shape[2:]
-        return (g_padded[:, :, pads[0] : pads[0] + h, pads[2] : pads[2] + w],)
-
-    return result(out, (x,), backward)
-
-
-def _as_2d_args(op: str, x: Tensor, kernel_size: Any, stride: Any, padding: Any) -> tuple:
-    """1-D pooling arguments as the 2-D ones of an [N, C, 1, L] input."""
-    check_tensor(op, "x", x)
-    if x.ndim != 3:
-        raise ValueError(f"{op}: expects a 3-D input [N, C, L], got shape {x.shape}")
-    kernel = length_pair(kernel_size, op, "kernel_size")
-    stride = kernel if stride is None else length_pair(stride, op, "stride")
-    return kernel, stride, length_padding(padding)
+    check_tensor("avg_pool2d", "x", x)
+    check_nchw("avg_pool2d", x, data_format)
+    geometry = pool_geometry("avg_pool2d", x, kernel_size, stride, padding)
+    return avg_pool("avg_pool2d", x, *geometry, ceil_mode, exclusive, divisor_override)
 
 
 def max_pool1d(
@@ -172,12 +90,10 @@ def max_pool1d(
     ceil_mode: bool = False,
     name: Optional[str] = None,
 ) -> Any:
-    """Largest value of each window of an [N, C, L] input (the 2-D op on an [N, C, 1, L] view)."""
-    kernel, stride, padding = _as_2d_args("max_pool1d", x, kernel_size, stride, padding)
-    out = max_pool2d(ops.unsqueeze(x, 2), kernel, stride, padding, return_mask, ceil_mode)
-    if return_mask:
-        return ops.squeeze(out[0], 2), ops.squeeze(out[1], 2)
-    return ops.squeeze(out, 2)
+    """Largest value of each window of an [N, C, L] input."""
+    _checked_ncl("max_pool1d", x)
+    geometry = pool_geometry("max_pool1d", x, kernel_size, stride, padding)
+    return max_pool("max_pool1d", x, *geometry, ceil_mode, return_mask)
 
 
 def avg_pool1d(
@@ -190,8 +106,9 @@ def avg_pool1d(
     name: Optional[str] = None,
 ) -> Tensor:
     """Mean of each window of an [N, C, L] input."""
-    kernel, stride, padding = _as_2d_args("avg_pool1d", x, kernel_size, stride, padding)
-    return ops.squeeze(avg_pool2d(ops.unsqueeze(x, 2), kernel, stride, padding, ceil_mode, exclusive), 2)
+    _checked_ncl("avg_pool1d", x)
+    geometry = pool_geometry("avg_pool1d", x, kernel_size, stride, padding)
+    return avg_pool("avg_pool1d", x, *geometry, ceil_mode, exclusive, None)
 
 
 def adaptive_bounds(n_in: int, n_out: int) -> list:
@@ -293,13 +210,19 @@ def adaptive_max_pool2d(x: Tensor, output_size: Any, return_mask: bool = False, 
 
 def adaptive_max_pool1d(x: Tensor, output_size: int, return_mask: bool = False, name: Optional[str] = None) -> Any:
     """Largest value of each adaptive window of an [N, C, L] input."""
-    check_tensor("adaptive_max_pool1d", "x", x)
-    if x.ndim != 3:
-        raise ValueError(f"adaptive_max_pool1d: expects a 3-D input [N, C, L], got shape {x.shape}")
-    out = adaptive_max_pool2d(ops.unsqueeze(x, 2), [1, output_size], return_mask)
-    if return_mask:
-        return ops.squeeze(out[0], 2), ops.squeeze(out[1], 2)
-    return ops.squeeze(out, 2)
+    _checked_ncl("adaptive_max_pool1d", x)
+    return adaptive_max_pool("adaptive_max_pool1d", x, output_size, return_mask)
+
+
+def _lp_pool(
+    op: str, x: Tensor, norm_type: float, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool
+) -> Tensor:
+    """(sum of x^p over each window)^(1/p), p = ``norm_type``, for a channels-first ``x``."""
+    if not isinstance(norm_type, (int, float)) or norm_type <= 0:
+        raise ValueError(f"{op}: norm_type must be a positive number, got {norm_type!r}")
+    geometry = pool_geometry(op, x, kernel_size, stride, padding)
+    sums = avg_pool(op, ops.pow(x, float(norm_type)), *geometry, ceil_mode, True, 1)
+    return ops.pow(sums, 1.0 / norm_type)
 
 
 def lp_pool2d(
@@ -313,23 +236,12 @@ def lp_pool2d(
     name: Optional[str] = None,
 ) -> Tensor:
     """(sum of x^p over each window)^(1/p), p = ``norm_type`` (zero padding adds nothing)."""
-    if not isinstance(norm_type, (int, float)) or norm_type <= 0:
-        raise ValueError(f"lp_pool2d: norm_type must be a positive number, got {norm_type!r}")
     check_tensor("lp_pool2d", "x", x)
     if data_format == "NHWC":
-        return ops.transpose(
-            lp_pool2d(ops.transpose(x, [0, 3, 1, 2]), norm_type, kernel_size, stride, padding, ceil_mode), [0, 2, 3, 1]
-        )
-    sums = avg_pool2d(
-        ops.pow(x, float(norm_type)),
-        kernel_size,
-        stride,
-        padding,
-        ceil_mode,
-        divisor_override=1,
-        data_format=data_format,
-    )
-    return ops.pow(sums, 1.0 / norm_type)
+        x = ops.transpose(x, [0, 3, 1, 2])
+        return ops.transpose(lp_pool2d(x, norm_type, kernel_size, stride, padding, ceil_mode), [0, 2, 3, 1])
+    check_nchw("lp_pool2d", x, data_format)
+    return _lp_pool("lp_pool2d", x, norm_type, kernel_size, stride, padding, ceil_mode)
 
 
 def lp_pool1d(
@@ -350,8 +262,7 @@ def lp_pool1d(
         )
     if data_format == "NLC":
         x = ops.transpose(x, [0, 2, 1])
-    kernel, stride, padding = _as_2d_args("lp_pool1d", x, kernel_size, stride, padding)
-    out = ops.squeeze(lp_pool2d(ops.unsqueeze(x, 2), norm_type, kernel, stride, padding, ceil_mode), 2)
+    out = _lp_pool("lp_pool1d", x, norm_type, kernel_size, stride, padding, ceil_mode)
     return ops.transpose(out, [0, 2, 1]) if data_format == "NLC" else out
 
 
@@ -406,6 +317,15 @@ def unpooled_size(op: str, sizes: Any, kernel: tuple, stride: tuple, pads: tuple
     return tuple(int(size) for size in wanted)
 
 
+def max_unpool(
+    op: str, x: Tensor, indices: Tensor, kernel_size: Any, stride: Any, padding: Any, output_size: Any
+) -> Tensor:
+    """The inverse of a max pooling with ``return_mask`` over the spatial axes of a channels-first
+    ``x``: each value goes back to the flat position its index names, every other position is zero."""
+    kernel, stride, pads = pool_geometry(op, x, kernel_size, stride, padding)
+    return unpool_scatter(op, x, indices, unpooled_size(op, x.shape[2:], kernel, stride, pads, output_size))
+
+
 def max_unpool2d(
     x: Tensor,
     indices: Tensor,
@@ -418,20 +338,9 @@ def max_unpool2d(
 ) -> Tensor:
     """The inverse of max_pool2d with ``return_mask``: each value goes back to the flat position
     (h * W + w) its index names, every other position is zero."""
-    return _max_unpool2d("max_unpool2d", x, indices, kernel_size, stride, padding, data_format, output_size)
-
-
-def _max_unpool2d(
-    op: str, x: Tensor, indices: Tensor, kernel_size: Any, stride: Any, padding: Any, data_format: str, output_size: Any
-) -> Tensor:
-    """max_unpool2d, its errors naming ``op`` (max_unpool1d runs through it too)."""
-    check_tensor(op, "x", x)
-    check_nchw(op, x, data_format)
-    kernel = pair(kernel_size, op, "kernel_size")
-    stride = kernel if stride is None else pair(stride, op, "stride")
-    pads = resolve_padding(padding, tuple(x.shape[2:]), kernel, stride, (1, 1), op)
-    out_hw = unpooled_size(op, x.shape[2:], kernel, stride, pads, output_size)
-    return unpool_scatter(op, x, indices, out_hw)
+    check_tensor("max_unpool2d", "x", x)
+    check_nchw("max_unpool2d", x, data_format)
+    return max_unpool("max_unpool2d", x, indices, kernel_size, stride, padding, output_size)
 
 
 def max_unpool1d(
@@ -450,14 +359,4 @@ def max_unpool1d(
         raise ValueError(
             f"max_unpool1d: expects a 3-D input and data_format 'NCL', got shape {x.shape} and {data_format!r}"
         )
-    kernel, stride, padding = _as_2d_args("max_unpool1d", x, kernel_size, stride, padding)
-    if output_size is not None:
-        if not isinstance(output_size, (list, tuple)):
-            raise TypeError(f"max_unpool1d: output_size must be a list or tuple of ints, got {output_size!r}")
-        if len(output_size) not in (1, 3):
-            raise ValueError(f"max_unpool1d: output_size must be [L] or [N, C, L], got {output_size!r}")
-        output_size = [1, output_size[-1]]
-    unpooled = _max_unpool2d(
-        "max_unpool1d", ops.unsqueeze(x, 2), ops.unsqueeze(indices, 2), kernel, stride, padding, "NCHW", output_size
-    )
-    return ops.squeeze(unpooled, 2)
+    return max_unpool("max_unpool1d", x, indices, kernel_size, stride, padding, output_size)

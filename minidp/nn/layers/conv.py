@@ -9,7 +9,7 @@ from ...core.tensor import Tensor
 from ...core.op_util import check_size
 from .. import functional as F
 from .. import initializer as init
-from ..functional._util import length_pair, pair
+from ..functional.sliding import per_axis
 from ...core.layer import Layer
 
 __all__ = [
@@ -22,16 +22,65 @@ __all__ = [
 ]
 
 
-def _check_channels(op: str, in_channels: Any, out_channels: Any, groups: Any) -> tuple:
-    """The channel counts and groups of a convolution, each a positive int."""
-    return (
-        check_size(op, "in_channels", in_channels),
-        check_size(op, "out_channels", out_channels),
-        check_size(op, "groups", groups),
-    )
+class _Conv(Layer):
+    """Shared set-up of the convolutions and their transposes: checked channels, groups and kernel,
+    the options each call passes on (kept as ``_<name>`` attributes), and the parameters.
+
+    A convolution's weight is [out_channels, in_channels/groups, *kernel], normal with std
+    sqrt(2 / (in_channels * prod(kernel))) as in Paddle (which counts every input channel, whatever
+    ``groups`` is); a transposed one's is [in_channels, out_channels/groups, *kernel], Xavier-uniform.
+    The bias starts at zero (``bias_attr=False`` for none).
+    """
+
+    def _setup(
+        self,
+        nd: int,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: Any,
+        weight_attr: Any,
+        bias_attr: Any,
+        **options: Any,
+    ) -> None:
+        op = type(self).__name__
+        padding_mode = options.pop("padding_mode", "zeros")
+        if padding_mode != "zeros":
+            raise ValueError(f"{op}: only padding_mode='zeros' is supported, got {padding_mode!r}")
+        in_channels = check_size(op, "in_channels", in_channels)
+        out_channels = check_size(op, "out_channels", out_channels)
+        groups = options["groups"] = check_size(op, "groups", options["groups"])
+        if in_channels % groups or out_channels % groups:
+            raise ValueError(
+                f"{op}: in_channels ({in_channels}) and out_channels ({out_channels}) must "
+                f"be divisible by groups ({groups})"
+            )
+        kernel = per_axis(kernel_size, nd, op, "kernel_size")
+        self._in_channels, self._out_channels, self._kernel_size = in_channels, out_channels, kernel
+        for key, value in options.items():
+            setattr(self, f"_{key}", value)
+        if isinstance(self, _ConvTranspose):
+            self.weight = self.create_parameter([in_channels, out_channels // groups, *kernel], attr=weight_attr)
+        else:
+            std = math.sqrt(2.0 / (in_channels * math.prod(kernel)))
+            self.weight = self.create_parameter(
+                [out_channels, in_channels // groups, *kernel],
+                attr=weight_attr,
+                default_initializer=init.Normal(0.0, std),
+            )
+        self.bias = self.create_parameter([out_channels], attr=bias_attr, is_bias=True)
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self._in_channels}, {self._out_channels}, kernel_size={list(self._kernel_size)}, "
+            f"stride={self._stride}, padding={self._padding}"
+        )
 
 
-class Conv2D(Layer):
+class _ConvTranspose(_Conv):
+    """The transposed convolutions: their weight is [in_channels, out_channels/groups, *kernel]."""
+
+
+class Conv2D(_Conv):
     """2-D convolution over [N, C, H, W] inputs with weight [out_channels, in_channels/groups, kh, kw].
 
     The weight starts as Paddle's: normal with std sqrt(2 / (in_channels * kh * kw)) (Paddle
@@ -54,24 +103,20 @@ class Conv2D(Layer):
         data_format: str = "NCHW",
     ) -> None:
         super().__init__()
-        if padding_mode != "zeros":
-            raise ValueError(f"Conv2D: only padding_mode='zeros' is supported, got {padding_mode!r}")
-        in_channels, out_channels, groups = _check_channels("Conv2D", in_channels, out_channels, groups)
-        if in_channels % groups or out_channels % groups:
-            raise ValueError(
-                f"Conv2D: in_channels ({in_channels}) and out_channels ({out_channels}) must "
-                f"be divisible by groups ({groups})"
-            )
-        kh, kw = pair(kernel_size, "Conv2D", "kernel_size")
-        self._in_channels, self._out_channels = in_channels, out_channels
-        self._kernel_size = (kh, kw)
-        self._stride, self._padding, self._dilation = stride, padding, dilation
-        self._groups, self._data_format = groups, data_format
-        std = math.sqrt(2.0 / (in_channels * kh * kw))
-        self.weight = self.create_parameter(
-            [out_channels, in_channels // groups, kh, kw], attr=weight_attr, default_initializer=init.Normal(0.0, std)
+        self._setup(
+            2,
+            in_channels,
+            out_channels,
+            kernel_size,
+            weight_attr,
+            bias_attr,
+            stride=stride,
+            padding=padding,
+            dilation=dilation,
+            groups=groups,
+            padding_mode=padding_mode,
+            data_format=data_format,
         )
-        self.bias = self.create_parameter([out_channels], attr=bias_attr, is_bias=True)
 
     def forward(self, x: Tensor) -> Tensor:
         return F.conv2d(
@@ -79,14 +124,10 @@ class Conv2D(Layer):
         )
 
     def extra_repr(self) -> str:
-        return (
-            f"{self._in_channels}, {self._out_channels}, kernel_size={list(self._kernel_size)}, "
-            f"stride={self._stride}, padding={self._padding}, dilation={self._dilation}, "
-            f"groups={self._groups}"
-        )
+        return f"{super().extra_repr()}, dilation={self._dilation}, groups={self._groups}"
 
 
-class Conv1D(Layer):
+class Conv1D(_Conv):
     """1-D convolution over [N, C, L] inputs with weight [out_channels, in_channels/groups, k].
 
     The weight starts normal with std sqrt(2 / (in_channels * k)), the bias at zero, as in Paddle.
@@ -107,70 +148,24 @@ class Conv1D(Layer):
         data_format: str = "NCL",
     ) -> None:
         super().__init__()
-        if padding_mode != "zeros":
-            raise ValueError(f"Conv1D: only padding_mode='zeros' is supported, got {padding_mode!r}")
-        in_channels, out_channels, groups = _check_channels("Conv1D", in_channels, out_channels, groups)
-        if in_channels % groups or out_channels % groups:
-            raise ValueError(
-                f"Conv1D: in_channels ({in_channels}) and out_channels ({out_channels}) must "
-                f"be divisible by groups ({groups})"
-            )
-        _, k = length_pair(kernel_size, "Conv1D", "kernel_size")
-        self._in_channels, self._out_channels, self._kernel_size = in_channels, out_channels, k
-        self._stride, self._padding, self._dilation = stride, padding, dilation
-        self._groups, self._data_format = groups, data_format
-        std = math.sqrt(2.0 / (in_channels * k))
-        self.weight = self.create_parameter(
-            [out_channels, in_channels // groups, k], attr=weight_attr, default_initializer=init.Normal(0.0, std)
+        self._setup(
+            1,
+            in_channels,
+            out_channels,
+            kernel_size,
+            weight_attr,
+            bias_attr,
+            stride=stride,
+            padding=padding,
+            dilation=dilation,
+            groups=groups,
+            padding_mode=padding_mode,
+            data_format=data_format,
         )
-        self.bias = self.create_parameter([out_channels], attr=bias_attr, is_bias=True)
 
     def forward(self, x: Tensor) -> Tensor:
         return F.conv1d(
             x, self.weight, self.bias, self._stride, self._padding, self._dilation, self._groups, self._data_format
-        )
-
-    def extra_repr(self) -> str:
-        return (
-            f"{self._in_channels}, {self._out_channels}, kernel_size=[{self._kernel_size}], "
-            f"stride={self._stride}, padding={self._padding}"
-        )
-
-
-class _ConvTranspose(Layer):
-    """Shared set-up of the transposed convolutions: weight [in_channels, out_channels/groups, *kernel],
-    Xavier-uniform as in Paddle, bias at zero."""
-
-    def _setup(
-        self,
-        in_channels: int,
-        out_channels: int,
-        kernel: tuple,
-        stride: Any,
-        padding: Any,
-        output_padding: Any,
-        dilation: Any,
-        groups: int,
-        weight_attr: Any,
-        bias_attr: Any,
-        data_format: str,
-    ) -> None:
-        in_channels, out_channels, groups = _check_channels(type(self).__name__, in_channels, out_channels, groups)
-        if in_channels % groups or out_channels % groups:
-            raise ValueError(
-                f"{type(self).__name__}: in_channels ({in_channels}) and out_channels ({out_channels}) "
-                f"must be divisible by groups ({groups})"
-            )
-        self._in_channels, self._out_channels, self._kernel_size = in_channels, out_channels, kernel
-        self._stride, self._padding, self._output_padding = stride, padding, output_padding
-        self._dilation, self._groups, self._data_format = dilation, groups, data_format
-        self.weight = self.create_parameter([in_channels, out_channels // groups, *kernel], attr=weight_attr)
-        self.bias = self.create_parameter([out_channels], attr=bias_attr, is_bias=True)
-
-    def extra_repr(self) -> str:
-        return (
-            f"{self._in_channels}, {self._out_channels}, kernel_size={list(self._kernel_size)}, "
-            f"stride={self._stride}, padding={self._padding}"
         )
 
 
@@ -194,17 +189,18 @@ class Conv2DTranspose(_ConvTranspose):
     ) -> None:
         super().__init__()
         self._setup(
+            2,
             in_channels,
             out_channels,
-            pair(kernel_size, "Conv2DTranspose", "kernel_size"),
-            stride,
-            padding,
-            output_padding,
-            dilation,
-            groups,
+            kernel_size,
             weight_attr,
             bias_attr,
-            data_format,
+            stride=stride,
+            padding=padding,
+            output_padding=output_padding,
+            dilation=dilation,
+            groups=groups,
+            data_format=data_format,
         )
 
     def forward(self, x: Tensor, output_size: Any = None) -> Tensor:
@@ -240,19 +236,19 @@ class Conv1DTranspose(_ConvTranspose):
         data_format: str = "NCL",
     ) -> None:
         super().__init__()
-        _, k = length_pair(kernel_size, "Conv1DTranspose", "kernel_size")
         self._setup(
+            1,
             in_channels,
             out_channels,
-            (k,),
-            stride,
-            padding,
-            output_padding,
-            dilation,
-            groups,
+            kernel_size,
             weight_attr,
             bias_attr,
-            data_format,
+            stride=stride,
+            padding=padding,
+            output_padding=output_padding,
+            dilation=dilation,
+            groups=groups,
+            data_format=data_format,
         )
 
     def forward(self, x: Tensor, output_size: Any = None) -> Tensor:
@@ -270,7 +266,7 @@ class Conv1DTranspose(_ConvTranspose):
         )
 
 
-class Conv3D(Layer):
+class Conv3D(_Conv):
     """3-D convolution over [N, C, D, H, W] inputs with weight [out_channels, in_channels/groups, kd, kh, kw].
 
     The weight starts normal with std sqrt(2 / (in_channels * kd * kh * kw)), the bias at zero, as in Paddle.
@@ -291,35 +287,24 @@ class Conv3D(Layer):
         data_format: str = "NCDHW",
     ) -> None:
         super().__init__()
-        if padding_mode != "zeros":
-            raise ValueError(f"Conv3D: only padding_mode='zeros' is supported, got {padding_mode!r}")
-        in_channels, out_channels, groups = _check_channels("Conv3D", in_channels, out_channels, groups)
-        if in_channels % groups or out_channels % groups:
-            raise ValueError(
-                f"Conv3D: in_channels ({in_channels}) and out_channels ({out_channels}) must "
-                f"be divisible by groups ({groups})"
-            )
-        kernel = (kernel_size,) * 3 if isinstance(kernel_size, int) else tuple(kernel_size)
-        if len(kernel) != 3 or not all(isinstance(k, int) and not isinstance(k, bool) and k > 0 for k in kernel):
-            raise ValueError(f"Conv3D: kernel_size must be a positive int or three of them, got {kernel_size!r}")
-        self._in_channels, self._out_channels, self._kernel_size = in_channels, out_channels, kernel
-        self._stride, self._padding, self._dilation = stride, padding, dilation
-        self._groups, self._data_format = groups, data_format
-        std = math.sqrt(2.0 / (in_channels * math.prod(kernel)))
-        self.weight = self.create_parameter(
-            [out_channels, in_channels // groups, *kernel], attr=weight_attr, default_initializer=init.Normal(0.0, std)
+        self._setup(
+            3,
+            in_channels,
+            out_channels,
+            kernel_size,
+            weight_attr,
+            bias_attr,
+            stride=stride,
+            padding=padding,
+            dilation=dilation,
+            groups=groups,
+            padding_mode=padding_mode,
+            data_format=data_format,
         )
-        self.bias = self.create_parameter([out_channels], attr=bias_attr, is_bias=True)
 
     def forward(self, x: Tensor) -> Tensor:
         return F.conv3d(
             x, self.weight, self.bias, self._stride, self._padding, self._dilation, self._groups, self._data_format
-        )
-
-    def extra_repr(self) -> str:
-        return (
-            f"{self._in_channels}, {self._out_channels}, kernel_size={list(self._kernel_size)}, "
-            f"stride={self._stride}, padding={self._padding}"
         )
 
 
@@ -342,23 +327,19 @@ class Conv3DTranspose(_ConvTranspose):
         data_format: str = "NCDHW",
     ) -> None:
         super().__init__()
-        kernel = (kernel_size,) * 3 if isinstance(kernel_size, int) else tuple(kernel_size)
-        if len(kernel) != 3 or not all(isinstance(k, int) and not isinstance(k, bool) and k > 0 for k in kernel):
-            raise ValueError(
-                f"Conv3DTranspose: kernel_size must be a positive int or three of them, got {kernel_size!r}"
-            )
         self._setup(
+            3,
             in_channels,
             out_channels,
-            kernel,
-            stride,
-            padding,
-            output_padding,
-            dilation,
-            groups,
+            kernel_size,
             weight_attr,
             bias_attr,
-            data_format,
+            stride=stride,
+            padding=padding,
+            output_padding=output_padding,
+            dilation=dilation,
+            groups=groups,
+            data_format=data_format,
         )
 
     def forward(self, x: Tensor, output_size: Any = None) -> Tensor:

@@ -1,0 +1,399 @@
+"""The N-d sliding-window ops under every convolution and pooling: their geometry (sizes per axis,
+padding, output sizes, the strided slices each kernel offset sees) and convolution, transposed
+convolution, max and average pooling over any number of spatial axes, forward and backward together.
+
+The 1-D, 2-D and 3-D functions only normalise Paddle's arguments and call these. A window op loops
+over the kernel offsets only: each step moves a strided slice of the whole batch, so the array
+library does the work, on NumPy and CuPy alike. Convolution gathers the slices into columns
+(im2col) laid out as [C * kernel, N * positions], so that the forward pass and both gradients are
+one matmul per group over the whole batch (a batched matmul over N is slow on NumPy), and adds
+column gradients back with the same slices (col2im).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any, Optional
+
+from ...core import backend
+from ...core.tensor import Tensor
+from ...core.op_util import result, wrap
+
+_SIZE_FORMS = {1: "a positive int", 2: "a positive int or a pair of them", 3: "a positive int or three of them"}
+_KERNEL_AXES = {1: "k", 2: "kh, kw", 3: "kd, kh, kw"}
+_PADDING_FORMS = {
+    1: "[pad] or [left, right]",
+    2: "a pair, four values (top, bottom, left, right)",
+    3: "three or six values",
+}
+_WHOLE = (slice(None), slice(None))
+
+
+def per_axis(value: Any, nd: int, op: str, arg: str) -> tuple:
+    """An int or ``nd`` ints (a kernel size, stride or dilation) as ``nd`` positive ints."""
+    values = (value,) * nd if isinstance(value, int) else tuple(value)
+    if len(values) != nd or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values):
+        raise ValueError(f"{op}: {arg} must be {_SIZE_FORMS[nd]}, got {value!r}")
+    return values
+
+
+def spatial_padding(op: str, padding: Any, sizes: tuple, kernel: tuple, stride: tuple, dilation: tuple) -> tuple:
+    """Padding as (before, after) per spatial axis, flat, from an int, one value per axis, two per
+    axis, 'SAME' or 'VALID'."""
+    nd = len(sizes)
+    if isinstance(padding, str):
+        mode = padding.upper()
+        if mode == "VALID":
+            return (0,) * (2 * nd)
+        if mode != "SAME":
+            raise ValueError(f"{op}: padding string must be 'SAME' or 'VALID', got {padding!r}")
+        pads = []
+        for n, k, s, d in zip(sizes, kernel, stride, dilation):
+            total = max((math.ceil(n / s) - 1) * s + (k - 1) * d + 1 - n, 0)
+            pads += [total // 2, total - total // 2]
+        return tuple(pads)
+    values = (padding,) * nd if isinstance(padding, int) else tuple(padding)
+    if len(values) == nd:
+        values = tuple(v for v in values for _ in range(2))
+    if len(values) != 2 * nd or not all(isinstance(v, int) and v >= 0 for v in values):
+        raise ValueError(
+            f"{op}: padding must be a non-negative int, {_PADDING_FORMS[nd]}, 'SAME' or 'VALID'; got {padding!r}"
+        )
+    return values
+
+
+def conv_geometry(op: str, x: Tensor, kernel: tuple, stride: Any, padding: Any, dilation: Any) -> tuple:
+    """A convolution's stride, flat padding and dilation for x [N, C, *spatial]; ``padding='SAME'``
+    sets the dilation to 1, as Paddle's kernels do."""
+    nd = len(kernel)
+    stride, dilation = per_axis(stride, nd, op, "stride"), per_axis(dilation, nd, op, "dilation")
+    if isinstance(padding, str) and padding.upper() == "SAME":
+        dilation = (1,) * nd
+    return stride, spatial_padding(op, padding, tuple(x.shape[2:]), kernel, stride, dilation), dilation
+
+
+def pool_geometry(op: str, x: Tensor, kernel_size: Any, stride: Any, padding: Any) -> tuple:
+    """A pooling's kernel, stride (the kernel by default) and flat padding for x [N, C, *spatial]."""
+    nd = x.ndim - 2
+    kernel = per_axis(kernel_size, nd, op, "kernel_size")
+    stride = kernel if stride is None else per_axis(stride, nd, op, "stride")
+    return kernel, stride, spatial_padding(op, padding, tuple(x.shape[2:]), kernel, stride, (1,) * nd)
+
+
+def output_size(n: int, pad_before: int, pad_after: int, k: int, s: int, d: int, ceil_mode: bool, op: str) -> int:
+    """Number of window positions along one axis."""
+    span = n + pad_before + pad_after - (k - 1) * d - 1
+    if span < 0:
+        raise ValueError(f"{op}: the window ({k} with dilation {d}) is larger than the padded input ({n})")
+    if not ceil_mode:
+        return span // s + 1
+    out = -(-span // s) + 1
+    if (out - 1) * s >= n + pad_before:
+        out -= 1
+    return out
+
+
+def output_sizes(op: str, sizes: tuple, pads: tuple, kernel: tuple, stride: tuple, dilation: tuple) -> tuple:
+    """Number of window positions along each axis (no ceil mode)."""
+    return tuple(
+        output_size(n, before, after, k, s, d, False, op)
+        for n, before, after, k, s, d in zip(sizes, pads[::2], pads[1::2], kernel, stride, dilation)
+    )
+
+
+def pad(xp: Any, data: Any, pads: tuple, value: float) -> Any:
+    """``data`` [N, C, *spatial] padded by (before, after) per spatial axis (flat) with ``value``."""
+    if not any(pads):
+        return data
+    shape = data.shape[:2] + tuple(n + b + a for n, b, a in zip(data.shape[2:], pads[::2], pads[1::2]))
+    out = xp.full(shape, value, dtype=data.dtype)
+    out[interior(pads, data.shape[2:])] = data
+    return out
+
+
+def interior(pads: tuple, sizes: tuple) -> tuple:
+    """The index of the unpadded ``sizes`` inside an array padded by ``pads``."""
+    return _WHOLE + tuple(slice(before, before + n) for before, n in zip(pads[::2], sizes))
+
+
+def window_slices(kernel: tuple, stride: tuple, dilation: tuple, out_sizes: tuple) -> list:
+    """For each kernel offset (row-major), its index into the columns [C, *kernel, N, *out_sizes]
+    and the index of the strided slice of the padded input [C, N, *spatial] that it sees across the
+    output."""
+    return [
+        (
+            (slice(None),) + offset,
+            _WHOLE
+            + tuple(
+                slice(i * d, i * d + s * (o - 1) + 1, s) for i, s, d, o in zip(offset, stride, dilation, out_sizes)
+            ),
+        )
+        for offset in itertools.product(*(range(k) for k in kernel))
+    ]
+
+
+def im2col(xp: Any, padded: Any, windows: list, kernel: tuple, out_sizes: tuple) -> Any:
+    """The columns [C, *kernel, N, *out_sizes] of padded [N, C, *spatial]: what each kernel offset
+    sees at each output position, laid out so that a convolution over the whole batch is one matmul
+    of the weight [O, C * prod(kernel)] by the columns [C * prod(kernel), N * prod(out_sizes)]."""
+    n, c = padded.shape[:2]
+    cols = xp.empty((c,) + tuple(kernel) + (n,) + tuple(out_sizes), dtype=padded.dtype)
+    channels_first = padded.swapaxes(0, 1)
+    for at, seen in windows:
+        cols[at] = channels_first[seen]
+    return cols
+
+
+def col2im(xp: Any, cols: Any, windows: list, padded_shape: tuple) -> Any:
+    """The columns [C, *kernel, N, *out_sizes] added back into a zero array of ``padded_shape``
+    [N, C, *spatial] (overlaps add): im2col's adjoint."""
+    canvas = xp.zeros(padded_shape, dtype=cols.dtype)
+    channels_first = canvas.swapaxes(0, 1)
+    for at, seen in windows:
+        channels_first[seen] += cols[at]
+    return canvas
+
+
+def _check_conv_operands(op: str, x: Tensor, weight: Tensor, layout: str) -> tuple:
+    """The arrays of a convolution's ``x`` and ``weight``, checked to have one dtype and matching ranks
+    (``layout`` names the weight's leading axes for the error message)."""
+    xd, wd = x._data, weight._data
+    if wd.ndim != xd.ndim:
+        raise ValueError(f"{op}: weight must be [{layout}, {_KERNEL_AXES[xd.ndim - 2]}], got shape {weight.shape}")
+    if xd.dtype != wd.dtype:
+        raise TypeError(
+            f"{op}: input dtype {xd.dtype} differs from weight dtype {wd.dtype}; "
+            f"convert the input with .astype('{wd.dtype}')"
+        )
+    return xd, wd
+
+
+def _bias_grads(gx: Any, gw: Any, g: Any, bias: Optional[Tensor]) -> tuple:
+    """The gradients for a convolution's parents ``(x, weight)`` or ``(x, weight, bias)``; the bias
+    one sums the output gradient ``g`` [N, O, *spatial] over all but the channel axis."""
+    if bias is None:
+        return gx, gw
+    return gx, gw, None if bias.stop_gradient else g.sum(axis=(0,) + tuple(range(2, g.ndim)))
+
+
+def convolution(
+    op: str, x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: tuple, pads: tuple, dilation: tuple, groups: int
+) -> Tensor:
+    """Cross-correlation of x [N, C, *spatial] with weight [O, C/groups, *kernel], plus bias [O]:
+    im2col, then one matmul per group over the whole batch (forward and both gradients)."""
+    xd, wd = _check_conv_operands(op, x, weight, "O, C/groups")
+    n, c = xd.shape[:2]
+    sizes = xd.shape[2:]
+    out_c, c_per_group = wd.shape[:2]
+    kernel = wd.shape[2:]
+    if groups < 1 or c % groups or out_c % groups or c // groups != c_per_group:
+        raise ValueError(
+            f"{op}: input has {c} channels and weight shape {list(wd.shape)}; with "
+            f"groups={groups} the weight must be [O, C/groups, {_KERNEL_AXES[len(kernel)]}] with O and C "
+            "divisible by groups"
+        )
+    out_sizes = output_sizes(op, sizes, pads, kernel, stride, dilation)
+    xp = backend.get_array_module(xd)
+    padded = pad(xp, xd, pads, 0)
+    windows = window_slices(kernel, stride, dilation, out_sizes)
+    columns = n * math.prod(out_sizes)
+    cols = im2col(xp, padded, windows, kernel, out_sizes).reshape(groups, -1, columns)
+    w_mat = wd.reshape(groups, out_c // groups, -1)
+    out = xp.matmul(w_mat, cols).reshape((out_c, n) + out_sizes)
+    if bias is not None:
+        out += bias._data.reshape((out_c,) + (1,) * (len(sizes) + 1))
+    out = xp.ascontiguousarray(out.swapaxes(0, 1))
+    parents = (x, weight) if bias is None else (x, weight, bias)
+
+    def backward(g):
+        g_mat = g.swapaxes(0, 1).reshape(groups, out_c // groups, columns)
+        gx = gw = None
+        if not x.stop_gradient:
+            g_cols = xp.matmul(w_mat.transpose(0, 2, 1), g_mat).reshape((c,) + kernel + (n,) + out_sizes)
+            gx = col2im(xp, g_cols, windows, padded.shape)[interior(pads, sizes)]
+        if not weight.stop_gradient:
+            gw = xp.matmul(g_mat, cols.transpose(0, 2, 1)).reshape(wd.shape)
+        return _bias_grads(gx, gw, g, bias)
+
+    return result(out, parents, backward)
+
+
+def _transposed_extra(
+    op: str, natural: list, stride: tuple, dilation: tuple, output_padding: Any, output_size: Any
+) -> list:
+    """How far a transposed convolution's output reaches past its natural size on each axis: from
+    ``output_size`` (the spatial sizes, or the full shape) or ``output_padding``; each must stay
+    below the stride or the dilation."""
+    nd = len(natural)
+    if output_size is not None:
+        wanted = [output_size] * nd if isinstance(output_size, int) else [int(v) for v in output_size][-nd:]
+        extra = [o - m for o, m in zip(wanted, natural)]
+        if len(wanted) != nd or any(e < 0 or e >= max(s, d) for e, s, d in zip(extra, stride, dilation)):
+            raise ValueError(
+                f"{op}: output_size {wanted} is out of reach; the reachable sizes run from {natural} to "
+                f"{[m + max(s, d) - 1 for m, s, d in zip(natural, stride, dilation)]}"
+            )
+        return extra
+    extra = [output_padding] * nd if isinstance(output_padding, int) else list(output_padding)
+    if len(extra) != nd or any(e < 0 or e >= max(s, d) for e, s, d in zip(extra, stride, dilation)):
+        raise ValueError(f"{op}: output_padding must be smaller than stride or dilation, got {output_padding!r}")
+    return extra
+
+
+def transposed_convolution(
+    op: str,
+    x: Tensor,
+    weight: Tensor,
+    bias: Optional[Tensor],
+    stride: tuple,
+    pads: tuple,
+    dilation: tuple,
+    groups: int,
+    output_padding: Any,
+    output_size: Any,
+) -> Tensor:
+    """Transposed convolution (the gradient of a convolution with respect to its input) of x
+    [N, C, *spatial] with weight [C, O/groups, *kernel], plus bias [O].
+
+    Each input position scatters the weight scaled by its value: one matmul per group over the whole
+    batch makes the columns and col2im adds them into the output; backward gathers with im2col. The
+    output is the full scatter cropped by ``pads``, plus ``output_padding`` (or as much as
+    ``output_size`` asks).
+    """
+    xd, wd = _check_conv_operands(op, x, weight, "C, O/groups")
+    n, c = xd.shape[:2]
+    sizes = xd.shape[2:]
+    kernel = wd.shape[2:]
+    if wd.shape[0] != c or groups < 1 or c % groups:
+        raise ValueError(
+            f"{op}: input has {c} channels and weight shape {list(wd.shape)}; the weight "
+            f"must be [C, O/groups, {_KERNEL_AXES[len(kernel)]}] with C divisible by groups={groups}"
+        )
+    out_per_group = wd.shape[1]
+    out_c = out_per_group * groups
+    full = [(n_in - 1) * s + d * (k - 1) + 1 for n_in, s, d, k in zip(sizes, stride, dilation, kernel)]
+    natural = [f - before - after for f, before, after in zip(full, pads[::2], pads[1::2])]
+    extra = _transposed_extra(op, natural, stride, dilation, output_padding, output_size)
+    out_sizes = tuple(m + e for m, e in zip(natural, extra))
+    xp = backend.get_array_module(xd)
+    windows = window_slices(kernel, stride, dilation, sizes)
+    w_mat = wd.reshape(groups, c // groups, -1)
+    x_mat = xd.swapaxes(0, 1).reshape(groups, c // groups, -1)
+    cols = xp.matmul(w_mat.transpose(0, 2, 1), x_mat).reshape((out_c,) + kernel + (n,) + sizes)
+    canvas_shape = (n, out_c) + tuple(f + e for f, e in zip(full, extra))
+    crop = interior(pads, out_sizes)
+    out = col2im(xp, cols, windows, canvas_shape)[crop]
+    if bias is not None:
+        out = out + bias._data.reshape((1, out_c) + (1,) * len(sizes))
+    parents = (x, weight) if bias is None else (x, weight, bias)
+
+    def backward(g):
+        g_canvas = xp.zeros(canvas_shape, dtype=g.dtype)
+        g_canvas[crop] = g
+        g_cols = im2col(xp, g_canvas, windows, kernel, sizes).reshape(groups, -1, x_mat.shape[2])
+        gx = None
+        if not x.stop_gradient:
+            gx = xp.ascontiguousarray(xp.matmul(w_mat, g_cols).reshape((c, n) + sizes).swapaxes(0, 1))
+        gw = None if weight.stop_gradient else xp.matmul(x_mat, g_cols.transpose(0, 2, 1)).reshape(wd.shape)
+        return _bias_grads(gx, gw, g, bias)
+
+    return result(out, parents, backward)
+
+
+def _pooled_sizes(op: str, sizes: tuple, kernel: tuple, stride: tuple, pads: tuple, ceil_mode: bool) -> tuple:
+    """Output sizes, the padding grown by the positions ``ceil_mode`` adds after each axis, and those
+    added positions per axis."""
+    out_sizes = tuple(
+        output_size(n, before, after, k, s, 1, ceil_mode, op)
+        for n, before, after, k, s in zip(sizes, pads[::2], pads[1::2], kernel, stride)
+    )
+    extra = tuple(
+        max(0, (o - 1) * s + k - n - before - after)
+        for o, s, k, n, before, after in zip(out_sizes, stride, kernel, sizes, pads[::2], pads[1::2])
+    )
+    grown = tuple(p for before, after, e in zip(pads[::2], pads[1::2], extra) for p in (before, after + e))
+    return out_sizes, grown, extra
+
+
+def max_pool(op: str, x: Tensor, kernel: tuple, stride: tuple, pads: tuple, ceil_mode: bool, return_mask: bool) -> Any:
+    """Largest value of each window of x [N, C, *spatial]; the gradient goes to the window's first
+    maximum in row-major order. With ``return_mask`` also the flat row-major index of each maximum
+    in the unpadded input (int32)."""
+    xd = x._data
+    sizes = xd.shape[2:]
+    out_sizes, pads, _ = _pooled_sizes(op, sizes, kernel, stride, pads, ceil_mode)
+    xp = backend.get_array_module(xd)
+    padded = pad(xp, xd, pads, -xp.inf)
+    windows = window_slices(kernel, stride, (1,) * len(kernel), out_sizes)
+    stacked = xp.empty((len(windows),) + xd.shape[:2] + out_sizes, dtype=xd.dtype)
+    for k, (_, seen) in enumerate(windows):
+        stacked[k] = padded[seen]
+    winner = stacked.argmax(axis=0)
+    out = xp.take_along_axis(stacked, winner[None], axis=0)[0]
+
+    def backward(g):
+        g_padded = xp.zeros(padded.shape, dtype=xd.dtype)
+        for k, (_, seen) in enumerate(windows):
+            g_padded[seen] += g * (winner == k)
+        return (g_padded[interior(pads, sizes)],)
+
+    pooled = result(out, (x,), backward)
+    if not return_mask:
+        return pooled
+    flat = 0
+    for axis, (offset, o, s, before, n) in enumerate(
+        zip(xp.unravel_index(winner, kernel), out_sizes, stride, pads[::2], sizes)
+    ):
+        start = (xp.arange(o) * s - before).reshape((o,) + (1,) * (len(sizes) - axis - 1))
+        flat = flat * n + offset + start
+    return pooled, wrap(flat.astype("int32"))
+
+
+def avg_pool(
+    op: str,
+    x: Tensor,
+    kernel: tuple,
+    stride: tuple,
+    pads: tuple,
+    ceil_mode: bool,
+    exclusive: bool,
+    divisor_override: Optional[float],
+) -> Tensor:
+    """Mean of each window of x [N, C, *spatial]; with ``exclusive`` padding does not count.
+
+    Without ``exclusive`` the padding counts, but, as in Paddle (and PyTorch), the positions that
+    ``ceil_mode`` adds past the padding do not: a window hanging over them divides by less than its
+    size. ``divisor_override`` divides every window by one number.
+    """
+    xd = x._data
+    sizes = xd.shape[2:]
+    out_sizes, pads, extra = _pooled_sizes(op, sizes, kernel, stride, pads, ceil_mode)
+    xp = backend.get_array_module(xd)
+    padded = pad(xp, xd, pads, 0)
+    windows = window_slices(kernel, stride, (1,) * len(kernel), out_sizes)
+    total = xp.zeros(xd.shape[:2] + out_sizes, dtype=xd.dtype)
+    for _, seen in windows:
+        total += padded[seen]
+    if divisor_override is not None:
+        divisor = float(divisor_override)
+    elif exclusive or any(extra):
+        if exclusive:  # the input only
+            inside = pad(xp, xp.ones((1, 1) + sizes, dtype=xd.dtype), pads, 0)
+        else:  # the input and its padding, not the ceil_mode extension
+            inside = xp.ones((1, 1) + padded.shape[2:], dtype=xd.dtype)
+            for axis, e in enumerate(extra):
+                inside[_WHOLE + (slice(None),) * axis + (slice(inside.shape[2 + axis] - e, None),)] = 0
+        divisor = sum(inside[seen] for _, seen in windows)
+    else:
+        divisor = float(math.prod(kernel))
+    out = total / divisor
+
+    def backward(g):
+        share = g / divisor
+        g_padded = xp.zeros(padded.shape, dtype=xd.dtype)
+        for _, seen in windows:
+            g_padded[seen] += share
+        return (g_padded[interior(pads, sizes)],)
+
+    return result(out, (x,), backward)
