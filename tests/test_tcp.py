@@ -236,7 +236,8 @@ def test_killed_peer_fails_fast_with_a_named_error():
 
 
 def silent_peer_worker():
-    pg, _ = make_group(timeout=0.5)
+    pg, _ = make_group()  # set-up under load may take a while; the all-reduce alone gets 0.5 s
+    pg.timeout = 0.5
     if pg.rank == 1:
         time.sleep(1.5)
         return None
