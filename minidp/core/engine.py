@@ -201,51 +201,48 @@ def run_backward(root, grad, retain_graph: bool = False, capture: dict = None) -
     With ``capture`` (``{id(tensor): None}``) the gradients reaching those tensors are stored in
     it instead, and no leaf's ``.grad`` changes nor its ready hooks fire (``minidp.grad``).
     """
-    recorder = _timeline.recorder
-    started = recorder.now() if recorder is not None else 0
-    consumers = _count_consumers(root)
-    pending = {id(root): grad}
-    gathered = {}  # id(MultiNode) -> its outputs' gradients, while some are still to come
-    ready = [root]
-    try:
-        while ready:
-            tensor = ready.pop()
-            grad = pending.pop(id(tensor), None)
-            node = tensor._node
-            if node is None:
-                if capture is None:
-                    _finish_leaf(tensor, grad)
-                elif id(tensor) in capture:
-                    capture[id(tensor)] = grad
-                continue
-            if grad is not None and tensor._grad_hooks:
-                grad = tensor._apply_grad_hooks(grad)
-            if capture is not None and id(tensor) in capture:
-                capture[id(tensor)] = grad
-            if node.__class__ is NodeOutput:
-                node, grad = _gather_output(node, grad, consumers, gathered)
+    with _timeline.span("backward", "compute"):
+        consumers = _count_consumers(root)
+        pending = {id(root): grad}
+        gathered = {}  # id(MultiNode) -> its outputs' gradients, while some are still to come
+        ready = [root]
+        try:
+            while ready:
+                tensor = ready.pop()
+                grad = pending.pop(id(tensor), None)
+                node = tensor._node
                 if node is None:
+                    if capture is None:
+                        _finish_leaf(tensor, grad)
+                    elif id(tensor) in capture:
+                        capture[id(tensor)] = grad
                     continue
-            parents = node.parents  # as read: counting ran inputs_as_read on every node
-            input_grads = node.backward(grad) if grad is not None else (None,) * len(parents)
-            if not retain_graph:
-                node.backward = None
-            for p, g in zip(parents, input_grads):
-                if p.stop_gradient:
-                    continue
-                key = id(p)
-                if g is not None:
-                    previous = pending.get(key)
-                    pending[key] = g if previous is None else previous + g
-                left = consumers[key] - 1
-                consumers[key] = left
-                if left == 0:
-                    ready.append(p)
-    finally:
-        if recorder is not None:
-            recorder.span("backward", "compute", started)
-        callbacks = _end_of_backward_callbacks[:]
-        _end_of_backward_callbacks.clear()
+                if grad is not None and tensor._grad_hooks:
+                    grad = tensor._apply_grad_hooks(grad)
+                if capture is not None and id(tensor) in capture:
+                    capture[id(tensor)] = grad
+                if node.__class__ is NodeOutput:
+                    node, grad = _gather_output(node, grad, consumers, gathered)
+                    if node is None:
+                        continue
+                parents = node.parents  # as read: counting ran inputs_as_read on every node
+                input_grads = node.backward(grad) if grad is not None else (None,) * len(parents)
+                if not retain_graph:
+                    node.backward = None
+                for p, g in zip(parents, input_grads):
+                    if p.stop_gradient:
+                        continue
+                    key = id(p)
+                    if g is not None:
+                        previous = pending.get(key)
+                        pending[key] = g if previous is None else previous + g
+                    left = consumers[key] - 1
+                    consumers[key] = left
+                    if left == 0:
+                        ready.append(p)
+        finally:
+            callbacks = _end_of_backward_callbacks[:]
+            _end_of_backward_callbacks.clear()
     for callback in callbacks:
         callback()
 

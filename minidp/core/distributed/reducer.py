@@ -263,8 +263,7 @@ class Reducer:
     def _mark_ready(self, param: Tensor) -> None:
         b, slot, index = self._slot_of[id(param)]
         self._marked[index] = True
-        if timeline.recorder is not None:
-            timeline.recorder.instant("grad ready", "reducer", {"param": self._names[index], "bucket": b})
+        timeline.instant("grad ready", "reducer", {"param": self._names[index], "bucket": b})
         bucket = self._buckets[b]
         bucket.grad_bucket.note(slot, param._grad)
         bucket.pending -= 1
@@ -282,11 +281,8 @@ class Reducer:
 
     def _launch(self, bucket: _Bucket) -> None:
         bucket.launched_at = time.perf_counter()
-        recorder = timeline.recorder
-        started = recorder.now() if recorder is not None else 0
-        bucket.work = self._hook(self._hook_state, bucket.grad_bucket)
-        if recorder is not None:
-            recorder.span(f"pack bucket {bucket.grad_bucket.index}", "reducer", started)
+        with timeline.span(f"pack bucket {bucket.grad_bucket.index}", "reducer"):
+            bucket.work = self._hook(self._hook_state, bucket.grad_bucket)
         bucket.grad_bucket.reset()
         self._next_launch += 1
 
@@ -302,17 +298,14 @@ class Reducer:
                 self._status[0] = len(missing) + len(unexpected)
             self._launch(bucket)
         backward_ended = time.perf_counter()
-        recorder = timeline.recorder
-        started = recorder.now() if recorder is not None else 0
-        finished, results = [], []
-        for bucket in self._buckets:
-            results.append(bucket.work.wait())
-            bucket.work = None
-            finished.append(time.perf_counter())
-        self._steps_reduced += 1
-        self._seconds_waited += finished[-1] - backward_ended
-        if recorder is not None:
-            recorder.span("wait for buckets", "reducer", started)
+        with timeline.span("wait for buckets", "reducer"):
+            finished, results = [], []
+            for bucket in self._buckets:
+                results.append(bucket.work.wait())
+                bucket.work = None
+                finished.append(time.perf_counter())
+            self._steps_reduced += 1
+            self._seconds_waited += finished[-1] - backward_ended
         problems_anywhere = int(round(float(results[-1][-1][0]) * self._group.size))
         if problems_anywhere:
             raise RuntimeError(self._usage_message(missing, unexpected, problems_anywhere))
