@@ -24,7 +24,7 @@ import json
 import os
 import threading
 import time
-from typing import Any, Dict, Iterator, List, Optional, Union
+from typing import Any, ContextManager, Dict, Iterator, List, Optional
 
 from .log_config import process_rank
 
@@ -115,7 +115,8 @@ class Recorder:
 
 class _Span:
     """The block of a ``with span(...)`` while a timeline records. Times are wall-clock
-    nanoseconds, so that ranks on several hosts line up as well as their clocks do."""
+    nanoseconds, so that ranks on several hosts line up as well as their clocks do. A block
+    left by an exception records nothing: its error, not its length, is what the run reports."""
 
     __slots__ = ("_recorder", "_name", "_category", "_args", "_started")
 
@@ -133,24 +134,12 @@ class _Span:
             self._recorder._interval(self._name, self._category, self._started, self._args)
 
 
-class _NoSpan:
-    """What :func:`span` returns while nothing records: a block with nothing to do around it."""
-
-    __slots__ = ()
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: Any, error: Any, trace: Any) -> None:
-        return None
-
-
-_NO_SPAN = _NoSpan()
+_NO_SPAN = contextlib.nullcontext()  # what span gives while nothing records
 
 recorder: Optional[Recorder] = None
 
 
-def span(name: str, category: str, args: Optional[dict] = None) -> Union[_Span, _NoSpan]:
+def span(name: str, category: str, args: Optional[dict] = None) -> ContextManager[None]:
     """``with span(name, category):`` records the block as an interval on this thread (if it
     ends without an exception) while a timeline records; ``args`` are shown with it."""
     return _NO_SPAN if recorder is None else recorder.span(name, category, args)
