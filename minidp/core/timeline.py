@@ -24,7 +24,7 @@ import json
 import os
 import threading
 import time
-from typing import Any, ContextManager, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Union
 
 from .log_config import process_rank
 
@@ -134,12 +134,25 @@ class _Span:
             self._recorder._interval(self._name, self._category, self._started, self._args)
 
 
-_NO_SPAN = contextlib.nullcontext()  # what span gives while nothing records
+class _NoSpan:
+    """What :func:`span` gives while nothing records: a block with nothing around it (cheaper
+    than ``contextlib.nullcontext``, whose exit takes any arguments)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, error: Any, trace: Any) -> None:
+        return None
+
+
+_NO_SPAN = _NoSpan()
 
 recorder: Optional[Recorder] = None
 
 
-def span(name: str, category: str, args: Optional[dict] = None) -> ContextManager[None]:
+def span(name: str, category: str, args: Optional[dict] = None) -> Union[_Span, _NoSpan]:
     """``with span(name, category):`` records the block as an interval on this thread (if it
     ends without an exception) while a timeline records; ``args`` are shown with it."""
     return _NO_SPAN if recorder is None else recorder.span(name, category, args)
