@@ -298,14 +298,14 @@ class Reducer:
                 self._status[0] = len(missing) + len(unexpected)
             self._launch(bucket)
         backward_ended = time.perf_counter()
+        finished, results = [], []
         with timeline.span("wait for buckets", "reducer"):
-            finished, results = [], []
             for bucket in self._buckets:
                 results.append(bucket.work.wait())
                 bucket.work = None
                 finished.append(time.perf_counter())
-            self._steps_reduced += 1
-            self._seconds_waited += finished[-1] - backward_ended
+        self._steps_reduced += 1
+        self._seconds_waited += finished[-1] - backward_ended
         problems_anywhere = int(round(float(results[-1][-1][0]) * self._group.size))
         if problems_anywhere:
             raise RuntimeError(self._usage_message(missing, unexpected, problems_anywhere))
