@@ -47,11 +47,6 @@ class Recorder:
             self._thread_names[tid] = "main" if thread is threading.main_thread() else thread.name
         return tid
 
-    def span(self, name: str, category: str, args: Optional[dict] = None) -> "_Span":
-        """A context that records its block as an interval on this thread, if the block ends
-        without an exception."""
-        return _Span(self, name, category, args)
-
     def _interval(self, name: str, category: str, started: int, args: Optional[dict]) -> None:
         """Record the interval from ``started`` (nanoseconds) to now on this thread."""
         ended = time.time_ns()
@@ -85,7 +80,7 @@ class Recorder:
         """``iterator``'s items, with the time spent waiting for each recorded as "next batch"."""
         while True:
             try:
-                with self.span("next batch", "data"):
+                with _Span(self, "next batch", "data", None):
                     item = next(iterator)
             except StopIteration:
                 return
@@ -155,7 +150,7 @@ recorder: Optional[Recorder] = None
 def span(name: str, category: str, args: Optional[dict] = None) -> Union[_Span, _NoSpan]:
     """``with span(name, category):`` records the block as an interval on this thread (if it
     ends without an exception) while a timeline records; ``args`` are shown with it."""
-    return _NO_SPAN if recorder is None else recorder.span(name, category, args)
+    return _NO_SPAN if recorder is None else _Span(recorder, name, category, args)
 
 
 def instant(name: str, category: str, args: Optional[dict] = None) -> None:
