@@ -136,6 +136,19 @@ def test_the_context_manager_records_only_its_block(tmp_path):
         assert names.count(name) == 3, name
 
 
+def test_a_span_records_its_block_unless_an_exception_leaves_it(tmp_path):
+    with timeline.span("outside any timeline", "test"):
+        pass
+    with dist.timeline(tmp_path):
+        with timeline.span("done", "test", {"elements": 3}):
+            pass
+        with pytest.raises(ValueError, match="failed"):
+            with timeline.span("failed", "test"):
+                raise ValueError("failed")
+    spans = [(e["name"], e["cat"], e["args"]) for e in _events(tmp_path / "rank-0.json") if e["ph"] == "X"]
+    assert spans == [("done", "test", {"elements": 3})]
+
+
 def test_off_by_default(tmp_path):
     script = (
         "import minidp, minidp.nn as nn; m = nn.Linear(3, 1); m(minidp.ones([2, 3])).sum()"

@@ -17,11 +17,9 @@ The node counts as one consumer of each of its inputs, and its backward runs onc
 output that the pass reaches has been processed; outputs that received no gradient pass None.
 :mod:`minidp.core.function` is how ops build either kind.
 
-In-place updates: a node also records each input's ``_version`` (its count of in-place updates)
-as the op read it. An input updated since then is a different value now, so before walking the
-graph :func:`inputs_as_read` routes the op's gradient to the tensor standing for the value it
-read (kept by the update, see ``Tensor._mark_updated``), or raises when that value was
-overwritten in its buffer and the op's saved arrays are stale.
+A node also records each input's in-place version as the op read it, and the tape sees every
+node through :func:`minidp.core.versions.inputs_as_read`, which sends the gradient of an input
+updated since then to the value the op read (see :mod:`minidp.core.versions`).
 """
 
 from __future__ import annotations
@@ -31,21 +29,11 @@ from typing import Any, Callable
 
 from numpy import asarray as _asarray, generic as _numpy_scalar
 
-from . import timeline as _timeline
+from . import timeline as _timeline, versions as _versions
+from .versions import inputs_as_read
 
 _grad_enabled = True
 _end_of_backward_callbacks: list = []
-
-
-_updates = 0
-"""In-place updates so far in this process: a node recorded after the last one read current
-values, so backward skips its version check (the common case, kept cheap)."""
-
-
-def count_update() -> None:
-    """Note one in-place update (called by ``Tensor._mark_updated``)."""
-    global _updates
-    _updates += 1
 
 
 class Node:
@@ -58,7 +46,7 @@ class Node:
         self.parents = parents
         self.backward = backward
         self.versions = [p._version for p in parents]
-        self.updates = _updates
+        self.updates = _versions.updates
 
 
 class MultiNode:
@@ -70,7 +58,7 @@ class MultiNode:
         self.parents = parents
         self.backward = backward
         self.versions = [p._version for p in parents]
-        self.updates = _updates
+        self.updates = _versions.updates
         self.n_outputs = n_outputs
 
 
@@ -192,33 +180,6 @@ def _count_consumers(root) -> dict:
     return consumers
 
 
-def inputs_as_read(node) -> tuple:
-    """``node.parents`` as the op read them: an input updated in place since then is replaced,
-    once and in the node itself, by the tensor standing for the value the op read."""
-    if node.updates != _updates:
-        if [p._version for p in node.parents] != node.versions:
-            node.parents = tuple(
-                p if p._version == v else _earlier_value(p, v, node) for p, v in zip(node.parents, node.versions)
-            )
-            node.versions = [p._version for p in node.parents]
-        node.updates = _updates
-    return node.parents
-
-
-def _earlier_value(tensor, version: int, node):
-    """The tensor standing for ``tensor`` at ``version``; an error if that value was overwritten."""
-    earlier = tensor._earlier.get(version) if tensor._earlier is not None else None
-    if earlier is None:
-        op = getattr(node.backward, "__qualname__", "an op").split(".<locals>")[0]
-        raise RuntimeError(
-            f"backward: {op} read {tensor.name} at inplace_version {version}, but an in-place "
-            f"op has since overwritten it (now version {tensor._version}), so the values {op} "
-            f"kept for its gradient are stale. Update the tensor before {op} reads it, or use "
-            f"the out-of-place form (x = x.exp() instead of x.exp_())"
-        )
-    return earlier
-
-
 def _finish_leaf(leaf, grad) -> None:
     if grad is not None:
         if isinstance(grad, _numpy_scalar):
@@ -240,51 +201,48 @@ def run_backward(root, grad, retain_graph: bool = False, capture: dict = None) -
     With ``capture`` (``{id(tensor): None}``) the gradients reaching those tensors are stored in
     it instead, and no leaf's ``.grad`` changes nor its ready hooks fire (``minidp.grad``).
     """
-    recorder = _timeline.recorder
-    started = recorder.now() if recorder is not None else 0
-    consumers = _count_consumers(root)
-    pending = {id(root): grad}
-    gathered = {}  # id(MultiNode) -> its outputs' gradients, while some are still to come
-    ready = [root]
-    try:
-        while ready:
-            tensor = ready.pop()
-            grad = pending.pop(id(tensor), None)
-            node = tensor._node
-            if node is None:
-                if capture is None:
-                    _finish_leaf(tensor, grad)
-                elif id(tensor) in capture:
-                    capture[id(tensor)] = grad
-                continue
-            if grad is not None and tensor._grad_hooks:
-                grad = tensor._apply_grad_hooks(grad)
-            if capture is not None and id(tensor) in capture:
-                capture[id(tensor)] = grad
-            if node.__class__ is NodeOutput:
-                node, grad = _gather_output(node, grad, consumers, gathered)
+    with _timeline.span("backward", "compute"):
+        consumers = _count_consumers(root)
+        pending = {id(root): grad}
+        gathered = {}  # id(MultiNode) -> its outputs' gradients, while some are still to come
+        ready = [root]
+        try:
+            while ready:
+                tensor = ready.pop()
+                grad = pending.pop(id(tensor), None)
+                node = tensor._node
                 if node is None:
+                    if capture is None:
+                        _finish_leaf(tensor, grad)
+                    elif id(tensor) in capture:
+                        capture[id(tensor)] = grad
                     continue
-            parents = node.parents  # as read: counting ran inputs_as_read on every node
-            input_grads = node.backward(grad) if grad is not None else (None,) * len(parents)
-            if not retain_graph:
-                node.backward = None
-            for p, g in zip(parents, input_grads):
-                if p.stop_gradient:
-                    continue
-                key = id(p)
-                if g is not None:
-                    previous = pending.get(key)
-                    pending[key] = g if previous is None else previous + g
-                left = consumers[key] - 1
-                consumers[key] = left
-                if left == 0:
-                    ready.append(p)
-    finally:
-        if recorder is not None:
-            recorder.span("backward", "compute", started)
-        callbacks = _end_of_backward_callbacks[:]
-        _end_of_backward_callbacks.clear()
+                if grad is not None and tensor._grad_hooks:
+                    grad = tensor._apply_grad_hooks(grad)
+                if capture is not None and id(tensor) in capture:
+                    capture[id(tensor)] = grad
+                if node.__class__ is NodeOutput:
+                    node, grad = _gather_output(node, grad, consumers, gathered)
+                    if node is None:
+                        continue
+                parents = node.parents  # as read: counting ran inputs_as_read on every node
+                input_grads = node.backward(grad) if grad is not None else (None,) * len(parents)
+                if not retain_graph:
+                    node.backward = None
+                for p, g in zip(parents, input_grads):
+                    if p.stop_gradient:
+                        continue
+                    key = id(p)
+                    if g is not None:
+                        previous = pending.get(key)
+                        pending[key] = g if previous is None else previous + g
+                    left = consumers[key] - 1
+                    consumers[key] = left
+                    if left == 0:
+                        ready.append(p)
+        finally:
+            callbacks = _end_of_backward_callbacks[:]
+            _end_of_backward_callbacks.clear()
     for callback in callbacks:
         callback()
 

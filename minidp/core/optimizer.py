@@ -239,12 +239,9 @@ class Optimizer:
         gradient is None; a gradient cleared with ``clear_grad(set_to_zero=True)`` reads as zeros
         and is applied as zeros (momentum, Adam's moments and weight decay keep acting on it).
         """
-        recorder = timeline.recorder
-        started = recorder.now() if recorder is not None else 0
-        slots = self._slots
-        self._apply(slots, self._parameter_list, [slot.param._grad for slot in slots])
-        if recorder is not None:
-            recorder.span("optimizer step", "optimizer", started)
+        with timeline.span("optimizer step", "optimizer"):
+            slots = self._slots
+            self._apply(slots, self._parameter_list, [slot.param._grad for slot in slots])
 
     def backward(
         self,

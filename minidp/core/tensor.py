@@ -2,9 +2,8 @@
 
 The array lives in ``_data`` (a NumPy or CuPy ndarray). A tensor with ``stop_gradient=False``
 takes part in autograd: a leaf accumulates its gradient in ``_grad``; a result of an op holds the
-``_node`` that produced it. ``_version`` counts in-place updates (Paddle's ``inplace_version``);
-``_earlier`` (an :class:`EarlierValues`, or None) holds what stands for its earlier versions
-(see :meth:`_mark_updated`).
+``_node`` that produced it. ``_version`` counts in-place updates (Paddle's ``inplace_version``)
+and ``_earlier`` holds what stands for its earlier values: :mod:`minidp.core.versions` keeps both.
 Arithmetic operators and methods such as ``sum`` are attached by
 ``minidp.ops`` so that every op is defined once, next to its backward.
 """
@@ -235,28 +234,6 @@ class Tensor:
 
     clear_gradient = clear_grad
 
-    def _snapshot(self) -> "Tensor":
-        """A new tensor object holding this one's current array and place in the graph."""
-        snapshot = Tensor._wrap(self._data)
-        snapshot.stop_gradient = self.stop_gradient
-        snapshot._node = self._node
-        return snapshot
-
-    def _mark_updated(self, earlier: Optional["Tensor"]) -> None:
-        """Count one in-place update. ``earlier`` (a :meth:`_snapshot` taken before it) stands
-        for the value that ops recorded until now have read: backward routes their gradient to
-        it. None means that value was overwritten in its buffer, so their saved arrays are stale
-        and backward refuses to run through them. Each update also drops the earlier values
-        whose graph a backward freed (see :class:`EarlierValues`)."""
-        if earlier is not None:
-            if self._earlier is None:
-                self._earlier = EarlierValues()
-            self._earlier.keep(self._version, earlier)
-        elif self._earlier is not None:
-            self._earlier.forget_freed()
-        self._version += 1
-        engine.count_update()
-
     def detach(self) -> "Tensor":
         """A tensor sharing this one's values but cut from the graph."""
         return Tensor._wrap(self._data)
@@ -311,62 +288,6 @@ class Tensor:
                 f"set_value: {self.name} has shape {self.shape} but the value has shape {list(array.shape)}"
             )
         self._data[...] = array.astype(self._data.dtype, copy=False)
-
-
-_OUTSIDE_THE_GRAPH = Tensor._wrap(None)  # what an earlier value that needed no gradient becomes
-_IN_A_FREED_GRAPH = Tensor._wrap(None)  # an earlier value whose graph a backward freed: backward
-_IN_A_FREED_GRAPH.stop_gradient = False  # reaching it raises, as through any freed graph
-_IN_A_FREED_GRAPH._node = engine.Node((), None)
-
-
-class EarlierValues:
-    """A tensor's earlier values by version, for the ops that read them (``Tensor._earlier``).
-
-    A value outside the graph is only a version number (backward skips it: its array need not
-    live on). A value in a graph is its snapshot until a backward frees that graph: then no
-    backward can run through it any more, and keeping it would keep the whole graph's arrays
-    alive as long as the tensor (a state updated in place and ``detach_()``-ed each step), so
-    every update turns those into version numbers too, which stand for the freed graph (a
-    backward reaching one says so). Only the values in a graph are scanned for that, so a
-    tensor updated many times outside the graph does not make each update slower.
-    """
-
-    __slots__ = ("in_graph", "outside", "freed")
-
-    def __init__(self) -> None:
-        self.in_graph: dict = {}
-        self.outside: set = set()
-        self.freed: set = set()
-
-    def keep(self, version: int, earlier: Tensor) -> None:
-        """Record ``earlier`` (a snapshot) as the value at ``version``; drop freed ones."""
-        self.forget_freed()
-        if earlier._node is None and earlier.stop_gradient:
-            self.outside.add(version)
-        else:
-            self.in_graph[version] = earlier
-
-    def get(self, version: int) -> Optional[Tensor]:
-        """The tensor standing for the value at ``version``, or None if it is gone."""
-        if version in self.outside:
-            return _OUTSIDE_THE_GRAPH
-        if version in self.freed:
-            return _IN_A_FREED_GRAPH
-        return self.in_graph.get(version)
-
-    def forget_freed(self) -> None:
-        freed = [v for v, t in self.in_graph.items() if _graph_freed(t)]
-        for version in freed:
-            del self.in_graph[version]
-            self.freed.add(version)
-
-
-def _graph_freed(tensor: Tensor) -> bool:
-    """Whether ``tensor`` is an op's result whose graph a backward (without retain_graph) freed."""
-    node = tensor._node
-    if node is None:
-        return False
-    return getattr(node, "node", node).backward is None
 
 
 class Parameter(Tensor):

@@ -9,8 +9,10 @@ thread that ran them, so the process group's communication thread gets a track o
 :func:`merge` joins the rank files into one, one process row per rank; the launcher and
 ``spawn`` call it when the job ends.
 
-Event sites read the module attribute :data:`recorder` and do nothing else when it is None, so
-a run without a timeline pays one attribute check per site.
+An event site is one line: ``with span(name, category):`` around a block, :func:`instant` for a
+moment, :func:`batches` around a loader's iterator. They record into the module attribute
+:data:`recorder`; while it is None they return at once (``span`` a shared empty context), so a
+run without a timeline pays one call per site.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import json
 import os
 import threading
 import time
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Union
 
 from .log_config import process_rank
 
@@ -38,12 +40,6 @@ class Recorder:
         self.events: List[Dict[str, Any]] = []
         self._thread_names: Dict[int, str] = {}
 
-    @staticmethod
-    def now() -> int:
-        """The current time in nanoseconds, on the clock every event uses (wall clock, so that
-        ranks on several hosts line up as well as their clocks do)."""
-        return time.time_ns()
-
     def _track(self) -> int:
         thread = threading.current_thread()
         tid = threading.get_native_id()
@@ -51,8 +47,8 @@ class Recorder:
             self._thread_names[tid] = "main" if thread is threading.main_thread() else thread.name
         return tid
 
-    def span(self, name: str, category: str, started: int, args: Optional[dict] = None) -> None:
-        """Record the interval from ``started`` (a :meth:`now` reading) to now on this thread."""
+    def _interval(self, name: str, category: str, started: int, args: Optional[dict]) -> None:
+        """Record the interval from ``started`` (nanoseconds) to now on this thread."""
         ended = time.time_ns()
         self.events.append(
             {
@@ -83,12 +79,11 @@ class Recorder:
     def batches(self, iterator: Iterator[Any]) -> Iterator[Any]:
         """``iterator``'s items, with the time spent waiting for each recorded as "next batch"."""
         while True:
-            started = self.now()
             try:
-                item = next(iterator)
+                with _Span(self, "next batch", "data", None):
+                    item = next(iterator)
             except StopIteration:
                 return
-            self.span("next batch", "data", started)
             yield item
 
     def trace(self, rank: int) -> Dict[str, Any]:
@@ -113,7 +108,60 @@ class Recorder:
         return path
 
 
+class _Span:
+    """The block of a ``with span(...)`` while a timeline records. Times are wall-clock
+    nanoseconds, so that ranks on several hosts line up as well as their clocks do. A block
+    left by an exception records nothing: its error, not its length, is what the run reports."""
+
+    __slots__ = ("_recorder", "_name", "_category", "_args", "_started")
+
+    def __init__(self, recorder: Recorder, name: str, category: str, args: Optional[dict]) -> None:
+        self._recorder = recorder
+        self._name = name
+        self._category = category
+        self._args = args
+
+    def __enter__(self) -> None:
+        self._started = time.time_ns()
+
+    def __exit__(self, kind: Any, error: Any, trace: Any) -> None:
+        if kind is None:
+            self._recorder._interval(self._name, self._category, self._started, self._args)
+
+
+class _NoSpan:
+    """What :func:`span` gives while nothing records: a block with nothing around it (cheaper
+    than ``contextlib.nullcontext``, whose exit takes any arguments)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, error: Any, trace: Any) -> None:
+        return None
+
+
+_NO_SPAN = _NoSpan()
+
 recorder: Optional[Recorder] = None
+
+
+def span(name: str, category: str, args: Optional[dict] = None) -> Union[_Span, _NoSpan]:
+    """``with span(name, category):`` records the block as an interval on this thread (if it
+    ends without an exception) while a timeline records; ``args`` are shown with it."""
+    return _NO_SPAN if recorder is None else _Span(recorder, name, category, args)
+
+
+def instant(name: str, category: str, args: Optional[dict] = None) -> None:
+    """Record the present moment on this thread, while a timeline records."""
+    if recorder is not None:
+        recorder.instant(name, category, args)
+
+
+def batches(iterator: Iterator[Any]) -> Iterator[Any]:
+    """``iterator``, with the wait for each item recorded while a timeline records."""
+    return iterator if recorder is None else recorder.batches(iterator)
 
 
 @contextlib.contextmanager

@@ -197,7 +197,7 @@ class DataLoader:
 
     def __iter__(self) -> Iterator[Any]:
         batches = self._iterate_here() if self.num_workers == 0 else self._iterate_in_workers()
-        return batches if timeline.recorder is None else timeline.recorder.batches(batches)
+        return timeline.batches(batches)
 
     def _iterate_here(self) -> Iterator[Any]:
         fetcher = self._fetcher

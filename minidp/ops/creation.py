@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 import numpy
 
-from ..core import backend
+from ..core import backend, versions
 from ..core.tensor import Tensor, tensor_method
 from ..framework import place_name
 from ..core.random import host_generator, seed  # noqa: F401  (seed is exported from here as an op)
@@ -289,7 +289,7 @@ def assign(x: Any, output: Optional[Tensor] = None) -> Tensor:
     if output._node is None and copy._node is None and copy.stop_gradient:
         output._data = copy._data.astype(output._data.dtype, copy=False)
         return output
-    output._mark_updated(output._snapshot())
+    versions.mark_updated(output, versions.snapshot(output))
     output._data = copy._data.astype(output._data.dtype, copy=False)
     output._node = copy._node
     output.stop_gradient = copy.stop_gradient

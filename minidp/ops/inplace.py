@@ -14,11 +14,12 @@ only needs its name listed here). The rules, as in Paddle:
 - a tensor whose result joins the graph is rebound to the result: it takes the new array and
   the new graph node, and backward closures that saved the old array keep seeing the old one.
 
-Each update that autograd sees bumps x's ``inplace_version``. Ops recorded before it read the
-old value: a rebinding update keeps a snapshot of x (its old array and node) and backward
-routes those ops' gradient to it, which is exact; a buffer write destroyed the old value, so a
-backward that reaches one of those ops raises, naming it (Paddle raises there too when the op
-saved the tensor; minidp raises even when the op needed only its shape, as ``add`` does).
+Each update that autograd sees bumps x's ``inplace_version`` (:mod:`minidp.core.versions`
+counts it). Ops recorded before it read the old value: a rebinding update keeps a snapshot of
+x (its old array and node) and backward routes those ops' gradient to it, which is exact; a
+buffer write destroyed the old value, so a backward that reaches one of those ops raises,
+naming it (Paddle raises there too when the op saved the tensor; minidp raises even when the op
+needed only its shape, as ``add`` does).
 
 Fill-style updates (``zero_``, ``fill_``, ``uniform_``, ``normal_``, the other random refills)
 live here too, and the updates whose target is not the first argument (``where_``), that
@@ -32,7 +33,7 @@ from typing import Any, Callable, Optional
 import ml_dtypes
 
 from ..core import backend
-from ..core import engine
+from ..core import engine, versions
 from ..core.tensor import Tensor, tensor_method
 from ..core.random import host_generator
 from .creation import normal, uniform
@@ -180,9 +181,9 @@ def _store(x: Tensor, before: Tensor, out: Tensor) -> Tensor:
             except ValueError:  # a read-only view (a broadcast): rebind instead
                 pass
             else:
-                x._mark_updated(None)
+                versions.mark_updated(x, None)
                 return x
-    x._mark_updated(before)
+    versions.mark_updated(x, before)
     x._data = out._data
     x._node = out._node
     x.stop_gradient = out.stop_gradient
@@ -195,7 +196,7 @@ def inplace_form(op: Callable, name: Optional[str] = None) -> Callable:
 
     def op_(x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         _check_target(x, inplace_name)
-        before = x._snapshot()
+        before = versions.snapshot(x)
         args = tuple(before if a is x else a for a in args)
         return _store(x, before, op(before, *args, **kwargs))
 
@@ -348,7 +349,7 @@ def tensor_setitem(x: Tensor, index: Any, value: Any) -> None:
     if writes_buffer and getattr(x._data.flags, "writeable", True):
         values = value._data if isinstance(value, Tensor) else value
         assign_at("x[index] = value", x._data, index_arrays(index), values)
-        x._mark_updated(None)
+        versions.mark_updated(x, None)
         return
     _setitem_into_x(x, index, value)
 

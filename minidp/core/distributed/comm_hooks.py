@@ -272,13 +272,8 @@ class BucketWork:
 
     def wait(self) -> List[Any]:
         self._work.wait()
-        recorder = timeline.recorder
-        if recorder is None:
+        with timeline.span("unpack", "reducer"):
             return self._unpack()
-        started = recorder.now()
-        gradients = self._unpack()
-        recorder.span("unpack", "reducer", started)
-        return gradients
 
 
 def _average(process_group: Any, bucket: GradBucket, wire_dtype: Any) -> BucketWork:

@@ -204,11 +204,8 @@ class DataParallel(Layer):
         self._reducer = Reducer(params, buckets, pg, find_unused_parameters, param_names=[n for n, _ in named])
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
-        recorder = timeline.recorder
-        started = recorder.now() if recorder is not None else 0
-        outputs = self._layers(*inputs, **kwargs)
-        if recorder is not None:
-            recorder.span("forward", "compute", started)
+        with timeline.span("forward", "compute"):
+            outputs = self._layers(*inputs, **kwargs)
         if self._reducer is not None and self.grad_need_sync and engine.is_grad_enabled():
             if self._join is not None:
                 self._join.start_step()

@@ -135,7 +135,9 @@ class Reducer:
         index_of = {id(p): i for i, p in enumerate(self._params)}
         for b, bucket in enumerate(self._buckets):
             for slot, p in enumerate(bucket.params):
-                self._slot_of[id(p)] = (b, slot, index_of[id(p)])
+                index = index_of[id(p)]
+                # the arguments of its 'grad ready' instant, built once: nothing is built per step
+                self._slot_of[id(p)] = (b, slot, index, {"param": self._names[index], "bucket": b})
         self._marked = [False] * len(self._params)
         self._armed = False
         self._started = False
@@ -253,10 +255,9 @@ class Reducer:
         self._mark_ready(param)
 
     def _mark_ready(self, param: Tensor) -> None:
-        b, slot, index = self._slot_of[id(param)]
+        b, slot, index, ready_args = self._slot_of[id(param)]
         self._marked[index] = True
-        if timeline.recorder is not None:
-            timeline.recorder.instant("grad ready", "reducer", {"param": self._names[index], "bucket": b})
+        timeline.instant("grad ready", "reducer", ready_args)
         self._buckets[b].note(slot, param._grad)
         self._pending[b] -= 1
         if self._pending[b] == 0:
@@ -274,11 +275,8 @@ class Reducer:
     def _launch(self, b: int) -> None:
         """Hand bucket ``b`` to the hook, which starts its all-reduce."""
         self._launched_at[b] = time.perf_counter()
-        recorder = timeline.recorder
-        started = recorder.now() if recorder is not None else 0
-        self._works[b] = self._hook(self._hook_state, self._buckets[b])
-        if recorder is not None:
-            recorder.span(f"pack bucket {b}", "reducer", started)
+        with timeline.span(f"pack bucket {b}", "reducer"):
+            self._works[b] = self._hook(self._hook_state, self._buckets[b])
         self._buckets[b].reset()
         self._next_launch += 1
 
@@ -293,17 +291,14 @@ class Reducer:
                 self._status[0] = len(missing) + len(unexpected)
             self._launch(self._next_launch)
         backward_ended = time.perf_counter()
-        recorder = timeline.recorder
-        started = recorder.now() if recorder is not None else 0
         finished, results = [], []
-        for b, work in enumerate(self._works):
-            results.append(work.wait())
-            self._works[b] = None
-            finished.append(time.perf_counter())
+        with timeline.span("wait for buckets", "reducer"):
+            for b, work in enumerate(self._works):
+                results.append(work.wait())
+                self._works[b] = None
+                finished.append(time.perf_counter())
         self._steps_reduced += 1
         self._seconds_waited += finished[-1] - backward_ended
-        if recorder is not None:
-            recorder.span("wait for buckets", "reducer", started)
         problems_anywhere = int(round(float(results[-1][-1][0]) * self._group.size))
         if problems_anywhere:
             raise RuntimeError(self._usage_message(missing, unexpected, problems_anywhere))

@@ -688,15 +688,12 @@ class ThreadedProcessGroup(ProcessGroup):
             if item is _STOP:
                 return
             call, run, work = item
-            recorder = timeline.recorder
-            started = recorder.now() if recorder is not None else 0
             try:
-                self._guarded(call, run)
+                with timeline.span(call.op, "comm", {"elements": call.count}):
+                    self._guarded(call, run)
             except Exception as error:  # handed to whoever waits on the work
                 work._finish(error)
             else:
-                if recorder is not None:
-                    recorder.span(call.op, "comm", started, {"elements": call.count})
                 work._finish()
             with self._issue_lock:
                 self._pending -= 1
