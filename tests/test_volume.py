@@ -10,6 +10,7 @@ import pytest
 import minidp
 import minidp.nn as nn
 import minidp.nn.functional as F
+from channels_last_cases import VOLUME, assert_matches_paddle
 from gradcheck import check_grad, distinct, t
 
 rng = np.random.default_rng(0)
@@ -303,3 +304,16 @@ def test_max_unpool3d_rejects_bad_input():
         F.max_unpool3d(t(values), t(where[:, :1]), 2)
     with pytest.raises(ValueError, match="max_unpool3d: expects a 5-D input and data_format 'NCDHW'"):
         F.max_unpool3d(t(values), t(where), 2, data_format="NDHWC")
+
+
+@pytest.mark.parametrize("case", VOLUME, ids=[case[0] for case in VOLUME])
+def test_channels_last_matches_paddle(case):
+    assert_matches_paddle(minidp, case)
+
+
+def test_channels_last_gradients_match_finite_differences():
+    x, w = distinct(rng, 1, 3, 2, 2, 2), rng.normal(size=(2, 2, 2, 1, 2))
+    check_grad(lambda a, c: F.conv3d(a, c, stride=(2, 1, 1), padding="SAME", data_format="NDHWC"), x, w)
+    check_grad(lambda a, c: F.conv3d_transpose(a, c, stride=2, padding=[1, 0, 0], data_format="NDHWC"), x, w)
+    check_grad(lambda a: F.max_pool3d(a, 2, 1, 1, data_format="NDHWC"), x)
+    check_grad(lambda a: F.avg_pool3d(a, 2, 1, "SAME", exclusive=False, data_format="NDHWC"), x)
