@@ -11,6 +11,7 @@ import pytest
 import minidp
 import minidp.nn as nn
 import minidp.nn.functional as F
+from channels_last_cases import CASES, CONV, assert_matches_paddle, recorded_cases
 from gradcheck import check_grad, t
 
 rng = np.random.default_rng(0)
@@ -123,3 +124,44 @@ def test_conv_transpose_output_size_same_padding_and_layers():
     )
     layer1d = nn.Conv1DTranspose(4, 6, 3, stride=2)
     assert layer1d.weight.shape == [4, 6, 3] and layer1d(t(seq).astype("float32")).shape == [2, 6, 11]
+
+
+def test_channels_last_fixture_holds_every_case_from_paddle_3_3_1():
+    assert recorded_cases() == ({case[0] for case in CASES}, "3.3.1")
+
+
+@pytest.mark.parametrize("case", CONV, ids=[case[0] for case in CONV])
+def test_channels_last_matches_paddle(case):
+    assert_matches_paddle(minidp, case)
+
+
+@pytest.mark.parametrize(
+    "op, shapes, kwargs",
+    [
+        (F.conv2d, [(1, 5, 4, 4), (2, 2, 3, 2), (2,)], {"stride": 2, "padding": "SAME", "groups": 2}),
+        (F.conv2d_transpose, [(1, 3, 2, 2), (2, 3, 2, 2), (3,)], {"stride": 2, "padding": 1, "groups": 1}),
+        (F.conv1d, [(2, 5, 2), (3, 2, 2), (3,)], {"dilation": 2, "padding": [1, 0]}),
+        (F.conv1d_transpose, [(1, 3, 2), (2, 2, 3), (2,)], {"stride": 2, "output_padding": 1}),
+    ],
+    ids=["conv2d", "conv2d_transpose", "conv1d", "conv1d_transpose"],
+)
+def test_channels_last_gradients_match_finite_differences(op, shapes, kwargs):
+    data_format = "NHWC" if len(shapes[0]) == 4 else "NLC"
+    check_grad(lambda x, w, b: op(x, w, b, data_format=data_format, **kwargs), *(rng.normal(size=s) for s in shapes))
+
+
+def test_channels_last_layers_and_errors():
+    minidp.seed(0)
+    first, last = nn.Conv2D(4, 6, 3, stride=2, padding=1), nn.Conv2D(4, 6, 3, stride=2, padding=1, data_format="NHWC")
+    last.set_state_dict(first.state_dict())
+    x = rng.normal(size=(2, 4, 7, 5)).astype("float32")
+    want = first(t(x)).numpy().transpose(0, 2, 3, 1)
+    np.testing.assert_allclose(last(t(x.transpose(0, 2, 3, 1))).numpy(), want, rtol=1e-6)
+    up = nn.Conv2DTranspose(6, 4, 2, stride=2, data_format="NHWC")
+    assert up(t(want)).shape == [2, 8, 6, 4]
+    with pytest.raises(ValueError, match="conv2d: data_format must be 'NCHW' or 'NHWC', got 'NCWH'"):
+        F.conv2d(t(x), first.weight, data_format="NCWH")
+    with pytest.raises(ValueError, match=r"conv2d: expects a 4-D input \[N, H, W, C\], got shape \[4, 7, 5\]"):
+        F.conv2d(t(x[0]), first.weight, data_format="NHWC")
+    with pytest.raises(ValueError, match="input has 5 channels"):
+        F.conv2d(t(x), first.weight, data_format="NHWC")

@@ -111,7 +111,7 @@ def test_conv2d_argument_errors():
     with pytest.raises(ValueError, match="groups"):
         F.conv2d(x, t(np.ones((2, 2, 3, 3), np.float32)))
     with pytest.raises(ValueError, match="NCHW"):
-        F.conv2d(x, t(np.ones((2, 3, 3, 3), np.float32)), data_format="NHWC")
+        F.conv2d(x, t(np.ones((2, 3, 3, 3), np.float32)), data_format="NHCW")
     with pytest.raises(ValueError, match="larger"):
         F.conv2d(x, t(np.ones((2, 3, 5, 5), np.float32)))
     with pytest.raises(ValueError, match="padding"):

@@ -8,8 +8,10 @@ Literal values were recorded by hand from PaddlePaddle 3.3.1 (CPU, float64).
 import numpy as np
 import pytest
 
+import minidp
 import minidp.nn as nn
 import minidp.nn.functional as F
+from channels_last_cases import POOLING, assert_matches_paddle
 from gradcheck import check_grad, distinct, t
 
 rng = np.random.default_rng(0)
@@ -145,3 +147,38 @@ def test_max_unpool_output_size_must_lie_within_a_stride_of_the_default_as_in_pa
         F.max_unpool1d(values, where, 2, output_size=[6])
     with pytest.raises(TypeError, match="max_unpool1d: output_size"):
         F.max_unpool1d(values, where, 2, output_size=5)
+
+
+@pytest.mark.parametrize("case", POOLING, ids=[case[0] for case in POOLING])
+def test_channels_last_matches_paddle(case):
+    assert_matches_paddle(minidp, case)
+
+
+@pytest.mark.parametrize(
+    "pool",
+    [
+        lambda x: F.max_pool2d(x, 3, 2, 1, ceil_mode=True, data_format="NHWC"),
+        lambda x: F.avg_pool2d(x, 2, 1, "SAME", exclusive=False, data_format="NHWC"),
+        lambda x: F.adaptive_avg_pool2d(x, [2, 3], data_format="NHWC"),
+    ],
+    ids=["max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"],
+)
+def test_channels_last_pool_gradients_match_finite_differences(pool):
+    check_grad(pool, distinct(rng, 1, 5, 4, 2))
+
+
+def test_channels_last_pool_layers_and_errors():
+    x = distinct(rng, 2, 3, 6, 5)
+    last = t(x.transpose(0, 2, 3, 1))
+    np.testing.assert_array_equal(
+        nn.MaxPool2D(2, data_format="NHWC")(last).numpy(), F.max_pool2d(t(x), 2).numpy().transpose(0, 2, 3, 1)
+    )
+    np.testing.assert_allclose(
+        nn.AdaptiveAvgPool2D(1, data_format="NHWC")(last).numpy(), x.mean((2, 3))[:, None, None, :], rtol=1e-12
+    )
+    with pytest.raises(ValueError, match="max_pool2d: return_mask=True needs data_format='NCHW'"):
+        F.max_pool2d(last, 2, return_mask=True, data_format="NHWC")  # Paddle refuses it too
+    with pytest.raises(ValueError, match="avg_pool2d: data_format must be 'NCHW' or 'NHWC', got 'NLC'"):
+        F.avg_pool2d(last, 2, data_format="NLC")
+    with pytest.raises(ValueError, match="max_unpool2d: data_format must be 'NCHW', got 'NHWC'"):
+        F.max_unpool2d(last, last, 2, data_format="NHWC")

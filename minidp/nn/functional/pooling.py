@@ -1,6 +1,6 @@
 """Max, average, L^p and adaptive pooling and max-unpooling in 1-D and 2-D: Paddle's arguments
-normalised for the N-d window ops of :mod:`.sliding`; the adaptive and unpooling ops that 3-D
-shares."""
+normalised for the N-d window ops of :mod:`.sliding`; the pooling steps that 3-D shares (the
+channels-last layout, adaptive windows, unpooling)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ...core import backend
 from ... import ops
 from ...core.tensor import Tensor
 from ...core.op_util import result, wrap
-from ._util import check_nchw, check_tensor
+from ._util import LAYOUTS, channels_first, check_tensor, to_format
 from .sliding import avg_pool, max_pool, pool_geometry
 
 __all__ = [
@@ -31,10 +31,28 @@ __all__ = [
 ]
 
 
-def _checked_ncl(op: str, x: Tensor) -> None:
-    check_tensor(op, "x", x)
-    if x.ndim != 3:
-        raise ValueError(f"{op}: expects a 3-D input [N, C, L], got shape {x.shape}")
+def max_pool_nd(
+    op: str, nd: int, x: Tensor, window: tuple, return_mask: bool, ceil_mode: bool, data_format: str
+) -> Any:
+    """Max pooling over ``nd`` spatial axes in ``data_format``; ``window`` is Paddle's (kernel_size,
+    stride, padding). As in Paddle, ``return_mask`` needs channels first."""
+    x = channels_first(op, x, data_format, LAYOUTS[nd])
+    if return_mask and data_format != LAYOUTS[nd][0]:
+        raise ValueError(
+            f"{op}: return_mask=True needs data_format={LAYOUTS[nd][0]!r} (as in Paddle), got {data_format!r}; "
+            "transpose the input to channels first"
+        )
+    geometry = pool_geometry(op, x, *window)
+    out = max_pool(op, x, *geometry, ceil_mode, return_mask)
+    return out if return_mask else to_format(out, data_format)
+
+
+def avg_pool_nd(op: str, nd: int, x: Tensor, window: tuple, options: tuple, data_format: str) -> Tensor:
+    """Average pooling over ``nd`` spatial axes in ``data_format``; ``window`` is Paddle's
+    (kernel_size, stride, padding), ``options`` its (ceil_mode, exclusive, divisor_override)."""
+    x = channels_first(op, x, data_format, LAYOUTS[nd])
+    geometry = pool_geometry(op, x, *window)
+    return to_format(avg_pool(op, x, *geometry, *options), data_format)
 
 
 def max_pool2d(
@@ -47,15 +65,13 @@ def max_pool2d(
     data_format: str = "NCHW",
     name: Optional[str] = None,
 ) -> Any:
-    """Largest value of each window; the gradient goes to the first maximum of the window.
+    """Largest value of each window of [N, C, H, W] (or, with ``data_format='NHWC'``, [N, H, W, C])
+    inputs; the gradient goes to the first maximum of the window.
 
-    With ``return_mask`` also returns, for each output, the flat index (h * W + w) of its maximum
-    in the unpadded input.
+    With ``return_mask`` (channels first only, as in Paddle) also returns, for each output, the flat
+    index (h * W + w) of its maximum in the unpadded input.
     """
-    check_tensor("max_pool2d", "x", x)
-    check_nchw("max_pool2d", x, data_format)
-    geometry = pool_geometry("max_pool2d", x, kernel_size, stride, padding)
-    return max_pool("max_pool2d", x, *geometry, ceil_mode, return_mask)
+    return max_pool_nd("max_pool2d", 2, x, (kernel_size, stride, padding), return_mask, ceil_mode, data_format)
 
 
 def avg_pool2d(
@@ -69,16 +85,15 @@ def avg_pool2d(
     data_format: str = "NCHW",
     name: Optional[str] = None,
 ) -> Tensor:
-    """Mean of each window; with ``exclusive`` (Paddle's default) padding does not count.
+    """Mean of each window of [N, C, H, W] (or [N, H, W, C]) inputs; with ``exclusive`` (Paddle's
+    default) padding does not count.
 
     Without ``exclusive`` the padding counts, but, as in Paddle (and PyTorch), the positions
     that ``ceil_mode`` adds past the padding do not: a window hanging over them divides by less
     than kernel_size**2.
     """
-    check_tensor("avg_pool2d", "x", x)
-    check_nchw("avg_pool2d", x, data_format)
-    geometry = pool_geometry("avg_pool2d", x, kernel_size, stride, padding)
-    return avg_pool("avg_pool2d", x, *geometry, ceil_mode, exclusive, divisor_override)
+    window, options = (kernel_size, stride, padding), (ceil_mode, exclusive, divisor_override)
+    return avg_pool_nd("avg_pool2d", 2, x, window, options, data_format)
 
 
 def max_pool1d(
@@ -91,9 +106,7 @@ def max_pool1d(
     name: Optional[str] = None,
 ) -> Any:
     """Largest value of each window of an [N, C, L] input."""
-    _checked_ncl("max_pool1d", x)
-    geometry = pool_geometry("max_pool1d", x, kernel_size, stride, padding)
-    return max_pool("max_pool1d", x, *geometry, ceil_mode, return_mask)
+    return max_pool_nd("max_pool1d", 1, x, (kernel_size, stride, padding), return_mask, ceil_mode, "NCL")
 
 
 def avg_pool1d(
@@ -106,9 +119,7 @@ def avg_pool1d(
     name: Optional[str] = None,
 ) -> Tensor:
     """Mean of each window of an [N, C, L] input."""
-    _checked_ncl("avg_pool1d", x)
-    geometry = pool_geometry("avg_pool1d", x, kernel_size, stride, padding)
-    return avg_pool("avg_pool1d", x, *geometry, ceil_mode, exclusive, None)
+    return avg_pool_nd("avg_pool1d", 1, x, (kernel_size, stride, padding), (ceil_mode, exclusive, None), "NCL")
 
 
 def adaptive_bounds(n_in: int, n_out: int) -> list:
@@ -136,30 +147,22 @@ def averaging_matrix(xp: Any, n_in: int, n_out: int, dtype: Any) -> Any:
 
 
 def adaptive_avg_pool2d(x: Tensor, output_size: Any, data_format: str = "NCHW", name: Optional[str] = None) -> Tensor:
-    """Mean over adaptive windows that cover [H, W] with ``output_size`` cells (None keeps a side).
+    """Mean over adaptive windows that cover [H, W] with ``output_size`` cells (None keeps a side),
+    of [N, C, H, W] (or [N, H, W, C]) inputs.
 
     Separable: rows then columns are averaged by two small matrices (A_h @ x @ A_w^T).
     """
-    check_tensor("adaptive_avg_pool2d", "x", x)
-    if data_format not in ("NCHW", "NHWC") or x.ndim != 4:
-        raise ValueError(
-            f"adaptive_avg_pool2d: expects a 4-D input and data_format 'NCHW' or 'NHWC', got "
-            f"shape {x.shape} and {data_format!r}"
-        )
-    if data_format == "NHWC":
-        return ops.transpose(adaptive_avg_pool2d(ops.transpose(x, [0, 3, 1, 2]), output_size), [0, 2, 3, 1])
+    x = channels_first("adaptive_avg_pool2d", x, data_format, LAYOUTS[2])
     oh, ow = _adaptive_sizes("adaptive_avg_pool2d", x, output_size, 2)
     xp = backend.get_array_module(x._data)
     rows = wrap(averaging_matrix(xp, x.shape[2], oh, x._data.dtype))
     columns = wrap(averaging_matrix(xp, x.shape[3], ow, x._data.dtype).T.copy())
-    return ops.matmul(ops.matmul(rows, x), columns)
+    return to_format(ops.matmul(ops.matmul(rows, x), columns), data_format)
 
 
 def adaptive_avg_pool1d(x: Tensor, output_size: int, name: Optional[str] = None) -> Tensor:
     """Mean over adaptive windows of an [N, C, L] input."""
-    check_tensor("adaptive_avg_pool1d", "x", x)
-    if x.ndim != 3:
-        raise ValueError(f"adaptive_avg_pool1d: expects a 3-D input [N, C, L], got shape {x.shape}")
+    channels_first("adaptive_avg_pool1d", x, "NCL", LAYOUTS[1])
     return ops.squeeze(adaptive_avg_pool2d(ops.unsqueeze(x, 2), [1, output_size]), 2)
 
 
@@ -202,15 +205,13 @@ def adaptive_max_pool2d(x: Tensor, output_size: Any, return_mask: bool = False, 
 
     With ``return_mask`` also returns the flat index (h * W + w) of each maximum.
     """
-    check_tensor("adaptive_max_pool2d", "x", x)
-    if x.ndim != 4:
-        raise ValueError(f"adaptive_max_pool2d: expects a 4-D input [N, C, H, W], got shape {x.shape}")
+    x = channels_first("adaptive_max_pool2d", x, "NCHW", LAYOUTS[2])
     return adaptive_max_pool("adaptive_max_pool2d", x, output_size, return_mask)
 
 
 def adaptive_max_pool1d(x: Tensor, output_size: int, return_mask: bool = False, name: Optional[str] = None) -> Any:
     """Largest value of each adaptive window of an [N, C, L] input."""
-    _checked_ncl("adaptive_max_pool1d", x)
+    x = channels_first("adaptive_max_pool1d", x, "NCL", LAYOUTS[1])
     return adaptive_max_pool("adaptive_max_pool1d", x, output_size, return_mask)
 
 
@@ -235,13 +236,10 @@ def lp_pool2d(
     data_format: str = "NCHW",
     name: Optional[str] = None,
 ) -> Tensor:
-    """(sum of x^p over each window)^(1/p), p = ``norm_type`` (zero padding adds nothing)."""
-    check_tensor("lp_pool2d", "x", x)
-    if data_format == "NHWC":
-        x = ops.transpose(x, [0, 3, 1, 2])
-        return ops.transpose(lp_pool2d(x, norm_type, kernel_size, stride, padding, ceil_mode), [0, 2, 3, 1])
-    check_nchw("lp_pool2d", x, data_format)
-    return _lp_pool("lp_pool2d", x, norm_type, kernel_size, stride, padding, ceil_mode)
+    """(sum of x^p over each window)^(1/p), p = ``norm_type`` (zero padding adds nothing), of
+    [N, C, H, W] (or [N, H, W, C]) inputs."""
+    x = channels_first("lp_pool2d", x, data_format, LAYOUTS[2])
+    return to_format(_lp_pool("lp_pool2d", x, norm_type, kernel_size, stride, padding, ceil_mode), data_format)
 
 
 def lp_pool1d(
@@ -255,15 +253,8 @@ def lp_pool1d(
     name: Optional[str] = None,
 ) -> Tensor:
     """L^p pooling of an [N, C, L] input (``data_format='NLC'`` for channels last)."""
-    check_tensor("lp_pool1d", "x", x)
-    if data_format not in ("NCL", "NLC") or x.ndim != 3:
-        raise ValueError(
-            f"lp_pool1d: expects a 3-D input and data_format 'NCL' or 'NLC', got shape {x.shape} and {data_format!r}"
-        )
-    if data_format == "NLC":
-        x = ops.transpose(x, [0, 2, 1])
-    out = _lp_pool("lp_pool1d", x, norm_type, kernel_size, stride, padding, ceil_mode)
-    return ops.transpose(out, [0, 2, 1]) if data_format == "NLC" else out
+    x = channels_first("lp_pool1d", x, data_format, LAYOUTS[1])
+    return to_format(_lp_pool("lp_pool1d", x, norm_type, kernel_size, stride, padding, ceil_mode), data_format)
 
 
 def unpool_scatter(op: str, x: Tensor, indices: Tensor, out_spatial: tuple) -> Tensor:
@@ -338,8 +329,7 @@ def max_unpool2d(
 ) -> Tensor:
     """The inverse of max_pool2d with ``return_mask``: each value goes back to the flat position
     (h * W + w) its index names, every other position is zero."""
-    check_tensor("max_unpool2d", "x", x)
-    check_nchw("max_unpool2d", x, data_format)
+    x = channels_first("max_unpool2d", x, data_format, ("NCHW",))
     return max_unpool("max_unpool2d", x, indices, kernel_size, stride, padding, output_size)
 
 

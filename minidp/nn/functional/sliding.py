@@ -21,7 +21,7 @@ from ...core.tensor import Tensor
 from ...core.op_util import result, wrap
 
 _SIZE_FORMS = {1: "a positive int", 2: "a positive int or a pair of them", 3: "a positive int or three of them"}
-_KERNEL_AXES = {1: "k", 2: "kh, kw", 3: "kd, kh, kw"}
+KERNEL_AXES = {1: "k", 2: "kh, kw", 3: "kd, kh, kw"}
 _PADDING_FORMS = {
     1: "[pad] or [left, right]",
     2: "a pair, four values (top, bottom, left, right)",
@@ -160,7 +160,7 @@ def _check_conv_operands(op: str, x: Tensor, weight: Tensor, layout: str) -> tup
     (``layout`` names the weight's leading axes for the error message)."""
     xd, wd = x._data, weight._data
     if wd.ndim != xd.ndim:
-        raise ValueError(f"{op}: weight must be [{layout}, {_KERNEL_AXES[xd.ndim - 2]}], got shape {weight.shape}")
+        raise ValueError(f"{op}: weight must be [{layout}, {KERNEL_AXES[xd.ndim - 2]}], got shape {weight.shape}")
     if xd.dtype != wd.dtype:
         raise TypeError(
             f"{op}: input dtype {xd.dtype} differs from weight dtype {wd.dtype}; "
@@ -190,7 +190,7 @@ def convolution(
     if groups < 1 or c % groups or out_c % groups or c // groups != c_per_group:
         raise ValueError(
             f"{op}: input has {c} channels and weight shape {list(wd.shape)}; with "
-            f"groups={groups} the weight must be [O, C/groups, {_KERNEL_AXES[len(kernel)]}] with O and C "
+            f"groups={groups} the weight must be [O, C/groups, {KERNEL_AXES[len(kernel)]}] with O and C "
             "divisible by groups"
         )
     out_sizes = output_sizes(op, sizes, pads, kernel, stride, dilation)
@@ -268,7 +268,7 @@ def transposed_convolution(
     if wd.shape[0] != c or groups < 1 or c % groups:
         raise ValueError(
             f"{op}: input has {c} channels and weight shape {list(wd.shape)}; the weight "
-            f"must be [C, O/groups, {_KERNEL_AXES[len(kernel)]}] with C divisible by groups={groups}"
+            f"must be [C, O/groups, {KERNEL_AXES[len(kernel)]}] with C divisible by groups={groups}"
         )
     out_per_group = wd.shape[1]
     out_c = out_per_group * groups

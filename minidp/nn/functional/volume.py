@@ -9,9 +9,9 @@ from ...core import backend
 from ... import ops
 from ...core.tensor import Tensor
 from ...core.op_util import wrap
-from ._util import check_tensor
-from .pooling import adaptive_avg_pool2d, adaptive_max_pool, averaging_matrix, max_unpool
-from .sliding import avg_pool, conv_geometry, convolution, max_pool, pool_geometry, transposed_convolution
+from ._util import LAYOUTS, channels_first, check_tensor, to_format
+from .conv import conv_nd, conv_transpose_nd
+from .pooling import adaptive_avg_pool2d, adaptive_max_pool, averaging_matrix, avg_pool_nd, max_pool_nd, max_unpool
 
 __all__ = [
     "adaptive_avg_pool3d",
@@ -22,29 +22,6 @@ __all__ = [
     "max_pool3d",
     "max_unpool3d",
 ]
-
-
-def _channels_first(op: str, x: Tensor, data_format: str) -> Tensor:
-    check_tensor(op, "x", x)
-    if data_format not in ("NCDHW", "NDHWC"):
-        raise ValueError(f"{op}: data_format must be 'NCDHW' or 'NDHWC', got {data_format!r}")
-    if x.ndim != 5:
-        raise ValueError(f"{op}: expects a 5-D input [N, C, D, H, W], got shape {x.shape}")
-    return x if data_format == "NCDHW" else ops.transpose(x, [0, 4, 1, 2, 3])
-
-
-def _restore(out: Tensor, data_format: str) -> Tensor:
-    return out if data_format == "NCDHW" else ops.transpose(out, [0, 2, 3, 4, 1])
-
-
-def _conv_operands(op: str, x: Tensor, weight: Tensor, data_format: str, weight_layout: str) -> Tensor:
-    """A 3-D convolution's ``x`` as [N, C, D, H, W], after checking that ``weight`` is 5-D
-    (``weight_layout`` names its axes for the error message)."""
-    x = _channels_first(op, x, data_format)
-    check_tensor(op, "weight", weight)
-    if weight.ndim != 5:
-        raise ValueError(f"{op}: weight must be {weight_layout}, got shape {weight.shape}")
-    return x
 
 
 def conv3d(
@@ -59,9 +36,7 @@ def conv3d(
     name: Optional[str] = None,
 ) -> Tensor:
     """Cross-correlation of ``x`` [N, C, D, H, W] with ``weight`` [O, C/groups, kd, kh, kw], plus ``bias``."""
-    x = _conv_operands("conv3d", x, weight, data_format, "[O, C/groups, kd, kh, kw]")
-    geometry = conv_geometry("conv3d", x, tuple(weight.shape[2:]), stride, padding, dilation)
-    return _restore(convolution("conv3d", x, weight, bias, *geometry, groups), data_format)
+    return conv_nd("conv3d", 3, x, weight, bias, (stride, padding, dilation, groups), data_format)
 
 
 def max_pool3d(
@@ -76,15 +51,11 @@ def max_pool3d(
 ) -> Any:
     """Largest value of each 3-D window; the gradient goes to the first maximum in (d, h, w) order.
 
-    With ``return_mask`` also returns, for each output, the flat index (d * H * W + h * W + w) of
-    its maximum in the unpadded input, as Paddle's ``max_pool3d`` does (what ``max_unpool3d`` takes).
+    With ``return_mask`` (channels first only, as in Paddle) also returns, for each output, the flat
+    index (d * H * W + h * W + w) of its maximum in the unpadded input, as Paddle's ``max_pool3d``
+    does (what ``max_unpool3d`` takes).
     """
-    x = _channels_first("max_pool3d", x, data_format)
-    geometry = pool_geometry("max_pool3d", x, kernel_size, stride, padding)
-    out = max_pool("max_pool3d", x, *geometry, ceil_mode, return_mask)
-    if return_mask:
-        return _restore(out[0], data_format), _restore(out[1], data_format)
-    return _restore(out, data_format)
+    return max_pool_nd("max_pool3d", 3, x, (kernel_size, stride, padding), return_mask, ceil_mode, data_format)
 
 
 def avg_pool3d(
@@ -100,14 +71,13 @@ def avg_pool3d(
 ) -> Tensor:
     """Mean of each 3-D window; with ``exclusive`` (the default) padding does not count, and
     positions that ``ceil_mode`` adds never count."""
-    x = _channels_first("avg_pool3d", x, data_format)
-    geometry = pool_geometry("avg_pool3d", x, kernel_size, stride, padding)
-    return _restore(avg_pool("avg_pool3d", x, *geometry, ceil_mode, exclusive, divisor_override), data_format)
+    window, options = (kernel_size, stride, padding), (ceil_mode, exclusive, divisor_override)
+    return avg_pool_nd("avg_pool3d", 3, x, window, options, data_format)
 
 
 def adaptive_avg_pool3d(x: Tensor, output_size: Any, data_format: str = "NCDHW", name: Optional[str] = None) -> Tensor:
     """Mean over adaptive windows of a [N, C, D, H, W] input (None in ``output_size`` keeps a side)."""
-    x = _channels_first("adaptive_avg_pool3d", x, data_format)
+    x = channels_first("adaptive_avg_pool3d", x, data_format, LAYOUTS[3])
     sizes = [output_size] * 3 if isinstance(output_size, int) else list(output_size)
     if len(sizes) != 3:
         raise ValueError(f"adaptive_avg_pool3d: output_size must be an int or three values, got {output_size!r}")
@@ -116,13 +86,13 @@ def adaptive_avg_pool3d(x: Tensor, output_size: Any, data_format: str = "NCDHW",
     planes = adaptive_avg_pool2d(ops.reshape(x, [n, c * depth, h, w]), [oh, ow])
     rows = wrap(averaging_matrix(backend.get_array_module(x._data), depth, od, x._data.dtype))
     out = ops.matmul(rows, ops.reshape(planes, [n, c, depth, oh * ow]))
-    return _restore(ops.reshape(out, [n, c, od, oh, ow]), data_format)
+    return to_format(ops.reshape(out, [n, c, od, oh, ow]), data_format)
 
 
 def adaptive_max_pool3d(x: Tensor, output_size: Any, return_mask: bool = False, name: Optional[str] = None) -> Any:
     """Largest value of each adaptive window of a [N, C, D, H, W] input; with ``return_mask`` also
     the flat index (d * H * W + h * W + w) of each maximum, as Paddle's."""
-    x = _channels_first("adaptive_max_pool3d", x, "NCDHW")
+    x = channels_first("adaptive_max_pool3d", x, "NCDHW", LAYOUTS[3])
     return adaptive_max_pool("adaptive_max_pool3d", x, output_size, return_mask)
 
 
@@ -140,12 +110,8 @@ def conv3d_transpose(
     name: Optional[str] = None,
 ) -> Tensor:
     """Transposed 3-D convolution of ``x`` [N, C, D, H, W] with ``weight`` [C, O/groups, kd, kh, kw]."""
-    x = _conv_operands("conv3d_transpose", x, weight, data_format, "[C, O/groups, kd, kh, kw]")
-    stride, pads, dilation = conv_geometry("conv3d_transpose", x, tuple(weight.shape[2:]), stride, padding, dilation)
-    out = transposed_convolution(
-        "conv3d_transpose", x, weight, bias, stride, pads, dilation, groups, output_padding, output_size
-    )
-    return _restore(out, data_format)
+    options = (stride, padding, output_padding, dilation, groups, output_size)
+    return conv_transpose_nd("conv3d_transpose", 3, x, weight, bias, options, data_format)
 
 
 def max_unpool3d(
