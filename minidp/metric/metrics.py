@@ -157,22 +157,38 @@ class Accuracy(Metric):
         return self._name
 
 
-class Precision(Metric):
-    """Binary precision tp / (tp + fp); a prediction counts as positive when it rounds half up to 1."""
+class _BinaryMetric(Metric):
+    """What Precision and Recall share: a name, and one prediction and one label per sample."""
 
-    def __init__(self, name: str = "precision") -> None:
+    def __init__(self, name: str) -> None:
         super().__init__()
         self._name = name
         self.reset()
 
+    def _vectors(self, preds: Any, labels: Any) -> tuple[np.ndarray, np.ndarray]:
+        """``preds`` and ``labels`` (Tensors or NumPy arrays, [N] or [N, 1]) as two host vectors."""
+        where = f"{type(self).__name__}.update"
+        preds = _host_array(where, "preds", preds, ValueError)
+        labels = _host_array(where, "labels", labels, ValueError)
+        samples = labels.shape[0] if labels.ndim else 1
+        return _one_per_sample(where, "preds", preds, samples), _one_per_sample(where, "labels", labels, samples)
+
+    def name(self) -> str:
+        """The name given at construction."""
+        return self._name
+
+
+class Precision(_BinaryMetric):
+    """Binary precision tp / (tp + fp); a prediction counts as positive when it rounds half up to 1."""
+
+    def __init__(self, name: str = "precision") -> None:
+        super().__init__(name)
+
     def update(self, preds: Any, labels: Any) -> None:
         """Count true and false positives of a batch: ``preds`` are probabilities, ``labels`` 0 or 1,
         one per sample ([N] or [N, 1]), each a Tensor or a NumPy array."""
-        preds = _host_array("Precision.update", "preds", preds, ValueError)
-        labels = _host_array("Precision.update", "labels", labels, ValueError)
-        samples = labels.shape[0] if labels.ndim else 1
-        labels = _one_per_sample("Precision.update", "labels", labels, samples)
-        positive = np.floor(_one_per_sample("Precision.update", "preds", preds, samples) + 0.5).astype("int32") == 1
+        preds, labels = self._vectors(preds, labels)
+        positive = np.floor(preds + 0.5).astype("int32") == 1
         right = labels == 1
         self.tp += int(np.count_nonzero(positive & right))
         self.fp += int(np.count_nonzero(positive & ~right))
@@ -187,30 +203,21 @@ class Precision(Metric):
         predicted = self.tp + self.fp
         return self.tp / predicted if predicted else 0.0
 
-    def name(self) -> str:
-        """The name given at construction."""
-        return self._name
 
-
-class Recall(Metric):
+class Recall(_BinaryMetric):
     """Binary recall tp / (tp + fn); predictions are rounded half to even (0.5 counts as 0), as in Paddle."""
 
     def __init__(self, name: str = "recall") -> None:
-        super().__init__()
-        self._name = name
-        self.reset()
+        super().__init__(name)
 
     def update(self, preds: Any, labels: Any) -> None:
         """Count true positives and false negatives of a batch: ``preds`` are probabilities,
         ``labels`` 0 or 1, one per sample ([N] or [N, 1]), each a Tensor or a NumPy array."""
-        preds = _host_array("Recall.update", "preds", preds, ValueError)
-        labels = _host_array("Recall.update", "labels", labels, ValueError)
-        samples = labels.shape[0] if labels.ndim else 1
-        labels = _one_per_sample("Recall.update", "labels", labels, samples)
-        predicted = np.rint(_one_per_sample("Recall.update", "preds", preds, samples)).astype("int32")
+        preds, labels = self._vectors(preds, labels)
+        hit = np.rint(preds).astype("int32") == 1
         relevant = labels == 1
-        self.tp += int(np.count_nonzero(relevant & (predicted == 1)))
-        self.fn += int(np.count_nonzero(relevant & (predicted != 1)))
+        self.tp += int(np.count_nonzero(relevant & hit))
+        self.fn += int(np.count_nonzero(relevant & ~hit))
 
     def reset(self) -> None:
         """Zero the counts."""
@@ -221,10 +228,6 @@ class Recall(Metric):
         """tp / (tp + fn) since ``reset``, or 0.0 when no label was positive."""
         relevant = self.tp + self.fn
         return self.tp / relevant if relevant else 0.0
-
-    def name(self) -> str:
-        """The name given at construction."""
-        return self._name
 
 
 class Auc(Metric):
