@@ -8,7 +8,7 @@ never depends on it):
 
 It writes ``tests/fixtures/paddle_hapi.json`` (plain JSON): for each network of
 ``SUMMARY_CASES`` the table ``paddle.summary`` prints and the dict it returns; and for a tiny
-``Model.fit`` / ``evaluate`` / ``predict`` run from fixed weights and data (``fit_case``), the
+``Model.fit`` / ``evaluate`` / ``predict`` run from fixed weights and data (``hapi_tasks.fit_case``), the
 loss and metric logged after every step, the evaluation result, the predictions and the text
 that Paddle's progress logger printed.
 """
@@ -18,50 +18,19 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import sys
 from pathlib import Path
 
-import numpy as np
 import paddle
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "scripts"))
+import hapi_tasks  # noqa: E402
 OUT = ROOT / "tests" / "fixtures" / "paddle_hapi.json"
 
 
-def fit_case() -> dict:
-    """The fixed data and starting weights of the recorded fit: 10 samples of 4 features in 3
-    classes, a Linear(4, 3) classifier (the test builds the same arrays)."""
-    rng = np.random.RandomState(7)
-    return {
-        "x": rng.standard_normal((10, 4)).astype("float32"),
-        "y": rng.randint(0, 3, (10, 1)).astype("int64"),
-        "weight": (rng.standard_normal((4, 3)) * 0.5).astype("float32"),
-        "bias": np.zeros(3, "float32"),
-    }
-
-
-class CountingAccuracy(paddle.metric.Metric):
-    """Top-1 accuracy counted in NumPy (the tests define the same class on minidp)."""
-
-    def __init__(self):
-        super().__init__()
-        self.reset()
-
-    def name(self):
-        return "acc"
-
-    def compute(self, pred, label):
-        return pred, label
-
-    def update(self, pred, label):
-        hits = int((np.argmax(pred, axis=-1) == label.reshape(-1)).sum())
-        self.correct, self.total = self.correct + hits, self.total + len(label)
-        return hits / len(label)
-
-    def accumulate(self):
-        return self.correct / self.total if self.total else 0.0
-
-    def reset(self):
-        self.correct = self.total = 0
+class CountingAccuracy(hapi_tasks.CountingAccuracy, paddle.metric.Metric):
+    """The tests' counting accuracy, registered as a Paddle Metric (Model.prepare insists)."""
 
 
 class StepLog(paddle.callbacks.Callback):
@@ -87,7 +56,7 @@ class Pairs(paddle.io.Dataset):
 
 
 def record_fit() -> dict:
-    case = fit_case()
+    case = hapi_tasks.fit_case()
     net = paddle.nn.Linear(4, 3)
     net.set_state_dict({"weight": paddle.to_tensor(case["weight"]), "bias": paddle.to_tensor(case["bias"])})
     model = paddle.Model(net)

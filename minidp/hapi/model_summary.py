@@ -24,7 +24,7 @@ __all__ = ["summary"]
 
 
 def _is_shape(value: Any) -> bool:
-    return isinstance(value, (list, tuple)) and all(isinstance(item, numbers.Number) for item in value)
+    return isinstance(value, (list, tuple)) and all(item is None or isinstance(item, numbers.Number) for item in value)
 
 
 def _shape_of(spec: Any) -> Any:
