@@ -140,7 +140,10 @@ def test_load_reports_or_skips_a_mismatched_parameter(tmp_path):
     kept = wider.network.bias.numpy().copy()
     with pytest.warns(UserWarning) as caught:
         wider.load(str(tmp_path / "m"), skip_mismatch=True)
-    assert [str(w.message).split(" has")[0] for w in caught] == ["Model.load: skipped weight", "Model.load: skipped bias"]
+    assert [str(w.message).split(" has")[0] for w in caught] == [
+        "Model.load: skipped weight",
+        "Model.load: skipped bias",
+    ]
     np.testing.assert_array_equal(wider.network.bias.numpy(), kept)
     with pytest.raises(FileNotFoundError, match="no parameters"):
         wider.load(str(tmp_path / "absent"))
@@ -183,7 +186,9 @@ def test_two_ranks_fit_and_evaluate_over_every_sample_once():
     np.testing.assert_array_equal(ranks[0]["weight"], ranks[1]["weight"])
     case = fit_case(samples)
     model = linear_model(case)
-    model.network.set_state_dict({"weight": minidp.to_tensor(ranks[0]["weight"]), "bias": minidp.to_tensor(ranks[0]["bias"])})
+    model.network.set_state_dict(
+        {"weight": minidp.to_tensor(ranks[0]["weight"]), "bias": minidp.to_tensor(ranks[0]["bias"])}
+    )
     single = model.evaluate(dataset(case), batch_size=2, verbose=0)
     assert [r["acc"] for r in ranks] == [single["acc"], single["acc"]]
     assert [r["evaluated"] for r in ranks] == [samples, samples]

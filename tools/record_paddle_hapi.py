@@ -26,6 +26,7 @@ import paddle
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "scripts"))
 import hapi_tasks  # noqa: E402
+
 OUT = ROOT / "tests" / "fixtures" / "paddle_hapi.json"
 
 

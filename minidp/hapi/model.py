@@ -19,7 +19,7 @@ from __future__ import annotations
 import inspect
 import os
 import warnings
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional
 
 import numpy
 
@@ -367,7 +367,11 @@ class Model:
             train_batch_size, eval_batch_size = batch_size
         else:
             train_batch_size = eval_batch_size = batch_size
-        for name, value in (("epochs", epochs), ("eval_freq", eval_freq), ("accumulate_grad_batches", accumulate_grad_batches)):
+        for name, value in (
+            ("epochs", epochs),
+            ("eval_freq", eval_freq),
+            ("accumulate_grad_batches", accumulate_grad_batches),
+        ):
             self._check_count(name, value, "fit")
         train_loader = self._loader(train_data, train_batch_size, shuffle, drop_last, num_workers)
         eval_loader = None if eval_data is None else self._loader(eval_data, eval_batch_size, False, False, num_workers)
@@ -418,7 +422,9 @@ class Model:
         """Loss and metrics over ``eval_data`` (over every rank's samples under a launcher), as
         ``{'loss': [value], <metric name>: value}``; ``num_iters`` caps the batches."""
         loader = self._loader(eval_data, batch_size, False, False, num_workers)
-        chain = config_callbacks(callbacks, model=self, log_freq=log_freq, verbose=verbose, metrics=self._metrics_name())
+        chain = config_callbacks(
+            callbacks, model=self, log_freq=log_freq, verbose=verbose, metrics=self._metrics_name()
+        )
         steps = _steps_of(loader)
         self._num_iters = None
         if num_iters is not None:

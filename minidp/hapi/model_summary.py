@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import collections
 import numbers
-from typing import Any, Optional
+from typing import Any
 
 import numpy
 
