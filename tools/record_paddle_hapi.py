@@ -58,14 +58,7 @@ class Pairs(paddle.io.Dataset):
 
 def record_fit() -> dict:
     case = hapi_tasks.fit_case()
-    net = paddle.nn.Linear(4, 3)
-    net.set_state_dict({"weight": paddle.to_tensor(case["weight"]), "bias": paddle.to_tensor(case["bias"])})
-    model = paddle.Model(net)
-    model.prepare(
-        paddle.optimizer.SGD(learning_rate=0.5, parameters=net.parameters()),
-        paddle.nn.CrossEntropyLoss(),
-        CountingAccuracy(),
-    )
+    model = hapi_tasks.linear_model(case, paddle, CountingAccuracy())
     data = Pairs(case["x"], case["y"])
     steps = StepLog()
     text = io.StringIO()

@@ -45,18 +45,19 @@ class CountingAccuracy:
         self.correct = self.total = 0
 
 
-def linear_model(case: dict):
-    """A minidp Model of a Linear(4, 3) starting from the case's weights, with SGD, cross entropy
-    and the counting accuracy."""
-    import minidp
+def linear_model(case: dict, framework=None, metric=None):
+    """A Model of a Linear(4, 3) starting from the case's weights, with SGD, cross entropy and
+    the counting accuracy; ``framework`` is minidp (the default) or, for the recorder, paddle."""
+    if framework is None:
+        import minidp as framework
 
-    net = minidp.nn.Linear(4, 3)
-    net.set_state_dict({"weight": minidp.to_tensor(case["weight"]), "bias": minidp.to_tensor(case["bias"])})
-    model = minidp.Model(net)
+    net = framework.nn.Linear(4, 3)
+    net.set_state_dict({"weight": framework.to_tensor(case["weight"]), "bias": framework.to_tensor(case["bias"])})
+    model = framework.Model(net)
     model.prepare(
-        minidp.optimizer.SGD(learning_rate=0.5, parameters=net.parameters()),
-        minidp.nn.CrossEntropyLoss(),
-        CountingAccuracy(),
+        framework.optimizer.SGD(learning_rate=0.5, parameters=net.parameters()),
+        framework.nn.CrossEntropyLoss(),
+        metric or CountingAccuracy(),
     )
     return model
 
