@@ -21,6 +21,8 @@ from .core.distributed.data_parallel import DataParallel
 from . import linalg
 from . import metric
 from .ops.creation import shape
+from . import callbacks, hapi
+from .hapi import Model, summary
 
 float16 = backend.DTYPES["float16"]
 bfloat16 = backend.DTYPES["bfloat16"]

@@ -124,8 +124,6 @@ EXCLUDED: List[Tuple[str, Dict[str, List[str]]]] = [
             "paddle": [
                 "LazyGuard",
                 "flops",
-                "summary",
-                "Model",
                 "disable_signal_handler",
                 "get_flags",
                 "set_flags",
