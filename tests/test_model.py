@@ -42,6 +42,17 @@ def test_fit_evaluate_predict_match_paddle(capsys):
     assert _without_timings(capsys.readouterr().out) == _without_timings(FIXTURE["log"])
 
 
+def test_fit_with_minidp_metric_accuracy_matches_the_recorded_run():
+    """The same fit with minidp.metric.Accuracy, Paddle's own metric class, in place of the
+    counting accuracy: the same accuracy after every step and in evaluation."""
+    case = fit_case()
+    model, data, steps = linear_model(case, metric=minidp.metric.Accuracy()), dataset(case), StepLog()
+    model.fit(data, batch_size=4, epochs=2, shuffle=False, verbose=0, callbacks=[steps])
+    result = model.evaluate(data, batch_size=4, verbose=0)
+    np.testing.assert_allclose(steps.steps, FIXTURE["steps"], rtol=1e-5, atol=1e-6)
+    assert result["acc"] == pytest.approx(FIXTURE["evaluate"]["acc"])
+
+
 def test_predict_without_stacking_returns_each_batch_per_output():
     case = fit_case()
     outputs = linear_model(case).predict(dataset(case), batch_size=4, verbose=0)
@@ -179,9 +190,12 @@ def test_summary_uses_the_shapes_of_inputs(capsys):
     assert info == {"total_params": 15, "trainable_params": 15} and "[[1, 4]]" in capsys.readouterr().out
 
 
-def test_two_ranks_fit_and_evaluate_over_every_sample_once():
+@pytest.mark.parametrize("minidp_accuracy", [False, True], ids=["counting-metric", "minidp-accuracy"])
+def test_two_ranks_fit_and_evaluate_over_every_sample_once(minidp_accuracy):
     samples = 7  # 2 ranks of batch 2: the sampler repeats a sample to pad the last round
-    ranks = run_workers(distributed_fit_worker, 2, args=(samples,), timeout=120, env={"PADDLE_DISTRI_BACKEND": "gloo"})
+    ranks = run_workers(
+        distributed_fit_worker, 2, args=(samples, minidp_accuracy), timeout=120, env={"PADDLE_DISTRI_BACKEND": "gloo"}
+    )
     assert [r["rank"] for r in ranks] == [0, 1] and {r["wrapped"] for r in ranks} == {"DataParallel"}
     np.testing.assert_array_equal(ranks[0]["weight"], ranks[1]["weight"])
     case = fit_case(samples)

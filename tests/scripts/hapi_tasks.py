@@ -68,10 +68,11 @@ def dataset(case: dict):
     return minidp.io.TensorDataset([minidp.to_tensor(case["x"]), minidp.to_tensor(case["y"])])
 
 
-def distributed_fit_worker(samples: int) -> dict:
+def distributed_fit_worker(samples: int, minidp_accuracy: bool = False) -> dict:
     """One rank of a 2-rank fit + evaluate on ``samples`` points (an uneven count, so the
     sampler pads the last round): the rank's final weights, its evaluation result and the number
-    of samples the logs say were evaluated."""
+    of samples the logs say were evaluated. With ``minidp_accuracy`` the metric is
+    minidp.metric.Accuracy (its compute outputs are what the ranks gather), else the counting one."""
     import minidp
 
     class CountEvaluated(minidp.callbacks.Callback):
@@ -83,7 +84,7 @@ def distributed_fit_worker(samples: int) -> dict:
             self.samples += logs["batch_size"]
 
     case = fit_case(samples)
-    model = linear_model(case)
+    model = linear_model(case, metric=minidp.metric.Accuracy() if minidp_accuracy else None)
     data = dataset(case)
     model.fit(data, batch_size=2, epochs=2, shuffle=False, verbose=0)
     counter = CountEvaluated()
