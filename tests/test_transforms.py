@@ -4,6 +4,7 @@ transforms under the same Python/NumPy seeds -- plus the NumPy-image path, which
 with OpenCV (absent beside Paddle), checked against the PIL path and by its properties."""
 
 import random
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -102,6 +103,15 @@ def test_random_transforms_repeat_under_a_seed_and_stay_in_range():
     np.testing.assert_array_equal(first, run(5))
     crops = {T.RandomCrop(4)(RGB).tobytes() for _ in range(20)}
     assert len(crops) > 1
+
+
+def test_without_pillow_numpy_images_work_and_pil_calls_say_what_to_install(monkeypatch):
+    from minidp.vision import image
+
+    monkeypatch.setitem(sys.modules, "PIL", None)
+    with pytest.raises(ImportError, match="pip install Pillow"):
+        image.pillow()
+    assert T.Compose([T.Resize(6), T.ToTensor()])(RGB).shape == [3, 6, 8]
 
 
 def test_bad_arguments_name_the_fix():
