@@ -20,6 +20,8 @@ from .core.random import get_cuda_rng_state, get_rng_state, set_cuda_rng_state, 
 from .core.distributed.data_parallel import DataParallel
 from . import linalg
 from .ops.creation import shape
+from . import base, jit, static
+from .static import create_parameter
 
 float16 = backend.DTYPES["float16"]
 bfloat16 = backend.DTYPES["bfloat16"]
