@@ -23,6 +23,8 @@ from . import metric, vision
 from .ops.creation import shape
 from . import callbacks, hapi
 from .hapi import Model, summary
+from . import base, jit, static
+from .static import create_parameter
 
 float16 = backend.DTYPES["float16"]
 bfloat16 = backend.DTYPES["bfloat16"]

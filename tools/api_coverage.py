@@ -130,7 +130,6 @@ EXCLUDED: List[Tuple[str, Dict[str, List[str]]]] = [
                 "enable_compat",
                 "disable_compat",
                 "check_shape",
-                "create_parameter",
             ],
             "paddle.Tensor": [
                 "block",

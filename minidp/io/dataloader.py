@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import numbers
+from collections.abc import Mapping, Sequence
 from typing import Any, Callable, Iterator, Optional
 
 import numpy
@@ -68,6 +69,33 @@ def default_convert_fn(sample: Any) -> Any:
     return sample
 
 
+def arrays_to_tensors(batch: Any) -> Any:
+    """What the loop receives from a ``collate_fn`` of its own (Paddle's rule, in the main process
+    and in workers alike): every NumPy array (0-d included) and tensor becomes a tensor of its
+    dtype, every sequence (tuple, list, range) a list and every mapping a dict, at any depth;
+    strings, bytes, numbers (NumPy scalars included) and other objects are left as they are."""
+    if isinstance(batch, (str, bytes, Tensor)):
+        return batch
+    if isinstance(batch, numpy.ndarray):
+        return _batch_tensor(batch)
+    if isinstance(batch, Mapping):
+        return {key: arrays_to_tensors(value) for key, value in batch.items()}
+    if isinstance(batch, Sequence):
+        return [arrays_to_tensors(value) for value in batch]
+    return batch
+
+
+class _TensorCollate:
+    """A user's ``collate_fn`` followed by :func:`arrays_to_tensors`; a class, not a closure, so
+    that it travels to worker processes."""
+
+    def __init__(self, collate_fn: Callable) -> None:
+        self.collate_fn = collate_fn
+
+    def __call__(self, samples: Any) -> Any:
+        return arrays_to_tensors(self.collate_fn(samples))
+
+
 class _MapFetcher:
     """Builds the batch at given indices of a map-style dataset (one sample when unbatched)."""
 
@@ -113,7 +141,9 @@ class DataLoader:
     ``batch_size``/``shuffle``/``drop_last`` (shuffling draws from the generator :func:`minidp.seed`
     resets; for data-parallel training pass a :class:`DistributedBatchSampler`). An
     :class:`IterableDataset` is batched in stream order. ``batch_size=None`` yields samples one by
-    one, converted by :func:`default_convert_fn` unless ``collate_fn`` is given.
+    one, converted by :func:`default_convert_fn` unless ``collate_fn`` is given. What a
+    ``collate_fn`` returns reaches the loop through :func:`arrays_to_tensors` (its NumPy arrays
+    become tensors). Calling the loader (``for batch in loader():``) is iterating over it.
 
     ``num_workers > 0`` loads in that many worker processes (see :mod:`minidp.io.worker`):
     ``prefetch_factor`` batches per worker in flight, ``worker_init_fn(worker_id)`` run in each
@@ -181,12 +211,13 @@ class DataLoader:
         self.dataset, self.return_list = dataset, return_list
         self.batch_size, self.drop_last = batch_size, drop_last
         self.collate_fn = collate_fn or (default_collate_fn if batched else default_convert_fn)
+        make_batch = self.collate_fn if collate_fn is None else _TensorCollate(collate_fn)
         self.num_workers, self.prefetch_factor, self.timeout = num_workers, prefetch_factor, timeout
         self.worker_init_fn, self.persistent_workers = worker_init_fn, bool(persistent_workers)
         if self.is_iterable:
-            self._fetcher: Any = _StreamFetcher(dataset, self.collate_fn, batch_size if batched else None, drop_last)
+            self._fetcher: Any = _StreamFetcher(dataset, make_batch, batch_size if batched else None, drop_last)
         else:
-            self._fetcher = _MapFetcher(dataset, self.collate_fn, batched)
+            self._fetcher = _MapFetcher(dataset, make_batch, batched)
         self._pool: Optional[WorkerPool] = None
 
     def _index_stream(self) -> Optional[Iterator]:
@@ -198,6 +229,10 @@ class DataLoader:
     def __iter__(self) -> Iterator[Any]:
         batches = self._iterate_here() if self.num_workers == 0 else self._iterate_in_workers()
         return timeline.batches(batches)
+
+    def __call__(self) -> Iterator[Any]:
+        """An iterator over the batches, as ``iter(loader)`` (Paddle scripts write ``loader()``)."""
+        return iter(self)
 
     def _iterate_here(self) -> Iterator[Any]:
         fetcher = self._fetcher

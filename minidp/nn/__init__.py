@@ -9,6 +9,7 @@ from ..core.tensor import Parameter
 from . import clip, functional, initializer, layer, layers
 from .clip import *
 from .layers import *
+from . import loss
 from . import utils
 from ..core.layer import Layer
 from ..core.param_attr import ParamAttr
