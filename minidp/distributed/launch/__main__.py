@@ -2,6 +2,6 @@
 
 import sys
 
-from ...core.distributed.launch.main import main
+from . import main
 
 sys.exit(main())

@@ -5,7 +5,9 @@ Usage::
     python -m minidp.distributed.launch [options] train.py [train.py's arguments]
     python -m minidp.distributed.launch [options] -m package.module [its arguments]
 
-Every rank runs ``python -u train.py ...`` (``-m``: ``python -u -m package.module ...``) with
+Every rank runs ``python -u train.py ...`` (``-m``: ``python -u -m package.module ...``), through
+the module ``--rank_runner`` names (default :mod:`.run_rank`, which runs it as python would and
+records a failure for the launcher; ``python -u -m RUNNER [-m] train.py ...``), with
 the environment of the job plan (:mod:`minidp.core.distributed.job`): Paddle's variables that
 ``ParallelEnv`` reads, torchrun's ``RANK``/``LOCAL_RANK``/``WORLD_SIZE``/``LOCAL_WORLD_SIZE``,
 the job secret and the directory of failure records. Rank 0 hosts the rendezvous store on a free
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import importlib.util
 import logging
 import os
 import queue
@@ -149,6 +152,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "-m", "--module", action="store_true", help="run training_script as a module, as python -m does"
     )
+    parser.add_argument(
+        "--rank_runner",
+        default=RANK_RUNNER,
+        metavar="MODULE",
+        help="the module each rank runs the script through, as python -m MODULE [-m] SCRIPT ARGS "
+        f"(default {RANK_RUNNER}: as python would, recording a failure for the launcher)",
+    )
     parser.add_argument("training_script", help="the Python script every rank runs (with -m: the module)")
     parser.add_argument("training_script_args", nargs=argparse.REMAINDER, help="arguments passed on to the script")
     return parser
@@ -239,6 +249,7 @@ def make_plan(args: argparse.Namespace) -> LaunchPlan:
     master = None if args.master is None else _parse_master(args.master)
     if not args.module and not os.path.isfile(args.training_script):
         raise LaunchError(f"training script {args.training_script!r} not found")
+    _check_rank_runner(args.rank_runner)
     backend = resolve_backend(args.backend, bool(args.devices))
     nproc = _resolve_nproc(args, backend)
     devices: Optional[List[int]] = None
@@ -254,9 +265,19 @@ def make_plan(args: argparse.Namespace) -> LaunchPlan:
         )
         job = plan_node(backend, devices or [None] * nproc, endpoints, rank_store, first_rank, secret, ports)
     _add_node_settings(job, nproc)
-    runner = [sys.executable, "-u", "-m", RANK_RUNNER, *(["-m"] if args.module else [])]
+    runner = [sys.executable, "-u", "-m", args.rank_runner, *(["-m"] if args.module else [])]
     command = [*runner, args.training_script, *args.training_script_args]
     return LaunchPlan(job, command, link, args.node_rank)
+
+
+def _check_rank_runner(name: str) -> None:
+    """Refuse a ``--rank_runner`` that no rank could start."""
+    try:
+        found = importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise LaunchError(f"--rank_runner module {name!r} not found; name a module python -m can run")
 
 
 def _add_node_settings(job: JobPlan, nproc: int) -> None:
@@ -429,9 +450,13 @@ def supervise(plan: LaunchPlan, log_dir: Optional[str], job_id: str) -> int:
         plan.release(succeeded)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Entry point of ``python -m minidp.distributed.launch`` and ``minidp-launch``."""
-    parser = build_parser()
+def main(argv: Optional[Sequence[str]] = None, parser: Optional[argparse.ArgumentParser] = None) -> int:
+    """Entry point of ``python -m minidp.distributed.launch`` and ``minidp-launch``.
+
+    ``parser`` is :func:`build_parser`'s parser, possibly with options a front-end adds that set
+    the same destinations (the surface's ``--as_paddle`` sets ``rank_runner``); default: as built.
+    """
+    parser = parser or build_parser()
     args = parser.parse_args(argv)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter(f"[minidp-launch node {args.node_rank}] %(levelname)s %(message)s"))
