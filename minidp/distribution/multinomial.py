@@ -6,8 +6,8 @@ from typing import Any, Sequence
 
 from ..core.ops import where
 from ..core.tensor import Tensor
-from ..nn.functional import one_hot
-from ..ops.creation import arange, full
+from ..nn.functional import one_hot, softplus
+from ..ops.creation import arange, full, zeros_like
 from ..ops.manipulation import broadcast_tensors
 from ..ops.unary import lgamma
 from .categorical import Categorical
@@ -45,7 +45,7 @@ class Multinomial(Distribution):
         probability 0 counted 0 times contributes 0."""
         value = value_like(self.probs, value, "Multinomial.log_prob")
         logits, value = broadcast_tensors([self.probs.log(), value])
-        logits = where((value == 0) & logits.isinf(), logits * 0, logits)
+        logits = where((value == 0) & logits.isinf(), zeros_like(logits), logits)
         return lgamma(value.sum(axis=-1) + 1) - lgamma(value + 1).sum(axis=-1) + (value * logits).sum(axis=-1)
 
     def prob(self, value: Any) -> Tensor:
@@ -64,11 +64,7 @@ class Multinomial(Distribution):
         support = arange(1, self.total_count + 1, dtype=dtype).reshape([-1] + [1] * self.probs.ndim)
         logits = self.probs.log() - (-self.probs).log1p()
         log_pmf = (
-            support * logits
-            - lgamma(support + 1)
-            - lgamma(n - support + 1)
-            - n * (logits.clip(min=0) + (-logits.abs()).exp().log1p())
-            + lgamma(n + 1)
+            support * logits - lgamma(support + 1) - lgamma(n - support + 1) - n * softplus(logits) + lgamma(n + 1)
         )
         spread = (log_pmf.exp() * lgamma(support + 1)).sum(axis=[0, -1])
         return n * self._categorical.entropy() - lgamma(n + 1) + spread
