@@ -25,6 +25,7 @@ from . import callbacks, hapi
 from .hapi import Model, summary
 from . import base, jit, static
 from .static import create_parameter
+from . import distribution
 
 float16 = backend.DTYPES["float16"]
 bfloat16 = backend.DTYPES["bfloat16"]
