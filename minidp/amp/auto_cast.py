@@ -140,9 +140,7 @@ def _excluded(excluded_layers: Any) -> tuple:
         elif isinstance(item, type) and issubclass(item, Layer):
             types.append(item)
         else:
-            raise TypeError(
-                f"decorate: excluded_layers must be a Layer, a Layer type or a list of them, got {item!r}"
-            )
+            raise TypeError(f"decorate: excluded_layers must be a Layer, a Layer type or a list of them, got {item!r}")
     return frozenset(instances), tuple(types)
 
 

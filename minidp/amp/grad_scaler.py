@@ -56,7 +56,10 @@ class AmpScaler:
         if not self._enable:
             return
         _check_ratio(incr_ratio, decr_ratio)
-        for name, value in (("incr_every_n_steps", incr_every_n_steps), ("decr_every_n_nan_or_inf", decr_every_n_nan_or_inf)):
+        for name, value in (
+            ("incr_every_n_steps", incr_every_n_steps),
+            ("decr_every_n_nan_or_inf", decr_every_n_nan_or_inf),
+        ):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"GradScaler: {name} must be a positive int, got {value!r}")
         self._init_loss_scaling = float(init_loss_scaling)
