@@ -20,6 +20,7 @@ from .core.random import get_cuda_rng_state, get_rng_state, set_cuda_rng_state, 
 from .core.distributed.data_parallel import DataParallel
 from . import linalg
 from . import metric, vision
+from . import utils
 from .ops.creation import shape
 from . import callbacks, hapi
 from .hapi import Model, summary
