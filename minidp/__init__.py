@@ -21,6 +21,7 @@ from .core.distributed.data_parallel import DataParallel
 from . import linalg
 from . import metric, vision
 from . import amp
+from . import utils
 from .ops.creation import shape
 from . import callbacks, hapi
 from .hapi import Model, summary

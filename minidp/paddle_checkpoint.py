@@ -66,6 +66,9 @@ class _PendingDtype:
     def dtype(self) -> numpy.dtype:
         if self.resolved is None:
             dtype = self.named
+            if isinstance(self.state, tuple) and len(self.state) > 1 and isinstance(self.state[1], bytes):
+                # A Python 2 pickle read with encoding="bytes" (CIFAR's batches) has the byte order as bytes.
+                self.state = (self.state[0], self.state[1].decode("latin1"), *self.state[2:])
             if isinstance(self.state, tuple) and len(self.state) > 1 and self.state[1] in ("<", ">"):
                 dtype = dtype.newbyteorder(self.state[1])
             if self.state is not None and dtype.__reduce__()[2] != self.state:
@@ -189,8 +192,8 @@ class _RestrictedUnpickler(pickle._Unpickler):
 
     dispatch: ClassVar[dict] = dict(pickle._Unpickler.dispatch)
 
-    def __init__(self, handle: BinaryIO) -> None:
-        super().__init__(_BoundedFile(handle))
+    def __init__(self, handle: BinaryIO, encoding: str = "ASCII") -> None:
+        super().__init__(_BoundedFile(handle), encoding=encoding)
 
     def find_class(self, module: str, name: str) -> Callable:
         found = _ALLOWED.get((module, name))
@@ -298,20 +301,37 @@ def load_paddle_checkpoint(path: str, handle: BinaryIO, return_numpy: bool, keep
     """Unpickle the Paddle checkpoint at ``path`` (open as ``handle``) with only the allowed
     globals; arrays become tensors where ``paddle.load`` makes them tensors, unless ``return_numpy``.
     Every failure is a ValueError naming ``path``."""
-    try:
-        result = _convert(_RestrictedUnpickler(handle).load(), _materialized_part)[0]
+
+    def as_paddle_loads(result: Any) -> Any:
         if isinstance(result, dict) and _BIG_ARRAY_KEY in result:
             _join_big_arrays(result)
         return _as_paddle_loads(result, return_numpy, keep_name_table)
+
+    return _restricted_load(path, handle, "minidp.load", "checkpoint", "ASCII", as_paddle_loads)
+
+
+def load_restricted_pickle(path: str, handle: BinaryIO, caller: str, kind: str, encoding: str = "ASCII") -> Any:
+    """Unpickle the data file at ``path`` (open as ``handle``; a ``kind`` such as "CIFAR batch")
+    with only the globals a Paddle checkpoint may name, NumPy arrays as arrays. ``encoding`` is
+    pickle's, for Python 2 strings. Every failure is a ValueError naming ``caller`` and ``path``."""
+    return _restricted_load(path, handle, caller, kind, encoding, lambda result: result)
+
+
+def _restricted_load(
+    path: str, handle: BinaryIO, caller: str, kind: str, encoding: str, finish: Callable[[Any], Any]
+) -> Any:
+    """The restricted unpickling both readers share, and its errors."""
+    try:
+        return finish(_convert(_RestrictedUnpickler(handle, encoding).load(), _materialized_part)[0])
     except _RefusedGlobal as refused:
         raise ValueError(
-            f"minidp.load: {path!r} is a pickle that refers to {refused}, which a Paddle "
-            "checkpoint never needs; it was refused without running it. Only containers, "
-            "numbers, strings and NumPy arrays are read from pickled checkpoints"
+            f"{caller}: {path!r} is a pickle that refers to {refused}, which a Paddle "
+            f"{kind} never needs; it was refused without running it. Only containers, "
+            f"numbers, strings and NumPy arrays are read from pickled files"
         ) from None
     except _Malformed as error:
         raise ValueError(
-            f"minidp.load: {path!r} is a pickled Paddle checkpoint holding {error}; it is "
+            f"{caller}: {path!r} is a pickled Paddle {kind} holding {error}; it is "
             "truncated or corrupted, or was crafted"
         ) from None
     except (
@@ -327,6 +347,6 @@ def load_paddle_checkpoint(path: str, handle: BinaryIO, return_numpy: bool, keep
         RecursionError,
     ) as error:
         raise ValueError(
-            f"minidp.load: {path!r} looks like a pickled Paddle checkpoint but cannot be read "
+            f"{caller}: {path!r} looks like a pickled Paddle {kind} but cannot be read "
             f"({type(error).__name__}: {error}); it may be truncated or corrupted"
         ) from None

@@ -3,16 +3,12 @@ head (pool, flatten, classifier) and ``pretrained=True`` weights."""
 
 from __future__ import annotations
 
-import hashlib
-import os
 from typing import Any, Callable
 
 from ... import nn
 from ...ops.shape import flatten
 from ...serialization import load
-
-# Where Paddle keeps downloaded model weights; minidp reads the very same files.
-WEIGHTS_HOME = os.path.expanduser(os.path.join("~", ".cache", "paddle", "hapi", "weights"))
+from ...utils.download import get_weights_path_from_url
 
 
 def make_divisible(value: float, divisor: int = 8, min_value: int | None = None) -> int:
@@ -70,27 +66,8 @@ def classify(model: nn.Layer, x: Any, pool: str, head: str) -> Any:
     return x
 
 
-def md5_of(path: str) -> str:
-    """The hex MD5 of a file, read in 1 MiB pieces."""
-    digest = hashlib.md5()
-    with open(path, "rb") as handle:
-        for piece in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(piece)
-    return digest.hexdigest()
-
-
 def load_pretrained(model: nn.Layer, arch: str, url: str, md5: str) -> nn.Layer:
-    """Loads Paddle's published weights for ``arch`` from Paddle's cache folder into ``model``.
-
-    minidp does not download: the file must already be where Paddle would have saved it, with the
-    MD5 Paddle checks. The error says where to get it and where to put it."""
-    path = os.path.join(WEIGHTS_HOME, url.split("/")[-1])
-    if not os.path.exists(path):
-        raise FileNotFoundError(
-            f"pretrained weights for {arch} are not in {path}: minidp does not download them. Fetch {url} "
-            f"(MD5 {md5}) into {WEIGHTS_HOME}, or build the model with pretrained=False"
-        )
-    if md5_of(path) != md5:
-        raise ValueError(f"{path} has MD5 {md5_of(path)}, not {md5} as published for {arch}: fetch {url} again")
-    model.set_state_dict(load(path))
+    """Loads Paddle's published weights for ``arch`` into ``model``: the file Paddle keeps in
+    ``~/.cache/paddle/hapi/weights``, downloaded there first if missing (MD5-checked either way)."""
+    model.set_state_dict(load(get_weights_path_from_url(url, md5)))
     return model
