@@ -127,6 +127,14 @@ def _bytes(*args: Any) -> bytes:
     return bytes(*args)
 
 
+def _str(*args: Any) -> str:
+    """``str`` for pickles: never of a container, whose text repeats every part the pickle shares
+    (a few nested shared lists make text exponentially longer than the file)."""
+    if args and not isinstance(args[0], (str, bytes, int, float, complex)):
+        raise _RefusedGlobal(f"str of a {type(args[0]).__name__} (text of any length from a small file)")
+    return str(*args)
+
+
 def _latin1_bytes(text: str, encoding: str) -> bytes:
     """How protocol-2 pickles rebuild ``bytes`` (``_codecs.encode(text, 'latin1')``); no other codec."""
     if encoding not in ("latin1", "latin-1") or not isinstance(text, str):
@@ -142,7 +150,7 @@ def _allowed_globals() -> dict:
         ("numpy", "dtype"): _PendingDtype,
         ("_codecs", "encode"): _latin1_bytes,
     }
-    for builtin in (tuple, list, dict, set, frozenset, int, float, complex, bool, str, _bytes):
+    for builtin in (tuple, list, dict, set, frozenset, int, float, complex, bool, _str, _bytes):
         name = builtin.__name__.strip("_")
         allowed[("builtins", name)] = builtin
         allowed[("__builtin__", name)] = builtin  # protocol-2 files written by Python 2

@@ -201,3 +201,21 @@ def test_one_array_named_as_many_slices_of_a_split_array_is_refused(tmp_path):
     path.write_bytes(pickle.dumps(saved, protocol=2))
     with pytest.raises(ValueError, match=r"joins\.pdparams.*joins one array more than once"):
         _peak_loading(path, return_numpy=True)
+
+
+class _Reduces:
+    def __init__(self, reduced):
+        self.reduced = reduced
+
+    def __reduce__(self):
+        return self.reduced
+
+
+def test_the_text_of_nested_shared_lists_is_refused(tmp_path):
+    nested = ["x" * 1000]
+    for _ in range(40):  # 2**40 copies of the text: about 1 PB from a file of about 1 KiB
+        nested = [nested, nested]
+    path = tmp_path / "text.pdparams"
+    path.write_bytes(pickle.dumps(_Reduces((str, (nested,))), protocol=4))
+    with pytest.raises(ValueError, match=r"text\.pdparams.*str of a list"):
+        minidp.load(path)
