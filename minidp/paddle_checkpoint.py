@@ -7,8 +7,10 @@ reconstruction (never an object dtype), ``collections.OrderedDict`` and the lati
 protocol 2 uses for bytes -- and refuses everything else before calling it, as
 ``torch.load(weights_only=True)`` does. NumPy's own reconstruction trusts its input (a crafted
 dtype or array state can crash the interpreter), so arrays, dtypes and scalars are rebuilt from
-checked descriptions instead; the pickled ``numpy.ndarray`` cannot be called. minidp's own
-checkpoints never use pickle (see :mod:`minidp.serialization`).
+checked descriptions instead; the pickled ``numpy.ndarray`` cannot be called. What a file can
+make the reader hold is bounded by its size: each array is built (and made a tensor) once however
+often the pickle refers to it, the arrays together hold at most the file's bytes, and ``str`` of
+a container is refused. minidp's own checkpoints never use pickle (see :mod:`minidp.serialization`).
 """
 
 from __future__ import annotations
