@@ -6,8 +6,9 @@
    (``minidp.testing.golden``).
 2. PyTorch DDP trains the same MLP on 2 gloo ranks, starting from the golden file's initial
    parameters and feeding each rank the rows minidp's rank got, and records the same tensors
-   under the same keys.
-3. ``python -m minidp.testing compare`` compares the two; the exit status is its verdict.
+   under the same keys: every key of the golden file, its starting parameters and inputs included.
+3. ``python -m minidp.testing compare`` compares the two, every tensor of the golden file; the
+   exit status is its verdict.
 
 Layouts differ and are converted here: minidp's (Paddle's) ``Linear`` weight is
 ``[in_features, out_features]``, PyTorch's is ``[out_features, in_features]``.
@@ -72,10 +73,14 @@ def torch_rank(rank: int, golden_path: str, out_dir: str, port: int) -> None:
     for name, p in model.named_parameters():
         p.register_hook(lambda g, name=name: local.__setitem__(name, g.detach().numpy().copy()))
     record = {}
+    if rank == 0:  # the golden file holds rank 0's starting parameters (DDP broadcasts them)
+        for name, p in model.named_parameters():
+            record[f"init/param/{name}"] = to_torch(name, p.detach().numpy().copy())
     for step in range(STEPS):
         prefix = f"step{step}/rank{rank}"
         x = torch.from_numpy(golden[f"{prefix}/input0"])
         y = torch.from_numpy(golden[f"{prefix}/input1"])
+        record[f"{prefix}/input0"], record[f"{prefix}/input1"] = x.numpy().copy(), y.numpy().copy()
         loss = ((ddp(x) - y) ** 2).mean()
         opt.zero_grad()
         loss.backward()

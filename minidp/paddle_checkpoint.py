@@ -7,8 +7,10 @@ reconstruction (never an object dtype), ``collections.OrderedDict`` and the lati
 protocol 2 uses for bytes -- and refuses everything else before calling it, as
 ``torch.load(weights_only=True)`` does. NumPy's own reconstruction trusts its input (a crafted
 dtype or array state can crash the interpreter), so arrays, dtypes and scalars are rebuilt from
-checked descriptions instead; the pickled ``numpy.ndarray`` cannot be called. minidp's own
-checkpoints never use pickle (see :mod:`minidp.serialization`).
+checked descriptions instead; the pickled ``numpy.ndarray`` cannot be called. What a file can
+make the reader hold is bounded by its size: each array is built (and made a tensor) once however
+often the pickle refers to it, the arrays together hold at most the file's bytes, and ``str`` of
+a container is refused. minidp's own checkpoints never use pickle (see :mod:`minidp.serialization`).
 """
 
 from __future__ import annotations
@@ -86,16 +88,16 @@ def _checked_dtype(dtype: Any) -> numpy.dtype:
 class _PendingArray:
     """An array as a pickle describes it: ``_reconstruct(ndarray, ...)``, then the state
     ``(version, shape, dtype, fortran_order, data)``. ``ndarray.__setstate__`` is never called on
-    pickled input: the state is checked -- the data exactly dtype x shape bytes -- and the array
-    built from a copy of the data."""
+    pickled input: the state is checked -- the data exactly dtype x shape bytes -- and kept; the
+    array is built from a copy of the data once the whole pickle is read (see :class:`_Arrays`)."""
 
     def __init__(self, subtype: Any, *_placeholder_shape_and_typecode: Any) -> None:
         if subtype is not _NDARRAY:
             raise _RefusedGlobal(f"array reconstruction of {type(subtype).__name__} (only numpy.ndarray)")
-        self.array: Any = None
+        self.state: Any = None
 
     def __setstate__(self, state: Any) -> None:
-        if self.array is not None or not (isinstance(state, tuple) and len(state) == 5):
+        if self.state is not None or not (isinstance(state, tuple) and len(state) == 5):
             raise _Malformed(f"an array state that is not (version, shape, dtype, order, data): {state!r:.80}")
         _, shape, dtype, fortran_order, data = state
         dtype = _checked_dtype(dtype)
@@ -108,7 +110,11 @@ class _PendingArray:
             raise _Malformed(f"an array state with a bad shape, order or data: {state!r:.80}")
         if len(data) != math.prod(shape) * dtype.itemsize:
             raise _Malformed(f"an array of {dtype}{list(shape)!s:.60} with {len(data)} bytes of data")
-        self.array = numpy.frombuffer(data, dtype).reshape(shape, order="F" if fortran_order else "C").copy()
+        self.state = (shape, dtype, fortran_order, data)
+
+    def build(self) -> numpy.ndarray:
+        shape, dtype, fortran_order, data = self.state
+        return numpy.frombuffer(data, dtype).reshape(shape, order="F" if fortran_order else "C").copy()
 
 
 def _scalar(dtype: Any, data: Any) -> numpy.generic:
@@ -126,6 +132,14 @@ def _bytes(*args: Any) -> bytes:
     return bytes(*args)
 
 
+def _str(*args: Any) -> str:
+    """``str`` for pickles: never of a container, whose text repeats every part the pickle shares
+    (a few nested shared lists make text exponentially longer than the file)."""
+    if args and not isinstance(args[0], (str, bytes, int, float, complex)):
+        raise _RefusedGlobal(f"str of a {type(args[0]).__name__} (text of any length from a small file)")
+    return str(*args)
+
+
 def _latin1_bytes(text: str, encoding: str) -> bytes:
     """How protocol-2 pickles rebuild ``bytes`` (``_codecs.encode(text, 'latin1')``); no other codec."""
     if encoding not in ("latin1", "latin-1") or not isinstance(text, str):
@@ -141,7 +155,7 @@ def _allowed_globals() -> dict:
         ("numpy", "dtype"): _PendingDtype,
         ("_codecs", "encode"): _latin1_bytes,
     }
-    for builtin in (tuple, list, dict, set, frozenset, int, float, complex, bool, str, _bytes):
+    for builtin in (tuple, list, dict, set, frozenset, int, float, complex, bool, _str, _bytes):
         name = builtin.__name__.strip("_")
         allowed[("builtins", name)] = builtin
         allowed[("__builtin__", name)] = builtin  # protocol-2 files written by Python 2
@@ -193,7 +207,8 @@ class _RestrictedUnpickler(pickle._Unpickler):
     dispatch: ClassVar[dict] = dict(pickle._Unpickler.dispatch)
 
     def __init__(self, handle: BinaryIO, encoding: str = "ASCII") -> None:
-        super().__init__(_BoundedFile(handle), encoding=encoding)
+        self.source = _BoundedFile(handle)
+        super().__init__(self.source, encoding=encoding)
 
     def find_class(self, module: str, name: str) -> Callable:
         found = _ALLOWED.get((module, name))
@@ -249,17 +264,49 @@ def _convert(obj: Any, convert: Callable[[Any], Any]) -> tuple:
     return walk(obj), replaced
 
 
-def _materialized_part(part: Any) -> Any:
-    """The array or dtype a pending part of the pickle stands for (_KEEP for anything else)."""
-    if isinstance(part, _PendingArray):
-        if part.array is None:
-            raise _Malformed("an array without its state")
-        return part.array
-    if isinstance(part, _PendingDtype):
-        return part.dtype()
-    if part is _NDARRAY:
-        raise _Malformed("the numpy.ndarray class as a value")
-    return _KEEP
+class _Arrays:
+    """``_convert``'s function that turns the pending parts of a pickle into arrays and dtypes.
+
+    Each pending array is built once, however often the pickle refers to it. A pickle can still
+    name one stored ``bytes`` as the data of many arrays, each costing the file a few bytes; in a
+    checkpoint ``paddle.save`` wrote every array's data is stored once, so the arrays built may
+    hold at most as many bytes as the file (``limit``): more is refused before it is allocated.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.held = limit, 0
+        self.built: dict = {}
+
+    def __call__(self, part: Any) -> Any:
+        if isinstance(part, _PendingArray):
+            if part.state is None:
+                raise _Malformed("an array without its state")
+            if id(part) not in self.built:
+                self.held += len(part.state[3])
+                if self.held > self.limit:
+                    raise _Malformed(
+                        f"arrays of at least {self.held} bytes, more than the file's {self.limit} (arrays "
+                        "sharing stored data: a checkpoint stores each array's data once)"
+                    )
+                self.built[id(part)] = (part, part.build())
+            return self.built[id(part)][1]
+        if isinstance(part, _PendingDtype):
+            return part.dtype()
+        if part is _NDARRAY:
+            raise _Malformed("the numpy.ndarray class as a value")
+        return _KEEP
+
+
+def _once(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``convert`` applied once per object: an array the pickle shares becomes one tensor, not a copy per reference."""
+    done: dict = {}
+
+    def convert_once(value: Any) -> Any:
+        if id(value) not in done:
+            done[id(value)] = (value, convert(value))
+        return done[id(value)][1]
+
+    return convert_once
 
 
 def _is_tensor_tuple(obj: Any) -> bool:
@@ -268,11 +315,18 @@ def _is_tensor_tuple(obj: Any) -> bool:
 
 
 def _join_big_arrays(result: dict) -> None:
-    """Put back together the arrays Paddle split into slices (see ``_BIG_ARRAY_KEY``), in place."""
+    """Put back together the arrays Paddle split into slices (see ``_BIG_ARRAY_KEY``), in place.
+    Each slice is a distinct array the file paid for (:class:`_Arrays`), so the joined arrays
+    hold no more bytes than the slices."""
     plan = result.pop(_BIG_ARRAY_KEY)
+    joined: dict = {}  # id -> slice: one array named as many slices would join to any size
     try:
         for name, info in plan.items():
             parts = [result.pop(part) for part in info["slices"]]
+            for part in parts:
+                if id(part) in joined:
+                    raise ValueError("it joins one array more than once")
+                joined[id(part)] = part
             result[name] = numpy.concatenate(parts).reshape(info["OriginShape"])
     except (AttributeError, KeyError, TypeError, ValueError) as error:
         raise _Malformed(f"a malformed {_BIG_ARRAY_KEY} entry ({type(error).__name__}: {error})") from None
@@ -282,7 +336,7 @@ def _as_paddle_loads(result: Any, return_numpy: bool, keep_name_table: bool) -> 
     """Paddle's rules for what becomes a tensor: in a layer's state dict (it carries Paddle's name
     table), the listed arrays; elsewhere the ``(name, array)`` tensor tuples if there are any,
     otherwise every array. ``return_numpy`` keeps arrays (tensor tuples become their arrays)."""
-    array = (lambda a: a) if return_numpy else to_tensor
+    array = (lambda a: a) if return_numpy else _once(to_tensor)
     if isinstance(result, dict) and _STRUCTURE_KEY in result:
         table = result[_STRUCTURE_KEY] if keep_name_table else result.pop(_STRUCTURE_KEY)
         if not isinstance(table, dict):
@@ -322,7 +376,8 @@ def _restricted_load(
 ) -> Any:
     """The restricted unpickling both readers share, and its errors."""
     try:
-        return finish(_convert(_RestrictedUnpickler(handle, encoding).load(), _materialized_part)[0])
+        unpickler = _RestrictedUnpickler(handle, encoding)
+        return finish(_convert(unpickler.load(), _Arrays(unpickler.source.size))[0])
     except _RefusedGlobal as refused:
         raise ValueError(
             f"{caller}: {path!r} is a pickle that refers to {refused}, which a Paddle "

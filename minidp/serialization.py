@@ -39,6 +39,7 @@ import re
 import secrets
 import socket
 import struct
+import tokenize
 import zipfile
 import zlib
 from typing import Any, BinaryIO
@@ -80,6 +81,7 @@ _MALFORMED = (
     RecursionError,
     UnicodeDecodeError,
     SyntaxError,
+    tokenize.TokenError,
 )
 _CORRUPT = (
     "the checkpoint is corrupted, truncated or was not written by minidp.save: re-create it or use an earlier one"
@@ -430,6 +432,8 @@ class _Reader:
             shape, fortran_order, dtype = read_header(entry)
             if dtype.hasobject:
                 raise self.refuse(name, f"dtype {dtype} holds Python objects, which are never unpickled", where)
+            if any(n < 0 for n in shape):
+                raise self.refuse(name, f"the header declares shape {list(shape)!s:.60}, with a negative size", where)
             count = math.prod(shape)
             size, held = count * dtype.itemsize, info.file_size - entry.count
             if size != held:
@@ -448,9 +452,10 @@ class _Reader:
                     raise self.refuse(name, f"the data ends after {filled} of {size} bytes", where)
                 data[filled : filled + len(chunk)] = numpy.frombuffer(chunk, numpy.uint8)
                 filled += len(chunk)
-        if self.digests is not None and entry.digest.hexdigest() != self.digests[index]:
-            raise self.refuse(name, "the entry's SHA-256 differs from the manifest's (altered or swapped)", where)
-        return array.reshape(shape[::-1]).transpose() if fortran_order else array.reshape(shape)
+            if self.digests is not None and entry.digest.hexdigest() != self.digests[index]:
+                raise self.refuse(name, "the entry's SHA-256 differs from the manifest's (altered or swapped)", where)
+            # Inside the checks: NumPy refuses more dimensions than it supports (64) here.
+            return array.reshape(shape[::-1]).transpose() if fortran_order else array.reshape(shape)
 
     def stored(self, node: list, where: str) -> numpy.ndarray:
         """The array a "tensor", "ndarray" or "scalar" node refers to, in its dtype."""

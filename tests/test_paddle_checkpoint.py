@@ -4,6 +4,7 @@ tools/record_paddle_checkpoints.py with Paddle 3.3.1) and refuses any other pick
 import collections
 import os
 import pickle
+import tracemalloc
 from pathlib import Path
 
 import numpy
@@ -150,4 +151,71 @@ def test_arrays_paddle_split_into_slices_are_joined(tmp_path):
     saved["UnpackBigParamInfor@@"] = {"w": {"OriginShape": (3, 4), "slices": ["w@@.0", "w@@.9"]}}
     path.write_bytes(pickle.dumps(saved, protocol=2))
     with pytest.raises(ValueError, match="malformed UnpackBigParamInfor@@"):
+        minidp.load(path)
+
+
+class _SharesData:
+    """Pickles as an array built from ``data``: every instance names the same bytes object, which
+    pickle stores once, so each costs the file a few bytes however large ``data`` is."""
+
+    def __init__(self, data):
+        self.data = data
+
+    def __reduce__(self):
+        reconstruct = numpy.ones(1).__reduce__()[0]
+        return reconstruct, (numpy.ndarray, (0,), b"b"), (1, (len(self.data),), numpy.dtype("u1"), False, self.data)
+
+
+def _peak_loading(path, **kwargs):
+    tracemalloc.start()
+    try:
+        loaded = minidp.load(path, **kwargs)
+        return loaded, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_an_array_referenced_many_times_is_built_once(tmp_path):
+    path = tmp_path / "shared.pdparams"
+    shared = numpy.ones(1 << 17)  # 1 MiB, referenced 200 times
+    path.write_bytes(pickle.dumps({f"k{i}": shared for i in range(200)}, protocol=4))
+    loaded, peak = _peak_loading(path)
+    assert len(loaded) == 200 and all(isinstance(value, minidp.Tensor) for value in loaded.values())
+    assert len({id(value) for value in loaded.values()}) == 1
+    assert peak < 4 * path.stat().st_size, f"peak {peak} bytes for a {path.stat().st_size}-byte file"
+
+
+def test_arrays_sharing_data_beyond_the_files_size_are_refused(tmp_path):
+    path = tmp_path / "expands.pdparams"
+    data = bytes(1 << 20)
+    path.write_bytes(pickle.dumps([_SharesData(data) for _ in range(200)], protocol=4))
+    with pytest.raises(ValueError, match=r"expands\.pdparams.*more than the file's"):
+        _peak_loading(path, return_numpy=True)
+
+
+def test_one_array_named_as_many_slices_of_a_split_array_is_refused(tmp_path):
+    shared = numpy.ones(1 << 17)  # 1 MiB: joined 200 times it would be 200 MiB
+    saved = {f"w@@.{i}": shared for i in range(200)}
+    saved["UnpackBigParamInfor@@"] = {"w": {"OriginShape": (200 << 17,), "slices": list(saved)}}
+    path = tmp_path / "joins.pdparams"
+    path.write_bytes(pickle.dumps(saved, protocol=2))
+    with pytest.raises(ValueError, match=r"joins\.pdparams.*joins one array more than once"):
+        _peak_loading(path, return_numpy=True)
+
+
+class _Reduces:
+    def __init__(self, reduced):
+        self.reduced = reduced
+
+    def __reduce__(self):
+        return self.reduced
+
+
+def test_the_text_of_nested_shared_lists_is_refused(tmp_path):
+    nested = ["x" * 1000]
+    for _ in range(40):  # 2**40 copies of the text: about 1 PB from a file of about 1 KiB
+        nested = [nested, nested]
+    path = tmp_path / "text.pdparams"
+    path.write_bytes(pickle.dumps(_Reduces((str, (nested,))), protocol=4))
+    with pytest.raises(ValueError, match=r"text\.pdparams.*str of a list"):
         minidp.load(path)

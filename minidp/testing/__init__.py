@@ -4,8 +4,9 @@
   and averaged gradients and parameters into a pickle-free ``.npz`` (format in
   :mod:`minidp.testing.golden`).
 - ``python -m minidp.testing compare golden.npz theirs.npz --rtol R --atol A`` (or
-  :func:`compare`) prints the worst difference per tensor and step, exit status 1 outside the
-  tolerance.
+  :func:`compare`) checks every tensor of the golden file, starting parameters included, and
+  prints the worst difference per tensor and step: exit status 1 outside the tolerance, 2 when
+  the recording lacks one of them (``--only PATTERN`` names the subset a recording holds).
 - :func:`assert_data_parallel_equivalent` checks that N ranks end where one process on the
   whole batch ends.
 """

@@ -1,4 +1,4 @@
-"""``python -m minidp.testing compare golden.npz theirs.npz [--rtol R] [--atol A]``."""
+"""``python -m minidp.testing compare golden.npz theirs.npz [--rtol R] [--atol A] [--only PATTERN]``."""
 
 import sys
 

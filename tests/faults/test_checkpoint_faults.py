@@ -6,7 +6,9 @@ bomb, the 5000-deep manifest, the array referenced 3000 times and 3000 directory
 one entry's bytes included). A writer SIGKILLed mid-save leaves a temporary file that the next
 save removes, while a live writer's is kept. Every dtype round-trips bit for bit. Random damage
 to a minidp checkpoint or a Paddle pickle gives a ValueError naming the file, or the original
-content, never anything else; crafted Paddle pickles are refused within the same memory bound.
+content, never anything else, and so does random damage to an array's NPY header (a header
+that is not a Python literal, or declares a negative size or more than 64 dimensions, included);
+crafted Paddle pickles are refused within the same memory bound.
 """
 
 import hashlib
@@ -533,3 +535,56 @@ def test_a_huge_pickle_memo_index_costs_nothing(tmp_path):
     finally:
         tracemalloc.stop()
     assert peak < PEAK_BOUND
+
+
+# --- NPY headers --------------------------------------------------------------------------------
+def with_header(path, header):
+    """Give the one array entry of the checkpoint at ``path`` the NPY header ``header`` (its data
+    kept) and the manifest the entry's new hash, so that only the header is at fault."""
+    with zipfile.ZipFile(path) as archive:
+        entry = archive.read("arrays/0.npy")
+        meta = json.loads(archive.read("minidp.json"))
+    entry = header + entry[entry.index(b"\n") + 1 :]
+    meta["sha256"][0] = hashlib.sha256(entry).hexdigest()
+    rewrite_entries(path, lambda name, data: entry if name == "arrays/0.npy" else json.dumps(meta).encode())
+    return path
+
+
+@pytest.mark.parametrize(
+    "saved, shape",
+    [(np.ones(1000), (-1, -1000)), (np.ones(0), (0, -5)), (np.ones(1000), (1000,) + (1,) * 64)],
+    ids=["negative", "zero-and-negative", "65-dimensions"],
+)
+def test_a_header_declaring_an_impossible_shape_is_refused_naming_the_entry(tmp_path, saved, shape):
+    path = tmp_path / "shape.ckpt"
+    save({"w": saved}, path)
+    refused(with_header(path, npy_header("<f8", shape)), "arrays/0.npy", "obj['w']")
+
+
+def test_a_header_that_is_not_a_python_literal_is_refused_naming_the_entry(tmp_path):
+    path = tmp_path / "token.ckpt"
+    save({"w": np.ones(1000)}, path)
+    with zipfile.ZipFile(path) as archive:
+        header = archive.read("arrays/0.npy")[:128]
+    assert header[10:11] == b"{"
+    refused(with_header(path, header[:10] + b'"' + header[11:]), "arrays/0.npy", "obj['w']")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(flips=st.lists(st.tuples(st.integers(0, 127), st.integers(0, 255)), min_size=1, max_size=3))
+def test_damaged_npy_headers_load_unchanged_or_raise_a_named_checkpoint_error(tmp_path, flips):
+    original = tmp_path / "header.ckpt"
+    if not original.exists():
+        save({"w": np.arange(1000.0)}, original)
+    with zipfile.ZipFile(original) as archive:
+        header = bytearray(archive.read("arrays/0.npy")[:128])
+    for where, value in flips:
+        header[where] = value
+    damaged = tmp_path / "damaged.ckpt"
+    damaged.write_bytes(original.read_bytes())
+    try:
+        back = load(with_header(damaged, bytes(header)))
+    except CheckpointError as error:
+        assert str(damaged) in str(error) and "entry 'arrays/0.npy'" in str(error), error
+        return
+    assert isinstance(back["w"], np.ndarray) and back["w"].nbytes == 8000  # a header still true to the data
