@@ -24,6 +24,7 @@ from __future__ import annotations
 import atexit
 import errno
 import logging
+import os
 import socket
 import struct
 import threading
@@ -54,6 +55,9 @@ MAX_WAIT_MS = 30 * 24 * 3600 * 1000
 """The longest wait a request may ask for (30 days); longer ones are malformed."""
 ACCEPT_BACKOFF_SECONDS = (0.05, 1.0)
 STORE_CONTEXT = b"minidp-store"
+STORE_HANDOVER_ENV = "MINIDP_STORE_HANDOVER"
+"""Where a master takes over the listening socket that the job's launcher holds on its port
+(see ``minidp.core.distributed.job.PortReservation``)."""
 _OUT_OF_DESCRIPTORS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 _I64_RANGE = (-(1 << 63), (1 << 63) - 1)
 
@@ -209,6 +213,35 @@ def decode_request(body: bytes) -> Request:
     return request
 
 
+def _take_over_listener(port: int) -> Optional[socket.socket]:
+    """The socket already listening on ``port`` that this job's launcher hands over, if any.
+
+    The launcher (or ``spawn``) listens on the store's port from the moment it picks it, so
+    that no other process can take the port before rank 0 serves there; it passes that socket
+    over the Unix socket named by ``STORE_HANDOVER_ENV``. None when there is none for ``port``.
+    """
+    path = os.environ.pop(STORE_HANDOVER_ENV, "")
+    if not path or port == 0:
+        return None
+    try:
+        with socket.socket(socket.AF_UNIX) as conn:
+            conn.settimeout(auth.HANDSHAKE_SECONDS)
+            conn.connect(path)
+            _, fds, _, _ = socket.recv_fds(conn, 1, 1)
+    except OSError as error:
+        logger.warning(
+            "TCPStore: could not take over the listening socket at %s (%s); binding port %d", path, error, port
+        )
+        return None
+    if not fds:
+        return None
+    listener = socket.socket(fileno=fds[0])
+    if listener.getsockname()[1] != port:
+        listener.close()
+        return None
+    return listener
+
+
 class _StoreServer:
     """The server side: a dict guarded by a condition, one thread per connected client.
 
@@ -224,8 +257,9 @@ class _StoreServer:
         self._changed = threading.Condition()
         self._stopping = False
         self._clients: Dict[socket.socket, threading.Thread] = {}
+        handed_over = _take_over_listener(port)
         try:
-            self._listener = socket.create_server((host, port), backlog=128)
+            self._listener = handed_over or socket.create_server((host, port), backlog=128)
         except OSError as error:
             raise RuntimeError(
                 f"TCPStore: cannot host the store at {host}:{port} ({error}); another process "
@@ -485,17 +519,23 @@ class TCPStore:
                 "running and MASTER_ADDR/MASTER_PORT (or PADDLE_MASTER) point at it"
             )
 
-        sock = connect_with_retry(self.host, self.port, deadline, give_up)
-        try:
-            auth.dial_handshake(sock, self._secret, STORE_CONTEXT, auth.HANDSHAKE_SECONDS)
-        except (auth.AuthenticationError, OSError) as error:
-            sock.close()
-            raise RuntimeError(
-                f"TCPStore: the store at {self.host}:{self.port} did not accept this process "
-                f"({error}); every process of a job needs the same {auth.SECRET_ENV} (spawn and "
-                "the launcher set it; set it yourself for ranks you start by hand)"
-            ) from error
-        return sock
+        while True:
+            sock = connect_with_retry(self.host, self.port, deadline, give_up)
+            started = time.monotonic()
+            try:
+                auth.dial_handshake(sock, self._secret, STORE_CONTEXT, auth.HANDSHAKE_SECONDS)
+                return sock
+            except (auth.AuthenticationError, OSError) as error:
+                sock.close()
+                # A listener that stayed silent is one whose master has not taken it over yet
+                # (the launcher listens on the store's port before rank 0 starts): try again.
+                silent = time.monotonic() - started >= auth.HANDSHAKE_SECONDS
+                if not (silent and time.monotonic() < deadline):
+                    raise RuntimeError(
+                        f"TCPStore: the store at {self.host}:{self.port} did not accept this process "
+                        f"({error}); every process of a job needs the same {auth.SECRET_ENV} (spawn "
+                        "and the launcher set it; set it yourself for ranks you start by hand)"
+                    ) from error
 
     @property
     def local_address(self) -> str:
