@@ -131,10 +131,41 @@ def test_stored_bytes_are_capped_with_a_clear_error(master, monkeypatch):
 def test_frames_beyond_the_in_flight_budget_close_only_that_connection(master, monkeypatch):
     monkeypatch.setattr(store_module, "MAX_INFLIGHT_BYTES", 1 << 20)
     greedy = handshaken_socket(master.port, SECRET)
-    greedy.sendall(struct.pack("!I", 2 << 20) + b"\x01")
+    try:
+        greedy.sendall(struct.pack("!I", 2 << 20) + b"\x01" * (2 << 20))
+    except OSError:
+        pass  # the server closed it while the bytes were still going out
     assert closed_by_server(greedy, 5)
     greedy.close()
     master.set("after", b"ok")
+
+
+def test_declared_lengths_hold_no_budget_and_stalled_frames_time_out(master, monkeypatch):
+    """Four clients that send only a 64 MiB length prefix: the others are served at once, and
+    the stalled ones are dropped after FRAME_STALL_SECONDS."""
+    monkeypatch.setattr(store_module, "FRAME_STALL_SECONDS", 1.0)
+    stalled = [handshaken_socket(master.port, SECRET) for _ in range(4)]
+    for sock in stalled:
+        sock.sendall(struct.pack("!I", store_module.MAX_FRAME_BYTES) + b"\x01")
+    client = TCPStore("127.0.0.1", master.port, timeout=5, secret=SECRET)
+    client.set("served", b"yes" * 1000)
+    assert master.get("served", timeout=1) == b"yes" * 1000
+    assert all(closed_by_server(sock, 5) for sock in stalled)
+    for sock in stalled:
+        sock.close()
+    client.close()
+
+
+def test_a_refused_client_connects_afresh_on_its_next_request(master, monkeypatch):
+    monkeypatch.setattr(store_module, "MAX_INFLIGHT_BYTES", 1 << 20)
+    client = TCPStore("127.0.0.1", master.port, timeout=5, secret=SECRET)
+    with pytest.raises(RuntimeError, match="failed"):
+        client.set("big", b"x" * (3 << 20))
+    client.set("small", b"ok")
+    assert master.get("small") == b"ok"
+    client.close()
+    with pytest.raises(RuntimeError, match="this client is closed"):
+        client.num_keys()
 
 
 def test_integers_out_of_range_are_refused(master):

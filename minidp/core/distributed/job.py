@@ -12,7 +12,9 @@ the three agree on what a rank's environment holds:
   ``MINIDP_FAILURE_DIR``, where a failing rank leaves its structured failure record (see
   :mod:`minidp.core.distributed.failure_record`).
 
-The ports a plan names stay reserved (:class:`PortReservation`) until :meth:`JobPlan.release`.
+The ports a plan names stay reserved (:class:`PortReservation`) until :meth:`JobPlan.release`;
+the store's port listens from the moment it is chosen, and rank 0 takes that very socket over
+(``MINIDP_STORE_HANDOVER``), so no process without the job secret can take the port first.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import os
 import shutil
 import socket
 import tempfile
+import threading
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Union
 
@@ -28,24 +31,34 @@ from .. import backend as _backend, timeline
 from .backends import choose_backend
 from .auth import SECRET_ENV, new_job_secret
 from .failure_record import FAILURE_DIR_ENV
+from .store import IDLE_POLL_SECONDS, STORE_HANDOVER_ENV
 
 PLANNED_BACKENDS = ("auto", "gloo", "nccl")
 
 
 class PortReservation:
-    """``count`` distinct free TCP ports on ``host``, held until :meth:`release`.
+    """``count`` distinct free TCP ports on ``host``, held until :meth:`release`, and with
+    ``store=True`` one more for the job's store (``store_port``).
 
-    Each port stays bound (not listening) by a socket with ``SO_REUSEADDR``, so that no other
-    process -- another job's launcher, a rank's ephemeral connection, a listener on port 0 --
-    can take it between the moment it is chosen and the moment the rank that owns it listens
-    there: the rank binds it with ``SO_REUSEADDR`` too (as ``socket.create_server`` and the
-    ``TCPStore`` do), which Linux allows while the reserving socket does not listen. Release
-    the reservation when the job ends.
+    Each of the ``count`` ports stays bound (not listening) by a socket with ``SO_REUSEADDR``,
+    so that no other process -- another job's launcher, a rank's ephemeral connection, a
+    listener on port 0 -- takes it by chance; these ports only name the ranks' endpoints.
+
+    The store's port must not be taken on purpose either: a port bound but not listening can be
+    listed and bound again with ``SO_REUSEADDR`` by any user, who could listen there first and
+    stop the job. So it listens at once, and the reservation hands that listening socket (over a
+    Unix socket in a private directory, named by ``MINIDP_STORE_HANDOVER``) to the first local
+    process that asks: rank 0's ``TCPStore``. Connections that arrive before rank 0 takes it
+    over wait in its queue. Release the reservation when the job ends.
     """
 
-    def __init__(self, host: str, count: int) -> None:
+    def __init__(self, host: str, count: int, store: bool = False) -> None:
         self.host = host
         self._sockets: List[socket.socket] = []
+        self._store: Optional[socket.socket] = None
+        self._handover: Optional[socket.socket] = None
+        self._handover_dir = ""
+        self._stopping = threading.Event()
         try:
             for _ in range(count):
                 sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
@@ -57,16 +70,55 @@ class PortReservation:
                     raise ValueError(
                         f"cannot bind a port on {host!r} ({error}); give an address of this machine"
                     ) from error
+            self.ports: List[int] = [sock.getsockname()[1] for sock in self._sockets]
+            self.store_port = 0
+            self.handover_path = ""
+            if store:
+                self._listen_for_the_store()
         except BaseException:
             self.release()
             raise
-        self.ports: List[int] = [sock.getsockname()[1] for sock in self._sockets]
+
+    def _listen_for_the_store(self) -> None:
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        self._store = socket.create_server((self.host, 0), family=family, backlog=128)
+        self.store_port = self._store.getsockname()[1]
+        self._handover_dir = tempfile.mkdtemp(prefix="minidp-store-")
+        self.handover_path = os.path.join(self._handover_dir, "listener")
+        self._handover = socket.socket(socket.AF_UNIX)
+        self._handover.bind(self.handover_path)
+        self._handover.listen(4)
+        self._handover.settimeout(IDLE_POLL_SECONDS)
+        threading.Thread(target=self._hand_over, daemon=True, name=f"minidp-store-handover-{self.store_port}").start()
+
+    def _hand_over(self) -> None:
+        """Give the store's listening socket to the first process that asks, then stop."""
+        handover, listener = self._handover, self._store
+        while not self._stopping.is_set():
+            try:
+                conn, _ = handover.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            with conn:
+                try:
+                    socket.send_fds(conn, [b"L"], [listener.fileno()])
+                except OSError:
+                    continue
+            listener.close()  # rank 0 holds it now
+            return
 
     def release(self) -> None:
         """Let the ports go (safe to call more than once)."""
-        for sock in self._sockets:
-            sock.close()
-        self._sockets = []
+        self._stopping.set()
+        for sock in [*self._sockets, self._store, self._handover]:
+            if sock is not None:
+                sock.close()
+        self._sockets, self._store, self._handover = [], None, None
+        if self._handover_dir:
+            shutil.rmtree(self._handover_dir, ignore_errors=True)
+            self._handover_dir = ""
 
     def __enter__(self) -> "PortReservation":
         return self
@@ -166,13 +218,15 @@ def rank_environment(
     device: Optional[int],
     secret: str,
     failure_dir: str,
+    handover: str = "",
 ) -> Dict[str, str]:
     """The environment variables that tell one rank who it is (see the module docstring).
 
     ``endpoints`` lists every rank's ``host:port`` in rank order; ``master`` is the
     ``host:port`` of the rendezvous store that rank 0 hosts; ``device`` is the GPU index for the
     nccl backend (None on CPU); ``secret`` is the job secret every connection proves;
-    ``failure_dir`` is where the rank leaves its failure record.
+    ``failure_dir`` is where the rank leaves its failure record; ``handover`` where rank 0 takes
+    over the store's listening socket (see :class:`PortReservation`).
     """
     master_host, _, master_port = master.rpartition(":")
     env = {
@@ -193,6 +247,8 @@ def rank_environment(
     }
     if device is not None:
         env["FLAGS_selected_gpus"] = str(device)
+    if handover:
+        env[STORE_HANDOVER_ENV] = handover
     return env
 
 
@@ -242,9 +298,19 @@ def plan_node(
     """
     failure_dir = new_failure_dir()
     local = len(devices)
+    handover = ports.handover_path if ports is not None and first_rank == 0 else ""
     envs = [
         rank_environment(
-            first_rank + index, index, local, endpoints, master, backend, devices[index], secret, failure_dir
+            first_rank + index,
+            index,
+            local,
+            endpoints,
+            master,
+            backend,
+            devices[index],
+            secret,
+            failure_dir,
+            handover if first_rank + index == 0 else "",
         )
         for index in range(local)
     ]
@@ -264,9 +330,9 @@ def plan_local_job(
     ``secret`` to :func:`job_secret_for_launch`.
     """
     devices = list(devices) if devices is not None else [None] * nprocs
-    ports = PortReservation(host, nprocs + 1)
-    endpoints = [f"{host}:{port}" for port in ports.ports[:nprocs]]
-    master = f"{host}:{ports.ports[nprocs]}"
+    ports = PortReservation(host, nprocs, store=True)
+    endpoints = [f"{host}:{port}" for port in ports.ports]
+    master = f"{host}:{ports.store_port}"
     return plan_node(
         backend, devices, endpoints, master, 0, secret if secret is not None else job_secret_for_launch(), ports
     )

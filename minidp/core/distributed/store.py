@@ -6,8 +6,11 @@ through a client. Keys are strings, values are bytes; nothing is ever unpickled.
 Every connection starts with the job-secret handshake of :mod:`minidp.core.distributed.auth`; a
 client that fails it (or stays silent for ``auth.HANDSHAKE_SECONDS``) is dropped and logged, and
 the job carries on. The server bounds what clients can make it hold: connections
-(``MAX_CLIENTS``), bytes of frames being received at once (``MAX_INFLIGHT_BYTES``) and bytes
-stored (``MAX_STORED_BYTES``); it keeps accepting after running out of file descriptors.
+(``MAX_CLIENTS``), bytes of frames being received at once (``MAX_INFLIGHT_BYTES``, counted as the
+bytes arrive, so that a frame merely declared holds nothing; a frame whose bytes stop coming for
+``FRAME_STALL_SECONDS`` closes its connection) and bytes stored (``MAX_STORED_BYTES``); it keeps
+accepting after running out of file descriptors. A client whose connection failed (a refused
+frame, a timed-out request) connects afresh on its next request.
 
 Wire format (all integers big-endian). A request is ``u32 length`` followed by ``length`` bytes:
 ``u8 command`` and the command's fields, where a string or bytes field is ``u32 size`` + data
@@ -21,6 +24,7 @@ from __future__ import annotations
 import atexit
 import errno
 import logging
+import os
 import socket
 import struct
 import threading
@@ -35,6 +39,9 @@ logger = logging.getLogger("minidp.distributed")
 MAX_FRAME_BYTES = 64 << 20
 RECEIVE_STEP_BYTES = 1 << 20
 FRAME_COMPLETION_SECONDS = 60.0
+"""How long the server may take to send one reply."""
+FRAME_STALL_SECONDS = 10.0
+"""A request frame whose next bytes do not arrive within this long closes its connection."""
 IDLE_POLL_SECONDS = 0.5
 STOP_JOIN_SECONDS = 2.0
 STOP_REPLY_GRACE_SECONDS = 0.2
@@ -48,6 +55,9 @@ MAX_WAIT_MS = 30 * 24 * 3600 * 1000
 """The longest wait a request may ask for (30 days); longer ones are malformed."""
 ACCEPT_BACKOFF_SECONDS = (0.05, 1.0)
 STORE_CONTEXT = b"minidp-store"
+STORE_HANDOVER_ENV = "MINIDP_STORE_HANDOVER"
+"""Where a master takes over the listening socket that the job's launcher holds on its port
+(see ``minidp.core.distributed.job.PortReservation``)."""
 _OUT_OF_DESCRIPTORS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 _I64_RANGE = (-(1 << 63), (1 << 63) - 1)
 
@@ -69,8 +79,9 @@ def _recv_exact(
 
     The socket's own timeout is the polling interval: while nothing has arrived yet and
     ``keep_waiting()`` holds, an expired interval just polls again; once the first byte is in,
-    the rest must come before ``deadline``. The buffer grows with what actually arrives (at most
-    ``RECEIVE_STEP_BYTES`` ahead), so a peer that merely declares a large frame costs nothing.
+    the rest must come before ``deadline`` (by default ``FRAME_STALL_SECONDS`` later). The buffer
+    grows with what actually arrives (at most ``RECEIVE_STEP_BYTES`` ahead), so a peer that merely
+    declares a large frame costs nothing.
     """
     buffer = bytearray()
     while len(buffer) < size:
@@ -88,7 +99,7 @@ def _recv_exact(
             raise ConnectionError("connection closed in the middle of a frame")
         buffer += chunk
         if deadline is None:
-            deadline = time.monotonic() + FRAME_COMPLETION_SECONDS
+            deadline = time.monotonic() + FRAME_STALL_SECONDS
     return bytes(buffer)
 
 
@@ -202,6 +213,35 @@ def decode_request(body: bytes) -> Request:
     return request
 
 
+def _take_over_listener(port: int) -> Optional[socket.socket]:
+    """The socket already listening on ``port`` that this job's launcher hands over, if any.
+
+    The launcher (or ``spawn``) listens on the store's port from the moment it picks it, so
+    that no other process can take the port before rank 0 serves there; it passes that socket
+    over the Unix socket named by ``STORE_HANDOVER_ENV``. None when there is none for ``port``.
+    """
+    path = os.environ.pop(STORE_HANDOVER_ENV, "")
+    if not path or port == 0:
+        return None
+    try:
+        with socket.socket(socket.AF_UNIX) as conn:
+            conn.settimeout(auth.HANDSHAKE_SECONDS)
+            conn.connect(path)
+            _, fds, _, _ = socket.recv_fds(conn, 1, 1)
+    except OSError as error:
+        logger.warning(
+            "TCPStore: could not take over the listening socket at %s (%s); binding port %d", path, error, port
+        )
+        return None
+    if not fds:
+        return None
+    listener = socket.socket(fileno=fds[0])
+    if listener.getsockname()[1] != port:
+        listener.close()
+        return None
+    return listener
+
+
 class _StoreServer:
     """The server side: a dict guarded by a condition, one thread per connected client.
 
@@ -217,8 +257,9 @@ class _StoreServer:
         self._changed = threading.Condition()
         self._stopping = False
         self._clients: Dict[socket.socket, threading.Thread] = {}
+        handed_over = _take_over_listener(port)
         try:
-            self._listener = socket.create_server((host, port), backlog=128)
+            self._listener = handed_over or socket.create_server((host, port), backlog=128)
         except OSError as error:
             raise RuntimeError(
                 f"TCPStore: cannot host the store at {host}:{port} ({error}); another process "
@@ -313,22 +354,47 @@ class _StoreServer:
             self._changed.wait_for(lambda: len(self._clients) <= remaining, timeout)
 
     def _receive_body(self, conn: socket.socket, length: int) -> bytes:
-        """A frame body, within the server-wide budget of bytes being received at once."""
-        with self._changed:
-            if self._inflight_bytes + length > MAX_INFLIGHT_BYTES:
-                raise MalformedFrame(
-                    f"a {length}-byte frame would take the bytes being received at once past "
-                    f"{MAX_INFLIGHT_BYTES} (MAX_INFLIGHT_BYTES)"
-                )
-            self._inflight_bytes += length
+        """A frame body, within the server-wide budget of bytes being received at once.
+
+        The budget is taken as the bytes arrive (each ``recv`` waits for data first, then
+        reserves what it may read), so a client that only declares a large frame holds nothing
+        of it; one whose bytes stop coming for ``FRAME_STALL_SECONDS`` is dropped.
+        """
+        body = bytearray()
+        held = 0
+        stalled_since = time.monotonic()
         try:
-            body = _recv_exact(conn, length, time.monotonic() + FRAME_COMPLETION_SECONDS)
+            while len(body) < length:
+                try:
+                    ready = conn.recv(1, socket.MSG_PEEK)
+                except socket.timeout:
+                    if self._stopping or time.monotonic() - stalled_since > FRAME_STALL_SECONDS:
+                        raise MalformedFrame(
+                            f"no byte of a {length}-byte frame arrived for {FRAME_STALL_SECONDS:g} s "
+                            f"({len(body)} received)"
+                        ) from None
+                    continue
+                if not ready:
+                    raise MalformedFrame(f"connection closed after {len(body)} of a {length}-byte frame")
+                step = min(length - len(body), RECEIVE_STEP_BYTES)
+                with self._changed:
+                    if self._inflight_bytes + step > MAX_INFLIGHT_BYTES:
+                        raise MalformedFrame(
+                            f"receiving a {length}-byte frame would take the bytes being received at "
+                            f"once past {MAX_INFLIGHT_BYTES} (MAX_INFLIGHT_BYTES)"
+                        )
+                    self._inflight_bytes += step
+                    held += step
+                chunk = conn.recv(step)
+                with self._changed:
+                    self._inflight_bytes -= step - len(chunk)
+                    held -= step - len(chunk)
+                body += chunk
+                stalled_since = time.monotonic()
         finally:
             with self._changed:
-                self._inflight_bytes -= length
-        if body is None:
-            raise MalformedFrame("connection closed before the frame body")
-        return body
+                self._inflight_bytes -= held
+        return bytes(body)
 
     def _put(self, key: str, value: bytes) -> Optional[bytes]:
         """Store ``value`` under ``key`` (lock held); an error payload when the store is full."""
@@ -431,9 +497,10 @@ class TCPStore:
         self._server = _StoreServer(host, port, self._secret) if is_master else None
         self.port = self._server.port if self._server else port
         self._lock = threading.Lock()
-        self._closed_because = ""
+        self._closed = False
+        self._failed_because = ""
         try:
-            self._sock: Optional[socket.socket] = self._connect()
+            self._sock: Optional[socket.socket] = self._connect(time.monotonic() + self.timeout)
         except BaseException:
             if self._server is not None:
                 self._server.stop()
@@ -441,25 +508,34 @@ class TCPStore:
         if self._server is not None:
             atexit.register(_drain_at_exit, weakref.ref(self))
 
-    def _connect(self) -> socket.socket:
+    def _connect(self, deadline: float) -> socket.socket:
+        """A connection to the store that has passed the handshake, tried until ``deadline``."""
+        seconds = max(0.0, deadline - time.monotonic())
+
         def give_up(error: OSError) -> RuntimeError:
             return RuntimeError(
                 f"TCPStore: cannot reach the store at {self.host}:{self.port} within "
-                f"{self.timeout:g} s ({error}); check that the master (rank 0) is running "
-                "and MASTER_ADDR/MASTER_PORT (or PADDLE_MASTER) point at it"
+                f"{seconds:g} s ({error}){self._failed_because}; check that the master (rank 0) is "
+                "running and MASTER_ADDR/MASTER_PORT (or PADDLE_MASTER) point at it"
             )
 
-        sock = connect_with_retry(self.host, self.port, time.monotonic() + self.timeout, give_up)
-        try:
-            auth.dial_handshake(sock, self._secret, STORE_CONTEXT, auth.HANDSHAKE_SECONDS)
-        except (auth.AuthenticationError, OSError) as error:
-            sock.close()
-            raise RuntimeError(
-                f"TCPStore: the store at {self.host}:{self.port} did not accept this process "
-                f"({error}); every process of a job needs the same {auth.SECRET_ENV} (spawn and "
-                "the launcher set it; set it yourself for ranks you start by hand)"
-            ) from error
-        return sock
+        while True:
+            sock = connect_with_retry(self.host, self.port, deadline, give_up)
+            started = time.monotonic()
+            try:
+                auth.dial_handshake(sock, self._secret, STORE_CONTEXT, auth.HANDSHAKE_SECONDS)
+                return sock
+            except (auth.AuthenticationError, OSError) as error:
+                sock.close()
+                # A listener that stayed silent is one whose master has not taken it over yet
+                # (the launcher listens on the store's port before rank 0 starts): try again.
+                silent = time.monotonic() - started >= auth.HANDSHAKE_SECONDS
+                if not (silent and time.monotonic() < deadline):
+                    raise RuntimeError(
+                        f"TCPStore: the store at {self.host}:{self.port} did not accept this process "
+                        f"({error}); every process of a job needs the same {auth.SECRET_ENV} (spawn "
+                        "and the launcher set it; set it yourself for ranks you start by hand)"
+                    ) from error
 
     @property
     def local_address(self) -> str:
@@ -470,11 +546,14 @@ class TCPStore:
         frame = bytes([command]) + body
         limit = self.timeout + wait_seconds
         with self._lock:
-            if self._sock is None:
+            if self._closed:
                 raise RuntimeError(
-                    f"TCPStore {what}: this client is closed{self._closed_because}; create a "
-                    "new TCPStore to talk to the store again"
+                    f"TCPStore {what}: this client is closed; create a new TCPStore to talk to the store"
                 )
+            if self._sock is None:
+                # The last request failed and its connection was dropped: a store that is still
+                # there answers a fresh one; one that went away is noticed within seconds.
+                self._sock = self._connect(time.monotonic() + min(self.timeout, auth.HANDSHAKE_SECONDS))
             try:
                 self._sock.settimeout(limit)
                 self._sock.sendall(_LEN.pack(len(frame)) + frame)
@@ -488,7 +567,7 @@ class TCPStore:
                 # A reply may still be on its way: later requests would read it as theirs.
                 self._sock.close()
                 self._sock = None
-                self._closed_because = f" after an earlier failure ({what}: {error})"
+                self._failed_because = f", after an earlier failure ({what}: {error})"
                 raise RuntimeError(
                     f"TCPStore {what} at {self.host}:{self.port} failed: {error}; the store host "
                     "(rank 0) may have exited"
@@ -564,6 +643,7 @@ class TCPStore:
     def close(self) -> None:
         """Close this client, and stop the server when this process hosts it."""
         with self._lock:
+            self._closed = True
             if self._sock is not None:
                 self._sock.close()
                 self._sock = None

@@ -170,11 +170,11 @@ def rendezvous(
     ports = None
     try:
         host = host or store.local_address
-        ports = PortReservation(host, nproc + int(is_node0))
+        ports = PortReservation(host, nproc, store=is_node0)
         prefix = f"minidp-launch/{job_id}"
-        store.set(f"{prefix}/node/{node_rank}", ",".join(f"{host}:{p}" for p in ports.ports[:nproc]))
+        store.set(f"{prefix}/node/{node_rank}", ",".join(f"{host}:{p}" for p in ports.ports))
         if is_node0:
-            store.set(f"{prefix}/store", f"{host}:{ports.ports[nproc]}")
+            store.set(f"{prefix}/store", f"{host}:{ports.store_port}")
         node_keys = [f"{prefix}/node/{node}" for node in range(nnodes)]
         while_logging(
             f"the launchers of all {nnodes} nodes to meet at {where}",
