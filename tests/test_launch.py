@@ -338,7 +338,8 @@ def test_the_rank_that_failed_first_is_blamed_even_when_it_exits_last(job_token,
     assert "rank 1 (pid" in result.stderr and "exited with code 1" in result.stderr
     assert "last lines of rank 1" in result.stderr
     assert "ValueError: rank 1 fails on purpose" in result.stderr
-    assert "failed after it, most likely because they lost their connections to it" in result.stderr
+    for peer in (0, 2):
+        assert f"rank {peer} failed after it lost its connection to rank 1" in result.stderr
     assert time.monotonic() - started < 30
     assert jobs.wait_until_gone(job_token) == []
 
@@ -408,5 +409,22 @@ def test_the_rank_blamed_by_the_records_is_blamed_whatever_the_error_text(job_to
     assert result.returncode == 1, result.stderr
     assert "rank 1 (pid" in result.stderr and "exited with code 1" in result.stderr
     assert "last lines of rank 1" in result.stderr
-    assert "rank(s) 0, 2 failed after it" in result.stderr
+    for peer in (0, 2):
+        assert f"rank {peer} failed after it lost its connection to rank 1 (its failure record: " in result.stderr
+    assert jobs.wait_until_gone(job_token) == []
+
+
+@pytest.mark.timeout(60)
+def test_ranks_failing_with_their_own_errors_are_not_blamed_on_the_first(job_token):
+    # Every rank raises its own error and blames no peer: the summary shows each rank's own
+    # error instead of guessing that they lost their connections to the first.
+    result = jobs.finish(
+        jobs.start([*LAUNCH, "--nproc_per_node", "2", str(jobs.RANK_TASKS), "--all-fail"], job_token), timeout=45
+    )
+    assert result.returncode == 1, result.stderr
+    assert "lost" not in result.stderr
+    first = 0 if "rank 0 (pid" in result.stderr.split("stopping the other ranks")[0] else 1
+    other = 1 - first
+    assert f"rank {other} (pid " in result.stderr
+    assert f"failed with its own error: ValueError: rank {other} fails on its own" in result.stderr
     assert jobs.wait_until_gone(job_token) == []

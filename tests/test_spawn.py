@@ -289,4 +289,4 @@ def test_spawn_blames_the_rank_the_records_blame():
     with pytest.raises(RankFailedError, match="ValueError: rank 0 fails on purpose") as caught:
         context.join()
     assert caught.value.rank == 0
-    assert "Ranks 1 failed too" in str(caught.value)
+    assert "rank 1 failed after it lost its connection to rank 0" in str(caught.value)

@@ -345,8 +345,7 @@ def _rank_failed(failure: Failure) -> RankFailedError:
         )
     else:
         message = f"{who} exited with code {exitcode} without reporting an exception; look at its output above"
-    if failure.others:
-        message += f"\nRanks {', '.join(str(other.rank) for other in failure.others)} failed too."
+    message += "".join(f"\n{line}" for line in failure.others_described())
     message += "\nThe other ranks were stopped."
     return RankFailedError(message, culprit.rank, culprit.pid, exitcode, child_traceback)
 

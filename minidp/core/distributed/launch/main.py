@@ -370,11 +370,8 @@ def _report_failure(failure: Failure) -> None:
     where = f" (full log: {output.log_path})" if output.log_path else ""
     lines = "".join(f"    {line}" for line in output.tail) or "    (no output)\n"
     logger.error("last lines of rank %d%s:\n%s", culprit.rank, where, lines.rstrip("\n"))
-    if failure.others:
-        logger.error(
-            "rank(s) %s failed after it, most likely because they lost their connections to it",
-            ", ".join(str(rank) for rank in sorted(o.rank for o in failure.others)),
-        )
+    for line in failure.others_described():
+        logger.error("%s", line)
 
 
 def supervise(plan: LaunchPlan, log_dir: Optional[str], job_id: str) -> int:
