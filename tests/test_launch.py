@@ -408,7 +408,7 @@ def test_the_rank_blamed_by_the_records_is_blamed_whatever_the_error_text(job_to
     )
     assert result.returncode == 1, result.stderr
     assert "rank 1 (pid" in result.stderr and "exited with code 1" in result.stderr
-    assert "last lines of rank 1" in result.stderr
+    assert "rank 1's output, its error included, is above" in result.stderr
     for peer in (0, 2):
         assert f"rank {peer} failed after it lost its connection to rank 1 (its failure record: " in result.stderr
     assert jobs.wait_until_gone(job_token) == []
@@ -427,4 +427,17 @@ def test_ranks_failing_with_their_own_errors_are_not_blamed_on_the_first(job_tok
     other = 1 - first
     assert f"rank {other} (pid " in result.stderr
     assert f"failed with its own error: ValueError: rank {other} fails on its own" in result.stderr
+    assert jobs.wait_until_gone(job_token) == []
+
+
+@pytest.mark.timeout(60)
+def test_a_traceback_already_on_the_terminal_is_not_repeated(job_token):
+    result = jobs.finish(
+        jobs.start([*LAUNCH, "--nproc_per_node", "2", str(jobs.RANK_TASKS), "--fail-rank", "1"], job_token), timeout=45
+    )
+    assert result.returncode == 1, result.stderr
+    both = result.stdout + result.stderr
+    assert both.count("ValueError: rank 1 fails on purpose") == 1, both
+    assert "[rank 1] ValueError: rank 1 fails on purpose" in result.stdout
+    assert "rank 1's output, its error included, is above (lines prefixed [rank 1])" in result.stderr
     assert jobs.wait_until_gone(job_token) == []

@@ -28,7 +28,8 @@ it tells the ranks so (``MINIDP_LAUNCHER_TTY=1``) and shows rank 0's carriage-re
 :mod:`minidp.core.distributed.launch.output`). SIGINT and SIGTERM are forwarded to every rank. The
 ranks are watched by the supervisor ``spawn`` uses too (:mod:`minidp.core.distributed.supervisor`):
 when a rank fails, the others are stopped, the last lines of the rank that failed first (told
-by the failure records the ranks write, not by their output) are printed, and the launcher
+by the failure records the ranks write, not by their output) are printed unless its output
+already reached the terminal (the summary then points to it), and the launcher
 exits with that rank's exit code (128 + the signal number for a rank killed by a signal).
 """
 
@@ -368,8 +369,16 @@ def _report_failure(failure: Failure) -> None:
     culprit.finish_output()
     output = culprit.output
     where = f" (full log: {output.log_path})" if output.log_path else ""
-    lines = "".join(f"    {line}" for line in output.tail) or "    (no output)\n"
-    logger.error("last lines of rank %d%s:\n%s", culprit.rank, where, lines.rstrip("\n"))
+    if output.echoed:
+        logger.error(
+            "rank %d's output, its error included, is above (lines prefixed [rank %d])%s",
+            culprit.rank,
+            culprit.rank,
+            where,
+        )
+    else:
+        lines = "".join(f"    {line}" for line in output.tail) or "    (no output)\n"
+        logger.error("last lines of rank %d%s:\n%s", culprit.rank, where, lines.rstrip("\n"))
     for line in failure.others_described():
         logger.error("%s", line)
 
