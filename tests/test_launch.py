@@ -441,3 +441,23 @@ def test_a_traceback_already_on_the_terminal_is_not_repeated(job_token):
     assert "[rank 1] ValueError: rank 1 fails on purpose" in result.stdout
     assert "rank 1's output, its error included, is above (lines prefixed [rank 1])" in result.stderr
     assert jobs.wait_until_gone(job_token) == []
+
+
+@pytest.mark.timeout(60)
+def test_ctrl_c_prints_one_line_per_rank_and_a_closing_summary(job_token):
+    launcher = jobs.start([*LAUNCH, "--nproc_per_node", "2", str(jobs.RANK_TASKS), "--sleep", "120"], job_token)
+    try:
+        ready = sorted(launcher.stdout.readline().split()[:3] for _ in range(2))
+        assert ready == [["[rank", "0]", "ready"], ["[rank", "1]", "ready"]]
+        launcher.send_signal(signal.SIGINT)
+        result = jobs.finish(launcher, timeout=30)
+    finally:
+        launcher.kill()
+        launcher.communicate()
+    assert result.returncode == 128 + signal.SIGINT
+    both = result.stdout + result.stderr
+    assert "Traceback" not in both, both
+    for rank in (0, 1):
+        assert f"[rank {rank}] rank {rank} interrupted (KeyboardInterrupt) at " in result.stdout
+    assert re.search(r"stopped on signal SIGINT: rank 0 \(pid \d+\) exited with code 130; rank 1 ", result.stderr)
+    assert jobs.wait_until_gone(job_token) == []

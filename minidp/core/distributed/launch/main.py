@@ -426,6 +426,13 @@ def supervise(plan: LaunchPlan, log_dir: Optional[str], job_id: str) -> int:
             if plan.link is not None:
                 plan.link.report_failure(f"{node}: its launcher received signal {name}")
             supervisor.stop(event.value)
+            for handle in supervisor.ranks.values():
+                handle.finish_output()
+            logger.warning(
+                "stopped on signal %s: %s",
+                name,
+                "; ".join(handle.describe(None) for handle in supervisor.ranks.values()),
+            )
             return 128 + event.value
         if event.kind in ("remote", "lost"):
             logger.error(
