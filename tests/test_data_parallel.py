@@ -1082,3 +1082,14 @@ def test_join_on_one_process_is_a_plain_block():
     reference = join_tasks.train_reference([1], divide_by_initial_world_size=False)
     for name, value in join_tasks.state(model._layers).items():
         np.testing.assert_allclose(value, reference[name], rtol=1e-6, atol=1e-7)
+
+
+def test_a_single_process_run_is_told_so_not_to_call_init_parallel_env_again(clean_env):
+    with pytest.warns(UserWarning, match="single process"):
+        assert dist.init_parallel_env() is None
+    with pytest.warns(UserWarning, match="single-process run") as caught:
+        dist.DataParallel(nn.Linear(2, 2))
+    assert "init_parallel_env() first" not in str(caught[0].message)
+    with pytest.raises(RuntimeError, match="barrier: this is a single-process run") as raised:
+        dist.barrier()
+    assert "init_parallel_env() first" not in str(raised.value)

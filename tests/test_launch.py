@@ -338,7 +338,8 @@ def test_the_rank_that_failed_first_is_blamed_even_when_it_exits_last(job_token,
     assert "rank 1 (pid" in result.stderr and "exited with code 1" in result.stderr
     assert "last lines of rank 1" in result.stderr
     assert "ValueError: rank 1 fails on purpose" in result.stderr
-    assert "failed after it, most likely because they lost their connections to it" in result.stderr
+    for peer in (0, 2):
+        assert f"rank {peer} failed after it lost its connection to rank 1" in result.stderr
     assert time.monotonic() - started < 30
     assert jobs.wait_until_gone(job_token) == []
 
@@ -407,6 +408,56 @@ def test_the_rank_blamed_by_the_records_is_blamed_whatever_the_error_text(job_to
     )
     assert result.returncode == 1, result.stderr
     assert "rank 1 (pid" in result.stderr and "exited with code 1" in result.stderr
-    assert "last lines of rank 1" in result.stderr
-    assert "rank(s) 0, 2 failed after it" in result.stderr
+    assert "rank 1's output, its error included, is above" in result.stderr
+    for peer in (0, 2):
+        assert f"rank {peer} failed after it lost its connection to rank 1 (its failure record: " in result.stderr
+    assert jobs.wait_until_gone(job_token) == []
+
+
+@pytest.mark.timeout(60)
+def test_ranks_failing_with_their_own_errors_are_not_blamed_on_the_first(job_token):
+    # Every rank raises its own error and blames no peer: the summary shows each rank's own
+    # error instead of guessing that they lost their connections to the first.
+    result = jobs.finish(
+        jobs.start([*LAUNCH, "--nproc_per_node", "2", str(jobs.RANK_TASKS), "--all-fail"], job_token), timeout=45
+    )
+    assert result.returncode == 1, result.stderr
+    assert "lost" not in result.stderr
+    first = 0 if "rank 0 (pid" in result.stderr.split("stopping the other ranks")[0] else 1
+    other = 1 - first
+    assert f"rank {other} (pid " in result.stderr
+    assert f"failed with its own error: ValueError: rank {other} fails on its own" in result.stderr
+    assert jobs.wait_until_gone(job_token) == []
+
+
+@pytest.mark.timeout(60)
+def test_a_traceback_already_on_the_terminal_is_not_repeated(job_token):
+    result = jobs.finish(
+        jobs.start([*LAUNCH, "--nproc_per_node", "2", str(jobs.RANK_TASKS), "--fail-rank", "1"], job_token), timeout=45
+    )
+    assert result.returncode == 1, result.stderr
+    both = result.stdout + result.stderr
+    assert both.count("ValueError: rank 1 fails on purpose") == 1, both
+    assert "[rank 1] ValueError: rank 1 fails on purpose" in result.stdout
+    assert "rank 1's output, its error included, is above (lines prefixed [rank 1])" in result.stderr
+    assert jobs.wait_until_gone(job_token) == []
+
+
+@pytest.mark.timeout(60)
+def test_ctrl_c_prints_one_line_per_rank_and_a_closing_summary(job_token):
+    launcher = jobs.start([*LAUNCH, "--nproc_per_node", "2", str(jobs.RANK_TASKS), "--sleep", "120"], job_token)
+    try:
+        ready = sorted(launcher.stdout.readline().split()[:3] for _ in range(2))
+        assert ready == [["[rank", "0]", "ready"], ["[rank", "1]", "ready"]]
+        launcher.send_signal(signal.SIGINT)
+        result = jobs.finish(launcher, timeout=30)
+    finally:
+        launcher.kill()
+        launcher.communicate()
+    assert result.returncode == 128 + signal.SIGINT
+    both = result.stdout + result.stderr
+    assert "Traceback" not in both, both
+    for rank in (0, 1):
+        assert f"[rank {rank}] rank {rank} interrupted (KeyboardInterrupt) at " in result.stdout
+    assert re.search(r"stopped on signal SIGINT: rank 0 \(pid \d+\) exited with code 130; rank 1 ", result.stderr)
     assert jobs.wait_until_gone(job_token) == []

@@ -290,4 +290,47 @@ def test_spawn_blames_the_rank_the_records_blame():
     with pytest.raises(RankFailedError, match="ValueError: rank 0 fails on purpose") as caught:
         context.join()
     assert caught.value.rank == 0
-    assert "Ranks 1 failed too" in str(caught.value)
+    assert "rank 1 failed after it lost its connection to rank 0" in str(caught.value)
+
+
+INTERRUPTED = f"""
+import sys
+sys.path.insert(0, {str(jobs.SCRIPTS)!r})
+import rank_tasks
+from minidp.distributed.spawn import spawn
+if __name__ == "__main__":
+    try:
+        spawn(rank_tasks.announce_and_sleep, args=(120,), nprocs=2)
+    except KeyboardInterrupt:
+        print("parent interrupted", flush=True)
+"""
+
+
+@pytest.mark.timeout(60)
+def test_ctrl_c_prints_one_line_per_rank_and_a_closing_summary(job_token, tmp_path):
+    # Ctrl-C reaches the parent and every rank (one process group, as on a terminal).
+    script = tmp_path / "interrupted.py"
+    script.write_text(INTERRUPTED)
+    parent = subprocess.Popen(
+        [sys.executable, str(script)],
+        env=jobs.job_environment(job_token),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        ready = sorted(parent.stdout.readline().split()[:2] for _ in range(2))
+        assert ready == [["ready", "0"], ["ready", "1"]]
+        os.killpg(parent.pid, signal.SIGINT)
+        out, err = parent.communicate(timeout=30)
+    finally:
+        parent.kill()
+        parent.communicate()
+    assert "parent interrupted" in out
+    assert "Traceback" not in err, err
+    for rank in (0, 1):
+        assert f"rank {rank} interrupted (KeyboardInterrupt) at " in err
+        assert f"rank {rank} (pid " in err.split("spawn: interrupted; stopped the ranks:")[1]
+    assert len(err.strip().splitlines()) == 3, err
+    assert jobs.wait_until_gone(job_token) == []

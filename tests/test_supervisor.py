@@ -73,3 +73,21 @@ def test_supervisor_kills_a_rank_that_ignores_sigterm(tmp_path, monkeypatch):
     supervisor.stop()
     assert [rank.received for rank in ranks] == [[signal.SIGTERM, signal.SIGKILL]] * 2
     assert supervisor.wait(0.1).kind == "finished"
+
+
+def test_only_a_record_blaming_a_failed_rank_says_a_rank_lost_its_connection(tmp_path):
+    supervisor, ranks = supervised(tmp_path, 4)
+    record(tmp_path, 0, 10.0)
+    record(tmp_path, 1, 11.0)  # its own error, blaming nobody
+    record(tmp_path, 2, 12.0, blamed=0)
+    ranks[0].exit(1)
+    ranks[1].exit(1)
+    ranks[2].exit(1)
+    ranks[3].exit(3)  # no record
+    failure = supervisor.wait(5).value
+    assert failure.culprit.rank == 0
+    assert failure.others_described() == [
+        "rank 1 (pid 1001) failed with its own error: E: x",
+        "rank 3 (pid 1003) exited with code 3 without reporting an error",
+        "rank 2 failed after it lost its connection to rank 0 (its failure record: E: x)",
+    ]

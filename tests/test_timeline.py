@@ -34,19 +34,29 @@ def _run_job(command, directory):
         for process in jobs.job_processes(token):
             process.kill()
     assert done.returncode == 0, done.stderr
-    return directory
+    return directory, done.stderr
 
 
 @pytest.fixture(scope="module")
-def launched(tmp_path_factory):
-    """The directory of timelines a 2-rank launcher job left."""
+def launched_job(tmp_path_factory):
+    """The directory of timelines a 2-rank launcher job left, and the launcher's stderr."""
     return _run_job(LAUNCH + [JOB_SCRIPT], tmp_path_factory.mktemp("launched"))
 
 
 @pytest.fixture(scope="module")
-def spawned(tmp_path_factory):
-    """The directory of timelines a 2-rank job started by spawn left."""
+def spawned_job(tmp_path_factory):
+    """The directory of timelines a 2-rank job started by spawn left, and the parent's stderr."""
     return _run_job([sys.executable, JOB_SCRIPT, "--spawn"], tmp_path_factory.mktemp("spawned"))
+
+
+@pytest.fixture(scope="module")
+def launched(launched_job):
+    return launched_job[0]
+
+
+@pytest.fixture(scope="module")
+def spawned(spawned_job):
+    return spawned_job[0]
 
 
 def _events(path):
@@ -106,6 +116,15 @@ def test_the_job_end_merges_the_ranks(job, request):
     rows = {e["pid"]: e["args"]["name"] for e in merged if e["name"] == "process_name"}
     assert rows == {0: "rank 0", 1: "rank 1"}
     assert len(merged) == sum(len(_events(directory / f"rank-{r}.json")) for r in (0, 1))
+
+
+@pytest.mark.parametrize("job", ["launched_job", "spawned_job"])
+def test_the_job_end_says_where_the_timeline_is(job, request):
+    directory, stderr = request.getfixturevalue(job)
+    lines = [line for line in stderr.splitlines() if "timeline written to" in line]
+    assert lines == [
+        f"minidp: timeline written to {directory / timeline.MERGED_NAME} (open it in Perfetto or chrome://tracing)"
+    ]
 
 
 def test_merge_of_an_empty_directory_writes_nothing(tmp_path):

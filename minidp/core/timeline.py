@@ -22,6 +22,7 @@ import contextlib
 import glob
 import json
 import os
+import sys
 import threading
 import time
 from typing import Any, Dict, Iterator, List, Optional, Union
@@ -193,9 +194,13 @@ def merge(directory: str, out: Optional[str] = None) -> Optional[str]:
 
 
 def merge_from_environment() -> Optional[str]:
-    """At the end of a job: merge the rank files when ``MINIDP_TIMELINE`` names a directory."""
+    """At the end of a job: merge the rank files when ``MINIDP_TIMELINE`` names a directory, and
+    say on stderr where the merged file is (the one line a user needs to find it)."""
     directory = os.environ.get(TIMELINE_ENV, "")
-    return merge(directory) if directory else None
+    path = merge(directory) if directory else None
+    if path is not None:
+        print(f"minidp: timeline written to {path} (open it in Perfetto or chrome://tracing)", file=sys.stderr)
+    return path
 
 
 def save() -> None:

@@ -3,7 +3,7 @@
 The spawn tests pass these functions to ``spawn``; the launcher and mpirun tests run this file,
 which prints ``RESULT <json>`` with what :func:`report` returns.
 Usage: ``python rank_tasks.py [--fail-rank N [--linger S] | --sleep SECONDS | --exit-code C |
---blame CULPRIT | --spawn | --progress]`` (also runnable as a module: ``-m rank_tasks``).
+--blame CULPRIT | --all-fail | --spawn | --progress]`` (also runnable as a module: ``-m rank_tasks``).
 """
 
 import argparse
@@ -92,6 +92,11 @@ def blame(culprit: int, delay: float) -> None:
     raise ValueError(f"rank {culprit} fails on purpose")
 
 
+def all_fail() -> None:
+    """Every rank raises an error of its own at once, blaming no peer."""
+    raise ValueError(f"rank {os.environ['PADDLE_TRAINER_ID']} fails on its own")
+
+
 def spawn_inside_the_job() -> None:
     """What the README's first script does: ``spawn(train, nprocs=2)`` under ``__main__``."""
     import minidp.distributed as dist
@@ -128,6 +133,7 @@ def main() -> None:
     parser.add_argument(
         "--blame", type=int, default=None, help="the other ranks blame this rank, which fails after them"
     )
+    parser.add_argument("--all-fail", action="store_true", help="every rank raises an error of its own at once")
     parser.add_argument(
         "--spawn", action="store_true", help="call spawn(report, nprocs=2), as the README's first script does"
     )
@@ -135,6 +141,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.blame is not None:
         blame(args.blame, 0.5)
+    if args.all_fail:
+        all_fail()
     if args.spawn:
         spawn_inside_the_job()
         return

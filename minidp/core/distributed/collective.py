@@ -27,6 +27,7 @@ import numpy
 
 from .. import backend as array_backend
 from ..tensor import Tensor
+from .env import ParallelEnv
 from .backends import GroupSpec, ProcessGroup, ReduceOp, Work, get_backend_factory
 
 logger = logging.getLogger("minidp.distributed")
@@ -136,6 +137,12 @@ def get_group(id: int = DEFAULT_GROUP_ID) -> Optional[Group]:
 
 def _default_group(what: str) -> Group:
     if not is_initialized():
+        if ParallelEnv().world_size < 2:
+            raise RuntimeError(
+                f"{what}: this is a single-process run (no spawn, launcher or mpirun started it), so "
+                "there are no other ranks to synchronise with and no default group; start the script "
+                "with spawn, python -m minidp.distributed.launch or mpirun to run collectives"
+            )
         raise RuntimeError(f"{what} needs the default group: call minidp.distributed.init_parallel_env() first")
     return _state.groups[DEFAULT_GROUP_ID]
 

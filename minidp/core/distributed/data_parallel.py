@@ -182,9 +182,10 @@ class DataParallel(Layer):
             if group is None:
                 _refuse_a_job_of_several_ranks()
                 warnings.warn(
-                    "DataParallel: the parallel environment is not initialised, so the model "
-                    "trains on this process alone. Call minidp.distributed.init_parallel_env() "
-                    "first, and start the job with spawn, the launcher or mpirun.",
+                    "DataParallel: this is a single-process run (no spawn, launcher or mpirun started "
+                    "it), so there are no other ranks to synchronise with and the model trains on "
+                    "this process alone; to train on several, start the script with spawn, "
+                    "python -m minidp.distributed.launch or mpirun.",
                     stacklevel=2,
                 )
                 self.group = None

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import sys
 import time
 from dataclasses import asdict, dataclass
-from typing import Dict, Optional
+from typing import Dict, NoReturn, Optional
 
 FAILURE_DIR_ENV = "MINIDP_FAILURE_DIR"
 
@@ -62,6 +64,26 @@ def blamed_rank(error: BaseException) -> Optional[int]:
 def _summary(error: BaseException) -> str:
     text = str(error).strip().splitlines()
     return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+
+
+def exit_interrupted(interrupt: KeyboardInterrupt) -> NoReturn:
+    """End this rank after Ctrl-C (SIGINT) with one line saying where it was -- not a traceback
+    through the launcher's, the reducer's and the threads' frames -- and exit code 130.
+
+    Further interrupts are ignored meanwhile: the launcher, ``spawn`` and the terminal may each
+    deliver one.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    trace = interrupt.__traceback__
+    while trace is not None and trace.tb_next is not None:
+        trace = trace.tb_next
+    where = ""
+    if trace is not None:
+        code = trace.tb_frame.f_code
+        where = f" at {code.co_filename}:{trace.tb_lineno} in {code.co_name}"
+    rank = os.environ.get("PADDLE_TRAINER_ID", "?")
+    print(f"rank {rank} interrupted (KeyboardInterrupt){where}", file=sys.stderr, flush=True)
+    sys.exit(128 + signal.SIGINT)
 
 
 def write_failure_record(error: BaseException) -> Optional[str]:

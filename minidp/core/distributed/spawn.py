@@ -44,7 +44,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .. import timeline
 from .env import mpi_launch
-from .failure_record import write_failure_record
+from .failure_record import exit_interrupted, write_failure_record
 from .job import JobPlan, plan_local_job, resolve_backend, select_gpus, visible_gpus
 from .supervisor import Failure, RankHandle, Supervisor, die_with_parent, signal_name
 
@@ -189,8 +189,8 @@ def _rank_main(
     os.environ.update(env)
     try:
         result = func(*args)
-    except KeyboardInterrupt:
-        sys.exit(128 + signal.SIGINT)
+    except KeyboardInterrupt as interrupt:
+        exit_interrupted(interrupt)
     except Exception as error:
         write_failure_record(error)
         channel.send(("error", traceback.format_exc()))
@@ -304,10 +304,18 @@ class MultiprocessContext:
         """Wait for the ranks; True once all exited cleanly, False if ``timeout`` ran out first.
 
         Results are collected while waiting. When a rank fails, the others are stopped and
-        :class:`RankFailedError` is raised. An interrupt of the wait also stops every rank.
+        :class:`RankFailedError` is raised. An interrupt of the wait (Ctrl-C) also stops every
+        rank, each of which prints one line saying where it was, and logs one closing line.
         """
         try:
             event = self._supervisor.wait(timeout)
+        except KeyboardInterrupt:
+            self._stop(signal.SIGINT)
+            logger.warning(
+                "spawn: interrupted; stopped the ranks: %s",
+                "; ".join(handle.describe(None) for handle in self._supervisor.ranks.values()),
+            )
+            raise
         except BaseException:
             self._stop()
             raise
@@ -319,8 +327,9 @@ class MultiprocessContext:
         self._release()
         return True
 
-    def _stop(self) -> None:
-        self._supervisor.stop()
+    def _stop(self, signum: int = signal.SIGTERM) -> None:
+        """Stop every live rank with ``signum`` (SIGKILL after the grace period); release."""
+        self._supervisor.stop(signum)
         self._release()
 
     def _release(self) -> None:
@@ -345,8 +354,7 @@ def _rank_failed(failure: Failure) -> RankFailedError:
         )
     else:
         message = f"{who} exited with code {exitcode} without reporting an exception; look at its output above"
-    if failure.others:
-        message += f"\nRanks {', '.join(str(other.rank) for other in failure.others)} failed too."
+    message += "".join(f"\n{line}" for line in failure.others_described())
     message += "\nThe other ranks were stopped."
     return RankFailedError(message, culprit.rank, culprit.pid, exitcode, child_traceback)
 

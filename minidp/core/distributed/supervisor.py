@@ -119,16 +119,39 @@ class RankHandle(abc.ABC):
 
 @dataclass
 class Failure:
-    """The rank that failed first (``culprit``, with its record if it wrote one) and the
-    ranks that failed after it (``others``, in order)."""
+    """The rank that failed first (``culprit``, with its record if it wrote one), the ranks
+    that failed after it (``others``, in order) and every failure record read (``records``)."""
 
     culprit: RankHandle
     record: Optional[FailureRecord]
     others: List[RankHandle] = field(default_factory=list)
+    records: Dict[int, FailureRecord] = field(default_factory=dict)
 
     def describe(self) -> str:
         """One line naming the culprit and how it failed."""
         return self.culprit.describe(self.record)
+
+    def others_described(self) -> List[str]:
+        """One line per other failed rank, telling only what the evidence shows.
+
+        A rank whose own record blames another failed rank failed because it lost its connection
+        to that rank; any other rank failed for reasons of its own: its recorded error, else its
+        exit or signal. Nothing is inferred from timing alone.
+        """
+        failed = {self.culprit.rank, *(handle.rank for handle in self.others)}
+        lines = []
+        for handle in self.others:
+            record = self.records.get(handle.rank)
+            if record is not None and record.blamed_rank in failed - {handle.rank}:
+                lines.append(
+                    f"rank {handle.rank} failed after it lost its connection to rank {record.blamed_rank} "
+                    f"(its failure record: {record.error})"
+                )
+            elif record is not None:
+                lines.append(f"rank {handle.rank} (pid {handle.pid}) failed with its own error: {record.error}")
+            else:
+                lines.append(f"{handle.describe(None)} without reporting an error")
+        return lines
 
 
 class JobEvent(NamedTuple):
@@ -234,7 +257,7 @@ class Supervisor:
 
         failed = sorted(failed, key=order) or [exited]
         culprit = failed[0]
-        return Failure(culprit, records.get(culprit.rank), failed[1:])
+        return Failure(culprit, records.get(culprit.rank), failed[1:], records)
 
     def stop(self, signum: int = signal.SIGTERM) -> None:
         """Send ``signum`` to every live rank, SIGKILL those alive after the grace period."""

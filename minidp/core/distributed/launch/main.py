@@ -28,7 +28,8 @@ it tells the ranks so (``MINIDP_LAUNCHER_TTY=1``) and shows rank 0's carriage-re
 :mod:`minidp.core.distributed.launch.output`). SIGINT and SIGTERM are forwarded to every rank. The
 ranks are watched by the supervisor ``spawn`` uses too (:mod:`minidp.core.distributed.supervisor`):
 when a rank fails, the others are stopped, the last lines of the rank that failed first (told
-by the failure records the ranks write, not by their output) are printed, and the launcher
+by the failure records the ranks write, not by their output) are printed unless its output
+already reached the terminal (the summary then points to it), and the launcher
 exits with that rank's exit code (128 + the signal number for a rank killed by a signal).
 """
 
@@ -368,13 +369,18 @@ def _report_failure(failure: Failure) -> None:
     culprit.finish_output()
     output = culprit.output
     where = f" (full log: {output.log_path})" if output.log_path else ""
-    lines = "".join(f"    {line}" for line in output.tail) or "    (no output)\n"
-    logger.error("last lines of rank %d%s:\n%s", culprit.rank, where, lines.rstrip("\n"))
-    if failure.others:
+    if output.echoed:
         logger.error(
-            "rank(s) %s failed after it, most likely because they lost their connections to it",
-            ", ".join(str(rank) for rank in sorted(o.rank for o in failure.others)),
+            "rank %d's output, its error included, is above (lines prefixed [rank %d])%s",
+            culprit.rank,
+            culprit.rank,
+            where,
         )
+    else:
+        lines = "".join(f"    {line}" for line in output.tail) or "    (no output)\n"
+        logger.error("last lines of rank %d%s:\n%s", culprit.rank, where, lines.rstrip("\n"))
+    for line in failure.others_described():
+        logger.error("%s", line)
 
 
 def supervise(plan: LaunchPlan, log_dir: Optional[str], job_id: str) -> int:
@@ -420,6 +426,13 @@ def supervise(plan: LaunchPlan, log_dir: Optional[str], job_id: str) -> int:
             if plan.link is not None:
                 plan.link.report_failure(f"{node}: its launcher received signal {name}")
             supervisor.stop(event.value)
+            for handle in supervisor.ranks.values():
+                handle.finish_output()
+            logger.warning(
+                "stopped on signal %s: %s",
+                name,
+                "; ".join(handle.describe(None) for handle in supervisor.ranks.values()),
+            )
             return 128 + event.value
         if event.kind in ("remote", "lost"):
             logger.error(

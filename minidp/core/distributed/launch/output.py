@@ -68,6 +68,12 @@ class RankOutput:
         self._terminal = terminal
         self._progress = progress and terminal is not None
 
+    @property
+    def echoed(self) -> bool:
+        """Whether this rank's lines reach the terminal as they come (so a summary need not
+        repeat them)."""
+        return self._terminal is not None
+
     def copy(self, stream: BinaryIO) -> None:
         """Copy ``stream`` until its end, then close it and the log file."""
         decoder = codecs.getincrementaldecoder("utf-8")("replace")

@@ -7,6 +7,8 @@ exception ends it, first writes the rank's failure record (see
 :mod:`minidp.core.distributed.failure_record`), so that the launcher can tell the rank that failed
 first from its peers without reading their output. The traceback is then shown through
 ``sys.excepthook`` without this module's frames, and the rank exits with code 1 as Python would.
+An interrupt (the launcher passes Ctrl-C on as SIGINT) prints one line saying where the rank was,
+and the rank exits with code 130 (128 + SIGINT).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import sys
 import types
 from typing import List, Optional
 
-from ..failure_record import write_failure_record
+from ..failure_record import exit_interrupted, write_failure_record
 
 USAGE = "usage: python -m minidp.core.distributed.launch.run_rank (SCRIPT | -m MODULE) [ARGS...]"
 
@@ -50,8 +52,10 @@ def main() -> None:
     """Entry point: run the rank; record and show an exception that ends it."""
     try:
         run(sys.argv[1:])
-    except (SystemExit, KeyboardInterrupt):
+    except SystemExit:
         raise
+    except KeyboardInterrupt as interrupt:
+        exit_interrupted(interrupt)
     except BaseException as error:
         write_failure_record(error)
         trace = _without_bootstrap_frames(error.__traceback__)
