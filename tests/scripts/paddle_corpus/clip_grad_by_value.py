@@ -1,4 +1,5 @@
-# Source: PaddlePaddle/Paddle, python/paddle/nn/clip.py, the docstring example of paddle.nn.ClipGradByValue (Paddle 3.3.1).
+# Source: PaddlePaddle/Paddle, python/paddle/nn/clip.py,
+# the docstring example of paddle.nn.ClipGradByValue (Paddle 3.3.1).
 # Changed for the corpus: random inputs (paddle.rand/uniform) drawn from NumPy with a fixed seed, every
 # Linear's starting weights set from NumPy (corpus_weights: Paddle's and minidp's generators differ),
 # and a final RESULT line reporting the loss and the updated parameters.
