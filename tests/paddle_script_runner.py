@@ -19,6 +19,7 @@ from typing import List, Sequence
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = ROOT / "tests" / "scripts" / "paddle_scripts"
+CORPUS = ROOT / "tests" / "scripts" / "paddle_corpus"  # real public Paddle scripts, each citing its source
 LAUNCHED = {"data_parallel.py": 2}  # scripts started by the launcher, with their number of ranks
 
 
