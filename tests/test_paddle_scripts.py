@@ -26,9 +26,7 @@ PADDLE_CORPUS = json.loads((ROOT / "tests" / "fixtures" / "paddle_corpus_3.3.1.j
 
 # the corpus scripts that do not run on minidp yet, with what stops them (strict: a fix is noticed)
 CORPUS_FAILS = {
-    "amp_grad_scaler.py": "paddle.amp (GradScaler, auto_cast) is not in minidp yet",
     "autograd_pylayer_tanh.py": "str(Tensor.dtype) is 'float64' on minidp, 'paddle.float64' on Paddle",
-    "qpt_sandbox_linear.py": "paddle.utils (install_check.run_check) is not in minidp",
 }
 
 # per script: the report entries that must equal Paddle's, and the metric with its floor and
