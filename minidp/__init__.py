@@ -21,6 +21,13 @@ from .core.distributed.data_parallel import DataParallel
 from . import linalg
 from . import metric, vision
 from . import amp
+from .amp import (
+    autocast,
+    get_autocast_cpu_dtype,
+    get_autocast_dtype,
+    get_autocast_gpu_dtype,
+    is_autocast_enabled,
+)
 from . import utils
 from .ops.creation import shape
 from . import callbacks, hapi

@@ -188,3 +188,14 @@ def test_device_queries_match_paddle_on_the_cpu():
     assert minidp.amp.is_float16_supported("cpu") is False
     assert minidp.amp.is_bfloat16_supported("cpu") is True
     assert FIXTURE["cpu"]["matmul_dtype"] == "float32"  # Paddle's CPU build ignores auto_cast (docs/amp.md)
+
+
+def test_the_pytorch_style_autocast_and_its_queries_at_the_top_level():
+    assert minidp.get_autocast_dtype() == "float16" and not minidp.is_autocast_enabled("cpu")
+    with minidp.autocast("cpu", dtype="bfloat16"):
+        assert minidp.is_autocast_enabled() and minidp.get_autocast_dtype("cpu") == "bfloat16"
+        assert minidp.get_autocast_cpu_dtype() == minidp.get_autocast_gpu_dtype() == "bfloat16"
+        x = minidp.ones([2, 2])
+        assert (x @ x).dtype == minidp.bfloat16
+    with minidp.autocast(None, enabled=False):
+        assert not minidp.is_autocast_enabled()

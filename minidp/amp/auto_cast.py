@@ -32,6 +32,8 @@ __all__ = [
     "is_bfloat16_supported",
     "is_autocast_enabled",
     "get_autocast_dtype",
+    "get_autocast_cpu_dtype",
+    "get_autocast_gpu_dtype",
 ]
 
 
@@ -78,19 +80,30 @@ def auto_cast(
 
 
 amp_guard = auto_cast
-autocast = auto_cast
 
 
-def is_autocast_enabled() -> bool:
-    """True inside an enabled auto_cast of the calling thread."""
+def autocast(device_type: Optional[str], dtype: Any = "float16", enabled: bool = True, cache_enabled: bool = True):
+    """Paddle's PyTorch-style spelling: ``auto_cast(enable=enabled, dtype=dtype)`` at level O1.
+    ``device_type`` and ``cache_enabled`` are accepted and, as in Paddle, do nothing."""
+    return auto_cast(enable=enabled, dtype=dtype)
+
+
+def is_autocast_enabled(device_type: Optional[str] = None) -> bool:
+    """True inside an enabled auto_cast of the calling thread (``device_type`` is accepted and,
+    as in Paddle, changes nothing)."""
     current = state.current()
     return current is not None and current.enabled
 
 
-def get_autocast_dtype() -> Any:
-    """The low dtype of the calling thread's auto_cast (float16 outside any, as Paddle answers)."""
+def get_autocast_dtype(device_type: Optional[str] = None) -> Any:
+    """The low dtype of the calling thread's auto_cast (float16 outside any, as Paddle answers;
+    ``device_type`` is accepted and, as in Paddle, changes nothing)."""
     current = state.current()
     return backend.convert_dtype(current.dtype if current is not None and current.enabled else "float16")
+
+
+get_autocast_cpu_dtype = get_autocast_dtype
+get_autocast_gpu_dtype = get_autocast_dtype
 
 
 def _device_kind(device: Optional[str]) -> str:
