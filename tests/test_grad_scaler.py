@@ -148,11 +148,12 @@ def _train(rank, use_data_parallel):
     return history, layer.weight.numpy().tolist()
 
 
-def test_ranks_agree_on_found_inf():
-    rank0, rank1 = run_workers(_rank_overflows, 2, timeout=60)
+@pytest.mark.parametrize("world_size", [2, 3])
+def test_ranks_agree_on_found_inf(world_size):
+    ranks = run_workers(_rank_overflows, world_size, timeout=60)
     for mode in ("data_parallel", "separate_models"):
-        history0, history1 = rank0[mode][0], rank1[mode][0]
-        assert history0 == history1, mode
-        assert [found for found, _ in history0] == [False, True, False, False], mode
-        assert [scale for _, scale in history0] == [1024.0, 512.0, 512.0, 1024.0], mode
-    assert rank0["data_parallel"][1] == rank1["data_parallel"][1]
+        history = ranks[0][mode][0]
+        assert all(rank[mode][0] == history for rank in ranks), mode
+        assert [found for found, _ in history] == [False, True, False, False], mode
+        assert [scale for _, scale in history] == [1024.0, 512.0, 512.0, 1024.0], mode
+    assert all(rank["data_parallel"][1] == ranks[0]["data_parallel"][1] for rank in ranks)

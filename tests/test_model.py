@@ -1,5 +1,5 @@
 """minidp.hapi.model: Model's loops against Paddle 3.3.1 (tests/fixtures/paddle_hapi.json, from
-tools/record_paddle_hapi.py) and against a hand-written loop; checkpoints; errors; and a 2-rank
+tools/record_paddle_hapi.py) and against a hand-written loop; checkpoints; errors; and a 2- and 3-rank
 fit + evaluate whose metric covers every sample once."""
 
 import json
@@ -190,19 +190,28 @@ def test_summary_uses_the_shapes_of_inputs(capsys):
     assert info == {"total_params": 15, "trainable_params": 15} and "[[1, 4]]" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("minidp_accuracy", [False, True], ids=["counting-metric", "minidp-accuracy"])
-def test_two_ranks_fit_and_evaluate_over_every_sample_once(minidp_accuracy):
-    samples = 7  # 2 ranks of batch 2: the sampler repeats a sample to pad the last round
+@pytest.mark.parametrize(
+    "world_size, minidp_accuracy",
+    [(2, False), (2, True), (3, True)],
+    ids=["2-ranks-counting-metric", "2-ranks-minidp-accuracy", "3-ranks-minidp-accuracy"],
+)
+def test_ranks_fit_and_evaluate_over_every_sample_once(world_size, minidp_accuracy):
+    samples = 7  # ranks of batch 2: the sampler repeats samples to pad the last round
     ranks = run_workers(
-        distributed_fit_worker, 2, args=(samples, minidp_accuracy), timeout=120, env={"PADDLE_DISTRI_BACKEND": "gloo"}
+        distributed_fit_worker,
+        world_size,
+        args=(samples, minidp_accuracy),
+        timeout=120,
+        env={"PADDLE_DISTRI_BACKEND": "gloo"},
     )
-    assert [r["rank"] for r in ranks] == [0, 1] and {r["wrapped"] for r in ranks} == {"DataParallel"}
-    np.testing.assert_array_equal(ranks[0]["weight"], ranks[1]["weight"])
+    assert [r["rank"] for r in ranks] == list(range(world_size)) and {r["wrapped"] for r in ranks} == {"DataParallel"}
+    for rank in ranks[1:]:
+        np.testing.assert_array_equal(ranks[0]["weight"], rank["weight"])
     case = fit_case(samples)
     model = linear_model(case)
     model.network.set_state_dict(
         {"weight": minidp.to_tensor(ranks[0]["weight"]), "bias": minidp.to_tensor(ranks[0]["bias"])}
     )
     single = model.evaluate(dataset(case), batch_size=2, verbose=0)
-    assert [r["acc"] for r in ranks] == [single["acc"], single["acc"]]
-    assert [r["evaluated"] for r in ranks] == [samples, samples]
+    assert [r["acc"] for r in ranks] == [single["acc"]] * world_size
+    assert [r["evaluated"] for r in ranks] == [samples] * world_size

@@ -1,4 +1,4 @@
-"""Shared by the hapi tests, the 2-rank ``Model.fit`` worker and ``tools/record_paddle_hapi.py``:
+"""Shared by the hapi tests, the multi-rank ``Model.fit`` worker and ``tools/record_paddle_hapi.py``:
 the fixed data of the recorded fit and a Metric-protocol accuracy written in NumPy, so the same
 class body runs under minidp and under Paddle."""
 
@@ -69,7 +69,7 @@ def dataset(case: dict):
 
 
 def distributed_fit_worker(samples: int, minidp_accuracy: bool = False) -> dict:
-    """One rank of a 2-rank fit + evaluate on ``samples`` points (an uneven count, so the
+    """One rank of a multi-rank fit + evaluate on ``samples`` points (an uneven count, so the
     sampler pads the last round): the rank's final weights, its evaluation result and the number
     of samples the logs say were evaluated. With ``minidp_accuracy`` the metric is
     minidp.metric.Accuracy (its compute outputs are what the ranks gather), else the counting one."""
