@@ -664,7 +664,7 @@ def test_uninitialised_environment_warns_and_behaves_as_the_plain_layer():
     plain = dp_tasks.Net()
     minidp.seed(3)
     inner = dp_tasks.Net()
-    with pytest.warns(UserWarning, match="init_parallel_env"):
+    with pytest.warns(UserWarning, match="single-process run"):
         dp = minidp.DataParallel(inner)
     assert dp._reducer is None
     assert [id(p) for p in dp.parameters()] == [id(p) for p in inner.parameters()]
@@ -717,7 +717,7 @@ def test_communication_stats_count_synchronised_steps_and_their_wait():
 
 
 def test_communication_stats_are_zero_without_a_reducer():
-    with pytest.warns(UserWarning, match="init_parallel_env"):
+    with pytest.warns(UserWarning, match="single-process run"):
         dp = minidp.DataParallel(dp_tasks.Net())
     dp(minidp.ones([2, 5], "float32")).sum().backward()
     assert dp.communication_stats() == {"steps": 0, "wait_seconds": 0.0}
@@ -957,7 +957,7 @@ def test_register_comm_hook_hands_every_bucket_to_the_hook_once_registered():
 
 
 def test_register_comm_hook_without_a_job_is_accepted_and_never_called():
-    with pytest.warns(UserWarning, match="init_parallel_env"):
+    with pytest.warns(UserWarning, match="single-process run"):
         dp = minidp.DataParallel(LinearNet())
     counter = comm_hooks.CallCounter()
     dp.register_comm_hook(counter, comm_hooks.counting_hook)
@@ -1071,7 +1071,7 @@ def test_join_throw_on_early_termination_raises_on_every_rank():
 
 
 def test_join_on_one_process_is_a_plain_block():
-    with pytest.warns(UserWarning, match="not initialised"):
+    with pytest.warns(UserWarning, match="single-process run"):
         model = minidp.DataParallel(join_tasks.build_model())
     optimizer = minidp.optimizer.SGD(learning_rate=0.1, parameters=model.parameters())
     with model.join():
