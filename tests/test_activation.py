@@ -2,6 +2,8 @@
 values against NumPy formulas, float64 gradients against finite differences, float32 gradients
 staying float32. One line per op."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -174,3 +176,13 @@ def test_gelu_accepts_paddles_string_modes():
     assert not np.array_equal(F.gelu(x, approximate="tanh").numpy(), F.gelu(x).numpy())
     with pytest.raises(ValueError, match="approximate"):
         F.gelu(x, approximate="fast")
+
+
+def test_gelu_of_a_0d_tensor():
+    """Arithmetic on a 0-d array gives a NumPy scalar; the error function must take it as NumPy's
+    (it was sent to CuPy, and a CPU-only install failed importing cupyx)."""
+    x = minidp.to_tensor(0.5, dtype="float64", stop_gradient=False)
+    y = F.gelu(x)
+    y.backward()
+    assert y.shape == [] and y.item() == pytest.approx(0.5 * 0.5 * (1 + math.erf(0.5 / math.sqrt(2))))
+    assert x.grad.item() == pytest.approx(0.8674951, rel=1e-6)

@@ -156,8 +156,9 @@ def to_host(x: Any) -> numpy.ndarray:
 
 
 def erf(x: Any):
-    """The error function on an array of either library (NumPy has none of its own)."""
-    if not isinstance(x, numpy.ndarray):
+    """The error function on an array of either library (NumPy has none of its own); a NumPy
+    scalar (what arithmetic on a 0-d array gives) counts as NumPy's."""
+    if not isinstance(x, (numpy.ndarray, numpy.generic)):
         from cupyx.scipy.special import erf as cupy_erf
 
         return cupy_erf(x)
