@@ -2,6 +2,7 @@
 
 import importlib.util
 import sys
+import time
 
 import pytest
 
@@ -52,4 +53,36 @@ def test_spawn_inside_an_mpirun_job_runs_as_that_rank(job_token):
     assert result.returncode == 0, result.stdout + result.stderr
     jobs.check_reports(jobs.reports(result.stdout), 2, "mpi")
     assert (result.stdout + result.stderr).count("already is rank") == 2
+    assert jobs.wait_until_gone(job_token) == []
+
+
+ONE_EXTRA_ALL_REDUCE = """
+import numpy, minidp, minidp.distributed as dist
+dist.init_parallel_env()
+tensor = minidp.to_tensor(numpy.ones(4, numpy.float32))
+for _ in range(1 + dist.get_rank()):
+    dist.all_reduce(tensor)
+"""
+
+
+@pytest.mark.timeout(60)
+def test_a_rank_left_waiting_warns_then_fails_naming_the_peer_and_the_job_ends(job_token):
+    # Rank 1 all-reduces once more while rank 0 finishes: rank 1 must say it waits for rank 0,
+    # then fail at the group timeout naming it, instead of waiting silently.
+    started = time.monotonic()
+    result = jobs.finish(
+        jobs.start(
+            [MPIEXEC, "-n", "2", sys.executable, "-c", ONE_EXTRA_ALL_REDUCE],
+            job_token,
+            MINIDP_STALL_WARNING_SECONDS="1",
+            PADDLE_PG_TIMEOUT="3000",
+        )
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    prefix = "mpi all_reduce on group 'default' at rank 1"
+    warning = output.index(f"{prefix} has waited 1 s for rank 0, which has not reached it")
+    failure = output.index(f"PeerFailedError: {prefix}: timed out waiting for rank 0 (group timeout 3 s)")
+    assert warning < failure
+    assert time.monotonic() - started < 30
     assert jobs.wait_until_gone(job_token) == []

@@ -3,20 +3,24 @@
 Each collective is the matching non-blocking MPI call on the NumPy buffer (``Iallreduce``,
 ``Ibcast``, ``Iallgather``, ``Ireduce_scatter_block``, ``Ibarrier``, ``Isend``/``Irecv``),
 completed by polling ``Test`` until the group's deadline: MPI has no timed wait, and polling keeps
-the progress engine turning exactly as a blocking call would. Data never goes through pickle.
+the progress engine turning exactly as a blocking call would. A rank left waiting warns after
+``MINIDP_STALL_WARNING_SECONDS`` and fails at the group timeout, naming the ranks it waits on (see
+``base.ProcessGroup._note_waiting``). Data never goes through pickle.
 
 The default group works on a duplicate of ``COMM_WORLD`` (so a user's own MPI traffic cannot mix
 with minidp's); ``new_group`` splits ``COMM_WORLD``, which every process must take part in.
 Asynchronous operations run on the group's background thread like every backend's; mpi4py
-initialises MPI with ``MPI_THREAD_MULTIPLE``. Before each collective the ranks all-gather their
-fingerprints (see ``base.ThreadedProcessGroup``), so every rank sees a mismatch.
+initialises MPI with ``MPI_THREAD_MULTIPLE``. Before each collective every pair of ranks swaps
+fingerprints (see ``base.ThreadedProcessGroup``), one small message each way, so every rank sees a
+mismatch and knows which peers have not issued the operation yet: those whose fingerprint has not
+arrived.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 from mpi4py import MPI
@@ -93,44 +97,55 @@ class MpiProcessGroup(ThreadedProcessGroup):
         super().__init__(comm.Get_rank(), comm.Get_size(), name=name, timeout=timeout, global_ranks=global_ranks)
         self._comm = comm
         self._fingerprints_in = numpy.empty((self.size, Fingerprint.SIZE), numpy.uint8)
+        self._peers = [peer for peer in range(self.size) if peer != self.rank]
         logger.info("mpi group '%s' ready (rank %d of %d)", name, self.rank, self.size)
 
-    def _complete(self, op: str, request: Any, deadline: float, peer: Optional[int]) -> None:
-        """Poll ``request`` until it completes; at ``deadline`` raise a ``RuntimeError`` (a
-        ``PeerFailedError`` naming ``peer`` when one peer is awaited, None for all of them)."""
+    def _complete(self, op: str, requests: List[Any], awaited: List[Sequence[int]], deadline: float) -> None:
+        """Poll ``requests`` until they all complete; ``awaited[i]`` holds the group ranks that
+        ``requests[i]`` waits on. After :attr:`stall_warning` seconds the first rank still awaited
+        is named in a warning; at ``deadline`` raise a ``RuntimeError`` naming every rank still
+        awaited (a ``PeerFailedError`` when there is one)."""
         polls = 0
-        while not request.Test():
+        while not MPI.Request.Testall(requests):
             polls += 1
-            if polls % POLLS_BETWEEN_CLOCK_CHECKS == 0 and time.monotonic() > deadline:
-                waiting_for = "the other ranks" if peer is None else self.describe_rank(peer)
-                message = (
-                    f"{self.describe(op)}: timed out waiting for {waiting_for} (group "
-                    f"timeout {self.timeout:g} s); check that every rank issues the same "
-                    "collectives in the same order, or raise the timeout "
-                    "(PADDLE_PG_TIMEOUT in ms)"
-                )
-                if peer is None:
-                    raise RuntimeError(message)
-                raise PeerFailedError(message, self.global_ranks[peer])
+            if polls % POLLS_BETWEEN_CLOCK_CHECKS:
+                continue
+            # Testall leaves every request as it was unless all completed: ask each one.
+            missing = sorted(
+                {peer for request, peers in zip(requests, awaited) if not request.Test() for peer in peers}
+            )
+            if not missing:
+                continue
+            if time.monotonic() <= deadline:
+                self._note_waiting(op, missing[0], deadline)
+                continue
+            named = ", ".join(self.describe_rank(peer) for peer in missing)
+            message = (
+                f"{self.describe(op)}: timed out waiting for {named} (group timeout {self.timeout:g} s); "
+                "check that every rank issues the same collectives in the same order, or raise the "
+                "timeout (PADDLE_PG_TIMEOUT in ms)"
+            )
+            if len(missing) > 1:
+                raise RuntimeError(message)
+            raise PeerFailedError(message, self.global_ranks[missing[0]])
+
+    def _wait_for_all(self, op: str, request: Any, deadline: float) -> None:
+        """Complete a collective's ``request``, which waits on every other rank of the group."""
+        self._complete(op, [request], [self._peers], deadline)
 
     def _exchange_fingerprints(self, call: Collective, mine: bytes) -> List[Tuple[int, bytes]]:
-        """All-gather the fingerprints of a collective, so every rank sees every rank's; swap
-        them with the peer of a send or receive (under a tag of their own)."""
+        """Swap the fingerprints of an operation with each peer it involves (every other rank for
+        a collective, the other end of a send or receive), one message each way per peer: so
+        every rank sees every rank's, and a rank left waiting knows which peers have not issued
+        the operation, to name them."""
         deadline = time.monotonic() + call.timeout
+        peers = [call.root] if call.op in ("send", "recv") else self._peers
         outgoing = numpy.frombuffer(mine, numpy.uint8)
         gathered = self._fingerprints_in
-        if call.op in ("send", "recv"):
-            requests = [
-                self._comm.Irecv(gathered[0], source=call.root, tag=_FINGERPRINT_TAG),
-                self._comm.Isend(outgoing, dest=call.root, tag=_FINGERPRINT_TAG),
-            ]
-            for request in requests:
-                self._complete(call.op, request, deadline, call.root)
-            return [(call.root, gathered[0].tobytes())]
-        if self.size == 1:
-            return []
-        self._complete(call.op, self._comm.Iallgather(outgoing, gathered), deadline, None)
-        return [(peer, gathered[peer].tobytes()) for peer in range(self.size) if peer != self.rank]
+        receives = [self._comm.Irecv(gathered[peer], source=peer, tag=_FINGERPRINT_TAG) for peer in peers]
+        sends = [self._comm.Isend(outgoing, dest=peer, tag=_FINGERPRINT_TAG) for peer in peers]
+        self._complete(call.op, receives + sends, [[peer] for peer in peers] * 2, deadline)
+        return [(peer, gathered[peer].tobytes()) for peer in peers]
 
     def _reduce_op(self, array: numpy.ndarray, op: ReduceOp) -> Any:
         return _numpy_op(array.dtype, op) if _is_16bit_float(array.dtype) else _MPI_OPS[op]
@@ -139,38 +154,38 @@ class MpiProcessGroup(ThreadedProcessGroup):
         deadline = time.monotonic() + self.timeout
         if self.size > 1 and array.size:
             request = self._comm.Iallreduce(MPI.IN_PLACE, _buffer(array), self._reduce_op(array, op))
-            self._complete("all_reduce", request, deadline, None)
+            self._wait_for_all("all_reduce", request, deadline)
         if op == ReduceOp.AVG:
             divide_by_size(array, self.size)
 
     def _broadcast(self, array: numpy.ndarray, src: int) -> None:
         if self.size > 1 and array.size:
             request = self._comm.Ibcast(_buffer(array), root=src)
-            self._complete("broadcast", request, time.monotonic() + self.timeout, src)
+            self._complete("broadcast", [request], [[src]], time.monotonic() + self.timeout)
 
     def _all_gather(self, out_array: numpy.ndarray, array: numpy.ndarray) -> None:
         request = self._comm.Iallgather(_buffer(array), _buffer(out_array))
-        self._complete("all_gather", request, time.monotonic() + self.timeout, None)
+        self._wait_for_all("all_gather", request, time.monotonic() + self.timeout)
 
     def _reduce_scatter(self, out_array: numpy.ndarray, in_array: numpy.ndarray, op: ReduceOp) -> None:
         if out_array.size:
             request = self._comm.Ireduce_scatter_block(
                 _buffer(in_array), _buffer(out_array), self._reduce_op(out_array, op)
             )
-            self._complete("reduce_scatter", request, time.monotonic() + self.timeout, None)
+            self._wait_for_all("reduce_scatter", request, time.monotonic() + self.timeout)
         if op == ReduceOp.AVG:
             divide_by_size(out_array, self.size)
 
     def _barrier(self, timeout: float) -> None:
-        self._complete("barrier", self._comm.Ibarrier(), time.monotonic() + timeout, None)
+        self._wait_for_all("barrier", self._comm.Ibarrier(), time.monotonic() + timeout)
 
     def _send(self, array: numpy.ndarray, dst: int) -> None:
         request = self._comm.Isend(_buffer(array), dest=dst, tag=_P2P_TAG)
-        self._complete("send", request, time.monotonic() + self.timeout, dst)
+        self._complete("send", [request], [[dst]], time.monotonic() + self.timeout)
 
     def _recv(self, array: numpy.ndarray, src: int) -> None:
         request = self._comm.Irecv(_buffer(array), source=src, tag=_P2P_TAG)
-        self._complete("recv", request, time.monotonic() + self.timeout, src)
+        self._complete("recv", [request], [[src]], time.monotonic() + self.timeout)
 
     def _close(self) -> None:
         """Communicators are left to MPI_Finalize: freeing one is collective and could block."""
