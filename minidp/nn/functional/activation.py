@@ -247,6 +247,7 @@ def rrelu(
     x: Tensor, lower: float = 1.0 / 8.0, upper: float = 1.0 / 3.0, training: bool = True, name: Optional[str] = None
 ) -> Tensor:
     """leaky_relu with a slope drawn from U(lower, upper) per element in training, their mean in eval."""
+    check_tensor("rrelu", "x", x)
     if not 0 <= lower <= upper <= 1:
         raise ValueError(f"rrelu: need 0 <= lower <= upper <= 1, got lower={lower}, upper={upper}")
     if not training:
