@@ -63,11 +63,13 @@ greater_equal = tensor_method("greater_equal", "ge", "__ge__")(_compare(operator
 
 def _logical(which: str) -> Callable:
     """``logical_and``/``or``/``xor``, bound as the Tensor method of that name: any dtype, non-zero
-    counts as True (Paddle's rule). Both operands must be Tensors, as in Paddle (no number or array
-    operands: no operator is backed by these)."""
+    counts as True (Paddle's rule). Both operands must be Tensors of one dtype, as in Paddle (no
+    number or array operands: no operator is backed by these)."""
 
     def op(x: Tensor, y: Tensor, out: Optional[Tensor] = None, name: str = None) -> Tensor:
         xd, yd = x._data, y._data
+        if xd.dtype != yd.dtype:
+            raise TypeError(f"{which}: x and y must have one dtype, got {xd.dtype} and {yd.dtype}")
         xp = backend.get_array_module(xd)
         return wrap(xp.asarray(getattr(xp, which)(xd, yd)))
 
