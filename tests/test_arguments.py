@@ -16,7 +16,9 @@ AttributeError, IndexError or KeyError from inside the op.
 """
 
 import collections
+import json
 import inspect
+import pathlib
 
 import numpy as np
 import pytest
@@ -377,9 +379,6 @@ TAKES_PYTHON_DATA = {
             "bitwise_and",
             "bitwise_or",
             "bitwise_xor",
-            "logical_and",
-            "logical_or",
-            "logical_xor",
         ],
         _LIFTS,
     ),
@@ -586,3 +585,23 @@ def test_lifting_ops_still_refuse_none_and_strings(name):
     for bad in (None, "abc"):
         for args in [([_T, bad],)] if name == "add_n" else [(bad, _T), (_T, bad)]:
             _raises_type_or_value_error(f"{name} with {bad!r}", lambda: fn(*args))
+
+
+# --- Paddle 3.3.1's verdicts (tests/fixtures/paddle_arguments.json, tools/record_paddle_arguments.py) ---
+
+PADDLE_VERDICTS = json.loads((pathlib.Path(__file__).parent / "fixtures" / "paddle_arguments.json").read_text())
+
+
+@pytest.mark.parametrize("line", sorted(PADDLE_VERDICTS["cases"]))
+def test_ops_refuse_and_accept_what_paddle_does(line):
+    """Where Paddle raises, minidp raises TypeError or ValueError (Paddle's class may differ: it
+    reports a non-Tensor operand as ValueError, minidp as TypeError); where Paddle returns, minidp
+    returns the same dtype and shape."""
+    verdict = PADDLE_VERDICTS["cases"][line]
+    scope = {"P": minidp, "F": nn.functional, "np": np}
+    if "raises" in verdict:
+        with pytest.raises((TypeError, ValueError)):
+            eval(line, scope)  # noqa: S307 -- the fixed lines of the recorded fixture
+        return
+    out = eval(line, scope)  # noqa: S307
+    assert (str(out.dtype), out.shape) == (verdict["dtype"], verdict["shape"])

@@ -63,20 +63,18 @@ greater_equal = tensor_method("greater_equal", "ge", "__ge__")(_compare(operator
 
 def _logical(which: str) -> Callable:
     """``logical_and``/``or``/``xor``, bound as the Tensor method of that name: any dtype, non-zero
-    counts as True (Paddle's rule)."""
+    counts as True (Paddle's rule). Both operands must be Tensors of one dtype, as in Paddle (no
+    number or array operands: no operator is backed by these)."""
 
-    def op(x: Any, y: Any, out: Optional[Tensor] = None, name: str = None) -> Tensor:
-        for operand in (x, y):
-            if operand is None or isinstance(operand, (str, bytes)):
-                raise TypeError(f"{which}: operands must be Tensors, numbers or arrays, got {type(operand).__name__}")
-        xd = x._data if isinstance(x, Tensor) else x
-        yd = y._data if isinstance(y, Tensor) else y
-        xp = backend.get_array_module(xd if not isinstance(xd, (int, float, bool)) else yd)
+    def op(x: Tensor, y: Tensor, out: Optional[Tensor] = None, name: str = None) -> Tensor:
+        xd, yd = x._data, y._data
+        if xd.dtype != yd.dtype:
+            raise TypeError(f"{which}: x and y must have one dtype, got {xd.dtype} and {yd.dtype}")
+        xp = backend.get_array_module(xd)
         return wrap(xp.asarray(getattr(xp, which)(xd, yd)))
 
-    return tensor_method(which)(
-        named_op(op, which, f"Elementwise ``{which}`` as a bool tensor; non-zero values count as True.")
-    )
+    named = named_op(op, which, f"Elementwise ``{which}`` as a bool tensor; non-zero values count as True.")
+    return tensor_method(which)(tensor_operands("x", "y")(named))
 
 
 eq = equal

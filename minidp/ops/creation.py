@@ -87,8 +87,8 @@ def to_tensor(data: Any, dtype: Any = None, place: Any = None, stop_gradient: bo
     if xp is numpy and not isinstance(data, numpy.ndarray) and not numpy.isscalar(data):
         data = numpy.array(data)
     array = xp.array(data, dtype=target, copy=True)
-    if array.dtype.kind == "O":
-        raise TypeError(f"to_tensor: cannot build a numeric tensor from {type(data).__name__} data")
+    if array.dtype.kind in "OUSV":
+        raise TypeError(f"to_tensor: data must hold numbers or bools, got elements of NumPy dtype {array.dtype}")
     tensor = wrap(array)
     tensor.stop_gradient = stop_gradient
     return tensor
@@ -136,6 +136,8 @@ def arange(start: Any = 0, end: Any = None, step: Any = 1, dtype: Any = None, na
     """Evenly spaced values in [start, end); one argument means [0, start)."""
     if end is None:
         start, end = 0, start
+    if step == 0:
+        raise ValueError("arange: step must not be 0")
     if dtype is None:
         dtype = "int64" if all(isinstance(v, int) for v in (start, end, step)) else backend.DEFAULT_FLOAT
     xp = backend.default_array_module()
@@ -281,6 +283,8 @@ def assign(x: Any, output: Optional[Tensor] = None) -> Tensor:
     its array, as Paddle's does: the leaf keeps ``stop_gradient`` and ``inplace_version``, ops
     that read it before still send their gradient to it, and no snapshot keeps the old array.
     """
+    if output is not None:
+        check_tensor("assign", "output", output)
     copy = clone(x) if isinstance(x, Tensor) else to_tensor(x)
     if output is None:
         return copy

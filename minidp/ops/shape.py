@@ -54,6 +54,18 @@ def _first_non_tensor(op: str, tensors: tuple) -> TypeError:
     return not_a_tensor(op, f"x[{i}]", value)
 
 
+def _check_one_dtype(op: str, arrays: list) -> None:
+    """Raise ValueError when the arrays to join differ in dtype: Paddle joins only tensors of one
+    dtype, and NumPy would silently promote them."""
+    first = arrays[0].dtype
+    for i, a in enumerate(arrays):
+        if a.dtype != first:
+            raise ValueError(
+                f"{op}: every tensor in x must have one dtype, but x[0] is {first} and x[{i}] is {a.dtype}; "
+                "cast them with .astype first"
+            )
+
+
 @tensor_method("reshape")
 def reshape(x: Tensor, shape: Any, name: str = None) -> Tensor:
     """The same values in a new shape; 0 copies that axis from x, -1 is inferred."""
@@ -62,6 +74,8 @@ def reshape(x: Tensor, shape: Any, name: str = None) -> Tensor:
     except AttributeError:
         raise not_a_tensor("reshape", "x", x) from None
     target = _as_shape(shape)
+    if min(target, default=0) < -1:
+        raise ValueError(f"reshape: shape entries must be -1 (inferred), 0 (copied) or positive, got {list(target)}")
     if 0 in target:
         if any(s == 0 for s in target[xd.ndim :]):
             raise ValueError(
@@ -163,6 +177,7 @@ def concat(x: Sequence[Tensor], axis: int = 0, name: str = None) -> Tensor:
         arrays = [t._data for t in tensors]
     except AttributeError:
         raise _first_non_tensor("concat", tensors) from None
+    _check_one_dtype("concat", arrays)
     xp = backend.get_array_module(arrays[0])
     axis = single_axis(axis, arrays[0].ndim)
     try:
@@ -188,6 +203,7 @@ def stack(x: Sequence[Tensor], axis: int = 0, name: str = None) -> Tensor:
         arrays = [t._data for t in tensors]
     except AttributeError:
         raise _first_non_tensor("stack", tensors) from None
+    _check_one_dtype("stack", arrays)
     axis = single_axis(axis, arrays[0].ndim + 1)
     xp = backend.get_array_module(arrays[0])
     try:

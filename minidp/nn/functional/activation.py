@@ -247,6 +247,7 @@ def rrelu(
     x: Tensor, lower: float = 1.0 / 8.0, upper: float = 1.0 / 3.0, training: bool = True, name: Optional[str] = None
 ) -> Tensor:
     """leaky_relu with a slope drawn from U(lower, upper) per element in training, their mean in eval."""
+    check_tensor("rrelu", "x", x)
     if not 0 <= lower <= upper <= 1:
         raise ValueError(f"rrelu: need 0 <= lower <= upper <= 1, got lower={lower}, upper={upper}")
     if not training:
@@ -257,6 +258,7 @@ def rrelu(
 
 def glu(x: Tensor, axis: int = -1, name: Optional[str] = None) -> Tensor:
     """a * sigmoid(b), where a and b are the two halves of x along ``axis``."""
+    check_tensor("glu", "x", x)
     if x.shape[axis] % 2:
         raise ValueError(f"glu: axis {axis} of x (shape {x.shape}) must have even length")
     a, b = split(x, 2, axis=axis)
@@ -268,6 +270,7 @@ def gumbel_softmax(
 ) -> Tensor:
     """softmax((x + Gumbel noise) / temperature); with ``hard`` the forward value is one-hot at
     the arg-max, while the gradient is that of the soft sample (straight-through)."""
+    check_tensor("gumbel_softmax", "x", x)
     if temperature <= 0:
         raise ValueError(f"gumbel_softmax: temperature must be positive, got {temperature}")
     noise = uniform(x.shape, x.dtype, min=1e-10, max=1.0)
@@ -286,6 +289,7 @@ def gumbel_softmax(
 
 def maxout(x: Tensor, groups: int, axis: int = 1, name: Optional[str] = None) -> Tensor:
     """The maximum over each run of ``groups`` consecutive channels along ``axis``."""
+    check_tensor("maxout", "x", x)
     axis = axis % x.ndim
     channels = x.shape[axis]
     if groups <= 0 or channels % groups:

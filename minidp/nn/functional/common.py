@@ -33,7 +33,11 @@ def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, name: Optio
 
     One op instead of two keeps the per-layer autograd cost to a single graph node.
     """
-    xd, wd = x._data, weight._data
+    try:
+        xd, wd = x._data, weight._data
+    except AttributeError:
+        check_tensor("linear", "x", x)
+        check_tensor("linear", "weight", weight)
     if xd.dtype != wd.dtype:
         raise TypeError(
             f"linear: input dtype {xd.dtype} differs from weight dtype {wd.dtype}; "
@@ -175,6 +179,7 @@ def _alpha_dropout(op: str, x: Tensor, p: float, training: bool, mask_shape: tup
 
 def alpha_dropout(x: Tensor, p: float = 0.5, training: bool = True, name: Optional[str] = None) -> Tensor:
     """Dropout for SELU networks: keeps the activations' mean and variance (identity in evaluation)."""
+    check_tensor("alpha_dropout", "x", x)
     return _alpha_dropout("alpha_dropout", x, p, training, tuple(x._data.shape))
 
 

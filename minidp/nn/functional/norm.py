@@ -102,6 +102,12 @@ def layer_norm(
     ``weight`` and ``bias`` hold prod(normalized_shape) values (Paddle keeps them flat).
     """
     check_tensor("layer_norm", "x", x)
+    try:
+        in_range = 0.0 <= epsilon <= 1e-3
+    except TypeError:
+        raise TypeError(f"layer_norm: epsilon must be a float, got {epsilon!r} ({type(epsilon).__name__})") from None
+    if not in_range:
+        raise ValueError(f"layer_norm: epsilon must be in [0, 0.001] (Paddle's bound), got {epsilon}")
     xd = x._data
     axes, affine_shape = _trailing_axes("layer_norm", x, normalized_shape)
     mean, _, rstd = _moments(backend.get_array_module(xd), xd, axes, epsilon)
