@@ -79,3 +79,19 @@ def test_every_repository_file_named_in_backticks_exists(page):
     named = [path for path in paths if re.search(r"[.*][^/]*$", path)]
     missing = [path for path in named if not any(ROOT.glob(path))]
     assert not missing, f"{page.relative_to(ROOT)} names files that do not exist (moved or renamed?): {missing}"
+
+
+def test_every_environment_variable_minidp_reads_is_in_docs_environment_md():
+    # Every quoted MINIDP_*/PADDLE_* name in minidp's code: read directly (os.environ[...],
+    # os.environ.get, os.getenv) or through a constant such as SECRET_ENV = "MINIDP_JOB_SECRET".
+    # A quoted name that is also a Python constant of its module (PADDLE_API_VERSION in __all__)
+    # is not an environment variable.
+    names = set()
+    for path in (ROOT / "minidp").rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        constants = set(re.findall(r"^(\w+)\s*[:=]", text, re.MULTILINE))
+        names |= {name for name in re.findall(r"[\"']((?:MINIDP|PADDLE)_[A-Z0-9_]+)[\"']", text)} - constants
+    listed = set(re.findall(r"`((?:MINIDP|PADDLE)_[A-Z0-9_]+)`", (ROOT / "docs" / "environment.md").read_text()))
+    assert "MINIDP_JOB_SECRET" in names and "PADDLE_PG_TIMEOUT" in names
+    missing = sorted(names - listed)
+    assert not missing, f"docs/environment.md does not list {missing}: add each with its default and meaning"

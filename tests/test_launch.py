@@ -461,3 +461,33 @@ def test_ctrl_c_prints_one_line_per_rank_and_a_closing_summary(job_token):
         assert f"[rank {rank}] rank {rank} interrupted (KeyboardInterrupt) at " in result.stdout
     assert re.search(r"stopped on signal SIGINT: rank 0 \(pid \d+\) exited with code 130; rank 1 ", result.stderr)
     assert jobs.wait_until_gone(job_token) == []
+
+
+STUCK_RANK = """
+import os, sys, time
+
+def stuck_in_here(fifo):
+    with open(fifo, "w") as ready:
+        ready.write("x")
+    time.sleep(60)
+
+fifo = sys.argv[1]
+if os.environ["PADDLE_TRAINER_ID"] == "1":
+    stuck_in_here(fifo)
+with open(fifo) as ready:
+    ready.read()
+raise ValueError("rank 0 fails while rank 1 is stuck")
+"""
+
+
+@pytest.mark.timeout(60)
+def test_the_summary_shows_where_the_still_running_ranks_are_stuck(job_token, tmp_path):
+    script = tmp_path / "stuck.py"
+    script.write_text(STUCK_RANK)
+    fifo = tmp_path / "ready"
+    os.mkfifo(fifo)
+    result = jobs.finish(jobs.start([*LAUNCH, "--nproc_per_node", "2", str(script), str(fifo)], job_token), timeout=45)
+    assert result.returncode == 1, result.stderr
+    assert "rank 1 was still running; its Python stacks (most recent call first):" in result.stderr
+    assert re.search(r'File ".*stuck\.py", line \d+ in stuck_in_here', result.stderr), result.stderr
+    assert jobs.wait_until_gone(job_token) == []

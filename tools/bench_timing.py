@@ -10,6 +10,8 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Dict, Optional
 
+from command_line import answer_help
+
 
 def best_times(steps: Dict[str, Callable[[], object]], repeat: int, inner: int) -> Dict[str, float]:
     """For each named step, the fastest mean time of ``inner`` calls over ``repeat`` rounds."""
@@ -36,3 +38,7 @@ def pyplot() -> Optional[Any]:
     import matplotlib.pyplot
 
     return matplotlib.pyplot
+
+
+if __name__ == "__main__":
+    answer_help(__name__, __doc__)

@@ -20,6 +20,10 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from command_line import answer_help
+
+answer_help(__name__, __doc__)
+
 import paddle
 
 # the modules themselves: paddle.amp re-exports functions under the same names

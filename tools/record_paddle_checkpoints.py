@@ -9,6 +9,10 @@ import collections
 from pathlib import Path
 
 import numpy
+from command_line import answer_help
+
+answer_help(__name__, __doc__)
+
 import paddle
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures"

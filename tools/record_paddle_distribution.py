@@ -16,6 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
+from command_line import answer_help
+
+answer_help(__name__, __doc__)
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 import paddle  # noqa: E402

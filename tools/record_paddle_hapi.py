@@ -21,6 +21,10 @@ import json
 import sys
 from pathlib import Path
 
+from command_line import answer_help
+
+answer_help(__name__, __doc__)
+
 import paddle
 
 ROOT = Path(__file__).resolve().parent.parent

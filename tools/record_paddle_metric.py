@@ -15,6 +15,10 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from command_line import answer_help
+
+answer_help(__name__, __doc__)
+
 import paddle
 
 OUT = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "paddle_metric.npz"

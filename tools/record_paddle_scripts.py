@@ -21,6 +21,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from command_line import answer_help
+
+answer_help(__name__, __doc__)
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 from paddle_script_runner import CORPUS, LAUNCHED, SCRIPTS, parse_result  # noqa: E402

@@ -7,6 +7,10 @@ wall-clock time, the exception's one-line summary and the peer it blames, if any
 supervisor reads these records to tell the rank that failed first from the ranks that failed
 because of it -- whatever the backend and whatever the wording of its errors.
 
+A rank also arms a stack dump (:func:`arm_stack_dump`): on SIGUSR1 it writes the Python stacks of
+all its threads to ``stacks-rank-N.txt`` in the same directory, which the supervisor asks of the
+ranks still running when another one failed, to show where they were stuck.
+
 A rank blames a peer when the exception, or one in its ``__cause__``/``__context__`` chain, is a
 :class:`PeerFailedError` (backends raise it when a peer's connection breaks or a peer stops
 answering) or carries an integer ``blamed_rank`` attribute.
@@ -14,15 +18,20 @@ answering) or carries an integer ``blamed_rank`` attribute.
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
 import signal
 import sys
 import time
 from dataclasses import asdict, dataclass
-from typing import Dict, NoReturn, Optional
+from typing import Dict, NoReturn, Optional, TextIO
 
 FAILURE_DIR_ENV = "MINIDP_FAILURE_DIR"
+STACK_DUMP_SIGNAL = signal.SIGUSR1
+
+# The file the armed stack dump writes to; faulthandler writes to its descriptor, which must stay open.
+_stack_file: Optional[TextIO] = None
 
 
 class PeerFailedError(RuntimeError):
@@ -125,3 +134,29 @@ def read_failure_records(directory: str) -> Dict[int, FailureRecord]:
             continue
         records[record.rank] = record
     return records
+
+
+def stack_dump_path(directory: str, rank: int) -> str:
+    """Where rank ``rank`` of the job whose failure directory is ``directory`` dumps its stacks."""
+    return os.path.join(directory, f"stacks-rank-{rank}.txt")
+
+
+def arm_stack_dump() -> Optional[str]:
+    """Make ``STACK_DUMP_SIGNAL`` (SIGUSR1) dump all of this rank's Python stacks to its stack
+    file; return that file (None outside a job, where the signal keeps its default action).
+
+    The file is created empty at once: its existence tells the supervisor that the signal is
+    safe to send (an unarmed process would be killed by it).
+    """
+    global _stack_file
+    directory = os.environ.get(FAILURE_DIR_ENV, "")
+    rank = os.environ.get("PADDLE_TRAINER_ID", "")
+    if not directory or not rank.isdigit():
+        return None
+    path = stack_dump_path(directory, int(rank))
+    try:
+        _stack_file = open(path, "w", encoding="utf-8")
+    except OSError:
+        return None
+    faulthandler.register(STACK_DUMP_SIGNAL, file=_stack_file, all_threads=True)
+    return path

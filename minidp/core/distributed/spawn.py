@@ -44,7 +44,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .. import timeline
 from .env import mpi_launch
-from .failure_record import exit_interrupted, write_failure_record
+from .failure_record import arm_stack_dump, exit_interrupted, write_failure_record
 from .job import JobPlan, plan_local_job, resolve_backend, select_gpus, visible_gpus
 from .supervisor import Failure, RankHandle, Supervisor, die_with_parent, signal_name
 
@@ -184,9 +184,11 @@ def _rank_main(
 
     Exactly one message goes back through ``channel``: ``("ok", result)`` or
     ``("error", formatted_traceback)``; a failure is also written as the rank's failure record.
+    SIGUSR1 dumps the rank's stacks for the parent's failure summary.
     """
     die_with_parent(parent_pid)
     os.environ.update(env)
+    arm_stack_dump()
     try:
         result = func(*args)
     except KeyboardInterrupt as interrupt:
@@ -355,6 +357,7 @@ def _rank_failed(failure: Failure) -> RankFailedError:
     else:
         message = f"{who} exited with code {exitcode} without reporting an exception; look at its output above"
     message += "".join(f"\n{line}" for line in failure.others_described())
+    message += "".join(f"\n{paragraph}" for paragraph in failure.stacks_described())
     message += "\nThe other ranks were stopped."
     return RankFailedError(message, culprit.rank, culprit.pid, exitcode, child_traceback)
 

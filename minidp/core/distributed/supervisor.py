@@ -13,6 +13,11 @@ It watches one node's ranks and owns the policy both front-ends follow:
   blames another failed rank last; within each part by the time of their record (for a rank
   that wrote none -- killed by a signal, or ``sys.exit(3)`` -- by when its exit was seen). No
   error text is read.
+* **Where the others are.** The ranks still running when the first failure is known are asked
+  for their Python stacks (SIGUSR1 to the rank's own process, not its group: DataLoader workers
+  are left alone; only ranks that armed the dump, see
+  :func:`~minidp.core.distributed.failure_record.arm_stack_dump`), which the failure carries for
+  the front-end's summary; waiting for them takes at most ``STACK_DUMP_SECONDS``.
 * **Stopping.** SIGTERM (or the given signal) to every live rank, SIGKILL to those still alive
   ``STOP_GRACE_SECONDS`` later.
 """
@@ -30,11 +35,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Dict, List, NamedTuple, Optional, Set, Tuple
 
-from .failure_record import FailureRecord, read_failure_records
+from .failure_record import STACK_DUMP_SIGNAL, FailureRecord, read_failure_records, stack_dump_path
 
 logger = logging.getLogger("minidp.distributed")
 
 STOP_GRACE_SECONDS = 5.0
+STACK_DUMP_SECONDS = 1.5
+# A stack dump shows at most this many frames of each thread (the innermost: where it waits).
+STACK_DUMP_FRAMES = 12
 
 _PR_SET_PDEATHSIG = 1
 # Loaded at import, in the parent: a child between fork and exec must not call dlopen.
@@ -126,6 +134,7 @@ class Failure:
     record: Optional[FailureRecord]
     others: List[RankHandle] = field(default_factory=list)
     records: Dict[int, FailureRecord] = field(default_factory=dict)
+    stacks: Dict[int, str] = field(default_factory=dict)
 
     def describe(self) -> str:
         """One line naming the culprit and how it failed."""
@@ -153,6 +162,35 @@ class Failure:
                 lines.append(f"{handle.describe(None)} without reporting an error")
         return lines
 
+    def stacks_described(self) -> List[str]:
+        """One paragraph per rank that was still running, showing where its threads were."""
+        return [
+            f"rank {rank} was still running; its Python stacks (most recent call first):\n{text}"
+            for rank, text in sorted(self.stacks.items())
+        ]
+
+
+def trim_stack_dump(text: str) -> str:
+    """``faulthandler``'s dump of all threads, each cut to its innermost ``STACK_DUMP_FRAMES``
+    frames and indented for a summary."""
+    lines: List[str] = []
+    frames = 0
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        if not line.startswith(" "):
+            frames = 0
+        elif frames == STACK_DUMP_FRAMES:
+            lines.append("      ...")
+            frames += 1
+            continue
+        elif frames > STACK_DUMP_FRAMES:
+            continue
+        else:
+            frames += 1
+        lines.append(f"    {line}")
+    return "\n".join(lines)
+
 
 class JobEvent(NamedTuple):
     """What :meth:`Supervisor.wait` returns: ``kind`` is "finished", "timeout", "failed" (the
@@ -165,6 +203,15 @@ class JobEvent(NamedTuple):
 def _blamed(records: Dict[int, FailureRecord]) -> Set[int]:
     """The ranks that some record blames."""
     return {record.blamed_rank for record in records.values() if record.blamed_rank is not None}
+
+
+def _read_text(path: str) -> str:
+    """The file's text, or "" when it cannot be read."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as file:
+            return file.read()
+    except OSError:
+        return ""
 
 
 class Supervisor:
@@ -257,7 +304,37 @@ class Supervisor:
 
         failed = sorted(failed, key=order) or [exited]
         culprit = failed[0]
-        return Failure(culprit, records.get(culprit.rank), failed[1:], records)
+        return Failure(culprit, records.get(culprit.rank), failed[1:], records, self._dump_stacks())
+
+    def _dump_stacks(self) -> Dict[int, str]:
+        """Ask each running rank that armed its stack dump for its stacks; the dumps that came
+        within ``STACK_DUMP_SECONDS``, trimmed, by rank."""
+        pending: Dict[int, Tuple[str, int]] = {}
+        for handle in self.ranks.values():
+            path = stack_dump_path(self.failure_dir, handle.rank)
+            if handle.returncode is not None or not os.path.exists(path):
+                continue
+            try:
+                os.kill(handle.pid, STACK_DUMP_SIGNAL)
+            except (ProcessLookupError, PermissionError):
+                continue
+            pending[handle.rank] = (path, -1)
+        stacks: Dict[int, str] = {}
+        deadline = time.monotonic() + STACK_DUMP_SECONDS
+        while pending and time.monotonic() < deadline:
+            time.sleep(0.05)  # the dump is written by the rank's signal handler: nothing to wait on
+            for rank, (path, size) in list(pending.items()):
+                text = _read_text(path)
+                if text.endswith("\n") and len(text) == size:
+                    stacks[rank] = trim_stack_dump(text)
+                    del pending[rank]
+                else:
+                    pending[rank] = (path, len(text))
+        for rank, (path, _size) in pending.items():
+            text = _read_text(path)
+            if text:
+                stacks[rank] = trim_stack_dump(text)
+        return stacks
 
     def stop(self, signum: int = signal.SIGTERM) -> None:
         """Send ``signum`` to every live rank, SIGKILL those alive after the grace period."""

@@ -29,7 +29,8 @@ it tells the ranks so (``MINIDP_LAUNCHER_TTY=1``) and shows rank 0's carriage-re
 ranks are watched by the supervisor ``spawn`` uses too (:mod:`minidp.core.distributed.supervisor`):
 when a rank fails, the others are stopped, the last lines of the rank that failed first (told
 by the failure records the ranks write, not by their output) are printed unless its output
-already reached the terminal (the summary then points to it), and the launcher
+already reached the terminal (the summary then points to it), followed by the Python stacks of
+the ranks that were still running (where they were stuck), and the launcher
 exits with that rank's exit code (128 + the signal number for a rank killed by a signal).
 """
 
@@ -381,6 +382,8 @@ def _report_failure(failure: Failure) -> None:
         logger.error("last lines of rank %d%s:\n%s", culprit.rank, where, lines.rstrip("\n"))
     for line in failure.others_described():
         logger.error("%s", line)
+    for paragraph in failure.stacks_described():
+        logger.error("%s", paragraph)
 
 
 def supervise(plan: LaunchPlan, log_dir: Optional[str], job_id: str) -> int:

@@ -7,8 +7,9 @@ exception ends it, first writes the rank's failure record (see
 :mod:`minidp.core.distributed.failure_record`), so that the launcher can tell the rank that failed
 first from its peers without reading their output. The traceback is then shown through
 ``sys.excepthook`` without this module's frames, and the rank exits with code 1 as Python would.
-An interrupt (the launcher passes Ctrl-C on as SIGINT) prints one line saying where the rank was,
-and the rank exits with code 130 (128 + SIGINT).
+SIGUSR1 dumps the rank's Python stacks for the launcher's failure summary (see
+:func:`~minidp.core.distributed.failure_record.arm_stack_dump`). An interrupt (the launcher passes
+Ctrl-C on as SIGINT) prints one line saying where the rank was, and the rank exits with code 130 (128 + SIGINT).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import sys
 import types
 from typing import List, Optional
 
-from ..failure_record import exit_interrupted, write_failure_record
+from ..failure_record import arm_stack_dump, exit_interrupted, write_failure_record
 
 USAGE = "usage: python -m minidp.core.distributed.launch.run_rank (SCRIPT | -m MODULE) [ARGS...]"
 
@@ -50,6 +51,7 @@ def run(argv: List[str]) -> None:
 
 def main() -> None:
     """Entry point: run the rank; record and show an exception that ends it."""
+    arm_stack_dump()
     try:
         run(sys.argv[1:])
     except SystemExit:
