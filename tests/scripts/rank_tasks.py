@@ -93,7 +93,22 @@ def blame(culprit: int, delay: float) -> None:
 
 
 def all_fail() -> None:
-    """Every rank raises an error of its own at once, blaming no peer."""
+    """Every rank raises an error of its own at once, blaming no peer. So that the launcher
+    sees every rank's own error, not only the first to exit, each rank ends only once every
+    rank's failure record is written (at exit, after the excepthook wrote its own; at most 20 s)
+    and ignores the stop signal sent after the first failure meanwhile."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    directory, size = os.environ["MINIDP_FAILURE_DIR"], int(os.environ["PADDLE_TRAINERS_NUM"])
+
+    def every_rank_recorded() -> bool:
+        return all(os.path.exists(os.path.join(directory, f"rank-{r}.json")) for r in range(size))
+
+    def wait_for_every_record() -> None:
+        deadline = time.monotonic() + 20
+        while not every_rank_recorded() and time.monotonic() < deadline:
+            time.sleep(0.01)  # the records are files written by other processes: nothing to wait on
+
+    atexit.register(wait_for_every_record)
     raise ValueError(f"rank {os.environ['PADDLE_TRAINER_ID']} fails on its own")
 
 
