@@ -421,3 +421,63 @@ def test_fingerprints_round_trip_describe_themselves_and_pair_sends_with_receive
     assert reduce.counterpart(0) == reduce
     garbage = Fingerprint.decode(bytes(range(200, 256)) + bytes(Fingerprint.SIZE - 56))
     assert isinstance(str(garbage), str)
+
+
+def silent_client_worker():
+    """Rank 0 opens a connection to rank 1's set-up listener that never says a word, then
+    creates the group: rank 1 must accept rank 0 all the same."""
+    import socket
+
+    rank, size = int(os.environ["PADDLE_TRAINER_ID"]), int(os.environ["PADDLE_TRAINERS_NUM"])
+    store = TCPStore("127.0.0.1", int(os.environ["MASTER_PORT"]), is_master=rank == 0, timeout=30)
+    silent = None
+    if rank == 0:
+        host, _, port = store.get("gloo/silent/1/addr/1", timeout=30).decode().rpartition(":")
+        silent = socket.create_connection((host, int(port)), timeout=30)
+    group = GlooProcessGroup(store, rank, size, name="silent", timeout=30)
+    array = np.full(3, rank + 1.0)
+    group.all_reduce(array)
+    group.barrier()
+    group.shutdown()
+    if silent is not None:
+        silent.close()
+    return array.tolist()
+
+
+@pytest.mark.timeout(60)
+def test_a_silent_connection_to_the_set_up_listener_does_not_hold_up_the_real_peer():
+    assert run_workers(silent_client_worker, 2, timeout=50) == [[3.0, 3.0, 3.0]] * 2
+
+
+@pytest.mark.timeout(30)
+def test_a_group_whose_peer_never_comes_names_the_silent_connection_it_dropped():
+    """Rank 1 of two, alone: a client connects and says nothing; at the group timeout the error
+    names both the missing rank and the connection dropped for want of a greeting."""
+    import socket
+    import threading
+
+    store = TCPStore("127.0.0.1", 0, is_master=True, timeout=20)
+    connected = threading.Event()
+    clients = []
+
+    def connect_silently():
+        client = TCPStore("127.0.0.1", store.port, is_master=False, timeout=20)
+        host, _, port = client.get("gloo/alone/1/addr/1", timeout=20).decode().rpartition(":")
+        client.close()
+        clients.append(socket.create_connection((host, int(port)), timeout=20))
+        connected.set()
+
+    thread = threading.Thread(target=connect_silently, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(RuntimeError) as raised:
+            GlooProcessGroup(store, 1, 2, name="alone", timeout=2)
+        thread.join(20)
+        assert connected.is_set()
+        message = str(raised.value)
+        assert "rank 0 did not connect within 2 s" in message, message
+        assert "dropped meanwhile: 127.0.0.1:" in message and "(no greeting)" in message, message
+    finally:
+        for client in clients:
+            client.close()
+        store.close()

@@ -106,7 +106,7 @@ import numpy
 from ..failure_record import PeerFailedError
 from .base import Collective, ReduceOp, divide_by_size
 from .host import discover_hosts
-from .tcp import _REDUCERS, SMALL_ALL_REDUCE_BYTES, GlooProcessGroup, _split_points
+from .tcp import _REDUCERS, SMALL_ALL_REDUCE_BYTES, GlooProcessGroup, RecvPiece, SendPiece, _split_points
 
 CHUNK_BYTES = 512 << 10
 RING_ROWS = 4  # rows of each block in a slot, large all_reduce (>= 4: see _large_all_reduce)
@@ -331,14 +331,25 @@ class SharedMemoryTransport:
         self._words[line + SOURCE] = number
         self._words[line + SOURCE_OFFSET] = offset
 
-    def _wait_all(self, op: str, counter: int, target: int, deadline: float) -> None:
+    def _wait_all(
+        self, op: str, counter: int, target: int, deadline: float, probe: Optional[Callable[[int], None]] = None
+    ) -> None:
         words = self._words
         for peer in self._peers:
             if not _reached(words[peer * _LINE_WORDS + counter], target):
-                self._wait_for(op, peer, counter, target, deadline)
+                self._wait_for(op, peer, counter, target, deadline, probe)
 
-    def _wait_for(self, op: str, peer: int, counter: int, target: int, deadline: float) -> None:
-        """Return once ``peer``'s ``counter`` reaches ``target``: spin, then sleep on it."""
+    def _wait_for(
+        self,
+        op: str,
+        peer: int,
+        counter: int,
+        target: int,
+        deadline: float,
+        probe: Optional[Callable[[int], None]] = None,
+    ) -> None:
+        """Return once ``peer``'s ``counter`` reaches ``target``: spin, then sleep on it.
+        ``probe`` (if any) gets the peer's group rank before each sleep, and may raise."""
         index = peer * _LINE_WORDS + counter
         words = self._words
         if _reached(words[index], target):
@@ -357,6 +368,8 @@ class SharedMemoryTransport:
                 if _reached(value, target):
                     return
                 self._check_peer(op, peer, deadline)
+                if probe is not None:
+                    probe(self._ranks[peer])
                 _FUTEX.wait(address, value, SLEEP_SLICE_SECONDS)
         finally:
             words[sleeping_on] = 0
@@ -398,11 +411,15 @@ class SharedMemoryTransport:
         """Wait until every rank finished the previous operation (its reads of our slot)."""
         self._wait_all(op, FINISHED, self._counts[FINISHED], deadline)
 
-    def exchange_fingerprints(self, op: str, mine: bytes, timeout: float) -> List[Tuple[int, bytes]]:
+    def exchange_fingerprints(
+        self, op: str, mine: bytes, timeout: float, probe: Callable[[int], None]
+    ) -> List[Tuple[int, bytes]]:
         """Publish ``mine`` (an encoded fingerprint) and read every local peer's, as
         ``(group rank, bytes)``: the check before each collective, without a network round
         trip. Lines alternate between two banks: a rank can announce its next fingerprint only
-        after every peer announced this one, that is after every peer read the previous one."""
+        after every peer announced this one, that is after every peer read the previous one.
+        A peer that is slow to announce is handed to ``probe`` (by group rank) before each
+        sleep: it may be in a send or receive instead, which never announces here."""
         deadline = time.monotonic() + timeout
         lines, size = self._fingerprints, len(mine)
         bank = self._announced % 2 * self.size
@@ -410,7 +427,7 @@ class SharedMemoryTransport:
         lines[start : start + size] = mine
         self._bump(ANNOUNCED)
         self._announced += 1
-        self._wait_all(op, ANNOUNCED, self._announced, deadline)
+        self._wait_all(op, ANNOUNCED, self._announced, deadline, probe)
         starts = [(peer, (bank + peer) * _FINGERPRINT_LINE) for peer in self._peers]
         return [(self._ranks[peer], bytes(lines[start : start + size])) for peer, start in starts]
 
@@ -493,6 +510,7 @@ class SharedMemoryTransport:
         fingerprint: bytes,
         timeout: float,
         check: Callable[[List[Tuple[int, bytes]]], None],
+        probe: Callable[[int], None],
     ) -> None:
         """A small all-reduce (``flat`` of 1 to ``SMALL_ALL_REDUCE_BYTES`` bytes) whose encoded
         ``fingerprint`` is exchanged with its data: the ranks meet once instead of twice.
@@ -501,10 +519,11 @@ class SharedMemoryTransport:
         fingerprint is published. Banks alternate with the fingerprint lines, so the argument
         that keeps those safe keeps these too: a rank announces its next operation only after
         its previous one is done, reads included. ``check`` gets the peers' fingerprints and
-        raises on a mismatch before any peer's contribution is read."""
+        raises on a mismatch before any peer's contribution is read; ``probe`` is that of
+        :meth:`exchange_fingerprints`."""
         mine, every = self._small_plan(flat, self._announced % 2)
         mine[...] = flat
-        check(self.exchange_fingerprints("all_reduce", fingerprint, timeout))
+        check(self.exchange_fingerprints("all_reduce", fingerprint, timeout, probe))
         ufunc.reduce(every, axis=0, dtype=flat.dtype, out=flat)
 
     def _small_all_reduce(self, flat: numpy.ndarray, ufunc: Any, deadline: float) -> None:
@@ -710,7 +729,31 @@ class SharedMemoryGlooGroup(GlooProcessGroup):
         if call.op == "all_reduce" and 0 < call.count * call.dtype.itemsize <= SMALL_ALL_REDUCE_BYTES:
             self._announcement = (call, mine)
             return []
-        return self._local.exchange_fingerprints(call.op, mine, call.timeout)
+        return self._local.exchange_fingerprints(call.op, mine, call.timeout, self._point_to_point_probe(call, mine))
+
+    def _point_to_point_probe(self, call: Collective, mine: bytes) -> Callable[[int], None]:
+        """What a collective's wait for a peer's announcement runs before each sleep: when the
+        group's TCP connection from that peer holds bytes, the peer is in a send or receive
+        (whose fingerprint leads them), which never announces in the segment. The two ranks then
+        swap fingerprints over that connection, so both raise at once, naming both operations,
+        instead of each waiting for the other until the timeout."""
+
+        def probe(peer: int) -> None:
+            watch = select.poll()
+            watch.register(self._peers[peer], select.POLLIN)
+            if watch.poll(0):
+                incoming = self._fingerprints_in[0]
+                self._transfer(
+                    call.op,
+                    time.monotonic() + call.timeout,
+                    peer,
+                    [SendPiece(numpy.frombuffer(mine, numpy.uint8))],
+                    peer,
+                    [RecvPiece(incoming)],
+                )
+                self._compare_fingerprints(call, mine, mine, [(peer, incoming.tobytes())])
+
+        return probe
 
     @property
     def _spans_group(self) -> bool:
@@ -728,6 +771,7 @@ class SharedMemoryGlooGroup(GlooProcessGroup):
                 mine,
                 call.timeout,
                 lambda received: self._compare_fingerprints(call, mine, mine, received),
+                self._point_to_point_probe(call, mine),
             )
         elif self._local is not None:
             self._local.all_reduce(flat, _REDUCERS[op])

@@ -136,9 +136,7 @@ class GlooProcessGroup(ThreadedProcessGroup):
                     peers[peer] = self._dial(address.decode(), peer, deadline)
                     peers[peer].sendall(_HELLO.pack(_MAGIC, self.rank, self.size))
                     self._prove(peers[peer], secret, _pair_context(prefix, self.rank, peer), peer)
-                while len(peers) < self.size - 1:
-                    peer, conn = self._accept(listener, prefix, secret, deadline, peers)
-                    peers[peer] = conn
+                self._accept(listener, prefix, secret, deadline, peers)
             except BaseException:
                 for sock in peers.values():
                     sock.close()
@@ -172,40 +170,84 @@ class GlooProcessGroup(ThreadedProcessGroup):
 
     def _accept(
         self, listener: socket.socket, prefix: str, secret: bytes, deadline: float, connected: Dict[int, socket.socket]
-    ):
-        """Accept one lower rank; a connection with a wrong greeting or without the job secret's
-        proof is dropped (and logged), and the group goes on waiting for the real peer."""
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                missing = [self.describe_rank(p) for p in range(self.rank) if p not in connected]
-                raise RuntimeError(
-                    f"{self.describe('connect')}: {', '.join(missing)} did not connect within "
-                    f"{self.timeout:g} s; check that every rank creates the same groups"
-                )
-            listener.settimeout(remaining)
-            try:
-                conn, _ = listener.accept()
-            except socket.timeout:
-                continue
-            conn.settimeout(max(0.1, deadline - time.monotonic()))
-            try:
-                hello = conn.recv(_HELLO.size, socket.MSG_WAITALL)
-            except OSError:
-                hello = b""
-            reason = "a bad greeting"
-            if len(hello) == _HELLO.size:
-                magic, peer, size = _HELLO.unpack(hello)
-                if (magic, size) == (_MAGIC, self.size) and peer < self.rank and peer not in connected:
+    ) -> None:
+        """Accept every lower rank into ``connected``; a connection with a wrong greeting or
+        without the job secret's proof is dropped (and logged), and the group goes on waiting for
+        the real peer.
+
+        Connections are served together: each must send its greeting within
+        ``auth.HANDSHAKE_SECONDS`` and is dropped otherwise, so a client that connects and says
+        nothing costs seconds, and never holds up a real peer that connects after it (whose own
+        handshake gives up after that long). The error at the group timeout names what was
+        dropped meanwhile."""
+        pending: Dict[int, Tuple[socket.socket, str, float, bytearray]] = {}
+        dropped: List[str] = []
+
+        def drop(fd: int, reason: str) -> None:
+            conn, origin, _, _ = pending.pop(fd)
+            logger.warning("gloo group '%s' dropped a connection from %s with %s", self.name, origin, reason)
+            dropped.append(f"{origin} ({reason})")
+            conn.close()
+
+        try:
+            while len(connected) < self.size - 1:
+                now = time.monotonic()
+                for fd, (_, _, greet_by, _) in list(pending.items()):
+                    if now >= greet_by:
+                        drop(fd, f"no greeting within {auth.HANDSHAKE_SECONDS:g} s")
+                if now >= deadline:
+                    for fd in list(pending):
+                        drop(fd, "no greeting")
+                    missing = [self.describe_rank(p) for p in range(self.rank) if p not in connected]
+                    meanwhile = f"; dropped meanwhile: {', '.join(dropped)}" if dropped else ""
+                    raise RuntimeError(
+                        f"{self.describe('connect')}: {', '.join(missing)} did not connect within "
+                        f"{self.timeout:g} s{meanwhile}; check that every rank creates the same groups"
+                    )
+                poller = select.poll()
+                poller.register(listener, select.POLLIN)
+                for fd in pending:
+                    poller.register(fd, select.POLLIN)
+                until = min([deadline] + [greet_by for _, _, greet_by, _ in pending.values()])
+                for fd, _ in poller.poll(max(1, int((until - now) * 1000) + 1)):
+                    if fd == listener.fileno():
+                        conn, address = listener.accept()
+                        conn.setblocking(False)
+                        origin = "%s:%d" % address[:2]
+                        pending[conn.fileno()] = (conn, origin, time.monotonic() + auth.HANDSHAKE_SECONDS, bytearray())
+                        continue
+                    conn, origin, _, hello = pending[fd]
+                    try:
+                        chunk = conn.recv(_HELLO.size - len(hello))
+                    except BlockingIOError:
+                        continue
+                    except OSError as error:
+                        chunk, reason = b"", f"an error before its greeting ({error})"
+                    else:
+                        reason = "no greeting (it closed the connection)"
+                    if not chunk:
+                        drop(fd, reason)
+                        continue
+                    hello += chunk
+                    if len(hello) < _HELLO.size:
+                        continue
+                    magic, peer, size = _HELLO.unpack(hello)
+                    if (magic, size) != (_MAGIC, self.size) or not peer < self.rank or peer in connected:
+                        drop(fd, "a bad greeting")
+                        continue
+                    conn.setblocking(True)
                     try:
                         auth.accept_handshake(
                             conn, secret, _pair_context(prefix, peer, self.rank), auth.HANDSHAKE_SECONDS
                         )
-                        return peer, conn
                     except (auth.AuthenticationError, OSError) as error:
-                        reason = f"no proof of the job secret ({error})"
-            logger.warning("gloo group '%s' dropped a connection with %s", self.name, reason)
-            conn.close()
+                        drop(fd, f"no proof of the job secret ({error})")
+                        continue
+                    del pending[fd]
+                    connected[peer] = conn
+        finally:
+            for conn, _, _, _ in pending.values():
+                conn.close()
 
     @staticmethod
     def _tune(sock: socket.socket) -> None:
