@@ -496,7 +496,9 @@ def test_timeout_aborts_the_communicator_and_names_rank_and_operation(job_of):
     groups[0].shutdown()  # returns: the failed work is logged, not raised
 
 
-def test_issuing_error_checks_and_abort_never_overlap_in_the_communicator(job_of):
+def test_issuing_calls_never_overlap_nor_do_error_checks_and_abort(job_of):
+    """NCCL lets check_async_error and abort run beside an issuing call (the abort unblocks it),
+    but two issuing calls, or two of those, must never be inside the communicator at once."""
     job = job_of(2)
     groups = job.groups(timeout=0.5)
     connect(groups)
@@ -555,6 +557,32 @@ def test_two_ranks_that_both_send_first_deadlock_and_the_timeout_says_so(job_of)
         return float(received[0])
 
     assert in_threads(groups, ordered) == [2.0, 1.0]
+
+
+def test_a_call_that_blocks_the_host_is_aborted_at_the_group_timeout(job_of):
+    """NCCL's first send to a peer blocks the host until the peer posts its receive, holding the
+    issue lock: the watchdog must time it out and abort without waiting for that lock (the abort
+    flag is what unblocks the call)."""
+    job = job_of(2)
+    groups = job.groups(timeout=1)
+    connect(groups)
+    outcome = []
+
+    def send() -> None:
+        try:
+            groups[0].send(device_array([1.0]), 1)  # rank 1 never receives
+        except RuntimeError as error:
+            outcome.append(str(error))
+
+    sender = threading.Thread(target=send, daemon=True)
+    sender.start()
+    sender.join(20)
+    assert not sender.is_alive(), "the blocked send was never aborted"
+    assert outcome and outcome[0].startswith("nccl send on group 'default' at rank 0: timed out")
+    assert "blocked" in outcome[0] and "aborted" in outcome[0]
+    assert job.runtimes[0].communicators[0].aborted
+    with pytest.raises(RuntimeError, match="unusable after an earlier failure"):
+        groups[0].all_reduce(device_array([1.0]))
 
 
 def test_abort_is_local_and_peers_learn_of_it_through_their_own_timeout(job_of):
