@@ -938,6 +938,34 @@ def test_work_nobody_waits_on_is_failed_by_the_watchdog_at_the_group_timeout(job
         groups[0].all_reduce(device_array([1.0]))
 
 
+class CompletingOnRelease:
+    """An issue lock whose release lets another thread complete the outstanding work at once,
+    as the watchdog or a second issuing thread may."""
+
+    def __init__(self, group) -> None:
+        self._lock = threading.RLock()
+        self._group = group
+
+    def __enter__(self) -> None:
+        self._lock.acquire()
+
+    def __exit__(self, *exc) -> None:
+        self._lock.release()
+        for work in list(self._group._outstanding):
+            self._group._stream.synchronize()
+            self._group._poll(work)
+
+
+def test_issuing_survives_another_thread_completing_the_work_as_the_lock_is_released(job_of):
+    job = job_of(2)
+    groups = job.groups()
+    connect(groups)
+    for group in groups:
+        group._issue_lock = CompletingOnRelease(group)
+    works = in_threads(groups, lambda g: g.all_reduce(device_array([g.rank + 1.0]), sync_op=False))
+    assert all(work.is_completed() and work.wait() for work in works)
+
+
 def test_work_that_completes_while_the_watchdog_times_it_out_keeps_its_first_outcome(job_of):
     """The watchdog decides a work timed out, and while it gathers the flight records the
     event fires and the issuing thread, pruning its outstanding work, delivers the result: the

@@ -540,7 +540,9 @@ class NcclProcessGroup(ProcessGroup):
                 self._issuing = None
             self._outstanding = [w for w in self._outstanding if not self._poll(w, check_communicator=False)]
             self._outstanding.append(work)
-        if sync_op or work._staging.holds_host_arrays:
+            # read under the lock: another thread may complete the work, dropping its staging
+            wait_now = sync_op or work._staging.holds_host_arrays
+        if wait_now:
             work.wait()
         return work
 
