@@ -938,6 +938,18 @@ def test_work_nobody_waits_on_is_failed_by_the_watchdog_at_the_group_timeout(job
         groups[0].all_reduce(device_array([1.0]))
 
 
+def test_an_asynchronous_nccl_error_in_work_nobody_waits_on_fails_it_before_its_deadline(job_of):
+    job = job_of(2)
+    groups = job.groups(timeout=30, name="unwaited")
+    connect(groups)
+    work = groups[0].all_reduce(device_array([1.0]), sync_op=False)  # rank 1 never joins
+    job.runtimes[0].communicators[0].async_error = StandinNcclError("unhandled system error")
+    assert work._done.wait(10), "the watchdog polls check_async_error, not only deadlines"
+    with pytest.raises(RuntimeError, match="asynchronous error .*unhandled system error"):
+        work.wait()
+    assert job.runtimes[0].communicators[0].aborted
+
+
 class CompletingOnRelease:
     """An issue lock whose release lets another thread complete the outstanding work at once,
     as the watchdog or a second issuing thread may."""

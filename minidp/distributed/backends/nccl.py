@@ -81,8 +81,10 @@ blocked on I/O, sleeping, or never waiting on its work:
   collective ("rank 0 is behind (its last: ...)");
 - it fails operations that nobody waits on once they pass their deadline, as a waiting thread
   would: abort, the error with the flight records, an ERROR in the log naming rank and
-  operation. It times out a call blocked in the host while being issued in the same way. An
-  asynchronous collective that is never waited on cannot hang silently.
+  operation; and, each round, it polls their events and ``check_async_error``, so an
+  asynchronous NCCL error fails them at once, not at their deadline. It times out a call blocked
+  in the host while being issued in the same way. An asynchronous collective that is never
+  waited on cannot hang silently.
 
 Between these it sleeps until the next deadline (at most ``WATCHDOG_PAUSE``), so it costs one
 store round trip per pause and nothing per collective. It talks to the store through its own
@@ -648,16 +650,19 @@ class NcclProcessGroup(ProcessGroup):
                 self._abort()
 
     def _watch(self, asked: bool, store: Any) -> float:
-        """The watchdog's round: publish the flight record when a peer ``asked`` for it, and
-        time out the operations past their deadline that nobody waits on. Returns the seconds
-        until the next deadline (at most ``WATCHDOG_PAUSE``)."""
+        """The watchdog's round: publish the flight record when a peer ``asked`` for it, time out
+        a call blocked in NCCL past its deadline while being issued, and poll the operations that
+        nobody waits on (an asynchronous NCCL error fails them), timing out those past their
+        deadline. Returns the seconds until the next deadline (at most ``WATCHDOG_PAUSE``)."""
         if asked:
             self._publish_record(store)
         issuing = self._issuing
         if issuing is not None and time.monotonic() >= issuing.deadline:
             self._time_out_issuing(issuing)
         for work in list(self._outstanding):
-            if not (work._done.is_set() or work._waited) and time.monotonic() >= work._deadline:
+            if work._done.is_set() or work._waited or self._poll(work):
+                continue
+            if time.monotonic() >= work._deadline:
                 self._time_out(work)
         now = time.monotonic()
         deadlines = [work._deadline for work in list(self._outstanding) if not work._done.is_set()]
