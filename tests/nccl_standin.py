@@ -448,6 +448,7 @@ class StandinRuntime:
         self.compute = Stream("compute", self.calls)
         self.streams = [self.compute]
         self.cuda_error: Optional[str] = None
+        self.query_devices: set = set()  # the devices current during event queries
 
     def unique_id(self) -> Any:
         self.unique_id_calls += 1
@@ -485,6 +486,7 @@ class StandinRuntime:
         return Event(self.calls, self.current)
 
     def event_done(self, event: Event) -> bool:
+        self.query_devices.add(self.current)  # CUDA makes a context on the current device
         if self.cuda_error is not None:
             raise StandinCudaError(self.cuda_error)
         return event.fired.is_set()

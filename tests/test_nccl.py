@@ -950,6 +950,19 @@ def test_an_asynchronous_nccl_error_in_work_nobody_waits_on_fails_it_before_its_
     assert job.runtimes[0].communicators[0].aborted
 
 
+def test_events_are_queried_on_the_group_device_from_any_thread(job_of):
+    """A query on another device would create a CUDA context there (on GPU 0 from the watchdog)."""
+    job = job_of(2)
+    groups = job.groups(timeout=30)
+    connect(groups)  # on device 0
+    runtime = job.runtimes[0]
+    runtime.current = 1  # another thread's device
+    runtime.query_devices.clear()
+    work = groups[0].all_reduce(device_array([1.0]), sync_op=False)  # rank 1 never joins
+    assert not work.is_completed()
+    assert runtime.query_devices == {0}
+
+
 class CompletingOnRelease:
     """An issue lock whose release lets another thread complete the outstanding work at once,
     as the watchdog or a second issuing thread may."""

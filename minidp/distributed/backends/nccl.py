@@ -11,9 +11,10 @@ both into bytes and :func:`unique_id_argument` back into what the installed CuPy
 
 The communicator itself is created at the group's first collective, on the device current at
 that moment (so ``set_device`` may still be called after ``init_parallel_env``). That device is
-the group's: every later operation enters it while it is issued, so its events, stream work and
-staging buffers stay there even when the caller has since switched devices or issues from
-another thread. NCCL's ``ncclCommInitRank`` blocks until every rank has joined, so ranks first
+the group's: every later operation enters it while it is issued and while its event is queried,
+so its events, stream work and staging buffers stay there, and no query creates a context on
+another device, even when the caller has since switched devices or polls from another thread
+(the watchdog's current device is 0). NCCL's ``ncclCommInitRank`` blocks until every rank has joined, so ranks first
 meet in the store (bounded by the group's timeout): a rank that never arrives becomes an error
 naming it, not a hang. (Without a store, under mpirun, creation waits as NCCL does; an MPI job ends as a whole
 when one rank fails.)
@@ -677,7 +678,8 @@ class NcclProcessGroup(ProcessGroup):
         if work._done.is_set():
             return True
         try:
-            fired = self._runtime.event_done(work._event)
+            with self._runtime.device(self._device):  # no query may make a context on another device
+                fired = self._runtime.event_done(work._event)
         except Exception as error:
             self._fail(
                 work,
