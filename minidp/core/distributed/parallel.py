@@ -13,8 +13,8 @@
 4. rank 0 hosts the TCPStore at the master endpoint (``MASTER_ADDR``/``MASTER_PORT``, else
    ``PADDLE_MASTER``, else the first of ``PADDLE_TRAINER_ENDPOINTS``) and every rank connects;
 5. under nccl, the rank's GPU becomes the current device (``set_device('gpu:N')`` with N the
-   first of ``FLAGS_selected_gpus``, else the MPI local rank, else 0), so new tensors are CuPy
-   arrays on it;
+   first of ``FLAGS_selected_gpus``, else the MPI local rank modulo the GPUs the process sees,
+   else 0), so new tensors are CuPy arrays on it; the log says which GPU each rank took;
 6. the backend builds the default process group, with the timeout ``PADDLE_PG_TIMEOUT`` (ms); the
    log line that reports it names the backend and, for gloo, its transport (``shm`` or ``tcp``,
    see :mod:`~minidp.core.distributed.backends.gloo`).
@@ -212,6 +212,13 @@ def init_parallel_env() -> Optional[Group]:
         env = _global_parallel_env = ParallelEnv()
     if backend == "nccl":
         array_backend.set_device(f"gpu:{env.device_id}")
+        logger.info(
+            "rank %d takes gpu:%d of the %d it sees (CUDA_VISIBLE_DEVICES=%s)",
+            env.rank,
+            env.device_id,
+            array_backend.cuda_device_count(),
+            os.environ.get("CUDA_VISIBLE_DEVICES", "unset"),
+        )
     timeout = env.pg_timeout / 1000.0
     store = None
     if backend in BACKENDS_NEEDING_A_STORE:
