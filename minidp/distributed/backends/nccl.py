@@ -32,10 +32,13 @@ Streams and ordering
 Every operation runs on one dedicated, non-blocking CUDA stream per group. Before the NCCL call
 the backend records an event on the caller's current stream (the one that produced the data)
 and makes the NCCL stream wait for it; after the call it records a completion event on the NCCL
-stream. The host never blocks to issue an operation, so the reducer's bucket all-reduces run on
-the GPU while backward keeps computing on the current stream. ``AVG`` is NCCL's own ``ncclAvg``
-(NCCL >= 2.10): exact division for floating types, bfloat16 included, and the quotient truncated
-toward zero for integers, as Paddle's AVG gives it.
+stream. Issuing does not wait for the operation, so the reducer's bucket all-reduces run on the
+GPU while backward keeps computing on the current stream. ``AVG`` is NCCL's own ``ncclAvg``
+(NCCL >= 2.10). For floating types, bfloat16 included, it is not an exact division: NCCL
+multiplies each rank's values by 1/n, rounded to the element type, and sums the products, so
+results may differ from the CPU backends' sum divided by n in the last bits (more for float16
+and bfloat16, where 1/3 itself rounds); for integers it gives the quotient truncated toward zero,
+as Paddle's AVG does.
 
 Completion, errors and timeouts
 -------------------------------
