@@ -130,12 +130,9 @@ def test_endpoints_shared_over_mpi_are_reported_without_touching_the_environment
 @pytest.mark.parametrize("visible, expected", [(1, 0), (2, 1), (4, 1)])
 def test_mpi_local_rank_selects_a_device_modulo_the_visible_ones(env, visible, expected):
     """Under mpirun/srun with one visible GPU per rank, local rank 1 must take device 0."""
-    for name, value in {
-        "OMPI_COMM_WORLD_RANK": "1",
-        "OMPI_COMM_WORLD_SIZE": "2",
-        "OMPI_COMM_WORLD_LOCAL_RANK": "1",
-    }.items():
-        env.setenv(name, value)
+    env.setenv("OMPI_COMM_WORLD_RANK", "1")
+    env.setenv("OMPI_COMM_WORLD_SIZE", "2")
+    env.setenv("OMPI_COMM_WORLD_LOCAL_RANK", "1")
     env.setattr(array_backend, "cuda_device_count", lambda: visible)
     assert ParallelEnv().device_id == expected
     env.setenv("FLAGS_selected_gpus", "3")  # named explicitly: taken as it is

@@ -63,11 +63,8 @@ def test_under_mpirun_nccl_selects_the_device_before_initialising_mpi(clean_env,
     from minidp.core import backend as array_backend
     from minidp.core.distributed import parallel
 
-    for name, value in {
-        "OMPI_COMM_WORLD_RANK": "1",
-        "OMPI_COMM_WORLD_SIZE": "2",
-        "OMPI_COMM_WORLD_LOCAL_RANK": "1",
-    }.items():
+    launcher = {"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "2", "OMPI_COMM_WORLD_LOCAL_RANK": "1"}
+    for name, value in launcher.items():
         clean_env.setenv(name, value)
     clean_env.setenv("PADDLE_DISTRI_BACKEND", "nccl")
     clean_env.setattr(array_backend, "cuda_device_count", lambda: 2)
