@@ -667,6 +667,22 @@ class FakeCudaRuntimeModule:
             raise RuntimeError(f"cudaError {status}")
 
 
+def test_cupy_runtime_makes_nccl_connect_peers_at_init_unless_told_otherwise(monkeypatch):
+    """Where NCCL connects inside the first collective (NCCL_RUNTIME_CONNECT=1, the default of
+    2.22+), that call blocks the host; at init, the store meeting bounds the wait."""
+    fake_nccl = SimpleNamespace(available=True, get_version=lambda: 22300)
+    fake_cupy = SimpleNamespace(__version__="14.2.0", cuda=SimpleNamespace(nccl=fake_nccl))
+    monkeypatch.setitem(sys.modules, "cupy", fake_cupy)
+    monkeypatch.setitem(sys.modules, "cupy.cuda", fake_cupy.cuda)
+    monkeypatch.setattr(backend, "cuda_device_count", lambda: 1)
+    monkeypatch.delenv("NCCL_RUNTIME_CONNECT", raising=False)
+    nccl.CupyRuntime("rank 0")
+    assert os.environ["NCCL_RUNTIME_CONNECT"] == "0"
+    monkeypatch.setenv("NCCL_RUNTIME_CONNECT", "1")
+    nccl.CupyRuntime("rank 0")
+    assert os.environ["NCCL_RUNTIME_CONNECT"] == "1", "the user's choice is kept"
+
+
 @pytest.mark.parametrize("status, answer", [(0, True), (600, False), (700, "cudaError 700")])
 def test_cupy_runtime_tells_a_pending_event_from_a_cuda_error(status, answer):
     runtime = nccl.CupyRuntime.__new__(nccl.CupyRuntime)

@@ -108,6 +108,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import os
 import threading
 import time
 import warnings
@@ -275,7 +276,8 @@ class CupyRuntime:
     """The real CUDA and NCCL calls, through CuPy: needs a GPU, its driver and libnccl.
 
     Raises ``RuntimeError`` naming ``who`` (``rank 1``) when there is no device or CuPy cannot
-    load NCCL.
+    load NCCL. Sets ``NCCL_RUNTIME_CONNECT=0`` unless the user set it: NCCL then connects the
+    collectives' peers while the communicator is created, not inside the first collective.
     """
 
     def __init__(self, who: str) -> None:
@@ -286,6 +288,9 @@ class CupyRuntime:
             )
         import cupy
 
+        # NCCL 2.22+ connects peers inside the first collective, blocking the host there; at
+        # init (ncclCommInitRank) the wait is bounded by the ranks' meeting in the store
+        os.environ.setdefault("NCCL_RUNTIME_CONNECT", "0")
         with warnings.catch_warnings():  # CuPy warns when libnccl is missing; we raise instead
             warnings.simplefilter("ignore")
             from cupy.cuda import nccl
