@@ -14,9 +14,13 @@ Where it matters, the stand-in behaves as NCCL and CUDA do, so that CI proves wh
 a call that fails leaves its stream stuck until the communicator is aborted; ``send`` blocks
 until the peer posts ``recv`` (two ranks that both send first deadlock, and the backend's
 timeout must catch it); ``abort`` is local (the peers learn of it only through their own
-timeouts); bfloat16 is a datatype and ``ncclAvg`` an op; calls into one communicator from two
-threads at once are recorded as ``overlaps``; and ``inject_cuda_error`` makes event queries fail
-as a sticky CUDA error (an illegal address in a kernel) does.
+timeouts); the first ``send``/``recv`` between two ranks blocks the *host* until the peer posts
+its side (NCCL connects peers inside that call), and only ``abort`` from another thread unblocks
+it (NCCL's abort flag); a call into an aborted communicator raises; bfloat16 is a datatype and
+``ncclAvg`` an op; issuing calls into one communicator from two threads at once are recorded as
+``overlaps`` (``check_async_error`` and ``abort`` are the calls NCCL lets another thread make
+meanwhile); and ``inject_cuda_error`` makes event queries fail as a sticky CUDA error (an
+illegal address in a kernel) does.
 
 Every call the backend makes on these objects is appended to the runtime's ``calls`` list, in
 order, so tests can check how operations were ordered.
@@ -169,6 +173,7 @@ class Clique:
         self._reads: Dict[int, int] = {}
         self._next_round = [0] * size
         self._sends: Dict[Tuple[int, int], Deque[_PostedSend]] = collections.defaultdict(collections.deque)
+        self._connecting: set = set()  # (src, dst, side) of the p2p connections a rank has started
 
     def _wait_until(self, ready: Callable[[], bool], aborted: Callable[[], bool]) -> None:
         """Wait (holding ``_changed``) until ``ready()``; raise once ``aborted()``."""
@@ -209,6 +214,16 @@ class Clique:
                 if src == rank:
                     pending.clear()
             self._changed.notify_all()
+
+    def connect(self, src: int, dst: int, side: str, aborted: Callable[[], bool]) -> None:
+        """Block the calling host thread until both ends of the ``src`` -> ``dst`` connection have
+        arrived (``side`` is this rank's: "send" or "recv"), as NCCL's first send or receive to a
+        peer does; raise once ``aborted()``. Later calls on that connection return at once."""
+        other = "recv" if side == "send" else "send"
+        with self._changed:
+            self._connecting.add((src, dst, side))
+            self._changed.notify_all()
+            self._wait_until(lambda: (src, dst, other) in self._connecting, aborted)
 
     def send(self, src: int, dst: int, data: numpy.ndarray, aborted: Callable[[], bool]) -> None:
         """Hand ``data`` to ``dst``; return once ``dst`` has received it."""
@@ -256,21 +271,32 @@ class World:
 CALL_SECONDS = 0.0005
 
 
-def _exclusive(method: Callable) -> Callable:
-    """Record, in ``overlaps``, a call made while another thread is inside the communicator."""
+def _exclusive(method: Callable, control: bool = False) -> Callable:
+    """Record, in ``overlaps``, a call made while another thread is inside the communicator.
+
+    Issuing calls (and ``destroy``) exclude each other; the ``control`` calls, ``abort`` and
+    ``check_async_error``, exclude only each other: NCCL lets them run beside a blocked call (its
+    abort flag is what unblocks one). Any call but ``check_async_error`` and ``abort`` raises
+    once the communicator is aborted, as NCCL's calls on an aborted communicator do."""
 
     @functools.wraps(method)
     def call(self: "Communicator", *args: Any) -> Any:
-        if not self._inside.acquire(blocking=False):
+        lock = self._control if control else self._inside
+        if not lock.acquire(blocking=False):
             self.overlaps.append(method.__name__)
-            self._inside.acquire()
+            lock.acquire()
         try:
+            if self.aborted and not control:
+                raise StandinNcclError(f"{method.__name__} on an aborted communicator")
             time.sleep(CALL_SECONDS)
             return method(self, *args)
         finally:
-            self._inside.release()
+            lock.release()
 
     return call
+
+
+_control = functools.partial(_exclusive, control=True)
 
 
 class Communicator:
@@ -291,6 +317,7 @@ class Communicator:
         self.async_error: Optional[BaseException] = None
         self.overlaps: List[str] = []
         self._inside = threading.Lock()
+        self._control = threading.Lock()
 
     def _aborted(self) -> bool:
         return self.aborted
@@ -366,6 +393,8 @@ class Communicator:
 
     @_exclusive
     def send(self, sendbuf: int, count: int, datatype: int, peer: int, stream: int) -> None:
+        self.clique.connect(self.rank, peer, "send", self._aborted)
+
         def work() -> None:
             self.clique.send(self.rank, peer, memory(sendbuf, count, datatype).copy(), self._aborted)
 
@@ -373,17 +402,19 @@ class Communicator:
 
     @_exclusive
     def recv(self, recvbuf: int, count: int, datatype: int, peer: int, stream: int) -> None:
+        self.clique.connect(peer, self.rank, "recv", self._aborted)
+
         def work() -> None:
             memory(recvbuf, count, datatype)[:] = self.clique.recv(peer, self.rank, self._aborted)
 
         self._queue("recv", stream, work)
 
-    @_exclusive
+    @_control
     def check_async_error(self) -> None:
         if self.async_error is not None:
             raise StandinNcclError(f"stand-in NCCL error: {self.async_error}")
 
-    @_exclusive
+    @_control
     def abort(self) -> None:
         self._calls.append(("abort",))
         self.aborted = True
@@ -417,6 +448,7 @@ class StandinRuntime:
         self.compute = Stream("compute", self.calls)
         self.streams = [self.compute]
         self.cuda_error: Optional[str] = None
+        self.query_devices: set = set()  # the devices current during event queries
 
     def unique_id(self) -> Any:
         self.unique_id_calls += 1
@@ -454,6 +486,7 @@ class StandinRuntime:
         return Event(self.calls, self.current)
 
     def event_done(self, event: Event) -> bool:
+        self.query_devices.add(self.current)  # CUDA makes a context on the current device
         if self.cuda_error is not None:
             raise StandinCudaError(self.cuda_error)
         return event.fired.is_set()

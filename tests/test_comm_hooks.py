@@ -162,6 +162,21 @@ def test_compression_stays_within_half_precision_of_the_float32_average(monkeypa
     assert differs, "compression left every gradient exact: nothing was compressed"
 
 
+@pytest.mark.parametrize("dtype", [np.dtype("float16"), np.dtype(ml_dtypes.bfloat16)])
+def test_half_gradients_are_scaled_in_float32_on_both_paths(monkeypatch, dtype):
+    """The kernel scales in float32 and rounds once; rounding 1/3 to the gradients' own half
+    type first would move about a third of the values by one ulp."""
+    monkeypatch.setattr(minidp.core.kernels, "launch", run_on_host)
+    grads = [np.random.default_rng(3).standard_normal(500).astype(dtype)]
+    host = comm_hooks.HostCopy(grads, [0], np.zeros(500, dtype))
+    kernel = comm_hooks.KernelCopy(grads, [0], np.zeros(500, dtype))
+    host.pack(grads, 1 / 3)
+    kernel.pack(grads, 1 / 3)
+    wanted = (grads[0].astype(np.float32) * np.float32(1 / 3)).astype(dtype)
+    assert kernel.flat.tobytes() == wanted.tobytes()
+    assert host.flat.tobytes() == wanted.tobytes()
+
+
 def test_kernel_path_gives_each_parameter_its_own_gradient_array(monkeypatch):
     _, sent, _, reducer = train_two_steps(True, monkeypatch)
     for bucket in reducer._buckets:

@@ -4,6 +4,7 @@ import os
 
 import pytest
 
+from minidp.core import backend as array_backend
 from minidp.distributed import ParallelEnv
 from minidp.core.distributed import env as env_module
 from minidp.core.distributed.env import mpi_launch, record_mpi_endpoints
@@ -124,3 +125,15 @@ def test_endpoints_shared_over_mpi_are_reported_without_touching_the_environment
     assert "PADDLE_TRAINER_ENDPOINTS" not in os.environ
     env.setenv("PADDLE_TRAINER_ENDPOINTS", "127.0.0.1:1,127.0.0.1:2")
     assert ParallelEnv().trainer_endpoints == ["127.0.0.1:1", "127.0.0.1:2"], "variables win"
+
+
+@pytest.mark.parametrize("visible, expected", [(1, 0), (2, 1), (4, 1)])
+def test_mpi_local_rank_selects_a_device_modulo_the_visible_ones(env, visible, expected):
+    """Under mpirun/srun with one visible GPU per rank, local rank 1 must take device 0."""
+    env.setenv("OMPI_COMM_WORLD_RANK", "1")
+    env.setenv("OMPI_COMM_WORLD_SIZE", "2")
+    env.setenv("OMPI_COMM_WORLD_LOCAL_RANK", "1")
+    env.setattr(array_backend, "cuda_device_count", lambda: visible)
+    assert ParallelEnv().device_id == expected
+    env.setenv("FLAGS_selected_gpus", "3")  # named explicitly: taken as it is
+    assert ParallelEnv().device_id == 3

@@ -496,7 +496,9 @@ def test_timeout_aborts_the_communicator_and_names_rank_and_operation(job_of):
     groups[0].shutdown()  # returns: the failed work is logged, not raised
 
 
-def test_issuing_error_checks_and_abort_never_overlap_in_the_communicator(job_of):
+def test_issuing_calls_never_overlap_nor_do_error_checks_and_abort(job_of):
+    """NCCL lets check_async_error and abort run beside an issuing call (the abort unblocks it),
+    but two issuing calls, or two of those, must never be inside the communicator at once."""
     job = job_of(2)
     groups = job.groups(timeout=0.5)
     connect(groups)
@@ -555,6 +557,32 @@ def test_two_ranks_that_both_send_first_deadlock_and_the_timeout_says_so(job_of)
         return float(received[0])
 
     assert in_threads(groups, ordered) == [2.0, 1.0]
+
+
+def test_a_call_that_blocks_the_host_is_aborted_at_the_group_timeout(job_of):
+    """NCCL's first send to a peer blocks the host until the peer posts its receive, holding the
+    issue lock: the watchdog must time it out and abort without waiting for that lock (the abort
+    flag is what unblocks the call)."""
+    job = job_of(2)
+    groups = job.groups(timeout=1)
+    connect(groups)
+    outcome = []
+
+    def send() -> None:
+        try:
+            groups[0].send(device_array([1.0]), 1)  # rank 1 never receives
+        except RuntimeError as error:
+            outcome.append(str(error))
+
+    sender = threading.Thread(target=send, daemon=True)
+    sender.start()
+    sender.join(20)
+    assert not sender.is_alive(), "the blocked send was never aborted"
+    assert outcome and outcome[0].startswith("nccl send on group 'default' at rank 0: timed out")
+    assert "blocked" in outcome[0] and "aborted" in outcome[0]
+    assert job.runtimes[0].communicators[0].aborted
+    with pytest.raises(RuntimeError, match="unusable after an earlier failure"):
+        groups[0].all_reduce(device_array([1.0]))
 
 
 def test_abort_is_local_and_peers_learn_of_it_through_their_own_timeout(job_of):
@@ -637,6 +665,22 @@ class FakeCudaRuntimeModule:
     def check_status(self, status: int) -> None:
         if status:
             raise RuntimeError(f"cudaError {status}")
+
+
+def test_cupy_runtime_makes_nccl_connect_peers_at_init_unless_told_otherwise(monkeypatch):
+    """Where NCCL connects inside the first collective (NCCL_RUNTIME_CONNECT=1, the default of
+    2.22+), that call blocks the host; at init, the store meeting bounds the wait."""
+    fake_nccl = SimpleNamespace(available=True, get_version=lambda: 22300)
+    fake_cupy = SimpleNamespace(__version__="14.2.0", cuda=SimpleNamespace(nccl=fake_nccl))
+    monkeypatch.setitem(sys.modules, "cupy", fake_cupy)
+    monkeypatch.setitem(sys.modules, "cupy.cuda", fake_cupy.cuda)
+    monkeypatch.setattr(backend, "cuda_device_count", lambda: 1)
+    monkeypatch.delenv("NCCL_RUNTIME_CONNECT", raising=False)
+    nccl.CupyRuntime("rank 0")
+    assert os.environ["NCCL_RUNTIME_CONNECT"] == "0"
+    monkeypatch.setenv("NCCL_RUNTIME_CONNECT", "1")
+    nccl.CupyRuntime("rank 0")
+    assert os.environ["NCCL_RUNTIME_CONNECT"] == "1", "the user's choice is kept"
 
 
 @pytest.mark.parametrize("status, answer", [(0, True), (600, False), (700, "cudaError 700")])
@@ -908,6 +952,59 @@ def test_work_nobody_waits_on_is_failed_by_the_watchdog_at_the_group_timeout(job
     assert str(caught.value) == logged
     with pytest.raises(RuntimeError, match="unusable after an earlier failure"):
         groups[0].all_reduce(device_array([1.0]))
+
+
+def test_an_asynchronous_nccl_error_in_work_nobody_waits_on_fails_it_before_its_deadline(job_of):
+    job = job_of(2)
+    groups = job.groups(timeout=30, name="unwaited")
+    connect(groups)
+    work = groups[0].all_reduce(device_array([1.0]), sync_op=False)  # rank 1 never joins
+    job.runtimes[0].communicators[0].async_error = StandinNcclError("unhandled system error")
+    assert work._done.wait(10), "the watchdog polls check_async_error, not only deadlines"
+    with pytest.raises(RuntimeError, match="asynchronous error .*unhandled system error"):
+        work.wait()
+    assert job.runtimes[0].communicators[0].aborted
+
+
+def test_events_are_queried_on_the_group_device_from_any_thread(job_of):
+    """A query on another device would create a CUDA context there (on GPU 0 from the watchdog)."""
+    job = job_of(2)
+    groups = job.groups(timeout=30)
+    connect(groups)  # on device 0
+    runtime = job.runtimes[0]
+    runtime.current = 1  # another thread's device
+    runtime.query_devices.clear()
+    work = groups[0].all_reduce(device_array([1.0]), sync_op=False)  # rank 1 never joins
+    assert not work.is_completed()
+    assert runtime.query_devices == {0}
+
+
+class CompletingOnRelease:
+    """An issue lock whose release lets another thread complete the outstanding work at once,
+    as the watchdog or a second issuing thread may."""
+
+    def __init__(self, group) -> None:
+        self._lock = threading.RLock()
+        self._group = group
+
+    def __enter__(self) -> None:
+        self._lock.acquire()
+
+    def __exit__(self, *exc) -> None:
+        self._lock.release()
+        for work in list(self._group._outstanding):
+            self._group._stream.synchronize()
+            self._group._poll(work)
+
+
+def test_issuing_survives_another_thread_completing_the_work_as_the_lock_is_released(job_of):
+    job = job_of(2)
+    groups = job.groups()
+    connect(groups)
+    for group in groups:
+        group._issue_lock = CompletingOnRelease(group)
+    works = in_threads(groups, lambda g: g.all_reduce(device_array([g.rank + 1.0]), sync_op=False))
+    assert all(work.is_completed() and work.wait() for work in works)
 
 
 def test_work_that_completes_while_the_watchdog_times_it_out_keeps_its_first_outcome(job_of):

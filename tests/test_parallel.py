@@ -51,3 +51,33 @@ def test_backend_choice_errors(clean_env):
     clean_env.setenv("PADDLE_DISTRI_BACKEND", "carrier-pigeon")
     with pytest.raises(ValueError, match="unknown communication backend 'carrier-pigeon'"):
         dist.init_parallel_env()
+
+
+class MpiReached(Exception):
+    """Stops init_parallel_env where it would share endpoints over MPI."""
+
+
+def test_under_mpirun_nccl_selects_the_device_before_initialising_mpi(clean_env, caplog):
+    """MPI_Init (importing mpi4py) may create a CUDA context on the current device in a
+    CUDA-aware MPI: the rank's own GPU must be current by then, not GPU 0."""
+    from minidp.core import backend as array_backend
+    from minidp.core.distributed import parallel
+
+    launcher = {"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "2", "OMPI_COMM_WORLD_LOCAL_RANK": "1"}
+    for name, value in launcher.items():
+        clean_env.setenv(name, value)
+    clean_env.setenv("PADDLE_DISTRI_BACKEND", "nccl")
+    clean_env.setattr(array_backend, "cuda_device_count", lambda: 2)
+    steps = []
+    clean_env.setattr(array_backend, "set_device", steps.append)
+    clean_env.setattr(parallel, "mpi4py_available", lambda: True)
+    clean_env.setattr(parallel, "_abort_mpi_job_on_uncaught_exception", lambda: steps.append("MPI_Init"))
+
+    def share_endpoints(env):
+        raise MpiReached
+
+    clean_env.setattr(parallel, "_share_endpoints_over_mpi", share_endpoints)
+    with caplog.at_level("INFO", logger="minidp.distributed"), pytest.raises(MpiReached):
+        dist.init_parallel_env()
+    assert steps == ["gpu:1", "MPI_Init"]
+    assert "rank 1 takes gpu:1 of the 2 it sees" in caplog.text

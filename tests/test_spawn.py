@@ -63,6 +63,7 @@ def assert_all_reaped(context) -> None:
         ({"nprocs": 2, "backend": "bkcl"}, ValueError, "backend must be one of"),
         ({"nprocs": 2, "backend": "gloo", "gpus": "0,1"}, ValueError, "drop it for gloo"),
         ({"nprocs": 2, "start_method": "thread"}, ValueError, "start_method must be one of"),
+        ({"nprocs": 2, "backend": "nccl", "start_method": "fork"}, ValueError, "'fork' cannot start nccl ranks"),
         ({"nprocs": 2, "ips": "10.0.0.1,10.0.0.2"}, ValueError, "minidp.distributed.launch --nnodes"),
         ({"nprocs": 2, "ips": "203.0.113.7"}, ValueError, "cannot bind a port on '203.0.113.7'"),
     ],

@@ -32,7 +32,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 import numpy
 
 from .. import backend, kernels, timeline
-from ..kernels.launch_args import unpack_launch
+from ..kernels.launch_args import arithmetic_dtype, unpack_launch
 from .backends import Work
 
 
@@ -100,7 +100,10 @@ class HostCopy(BucketCopy):
         if grad is None:
             slot.fill(0)
         else:
-            numpy.multiply(grad.reshape(-1), self.scale, out=slot)
+            # in the kernels' arithmetic type (float32 for half types): scaling in float16 would
+            # round the scale (1/3) to float16 first and differ from the GPU path by an ulp
+            compute = arithmetic_dtype(grad.dtype.name, slot.dtype.name)
+            numpy.multiply(grad.reshape(-1), compute(self.scale), out=slot, dtype=compute)
 
     def note(self, entry: int, grad: Any) -> None:
         """Write one gradient (None: zeros) into its slot now, times the last pack's scale."""

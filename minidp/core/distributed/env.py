@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 from typing import List, NamedTuple, Optional, Sequence, Tuple
 
+from .. import backend as array_backend
+
 # 30 minutes, as Paddle's PADDLE_PG_TIMEOUT and PyTorch's default for gloo (PyTorch uses 10 for
 # NCCL): long enough for a slow first step or checkpoint on one rank; a peer that stopped calling
 # collectives is reported long before (MINIDP_STALL_WARNING_SECONDS, backends/base.py).
@@ -50,6 +52,14 @@ def read_int(name: str, default: int) -> int:
         return int(value)
     except ValueError:
         raise ValueError(f"environment variable {name}={value!r} must be an integer") from None
+
+
+def local_device(local_rank: int) -> int:
+    """The GPU of the rank ``local_rank`` of a node: that index modulo the devices this process
+    sees. Under mpirun or srun each rank may see only its own GPU (``CUDA_VISIBLE_DEVICES`` set
+    per rank), where every rank must take device 0; with no device visible, the local rank."""
+    visible = array_backend.cuda_device_count()
+    return local_rank % visible if visible else local_rank
 
 
 def record_mpi_endpoints(endpoints: Sequence[str]) -> None:
@@ -95,8 +105,10 @@ class ParallelEnv:
                     f"{devices_variable} must list device ids such as '0,1', got {os.environ[devices_variable]!r}"
                 )
             self._device_id = int(selected)
+        elif self._launched_by_mpi:
+            self._device_id = local_device(launch.local_rank)
         else:
-            self._device_id = launch.local_rank if self._launched_by_mpi else 0
+            self._device_id = 0
         endpoints = os.environ.get("PADDLE_TRAINER_ENDPOINTS", "").strip()
         self._trainer_endpoints = [e.strip() for e in endpoints.split(",") if e.strip()]
         self._current_endpoint = os.environ.get("PADDLE_CURRENT_ENDPOINT", "").strip()
@@ -119,7 +131,8 @@ class ParallelEnv:
 
     @property
     def device_id(self) -> int:
-        """GPU of this trainer: first of ``FLAGS_selected_gpus``, else MPI local rank, else 0."""
+        """GPU of this trainer: first of ``FLAGS_selected_gpus``, else the MPI local rank modulo
+        the visible devices (:func:`local_device`), else 0."""
         return self._device_id
 
     @property

@@ -7,14 +7,16 @@
    :func:`~minidp.core.distributed.backends.choose_backend` that the launchers follow too (nccl
    when CuPy sees a GPU, else mpi when an MPI launcher started the process and mpi4py imports,
    else gloo);
-3. under an MPI launcher, share every rank's ``ip:port`` with an MPI all-gather (rank 0's is the
+3. under nccl, the rank's GPU becomes the current device (``set_device('gpu:N')`` with N the
+   first of ``FLAGS_selected_gpus``, else the MPI local rank modulo the GPUs the process sees,
+   else 0), so new tensors are CuPy arrays on it; the log says which GPU each rank took. This
+   comes before MPI is initialised, since a CUDA-aware MPI may create a context on the device
+   current at ``MPI_Init``;
+4. under an MPI launcher, share every rank's ``ip:port`` with an MPI all-gather (rank 0's is the
    master endpoint) and hand them to ``env.record_mpi_endpoints``, from which every
    :class:`ParallelEnv` reads them (nothing is written to ``os.environ``);
-4. rank 0 hosts the TCPStore at the master endpoint (``MASTER_ADDR``/``MASTER_PORT``, else
+5. rank 0 hosts the TCPStore at the master endpoint (``MASTER_ADDR``/``MASTER_PORT``, else
    ``PADDLE_MASTER``, else the first of ``PADDLE_TRAINER_ENDPOINTS``) and every rank connects;
-5. under nccl, the rank's GPU becomes the current device (``set_device('gpu:N')`` with N the
-   first of ``FLAGS_selected_gpus``, else the MPI local rank, else 0), so new tensors are CuPy
-   arrays on it;
 6. the backend builds the default process group, with the timeout ``PADDLE_PG_TIMEOUT`` (ms); the
    log line that reports it names the backend and, for gloo, its transport (``shm`` or ``tcp``,
    see :mod:`~minidp.core.distributed.backends.gloo`).
@@ -206,12 +208,19 @@ def init_parallel_env() -> Optional[Group]:
         return collective.get_group()
     _check_environment(env)
     backend = _choose_backend(env)
+    if backend == "nccl":  # before MPI_Init, which may make a CUDA context on the current device
+        array_backend.set_device(f"gpu:{env.device_id}")
+        logger.info(
+            "rank %d takes gpu:%d of the %d it sees (CUDA_VISIBLE_DEVICES=%s)",
+            env.rank,
+            env.device_id,
+            array_backend.cuda_device_count(),
+            os.environ.get("CUDA_VISIBLE_DEVICES", "unset"),
+        )
     if env.launched_by_mpi and mpi4py_available():
         _abort_mpi_job_on_uncaught_exception()
         record_mpi_endpoints(_share_endpoints_over_mpi(env))
         env = _global_parallel_env = ParallelEnv()
-    if backend == "nccl":
-        array_backend.set_device(f"gpu:{env.device_id}")
     timeout = env.pg_timeout / 1000.0
     store = None
     if backend in BACKENDS_NEEDING_A_STORE:

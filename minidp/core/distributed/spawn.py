@@ -140,10 +140,18 @@ def _node_ip(options: Dict[str, Any]) -> str:
 
 
 def _start_method(options: Dict[str, Any]) -> str:
+    """The checked start method. 'fork' is refused for nccl ranks, as PyTorch does: planning the
+    job asks CUDA for the devices, and a child forked after CUDA is initialised cannot use it."""
     method = options.get("start_method") or "spawn"
     allowed = multiprocessing.get_all_start_methods()
     if method not in allowed:
         raise ValueError(f"start_method must be one of {allowed}, got {method!r}")
+    if method == "fork" and _resolve_backend(options) == "nccl":
+        raise ValueError(
+            "spawn: start_method 'fork' cannot start nccl ranks: this process initialises CUDA to "
+            "find the GPUs, and CUDA does not work in a child forked after that; use "
+            "start_method='spawn' (the default) or 'forkserver'"
+        )
     return method
 
 

@@ -11,9 +11,10 @@ both into bytes and :func:`unique_id_argument` back into what the installed CuPy
 
 The communicator itself is created at the group's first collective, on the device current at
 that moment (so ``set_device`` may still be called after ``init_parallel_env``). That device is
-the group's: every later operation enters it while it is issued, so its events, stream work and
-staging buffers stay there even when the caller has since switched devices or issues from
-another thread. NCCL's ``ncclCommInitRank`` blocks until every rank has joined, so ranks first
+the group's: every later operation enters it while it is issued and while its event is queried,
+so its events, stream work and staging buffers stay there, and no query creates a context on
+another device, even when the caller has since switched devices or polls from another thread
+(the watchdog's current device is 0). NCCL's ``ncclCommInitRank`` blocks until every rank has joined, so ranks first
 meet in the store (bounded by the group's timeout): a rank that never arrives becomes an error
 naming it, not a hang. (Without a store, under mpirun, creation waits as NCCL does; an MPI job ends as a whole
 when one rank fails.)
@@ -31,10 +32,13 @@ Streams and ordering
 Every operation runs on one dedicated, non-blocking CUDA stream per group. Before the NCCL call
 the backend records an event on the caller's current stream (the one that produced the data)
 and makes the NCCL stream wait for it; after the call it records a completion event on the NCCL
-stream. The host never blocks to issue an operation, so the reducer's bucket all-reduces run on
-the GPU while backward keeps computing on the current stream. ``AVG`` is NCCL's own ``ncclAvg``
-(NCCL >= 2.10): exact division for floating types, bfloat16 included, and the quotient truncated
-toward zero for integers, as Paddle's AVG gives it.
+stream. Issuing does not wait for the operation, so the reducer's bucket all-reduces run on the
+GPU while backward keeps computing on the current stream. ``AVG`` is NCCL's own ``ncclAvg``
+(NCCL >= 2.10). For floating types, bfloat16 included, it is not an exact division: NCCL
+multiplies each rank's values by 1/n, rounded to the element type, and sums the products, so
+results may differ from the CPU backends' sum divided by n in the last bits (more for float16
+and bfloat16, where 1/3 itself rounds); for integers it gives the quotient truncated toward zero,
+as Paddle's AVG does.
 
 Completion, errors and timeouts
 -------------------------------
@@ -45,9 +49,14 @@ communicator. A CUDA error, an asynchronous NCCL error, or an operation still un
 group's timeout (counted from its issue) has passed, aborts the communicator (``abort``) and
 raises ``RuntimeError`` naming the rank and the operation -- a CUDA error at once, not after the
 timeout; the group then refuses further operations, as every backend does after a failure.
-CuPy releases the GIL inside ``abort``, ``check_async_error`` and the collectives, so all calls
-into the communicator -- issuing, error checks, abort and destroy -- are serialised by the
-group's issue lock: an abort from a waiting thread never runs beside an issue on another.
+CuPy releases the GIL inside ``abort``, ``check_async_error`` and the collectives. Issuing calls
+(and destroy) are serialised by the group's issue lock; error checks and abort by the control
+lock alone, because an issuing call can block the host (NCCL connects peers inside the first
+collective and the first send or receive to a peer, which wait for that peer): NCCL lets
+``ncclCommGetAsyncError`` and ``ncclCommAbort`` run beside such a call, and the abort flag is
+what unblocks it, as PyTorch's watchdog relies on. While a call is being issued, the watchdog
+watches its deadline too: a call still blocked there at the group's timeout is aborted and
+raises the timeout error in the issuing thread.
 Synchronous operations (``sync_op=True``, ``barrier``, ``send``, ``recv``) wait in this way
 before returning. NumPy arrays are accepted too (DataParallel checks its replicas with small host
 arrays): they are staged through device memory, and their operation completes before the call
@@ -76,7 +85,10 @@ blocked on I/O, sleeping, or never waiting on its work:
   collective ("rank 0 is behind (its last: ...)");
 - it fails operations that nobody waits on once they pass their deadline, as a waiting thread
   would: abort, the error with the flight records, an ERROR in the log naming rank and
-  operation. An asynchronous collective that is never waited on cannot hang silently.
+  operation; and, each round, it polls their events and ``check_async_error``, so an
+  asynchronous NCCL error fails them at once, not at their deadline. It times out a call blocked
+  in the host while being issued in the same way. An asynchronous collective that is never
+  waited on cannot hang silently.
 
 Between these it sleeps until the next deadline (at most ``WATCHDOG_PAUSE``), so it costs one
 store round trip per pause and nothing per collective. It talks to the store through its own
@@ -96,6 +108,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import os
 import threading
 import time
 import warnings
@@ -263,7 +276,8 @@ class CupyRuntime:
     """The real CUDA and NCCL calls, through CuPy: needs a GPU, its driver and libnccl.
 
     Raises ``RuntimeError`` naming ``who`` (``rank 1``) when there is no device or CuPy cannot
-    load NCCL.
+    load NCCL. Sets ``NCCL_RUNTIME_CONNECT=0`` unless the user set it: NCCL then connects the
+    collectives' peers while the communicator is created, not inside the first collective.
     """
 
     def __init__(self, who: str) -> None:
@@ -274,6 +288,9 @@ class CupyRuntime:
             )
         import cupy
 
+        # NCCL 2.22+ connects peers inside the first collective, blocking the host there; at
+        # init (ncclCommInitRank) the wait is bounded by the ranks' meeting in the store
+        os.environ.setdefault("NCCL_RUNTIME_CONNECT", "0")
         with warnings.catch_warnings():  # CuPy warns when libnccl is missing; we raise instead
             warnings.simplefilter("ignore")
             from cupy.cuda import nccl
@@ -433,6 +450,18 @@ class NcclWork(Work):
         self._finish()
 
 
+class Issuing:
+    """The operation being issued, while its NCCL calls run: what the watchdog needs to time out
+    a call that blocks the host (``error`` is set when it does)."""
+
+    __slots__ = ("description", "deadline", "error")
+
+    def __init__(self, description: str, timeout: float) -> None:
+        self.description = description
+        self.deadline = time.monotonic() + timeout
+        self.error: Optional[RuntimeError] = None
+
+
 class NcclProcessGroup(ProcessGroup):
     """Process group on a ``cupy.cuda.nccl.NcclCommunicator``; see the module docstring.
 
@@ -461,6 +490,9 @@ class NcclProcessGroup(ProcessGroup):
         self._store = store
         self._prefix = prefix
         self._comm: Any = None
+        self._ended = False  # the communicator was aborted or destroyed: no more calls into it
+        self._control_lock = threading.Lock()  # check_async_error, abort and destroy
+        self._issuing: Optional[Issuing] = None
         self._device: Optional[int] = None
         self._stream: Any = None
         self._barrier_buffer: Any = None
@@ -508,10 +540,20 @@ class NcclProcessGroup(ProcessGroup):
             fingerprint = self._recorder.add(call)
             if fingerprint is not None:
                 self._guarded(call, lambda: self._recorder.check(fingerprint, call.timeout, self.describe(call.op)))
-            work = self._guarded(call, lambda: self._enqueue(call, run))
+            issuing = self._issuing = Issuing(self.describe(call.op), call.timeout)
+            try:
+                work = self._guarded(call, lambda: self._enqueue(call, run))
+            except RuntimeError as error:
+                if issuing.error is not None:  # the watchdog aborted the blocked call
+                    raise RuntimeError(str(issuing.error)) from error
+                raise
+            finally:
+                self._issuing = None
             self._outstanding = [w for w in self._outstanding if not self._poll(w, check_communicator=False)]
             self._outstanding.append(work)
-        if sync_op or work._staging.holds_host_arrays:
+            # read under the lock: another thread may complete the work, dropping its staging
+            wait_now = sync_op or work._staging.holds_host_arrays
+        if wait_now:
             work.wait()
         return work
 
@@ -589,35 +631,53 @@ class NcclProcessGroup(ProcessGroup):
         finally:
             work._waited = False
 
+    def _timed_out(self, description: str, where: str) -> RuntimeError:
+        """The error of an operation past its deadline, ``where`` saying what it was doing."""
+        return self._with_records(
+            f"{description}: timed out (group timeout {self.timeout:g} s) {where}; the communicator "
+            "was aborted. Check that every rank issues the same collectives in the same order, or "
+            "raise the timeout (PADDLE_PG_TIMEOUT in ms)"
+        )
+
     def _time_out(self, work: NcclWork) -> None:
         """Fail ``work``, past its deadline, and the group with it, unless it finished meanwhile.
         Its waiter calls this, or the watchdog when nobody waits; the lock makes it happen once."""
         with self._expiry_lock:
             if not self._poll(work):
-                self._fail(
-                    work,
-                    self._with_records(
-                        f"{work._description}: timed out (group timeout {self.timeout:g} s) waiting "
-                        "for the other ranks; the communicator was aborted. Check that every rank "
-                        "issues the same collectives in the same order, or raise the timeout "
-                        "(PADDLE_PG_TIMEOUT in ms)"
-                    ),
-                )
+                self._fail(work, self._timed_out(work._description, "waiting for the other ranks"))
+
+    def _time_out_issuing(self, issuing: Issuing) -> None:
+        """Fail the group when ``issuing`` is still blocked in NCCL past its deadline: the abort
+        unblocks the call, and its thread raises ``issuing.error``."""
+        with self._expiry_lock:
+            if self._issuing is not issuing:  # it returned meanwhile
+                return
+            issuing.error = self._timed_out(
+                issuing.description, "blocked in NCCL while issuing it, waiting for the other ranks to connect"
+            )
+            if self._record_failure(issuing.error):
+                self._abort()
 
     def _watch(self, asked: bool, store: Any) -> float:
-        """The watchdog's round: publish the flight record when a peer ``asked`` for it, and
-        time out the operations past their deadline that nobody waits on. Returns the seconds
-        until the next deadline (at most ``WATCHDOG_PAUSE``)."""
+        """The watchdog's round: publish the flight record when a peer ``asked`` for it, time out
+        a call blocked in NCCL past its deadline while being issued, and poll the operations that
+        nobody waits on (an asynchronous NCCL error fails them), timing out those past their
+        deadline. Returns the seconds until the next deadline (at most ``WATCHDOG_PAUSE``)."""
         if asked:
             self._publish_record(store)
+        issuing = self._issuing
+        if issuing is not None and time.monotonic() >= issuing.deadline:
+            self._time_out_issuing(issuing)
         for work in list(self._outstanding):
-            if not (work._done.is_set() or work._waited) and time.monotonic() >= work._deadline:
+            if work._done.is_set() or work._waited or self._poll(work):
+                continue
+            if time.monotonic() >= work._deadline:
                 self._time_out(work)
         now = time.monotonic()
-        upcoming = [
-            work._deadline - now for work in list(self._outstanding) if not work._done.is_set() and work._deadline > now
-        ]
-        return min([WATCHDOG_PAUSE, *upcoming])
+        deadlines = [work._deadline for work in list(self._outstanding) if not work._done.is_set()]
+        if issuing is not None and issuing.error is None:
+            deadlines.append(issuing.deadline)
+        return min([WATCHDOG_PAUSE, *(deadline - now for deadline in deadlines if deadline > now)])
 
     def _poll(self, work: NcclWork, check_communicator: bool = True) -> bool:
         """True once ``work`` has finished, successfully or not: its event has fired (results
@@ -626,7 +686,8 @@ class NcclProcessGroup(ProcessGroup):
         if work._done.is_set():
             return True
         try:
-            fired = self._runtime.event_done(work._event)
+            with self._runtime.device(self._device):  # no query may make a context on another device
+                fired = self._runtime.event_done(work._event)
         except Exception as error:
             self._fail(
                 work,
@@ -646,8 +707,8 @@ class NcclProcessGroup(ProcessGroup):
         if not check_communicator:
             return False
         try:
-            with self._issue_lock:  # CuPy releases the GIL here: never beside an issue or abort
-                if self._comm is not None:
+            with self._control_lock:  # CuPy releases the GIL here: never beside an abort
+                if self._comm is not None and not self._ended:
                     self._comm.check_async_error()
         except Exception as error:
             self._fail(
@@ -683,11 +744,13 @@ class NcclProcessGroup(ProcessGroup):
         self._abort()
 
     def _abort(self) -> None:
-        """Abort the communicator (NCCL's way out of a hung or failed operation), once."""
-        with self._issue_lock:
-            comm, self._comm = self._comm, None
-            if comm is not None:
-                comm.abort()
+        """Abort the communicator (NCCL's way out of a hung or failed operation), once. Never
+        waits for the issue lock: an issuing call blocked in the host holds it, and the abort is
+        what unblocks that call (which then raises, as every later call into it does)."""
+        with self._control_lock:
+            if self._comm is not None and not self._ended:
+                self._ended = True
+                self._comm.abort()
 
     def _finish_outstanding(self) -> None:
         """Wait for the issued operations (each bounded by its timeout), stopping at a failure."""
@@ -713,10 +776,10 @@ class NcclProcessGroup(ProcessGroup):
             self._watchdog.stop()
         if self._recorder.can_report:
             self._publish_record()
-        with self._issue_lock:
-            comm, self._comm = self._comm, None
-            if comm is not None:
-                comm.destroy()
+        with self._issue_lock, self._control_lock:
+            if self._comm is not None and not self._ended:
+                self._ended = True
+                self._comm.destroy()
 
     # --- the operations (called with the group's stream ordered after the current one) -------
     def _all_reduce(self, array: Any, op: ReduceOp) -> Staging:

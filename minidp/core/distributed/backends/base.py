@@ -29,8 +29,11 @@ and by every backend (gloo, mpi, nccl):
 
 Operands are C-contiguous, writable arrays (NumPy arrays for the CPU backends) or minidp Tensors,
 whose ``_data`` is used in place, as Paddle's process groups take tensors; zero-size arrays are
-allowed. ``AVG`` divides exactly for floating types (bfloat16 included) and truncates toward zero
-for integers, as NCCL's ``ncclAvg`` does; it refuses bool arrays.
+allowed. ``AVG`` of floating types (bfloat16 included) divides the sum by the group size on the
+CPU backends; NCCL's ``ncclAvg`` instead multiplies each rank's values by 1/n rounded to the
+element type and sums them, which is not an exact division (the last bits may differ, more for
+float16 and bfloat16, where 1/3 itself rounds). For integers every backend truncates the
+quotient toward zero; bool arrays are refused.
 
 The two layers
 --------------
