@@ -4,6 +4,8 @@ The public names follow PaddlePaddle's, so a script written for ``paddle`` runs 
 the import. NumPy runs everything on the CPU, CuPy on NVIDIA GPUs (``set_device('gpu:0')``).
 """
 
+import importlib as _importlib
+
 from . import autograd
 from .core import backend, log_config
 from .autograd import Parameter, PyLayer, Tensor, no_grad, is_grad_enabled, set_grad_enabled
@@ -14,27 +16,40 @@ from .serialization import load, save
 from .batch import batch
 from .framework import CPUPlace, CUDAPlace, disable_static, enable_static, in_dynamic_mode
 from .core.param_attr import ParamAttr
-from .core import regularizer
+from . import regularizer
 from . import device
 from .core.random import get_cuda_rng_state, get_rng_state, set_cuda_rng_state, set_rng_state
 from .core.distributed.data_parallel import DataParallel
 from . import linalg
-from . import metric, vision
-from . import amp
-from .amp import (
-    autocast,
-    get_autocast_cpu_dtype,
-    get_autocast_dtype,
-    get_autocast_gpu_dtype,
-    is_autocast_enabled,
-)
-from . import utils
 from .ops.creation import shape
-from . import callbacks, hapi
-from .hapi import Model, summary
-from . import base, jit, static
-from .static import create_parameter
-from . import distribution
+from . import base  # binds Tensor._grad_ivar, which scripts call without naming paddle.base
+
+# Paddle namespaces a script reaches only by naming them: loaded on first use (PEP 562), so that
+# `import minidp`, which every rank of a job pays, costs what the core and the common surface cost.
+_LAZY_MODULES = ("amp", "callbacks", "distribution", "hapi", "jit", "metric", "static", "utils", "vision")
+_LAZY_NAMES = {
+    "Model": "hapi",
+    "summary": "hapi",
+    "autocast": "amp",
+    "get_autocast_cpu_dtype": "amp",
+    "get_autocast_dtype": "amp",
+    "get_autocast_gpu_dtype": "amp",
+    "is_autocast_enabled": "amp",
+    "create_parameter": "static",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY_MODULES:
+        return _importlib.import_module(f"{__name__}.{name}")
+    if name in _LAZY_NAMES:
+        return getattr(_importlib.import_module(f"{__name__}.{_LAZY_NAMES[name]}"), name)
+    raise AttributeError(f"module 'minidp' has no attribute {name!r}")
+
+
+def __dir__() -> list:
+    return sorted({*globals(), *_LAZY_MODULES, *_LAZY_NAMES})
+
 
 float16 = backend.DTYPES["float16"]
 bfloat16 = backend.DTYPES["bfloat16"]

@@ -2,6 +2,8 @@
 constants, ``newaxis``, and aliases that are the very same objects as the names they stand for."""
 
 import math
+import subprocess
+import sys
 
 import numpy as np
 
@@ -45,3 +47,24 @@ def test_aliases_are_the_same_objects():
     x = minidp.to_tensor([0, 5], dtype="int32")
     np.testing.assert_array_equal(minidp.bitwise_invert(x).numpy(), [-1, -6])
     np.testing.assert_array_equal(x.bitwise_invert().numpy(), [-1, -6])
+
+
+def test_namespaces_a_script_names_load_on_first_use():
+    """``import minidp`` (paid by every rank) leaves vision, hapi, amp, ... unloaded until a
+    script names them; then they and their top-level names are there as in Paddle."""
+    code = (
+        "import sys, minidp\n"
+        "lazy = ['amp', 'callbacks', 'distribution', 'hapi', 'jit', 'metric', 'static', 'utils', 'vision']\n"
+        "assert not [n for n in lazy if 'minidp.' + n in sys.modules], sys.modules.keys()\n"
+        "assert set(lazy) <= set(dir(minidp))\n"
+        "assert minidp.Model is minidp.hapi.Model and minidp.autocast is minidp.amp.autocast\n"
+        "from minidp import summary, create_parameter\n"
+        "assert minidp.vision.models.resnet18 and 'minidp.vision' in sys.modules\n"
+        "try:\n"
+        "    minidp.no_such_name\n"
+        "except AttributeError as error:\n"
+        "    assert 'no_such_name' in str(error)\n"
+        "else:\n"
+        "    raise AssertionError('an unknown name was found')\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
