@@ -181,3 +181,11 @@ def test_creation_functions_follow_paddle_signatures():
     assert minidp.to_tensor(np.ones(2, np.float64)).dtype == np.float64
     with pytest.raises(TypeError, match="unsupported dtype"):
         minidp.zeros([2], "float7")
+
+
+def test_to_tensor_keeps_a_bfloat16_array_and_refuses_structured_ones():
+    """bfloat16 (ml_dtypes) is NumPy kind 'V' like a structured dtype: only the latter is refused."""
+    data = np.ones(3, dtype=minidp.bfloat16)
+    assert minidp.to_tensor(data).dtype == minidp.bfloat16
+    with pytest.raises(TypeError, match="numbers or bools"):
+        minidp.to_tensor(np.zeros(2, dtype=[("a", "f4")]))

@@ -87,7 +87,7 @@ def to_tensor(data: Any, dtype: Any = None, place: Any = None, stop_gradient: bo
     if xp is numpy and not isinstance(data, numpy.ndarray) and not numpy.isscalar(data):
         data = numpy.array(data)
     array = xp.array(data, dtype=target, copy=True)
-    if array.dtype.kind in "OUSV":
+    if array.dtype.kind in "OUS" or (array.dtype.kind == "V" and array.dtype != backend.BFLOAT16):
         raise TypeError(f"to_tensor: data must hold numbers or bools, got elements of NumPy dtype {array.dtype}")
     tensor = wrap(array)
     tensor.stop_gradient = stop_gradient
