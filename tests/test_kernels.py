@@ -370,7 +370,7 @@ def test_translation_units_inline_the_shared_header():
 
 
 def test_importing_the_kernels_package_does_not_import_cupy():
-    code = "import sys, minidp.kernels; sys.exit(1 if 'cupy' in sys.modules else 0)"
+    code = "import sys, minidp.core.kernels; sys.exit(1 if 'cupy' in sys.modules else 0)"
     assert subprocess.run([sys.executable, "-c", code], timeout=60).returncode == 0
 
 

@@ -11,9 +11,13 @@ the Paddle venv (Paddle is never a dependency of minidp):
 import json
 import pathlib
 
-import numpy as np  # noqa: F401 -- used by the evaluated CASES
-import paddle as P
-import paddle.nn.functional as F  # noqa: F401 -- used by the evaluated CASES
+from command_line import answer_help
+
+answer_help(__name__, __doc__)
+
+import numpy as np  # noqa: E402,F401 -- used by the evaluated CASES
+import paddle as P  # noqa: E402
+import paddle.nn.functional as F  # noqa: E402,F401 -- used by the evaluated CASES
 
 CASES = [
     "P.reshape(P.to_tensor(np.arange(6.0, dtype='float32')), [2, -3])",
