@@ -23,8 +23,10 @@ from minidp.core.distributed.backends.shm import (
     INITIAL_SLOT_BYTES,
     REDUCED,
     RING_ROWS,
+    STATE,
     WRITTEN,
     SharedMemoryGlooGroup,
+    SharedMemoryTransport,
 )
 from minidp.core.distributed.store import TCPStore
 
@@ -229,6 +231,50 @@ def zero_copy_worker():
 def test_allocated_buffers_are_reduced_in_place_like_tcp(world_size):
     for rank, failures in enumerate(run_workers(zero_copy_worker, world_size, timeout=100)):
         assert failures == [], f"rank {rank}: {failures}"
+
+
+class _NamingGroup:
+    """What a transport asks its group for when it names a peer."""
+
+    global_ranks = [0, 1]
+    timeout = 30.0
+
+    def describe(self, op):
+        return f"gloo {op} at rank 0"
+
+    def describe_rank(self, rank):
+        return f"rank {rank}"
+
+    def _note_waiting(self, op, rank, deadline):
+        pass
+
+
+def test_a_peer_that_arrives_and_then_fails_between_two_reads_counts_as_arrived():
+    """The peer bumps its counter, then fails (on a mismatch it saw first) while this rank is
+    between reading that counter and reading the peer's state: the wait must end as arrived,
+    so that this rank goes on to see the mismatch itself instead of blaming the peer."""
+    from minidp.core.distributed.backends.shm import _LINE_WORDS, FAILED
+
+    control = np.zeros(2 * _LINE_WORDS, np.uint32)
+    transport = object.__new__(SharedMemoryTransport)
+    transport._group, transport._ranks, transport.rank = _NamingGroup(), [0, 1], 0
+    transport._words = memoryview(control).cast("B").cast("I")
+    transport._control_address = control.__array_interface__["data"][0]
+    checks = []
+    original = SharedMemoryTransport._check_peer
+
+    def peer_arrives_then_fails(op, peer, deadline):
+        checks.append(peer)
+        control[peer * _LINE_WORDS + ANNOUNCED] = 1
+        control[peer * _LINE_WORDS + STATE] = FAILED
+        original(transport, op, peer, deadline)
+
+    transport._check_peer = peer_arrives_then_fails
+    transport._wait_for("all_reduce", 1, ANNOUNCED, 1, time.monotonic() + 5)
+    assert checks == [1]
+    control[_LINE_WORDS + ANNOUNCED] = 1
+    with pytest.raises(Exception, match="lost the connection to rank 1 .its operation failed"):
+        transport._wait_for("all_reduce", 1, ANNOUNCED, 2, time.monotonic() + 5)
 
 
 def mismatch_worker():
