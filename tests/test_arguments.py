@@ -64,12 +64,48 @@ T = minidp.to_tensor
         (lambda: minidp.stack([T(np.ones(2))] * 2, axis=3), ValueError, "axis 3 is out of range"),
         (lambda: minidp.unsqueeze(T(np.ones((2, 3))), 10), ValueError, r"expected an int in \[-3, 2\]"),
         (lambda: minidp.unsqueeze(T(np.ones((2, 3))), True), TypeError, "each axis must be an int, got True"),
+        (
+            lambda: nn.functional.batch_norm(T(np.ones((2, 3, 4), "complex64")), minidp.zeros([3]), minidp.ones([3])),
+            TypeError,
+            r"batch_norm: x must be a floating tensor, got complex64; cast it with .astype\('float32'\)",
+        ),
+        (
+            lambda: nn.functional.batch_norm(minidp.ones([2, 3]), minidp.zeros([3], "int64"), minidp.ones([3])),
+            TypeError,
+            "batch_norm: running_mean must be a floating tensor, got int64",
+        ),
+        (
+            lambda: nn.functional.upsample(minidp.ones([1, 1, 2, 2]), scale_factor=2, mode=T([1])),
+            TypeError,
+            "interpolate: mode must be a string such as 'nearest' or 'bilinear', got Tensor",
+        ),
+        (
+            lambda: minidp.zeros([3]).uniform_(min=float("nan")),
+            ValueError,
+            "uniform_: min must be less than max, got min=nan and max=1.0",
+        ),
+        (lambda: minidp.zeros([3]).uniform_(max="1"), TypeError, r"uniform_: max must be a number, got '1' \(str\)"),
+        (lambda: minidp.zeros([3], "int32").uniform_(), TypeError, "uniform_: x must be a floating tensor, got int32"),
     ],
     ids=lambda v: v if isinstance(v, str) else "",
 )
 def test_bad_arguments_raise_naming_given_and_expected(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_uniform_takes_any_bounds_as_paddle_does():
+    """paddle.uniform draws ``min + (max - min) * u`` for any bounds (NumPy refuses infinite ones);
+    Tensor.uniform_ needs min < max but takes infinite bounds."""
+    assert np.isnan(minidp.uniform([4], min=float("nan")).numpy()).all()
+    assert np.isnan(minidp.zeros([4]).uniform_(min=float("-inf")).numpy()).all()
+    assert (minidp.zeros([4], "float64").uniform_(max=float("inf")).numpy() == np.inf).all()
+    reversed_bounds = minidp.uniform([1000], "float64", min=2.0, max=1.0).numpy()
+    assert (reversed_bounds > 1.0).all() and (reversed_bounds <= 2.0).all()
+    minidp.seed(7)
+    drawn = minidp.uniform([5], "float64", min=-0.5, max=3.0).numpy()
+    minidp.seed(7)
+    np.testing.assert_array_equal(minidp.zeros([5], "float64").uniform_(min=-0.5, max=3.0).numpy(), drawn)
 
 
 def test_integer_like_arguments_are_still_accepted():

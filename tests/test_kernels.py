@@ -130,7 +130,7 @@ def test_float32_to_16_bit_rounding_matches_numpy_on_edges_and_random_bits(half)
     flat = numpy.zeros(values.size, dtype=_dtype(half))
     run(pack_launch([values], flat, [0], 1.0))
     with numpy.errstate(over="ignore"):  # values past the 16-bit range round to infinity
-        expected = values.astype(flat.dtype)
+        expected = ref.flush(values).astype(flat.dtype)  # the multiply by 1 flushes subnormals (-ftz=true)
     ref.assert_bits_equal(flat, expected, f"float32 -> {half}")
 
 
@@ -140,7 +140,7 @@ def test_every_16_bit_pattern_widens_to_float32_like_numpy(half):
     destination = numpy.zeros(patterns.size, dtype=numpy.float32)
     run(unpack_launch(patterns, [destination], [0], 1.0))
     finite = ~numpy.isnan(destination)
-    expected = patterns.astype(numpy.float32)
+    expected = ref.flush(patterns.astype(numpy.float32))  # bfloat16 subnormals widen to float32 ones
     ref.assert_bits_equal(destination[finite], expected[finite], f"{half} -> float32")
     assert numpy.array_equal(~finite, numpy.isnan(patterns.astype(numpy.float32)))
 
@@ -284,6 +284,94 @@ def test_momentum_kernel_matches_numpy_bit_for_bit_over_three_steps(types, neste
         )
         data.step_reference(lambda p, g, v, master: ref.momentum_step(p, g, v, master=master, **hyper), grads)
         data.check(f"step {step}")
+
+
+# --- subnormals: CuPy compiles with -ftz=true, which the host runs model ---------------------
+
+
+def _tiny(rng: numpy.random.Generator, shapes: list, dtype: numpy.dtype) -> list:
+    """Arrays of ``shapes`` with values from 1e-44 to 1e-15 in magnitude, either sign: float32
+    subnormals, and normal values whose products are subnormal."""
+    return [(10.0 ** rng.uniform(-44, -15, shape) * rng.choice([-1.0, 1.0], shape)).astype(dtype) for shape in shapes]
+
+
+def test_float_kernels_flush_subnormals_as_cupys_ftz_does_and_double_kernels_keep_them():
+    """Adam's second moment from a gradient of 1e-20: (1 - beta2) * g * g is subnormal in float32,
+    which the GPU flushes to 0 (NumPy keeps it); float64 keeps its own subnormals."""
+    hyper = dict(lr=0.01, beta1=0.9, beta2=0.999, epsilon=1e-8, beta1_pow=0.9, beta2_pow=0.999, weight_decay=0.0)
+    for dtype, gradient in ((numpy.float32, 1e-20), (numpy.float64, 1e-160)):
+        param, grad = numpy.ones(4, dtype), numpy.full(4, gradient, dtype)
+        moment1, moment2 = numpy.zeros(4, dtype), numpy.zeros(4, dtype)
+        run(fused_adam_launch([param], [grad], [moment1], [moment2], **hyper))
+        with numpy.errstate(under="ignore"):
+            plain = dtype(1 - 0.999) * grad * grad  # NumPy's m2, not flushed
+        assert 0 < plain[0] < numpy.finfo(dtype).tiny
+        assert (moment2 == 0).all() if dtype == numpy.float32 else (moment2 == plain).all(), moment2
+    values = numpy.array([1e-40, -1e-40, 1e-30], numpy.float32)
+    flat = numpy.full(3, 7.0, numpy.float32)
+    run(pack_launch([values], flat, [0], 1.0))
+    ref.assert_bits_equal(flat, numpy.array([0.0, -0.0, 1e-30], numpy.float32), "pack of subnormals")
+
+
+@pytest.mark.parametrize("types", MOMENTUM_TYPES, ids=_types_id)
+def test_optimizer_kernels_match_the_ftz_reference_on_subnormal_data(types):
+    """Tiny gradients, parameters and states, three steps of each optimizer: the kernels equal the
+    reference that flushes float32 subnormals (:func:`kernel_host.numpy_reference.flush`)."""
+    param_name, state_name, with_master = types
+    rng = numpy.random.default_rng(3)
+    sizes = [(n,) for n in ref.SIZE_CASES["random-small"]]
+    param_dtype, state_dtype = _dtype(param_name), _dtype(state_name)
+    start = _tiny(rng, sizes, numpy.float32)
+    masters = [m.copy() for m in start] if with_master else None
+    params = [m.astype(param_dtype) for m in start]
+    velocities = [v.astype(state_dtype) for v in _tiny(rng, sizes, numpy.float32)]
+    expected = [[p.copy() for p in params], [v.copy() for v in velocities], masters and [m.copy() for m in masters]]
+    hyper = dict(lr=0.1, momentum=0.9, weight_decay=1e-30, nesterov=True)
+    for step in (1, 2, 3):
+        grads = _tiny(rng, sizes, param_dtype)
+        run(momentum_launch(params, grads, velocities, masters=masters, **hyper))
+        rows = [
+            ref.momentum_step(p, g, v, master=None if masters is None else expected[2][i], **hyper)
+            for i, (p, g, v) in enumerate(zip(expected[0], grads, expected[1]))
+        ]
+        expected = [[row[0] for row in rows], [row[1] for row in rows], masters and [row[2] for row in rows]]
+        for index in range(len(sizes)):
+            ref.assert_bits_equal(params[index], expected[0][index], f"step {step}, parameter {index}")
+            ref.assert_bits_equal(velocities[index], expected[1][index], f"step {step}, velocity {index}")
+            if masters is not None:
+                ref.assert_bits_equal(masters[index], expected[2][index], f"step {step}, master {index}")
+
+
+@pytest.mark.parametrize("types", ADAM_TYPES, ids=_types_id)
+def test_fused_adam_matches_the_ftz_reference_on_subnormal_data(types):
+    data = _OptimizerCase("random-small", types, num_states=2)
+    data.grads = lambda: _tiny(data.rng, [p.shape for p in data.params], data.param_dtype)
+    hyper = dict(lr=1e-30, beta1=0.9, beta2=0.999, epsilon=1e-30, weight_decay=1e-30, decoupled=False)
+    for step in (1, 2, 3):
+        grads = data.grads()
+        pows = dict(beta1_pow=hyper["beta1"] ** step, beta2_pow=hyper["beta2"] ** step)
+        run(fused_adam_launch(data.params, grads, *data.states, masters=data.masters, **hyper, **pows))
+        data.step_reference(
+            lambda p, g, m1, m2, master: ref.adam_step(p, g, m1, m2, master=master, **hyper, **pows), grads
+        )
+        data.check(f"step {step}")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+def test_pack_and_unpack_match_the_ftz_reference_on_subnormal_data(dtype):
+    rng = numpy.random.default_rng(9)
+    sizes = ref.SIZE_CASES["block-edges"]
+    sources = _tiny(rng, [(n,) for n in sizes], _dtype(dtype))
+    offsets, size = ref.padded_offsets(sizes)
+    flat = numpy.full(size, ref.SENTINEL, numpy.float32 if dtype == "bfloat16" else _dtype(dtype))
+    expected = ref.pack(sources, flat, offsets, 0.5)
+    run(pack_launch(sources, flat, offsets, 0.5))
+    ref.assert_bits_equal(flat, expected, f"pack {dtype}")
+    destinations = [numpy.zeros_like(source) for source in sources]
+    expected = ref.unpack(flat, destinations, offsets, 3.0)
+    run(unpack_launch(flat, destinations, offsets, 3.0))
+    for index, (got, wanted) in enumerate(zip(destinations, expected)):
+        ref.assert_bits_equal(got, wanted, f"unpack {dtype}, tensor {index}")
 
 
 def test_adam_scalars_follow_paddles_bias_correction():

@@ -1,7 +1,9 @@
 """The kernels launched for real through cupy.RawModule, against NumPy. Needs a CUDA device.
 
 Compiled with --fmad=false, every float32 operation is rounded as in NumPy, so results are
-compared bit for bit (the test data holds no subnormals, which CuPy's -ftz=true flushes).
+compared bit for bit. CuPy adds -ftz=true to every compile, so float32 operations flush
+subnormals to zero: the NumPy reference models that (``numpy_reference.flush``), and one test
+feeds subnormal data to check that the model is the GPU's behaviour.
 """
 
 from __future__ import annotations
@@ -49,6 +51,18 @@ def test_pack_and_unpack_on_device_match_numpy(cupy, case, world_size):
     expected = ref.unpack(expected_flat, host_destinations, offsets, world_size)
     for index, (actual, wanted) in enumerate(zip(destinations, expected)):
         ref.assert_bits_equal(actual.get(), wanted, f"unpack tensor {index}")
+
+
+@pytest.mark.parametrize("dtype", [numpy.float32, numpy.float64], ids=["fp32", "fp64"])
+def test_subnormals_on_device_follow_the_ftz_reference(cupy, dtype):
+    """float32 subnormals (inputs and products) flush to zero under CuPy's -ftz=true; float64's stay."""
+    values = numpy.array([1e-40, -1e-40, 1e-20, 1e-300, -1e-310, 1.0], dtype)
+    flat = numpy.zeros(values.size, dtype)
+    expected = ref.pack([values], flat, [0], 1e-20)
+    device_flat = cupy.asarray(flat)
+    kernels.pack([cupy.asarray(values)], device_flat, [0], 1e-20)
+    ref.assert_bits_equal(device_flat.get(), expected, "pack of subnormals")
+    assert (expected[:3] == 0).all() if dtype == numpy.float32 else (expected[:3] != 0).all()
 
 
 @pytest.mark.parametrize(

@@ -1,13 +1,17 @@
 """tools/report.py renders docs/benchmarks.md from the benchmarks' results (a fixed fixture here;
-running the full benchmarks takes minutes and is done by hand), and bench_dp.py's sweep over world
-size and bucket size runs for real on a tiny model."""
+running the full benchmarks takes minutes and is done by hand), with the date, commit and machine
+of its run, leaves the committed page alone on a quick run and appends sections made by other
+tools; and bench_dp.py's sweep over world size and bucket size runs for real on a tiny model."""
 
+import datetime
 import json
 import math
 import os
 import subprocess
 import sys
+import tempfile
 import uuid
+from pathlib import Path
 
 import pytest
 from jobs import TOKEN_VARIABLE, wait_until_gone
@@ -244,3 +248,79 @@ def test_the_page_gives_the_load_before_and_after_the_run(tmp_path, monkeypatch)
     for key in ("load average", "load average at the end"):
         values = [line.split(": ", 1)[1] for line in lines if line.startswith(f"- {key}: ")]
         assert len(values) == 1 and all(float(x) >= 0 for x in values[0].split()), lines[:12]
+
+
+@pytest.fixture
+def stand_in_benchmarks(monkeypatch):
+    """report.main with the fixture's results instead of running the benchmarks; the list
+    collects the folder each call was told to draw its plots into."""
+    with open(FIXTURE) as handle:
+        data = json.load(handle)
+    plot_folders = []
+
+    def run_benchmarks(settings, docs):
+        plot_folders.append(docs)
+        return data
+
+    monkeypatch.setattr(report, "run_benchmarks", run_benchmarks)
+    return plot_folders
+
+
+def test_the_page_gives_the_date_and_commit_of_its_run(tmp_path, stand_in_benchmarks):
+    before = datetime.datetime.now(datetime.timezone.utc).replace(second=0, microsecond=0)
+    report.main(["--out", str(tmp_path / "benchmarks.md")])
+    lines = (tmp_path / "benchmarks.md").read_text().splitlines()
+    dates = [line[len("- date: ") :] for line in lines if line.startswith("- date: ")]
+    assert len(dates) == 1 and dates[0].endswith(" UTC"), lines[:12]
+    written = datetime.datetime.strptime(dates[0], "%Y-%m-%d %H:%M UTC").replace(tzinfo=datetime.timezone.utc)
+    assert before <= written <= datetime.datetime.now(datetime.timezone.utc)
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    commits = [line for line in lines if line.startswith("- commit: ")]
+    assert len(commits) == 1 and commits[0].startswith(f"- commit: {head.stdout.strip()}"), commits
+
+
+def test_outside_a_git_checkout_the_commit_is_unknown(tmp_path, monkeypatch):
+    monkeypatch.setattr(report, "REPO", tmp_path)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
+    assert report.commit_description() == "unknown (not a git checkout)"
+
+
+def test_a_quick_run_leaves_the_committed_page_alone(tmp_path, monkeypatch, stand_in_benchmarks, capsys):
+    page = tmp_path / "docs" / "benchmarks.md"
+    page.parent.mkdir()
+    page.write_text("the committed page")
+    monkeypatch.setattr(report, "PAGE", page)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where mkdtemp makes the run's folder
+    report.main(["--quick"])
+    assert page.read_text() == "the committed page"
+    written = Path(capsys.readouterr().out.splitlines()[0].removeprefix("wrote "))
+    assert written.parent.parent == tmp_path and written.parent != page.parent
+    assert stand_in_benchmarks == [written.parent]  # the plots go beside the quick page too
+    assert "`python tools/report.py --quick`" in written.read_text()
+    report.main([])  # a full run refreshes the page
+    assert stand_in_benchmarks[-1] == page.parent and "(full run" in page.read_text()
+
+
+def test_included_sections_are_appended_under_their_own_heading(tmp_path, stand_in_benchmarks):
+    models = tmp_path / "models.md"
+    models.write_text("## Model training steps (tools/bench_models.py)\n\n| model | ms |\n|---|---|\n| cnn | 5.0 |\n")
+    plain = tmp_path / "notes.md"
+    plain.write_text("Measured by hand.\n")
+    out = tmp_path / "benchmarks.md"
+    report.main(["--out", str(out), "--include", str(models), "--include", str(plain)])
+    text = out.read_text()
+    sweep = text.index("## Step time and exposed communication against bucket size")
+    first = text.index("## Model training steps (tools/bench_models.py)\n\n| model | ms |\n|---|---|\n| cnn | 5.0 |\n")
+    assert sweep < first < text.index("## notes.md\n\nMeasured by hand.\n")
+    assert text.count("## Model training steps") == 1
+    assert "The sections appended after the sweep come from other tools" in text
+
+
+@pytest.mark.parametrize("content, message", [(None, "cannot read it"), ("\n", "the file is empty")])
+def test_an_unusable_include_is_refused_before_anything_runs(tmp_path, stand_in_benchmarks, content, message):
+    section = tmp_path / "section.md"
+    if content is not None:
+        section.write_text(content)
+    with pytest.raises(SystemExit, match=f"--include {section}: {message}"):
+        report.main(["--out", str(tmp_path / "benchmarks.md"), "--include", str(section)])
+    assert stand_in_benchmarks == [] and not (tmp_path / "benchmarks.md").exists()

@@ -3,6 +3,7 @@ ranks never joined do not hang the parent's exit, unnamed signals are named, and
 the failure records blame is the one reported."""
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -202,6 +203,25 @@ def test_a_rank_killed_by_a_signal_is_named():
         context.join()
     assert caught.value.exitcode == -signal.SIGKILL
     assert caught.value.child_traceback is None
+    assert_all_reaped(context)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("start_method", ["spawn", "fork"])
+def test_the_failure_shows_where_the_still_running_ranks_are_stuck(tmp_path, start_method):
+    """The parent asks the ranks still running for their Python stacks (SIGUSR1, as the launcher
+    does) and puts them into the error."""
+    fifo = tmp_path / "ready"
+    os.mkfifo(fifo)
+    context = spawn(
+        rank_tasks.fail_while_rank_one_is_stuck, args=(str(fifo),), nprocs=2, start_method=start_method, join=False
+    )
+    with pytest.raises(RankFailedError, match="ValueError: rank 0 fails while rank 1 is stuck") as caught:
+        context.join()
+    assert caught.value.rank == 0
+    message = str(caught.value)
+    assert "rank 1 was still running; its Python stacks (most recent call first):" in message
+    assert re.search(r'File ".*rank_tasks\.py", line \d+ in stuck_in_here', message), message
     assert_all_reaped(context)
 
 

@@ -6,16 +6,23 @@ Runs, each as a subprocess so that its own timing logic and process handling are
   tools/bench_dp.py           data-parallel step time and exposed communication (--json, --plot),
                               and with --sweep both against bucket size and world size.
 The tables are rendered from the JSON by the benchmarks' own ``report`` functions, under a
-description of the machine. PyTorch rows appear when torch is importable; Paddle lives in a
-separate environment and is never imported here. Without matplotlib the report is written all
-the same, and says that its plots were not drawn.
+description of the run (date, commit) and of the machine (with its load before and after).
+PyTorch rows appear when torch is importable; Paddle lives in a separate environment and is never
+imported here. Without matplotlib the report is written all the same, and says that its plots
+were not drawn. ``--include FILE`` appends a Markdown section made elsewhere, e.g. the model
+table of ``tools/bench_models.py --markdown``, under its own heading.
 
-Usage: python tools/report.py [--quick] [--out docs/benchmarks.md]
+A full run writes docs/benchmarks.md (and its plots beside it) unless ``--out`` says otherwise; a
+``--quick`` run writes into a new temporary folder unless ``--out`` is given, so trying the report
+never replaces the committed page with noisy figures.
+
+Usage: python tools/report.py [--quick] [--out PAGE.md] [--include SECTION.md ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import importlib.util
 import json
 import os
@@ -24,12 +31,13 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
 TOOLS = Path(__file__).resolve().parent
 REPO = TOOLS.parent
+PAGE = REPO / "docs" / "benchmarks.md"
 sys.path.insert(0, str(TOOLS))
 
 import bench_collectives  # noqa: E402
@@ -63,6 +71,48 @@ SETTINGS = {
 def load_average() -> str:
     """The 1, 5 and 15 minute load averages now (other work on a shared machine skews timings)."""
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def commit_description() -> str:
+    """The commit the run measures (``git rev-parse --short HEAD``), saying when the working tree
+    has uncommitted changes to tracked files; "unknown" outside a git checkout."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, timeout=30
+        )
+        changes = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown (git did not answer)"
+    if head.returncode != 0 or not head.stdout.strip():
+        return "unknown (not a git checkout)"
+    return head.stdout.strip() + (" with uncommitted changes" if changes.stdout.strip() else "")
+
+
+def run_description() -> Dict[str, str]:
+    """When the run started (UTC) and the commit it measures."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    return {"date": now.strftime("%Y-%m-%d %H:%M UTC"), "commit": commit_description()}
+
+
+def included_section(path: Path) -> str:
+    """The Markdown section in ``path``, under its own heading: the file's first line when it is a
+    heading (``tools/bench_models.py --markdown`` starts with one), else ``## <file name>``.
+    ``SystemExit`` naming the file when it cannot be read or is empty."""
+    try:
+        text = path.read_text().strip()
+    except OSError as error:
+        raise SystemExit(f"--include {path}: cannot read it ({error.strerror})") from None
+    if not text:
+        raise SystemExit(f"--include {path}: the file is empty; make the section first")
+    if text.startswith("#"):
+        return text
+    return f"## {path.name}\n\n{text}"
 
 
 def machine_description() -> Dict[str, str]:
@@ -175,8 +225,9 @@ def figure(alt: str, file: str, plots: bool) -> str:
     return f"({alt}: plot not drawn, matplotlib is not installed; `pip install -e '.[bench]'` adds it)"
 
 
-def render(machine: Dict[str, str], results: dict, mode: str) -> str:
-    """The Markdown of docs/benchmarks.md from a machine description and the benchmarks' results."""
+def render(machine: Dict[str, str], results: dict, mode: str, sections: Sequence[str] = ()) -> str:
+    """The Markdown of docs/benchmarks.md from a description of the run and the machine, the
+    benchmarks' results and the extra ``sections`` (Markdown, each under its own heading)."""
     collectives = results["collectives"]
     timings = {
         name: {int(size): seconds for size, seconds in by_size.items()}
@@ -198,9 +249,10 @@ def render(machine: Dict[str, str], results: dict, mode: str) -> str:
         "",
     ]
     lines += [f"- {key}: {value}" for key, value in machine.items()]
+    lines += ["- Paddle: not measured (it lives in a separate environment)", ""]
+    if sections:
+        lines += ["The sections appended after the sweep come from other tools and give their own run's details.", ""]
     lines += [
-        "- Paddle: not measured (it lives in a separate environment)",
-        "",
         "## Engine step time (tools/bench_engine.py)",
         "",
         "```",
@@ -228,24 +280,47 @@ def render(machine: Dict[str, str], results: dict, mode: str) -> str:
         figure("step time and exposed communication against bucket size and world size", "bench_dp_sweep.png", plots),
         "",
     ]
+    for section in sections:
+        lines += [section, ""]
     return "\n".join(lines)
 
 
-def main(argv: List[str] = None) -> None:
+def main(argv: Optional[List[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--quick", action="store_true", help="three sizes, one round each, to try the report (about 1.5 min on 2 cores)"
     )
-    parser.add_argument("--out", default=str(REPO / "docs" / "benchmarks.md"), help="Markdown file to write")
+    parser.add_argument(
+        "--out",
+        help=f"Markdown file to write, its plots beside it (default: {os.path.relpath(PAGE, REPO)} for a full "
+        "run, a new temporary folder for --quick)",
+    )
+    parser.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="append this Markdown section (e.g. from tools/bench_models.py --markdown) under its own heading; "
+        "repeat for more",
+    )
     args = parser.parse_args(argv)
     mode = "quick" if args.quick else "full"
-    out = Path(args.out)
+    sections = [included_section(Path(name)) for name in args.include]
+    if args.out:
+        out = Path(args.out)
+    elif args.quick:
+        out = Path(tempfile.mkdtemp(prefix="minidp-report-")) / "benchmarks.md"
+    else:
+        out = PAGE
     out.parent.mkdir(parents=True, exist_ok=True)
-    machine = machine_description()
+    machine = {**run_description(), **machine_description()}
     results = run_benchmarks(SETTINGS[mode], out.parent)
     machine["load average at the end"] = load_average()
-    out.write_text(render(machine, results, mode))
+    out.write_text(render(machine, results, mode, sections))
     print(f"wrote {out}")
+    if args.quick and not args.out:
+        page = os.path.relpath(PAGE, REPO)
+        print(f"(a quick run leaves {page} alone; pass --out {page} to replace it)")
 
 
 if __name__ == "__main__":

@@ -12,8 +12,10 @@ Two paths compute the same operations in the same order, each rounded to the com
 (see :mod:`minidp.core.precision`): the array library one parameter at a time (NumPy on
 the CPU), and on the GPU the multi-tensor kernel ``minidp/core/kernels/fused_adam.cu``, one launch
 per set of parameters sharing dtypes and every scalar of the step. Their results are identical
-bit for bit. ``beta_pow`` accumulates in the compute dtype as Paddle's accumulators do, and
-the moments of float16 and bfloat16 parameters are float32, as in Paddle.
+bit for bit, except where float32 values are subnormal (below about 1.2e-38): CuPy compiles the
+kernel with -ftz=true, which flushes them to zero (see docs/gpu.md). ``beta_pow`` accumulates
+in the compute dtype as Paddle's accumulators do, and the moments of float16 and bfloat16
+parameters are float32, as in Paddle.
 
 The moment updates and the ``beta**t`` accumulators are shared with the rest of the Adam family
 (Adamax, NAdam, RAdam, Lamb) and with the running averages of Adadelta and RMSProp:

@@ -16,7 +16,7 @@ class SGD(Optimizer):
     ``multi_precision=True`` keeps a float32 master weight for each float16/bfloat16 parameter
     (see :mod:`minidp.core.precision`). On the GPU every parameter sharing a dtype and a
     learning rate is updated by one launch of ``minidp/core/kernels/sgd_momentum.cu``, bit for bit
-    as the per-parameter path.
+    as the per-parameter path except for float32 subnormals, which the GPU flushes to zero.
     """
 
     def __init__(

@@ -176,9 +176,18 @@ def uniform(
     name: str = None,
 ) -> Tensor:
     """Uniform values in [min, max). A non-zero ``seed`` draws from a generator of its own seeded
-    with it (the same values every call, the process's generator untouched), as in Paddle."""
+    with it (the same values every call, the process's generator untouched), as in Paddle.
+
+    The values are ``min + (max - min) * u`` for ``u`` uniform in [0, 1), the draws of NumPy's
+    ``Generator.uniform``; like Paddle (and unlike NumPy), any bounds are taken: ``min > max``
+    gives values in (max, min], infinite or NaN bounds infinite or NaN values."""
     own = numpy.random.default_rng(seed) if seed else None
-    return _random(lambda g, s: g.uniform(min, max, s), shape, dtype, own)
+
+    def draw(generator: numpy.random.Generator, shape: tuple) -> numpy.ndarray:
+        with numpy.errstate(invalid="ignore", over="ignore"):
+            return min + (max - min) * generator.random(shape)
+
+    return _random(draw, shape, dtype, own)
 
 
 def normal(mean: float = 0.0, std: float = 1.0, shape: Any = None, name: str = None) -> Tensor:

@@ -28,6 +28,7 @@ take another tensor's values (``copy_``) or that write at an index (``x[index] =
 
 from __future__ import annotations
 
+import numbers
 from typing import Any, Callable, Optional
 
 import ml_dtypes
@@ -42,7 +43,7 @@ from ..core.ops import add, astype, where
 from .manipulation import broadcast_to
 from .indexing import assign_at, write_at
 from .shape import index_arrays
-from ..core.op_util import result, tensor_operands
+from ..core.op_util import check_tensor, result, tensor_operands
 from . import binary, compare, cumulative, unary  # noqa: F401  (they bind ops that INPLACE_OPS names)
 
 INPLACE_OPS = (
@@ -232,7 +233,18 @@ def fill_(x: Tensor, value: Any) -> Tensor:
 
 @tensor_method("uniform_")
 def uniform_(x: Tensor, min: float = 0.0, max: float = 1.0, seed: int = 0, name: Optional[str] = None) -> Tensor:
-    """Refill x in place with values drawn uniformly from [min, max)."""
+    """Refill x in place with values drawn uniformly from [min, max).
+
+    As in Paddle, x must be floating and ``min < max`` (so neither may be NaN; infinite bounds
+    are allowed and give infinite or NaN values)."""
+    check_tensor("uniform_", "x", x)
+    if not backend.is_floating(x._data.dtype):
+        raise TypeError(f"uniform_: x must be a floating tensor, got {x._data.dtype}; cast it with .astype('float32')")
+    for arg, value in (("min", min), ("max", max)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"uniform_: {arg} must be a number, got {value!r} ({type(value).__name__})")
+    if not min < max:
+        raise ValueError(f"uniform_: min must be less than max, got min={min!r} and max={max!r}")
     return _fill(x, "uniform_", lambda xp, shape, dtype: uniform(list(shape), dtype, min, max)._data)
 
 

@@ -17,7 +17,8 @@ class Momentum(Optimizer):
     The velocity has the parameter's dtype, or float32 with ``multi_precision=True``, which also
     keeps a float32 master weight for each float16/bfloat16 parameter (as in Paddle). On the GPU
     every parameter sharing dtypes and scalars is updated by one launch of
-    ``minidp/core/kernels/sgd_momentum.cu``, bit for bit as the per-parameter path.
+    ``minidp/core/kernels/sgd_momentum.cu``, bit for bit as the per-parameter path except for
+    float32 subnormals, which the GPU flushes to zero.
     """
 
     _array_states = ("velocity",)

@@ -5,6 +5,11 @@
 // conversions, and a launcher that walks every block and every thread of a grid one after
 // the other. Kernels that use neither shared memory nor __syncthreads behave exactly as on
 // a GPU, minus concurrency. Included before the kernel source by the generated runner.
+//
+// CuPy compiles every kernel with -ftz=true (cupy/cuda/compiler.py appends it to any options):
+// on the GPU each float (not double) operation reads subnormal operands as zero and flushes
+// subnormal results to zero, keeping the sign. The launcher models that on the CPU with the
+// SSE control register (DAZ and FTZ) around kernels whose arithmetic is float.
 #ifndef MINIDP_CUDA_HOST_H
 #define MINIDP_CUDA_HOST_H
 
@@ -14,6 +19,12 @@
 #include <cstring>
 #include <type_traits>
 #include <utility>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#else
+#error "the host runner models CUDA's -ftz=true with the x86 SSE control register; port FlushSubnormals"
+#endif
 
 #define __global__
 #define __device__
@@ -139,10 +150,30 @@ int signature(void (*)(Params...), unsigned long long* sizes, int capacity) {
     return count;
 }
 
-// Runs every thread of every block of the grid, in order, on the calling thread.
+// While alive, float and double SSE operations on this thread treat subnormal operands as
+// zero (DAZ, bit 6) and flush subnormal results to zero (FTZ, bit 15), as -ftz=true makes the
+// GPU's float operations do; the previous mode comes back afterwards.
+class FlushSubnormals {
+  public:
+    FlushSubnormals() : saved_(_mm_getcsr()) { _mm_setcsr(saved_ | 0x8040u); }
+    ~FlushSubnormals() { _mm_setcsr(saved_); }
+    FlushSubnormals(const FlushSubnormals&) = delete;
+    FlushSubnormals& operator=(const FlushSubnormals&) = delete;
+
+  private:
+    unsigned int saved_;
+};
+
+// Runs every thread of every block of the grid, in order, on the calling thread; with
+// flush_subnormals (kernels whose arithmetic is float) subnormals are flushed as on the GPU.
 template <typename... Params>
 void launch(void (*kernel)(Params...), const unsigned int* grid, const unsigned int* block,
-            void** args) {
+            void** args, bool flush_subnormals) {
+    if (flush_subnormals) {
+        FlushSubnormals flushing;
+        launch(kernel, grid, block, args, false);
+        return;
+    }
     gridDim = dim3{grid[0], grid[1], grid[2]};
     blockDim = dim3{block[0], block[1], block[2]};
     for (unsigned int bz = 0; bz < grid[2]; ++bz)

@@ -1,7 +1,11 @@
 """NumPy versions of the kernels' results, and the test data both kernel test files use.
 
 Every operation is written out in the order the kernels perform it, on NumPy scalars of the
-arithmetic type, so float32 results must match the kernels bit for bit.
+arithmetic type, so float32 results must match the kernels bit for bit. CuPy compiles the
+kernels with -ftz=true, so each float32 operation reads subnormal operands as zero and flushes
+subnormal results to zero (keeping the sign); :func:`flush` models that on every operand and
+result of float32 arithmetic (float64 keeps its subnormals). On data without subnormals it
+changes nothing, and the kernels equal NumPy's plain arithmetic.
 """
 
 from __future__ import annotations
@@ -27,6 +31,16 @@ SIZE_CASES = {
 }
 
 SENTINEL = 12345.0
+
+
+def flush(values: numpy.ndarray) -> numpy.ndarray:
+    """``values`` with float32 subnormals replaced by a zero of the same sign, as the GPU reads and
+    writes them under -ftz=true; other dtypes unchanged."""
+    values = numpy.asarray(values)
+    if values.dtype != numpy.float32:
+        return values
+    tiny = numpy.finfo(numpy.float32).tiny
+    return numpy.where(numpy.abs(values) < tiny, numpy.copysign(numpy.float32(0), values), values)
 
 
 def arithmetic_type(*dtypes: numpy.dtype) -> type:
@@ -59,7 +73,7 @@ def pack(sources: Sequence[numpy.ndarray], flat: numpy.ndarray, offsets: Sequenc
     result = flat.copy()
     for source, offset in zip(sources, offsets):
         arithmetic = arithmetic_type(source.dtype, flat.dtype)
-        values = source.reshape(-1).astype(arithmetic) * arithmetic(scale)
+        values = flush(flush(source.reshape(-1).astype(arithmetic)) * flush(arithmetic(scale)))
         result[offset : offset + source.size] = values.astype(flat.dtype)
     return result
 
@@ -71,7 +85,7 @@ def unpack(
     results = []
     for destination, offset in zip(destinations, offsets):
         arithmetic = arithmetic_type(flat.dtype, destination.dtype)
-        values = flat[offset : offset + destination.size].astype(arithmetic) * arithmetic(scale)
+        values = flush(flush(flat[offset : offset + destination.size].astype(arithmetic)) * flush(arithmetic(scale)))
         results.append(values.astype(destination.dtype).reshape(destination.shape))
     return results
 
@@ -80,9 +94,9 @@ def _start(param: numpy.ndarray, grad: numpy.ndarray, state_dtype: numpy.dtype, 
     """The compute type, the stored parameter widened, the value the step changes, and the
     gradient widened, as the optimizer kernels read them."""
     c = arithmetic_type(param.dtype, state_dtype)
-    stored = param.astype(c)
-    p = master.copy() if master is not None else stored.copy()
-    return c, stored, p, grad.astype(c)
+    stored = flush(param.astype(c))
+    p = flush(master) if master is not None else stored.copy()
+    return c, stored, p, flush(grad.astype(c))
 
 
 def _finish(param: numpy.ndarray, p: numpy.ndarray, master: numpy.ndarray | None) -> tuple:
@@ -114,16 +128,18 @@ def adam_step(
     in float (double for float64 parameters); the L2 term reads the stored parameter.
     """
     t, stored, p, g = _start(param, grad, moment1.dtype, master)
+    f = flush  # on every float32 operand (the scalars too) and result, as under -ftz=true
     one = t(1)
-    lr_t = t(lr * math.sqrt(1.0 - beta2_pow) / (1.0 - beta1_pow))
-    eps_hat = t(epsilon * math.sqrt(1.0 - beta2_pow))
+    lr_t = f(t(lr * math.sqrt(1.0 - beta2_pow) / (1.0 - beta1_pow)))
+    eps_hat = f(t(epsilon * math.sqrt(1.0 - beta2_pow)))
+    b1, b2 = f(t(beta1)), f(t(beta2))
     if weight_decay and not decoupled:
-        g = g + t(weight_decay) * stored
+        g = f(g + f(f(t(weight_decay)) * stored))
     if weight_decay and decoupled:
-        p = p * t(1.0 - lr * weight_decay)
-    m1 = t(beta1) * moment1.astype(t) + (one - t(beta1)) * g
-    m2 = t(beta2) * moment2.astype(t) + (one - t(beta2)) * g * g
-    p = p - lr_t * (m1 / (numpy.sqrt(m2) + eps_hat))
+        p = f(p * f(t(1.0 - lr * weight_decay)))
+    m1 = f(f(b1 * f(moment1.astype(t))) + f(f(one - b1) * g))
+    m2 = f(f(b2 * f(moment2.astype(t))) + f(f(f(one - b2) * g) * g))
+    p = f(p - f(lr_t * f(m1 / f(f(numpy.sqrt(m2)) + eps_hat))))
     new_param, new_master = _finish(param, p, master)
     return new_param, m1.astype(moment1.dtype), m2.astype(moment2.dtype), new_master
 
@@ -133,9 +149,10 @@ def sgd_step(
 ) -> tuple:
     """Paddle's SGD step on one parameter: new (param, master). p -= lr * (g + wd * p)."""
     t, stored, p, g = _start(param, grad, param.dtype, master)
+    f = flush
     if weight_decay:
-        g = g + t(weight_decay) * stored
-    return _finish(param, p - t(lr) * g, master)
+        g = f(g + f(f(t(weight_decay)) * stored))
+    return _finish(param, f(p - f(f(t(lr)) * g)), master)
 
 
 def momentum_step(
@@ -155,11 +172,13 @@ def momentum_step(
     parameter's step uses v before it is rounded to the velocity's dtype.
     """
     t, stored, p, g = _start(param, grad, velocity.dtype, master)
+    f = flush
+    mu = f(t(momentum))
     if weight_decay:
-        g = g + t(weight_decay) * stored
-    v = t(momentum) * velocity.astype(t) + g
-    step = g + t(momentum) * v if nesterov else v
-    new_param, new_master = _finish(param, p - t(lr) * step, master)
+        g = f(g + f(f(t(weight_decay)) * stored))
+    v = f(f(mu * f(velocity.astype(t))) + g)
+    step = f(g + f(mu * v)) if nesterov else v
+    new_param, new_master = _finish(param, f(p - f(f(t(lr)) * step)), master)
     return new_param, v.astype(velocity.dtype), new_master
 
 

@@ -2,7 +2,8 @@
 
 A launch built by :mod:`minidp.core.kernels.launch_args` from NumPy arrays (so its pointer tables
 hold host addresses) is executed by the generated entry point of its kernel, which walks
-every block and thread of the grid. Libraries are cached under the temp directory, keyed by
+every block and thread of the grid, flushing subnormals in float kernels as CuPy's -ftz=true
+makes the GPU do (see cuda_host.h). Libraries are cached under the temp directory, keyed by
 a hash of everything that goes into them, so a test session compiles each source once.
 
 ``MINIDP_KERNEL_HOST_SANITIZE=1`` selects a build with ``-fsanitize=address,undefined``;
@@ -47,11 +48,19 @@ def sanitizing() -> bool:
     return os.environ.get(SANITIZE_ENV) == "1"
 
 
+def flushes_subnormals(name: str) -> bool:
+    """Whether kernel ``name`` (a name expression) flushes subnormals on the GPU: CuPy compiles with
+    -ftz=true, which affects float operations only, and a kernel computes in double exactly when
+    one of its template arguments is double (``Arithmetic`` in common.cuh)."""
+    return "double" not in name
+
+
 def _entry_points(index: int, name: str) -> str:
+    flush = "true" if flushes_subnormals(name) else "false"
     return (
         f'extern "C" void minidp_host_launch_{index}(const unsigned int* grid,\n'
         f"        const unsigned int* block, void** args) {{\n"
-        f"    minidp_host::launch(&{name}, grid, block, args);\n}}\n"
+        f"    minidp_host::launch(&{name}, grid, block, args, {flush});\n}}\n"
         f'extern "C" int minidp_host_signature_{index}(unsigned long long* sizes,\n'
         f"        int capacity) {{\n"
         f"    return minidp_host::signature(&{name}, sizes, capacity);\n}}\n"

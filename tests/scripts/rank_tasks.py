@@ -92,6 +92,23 @@ def blame(culprit: int, delay: float) -> None:
     raise ValueError(f"rank {culprit} fails on purpose")
 
 
+def stuck_in_here(fifo: str) -> None:
+    """Tell the FIFO ``fifo`` that this rank is in here, then sleep: a rank stuck somewhere named."""
+    with open(fifo, "w") as ready:
+        ready.write("x")
+    time.sleep(60)
+
+
+def fail_while_rank_one_is_stuck(fifo: str) -> None:
+    """Rank 1 enters :func:`stuck_in_here`; rank 0 raises once rank 1 says it is there (through
+    the FIFO ``fifo``), so the failure summary must show where rank 1 is stuck."""
+    if os.environ["PADDLE_TRAINER_ID"] == "1":
+        stuck_in_here(fifo)
+    with open(fifo) as ready:
+        ready.read()
+    raise ValueError("rank 0 fails while rank 1 is stuck")
+
+
 def all_fail() -> None:
     """Every rank raises an error of its own at once, blaming no peer. So that the launcher
     sees every rank's own error, not only the first to exit, each rank ends only once every

@@ -25,7 +25,10 @@ from minidp.core.kernels.launch_args import (
 )
 
 # --fmad=false keeps every multiply and add separately rounded, as NumPy does, so GPU results
-# match the CPU path bit for bit (the kernels are memory-bound: contraction would buy nothing).
+# match the CPU path bit for bit (the kernels are memory-bound: contraction would buy nothing),
+# with one exception: CuPy appends -ftz=true to every compile, so float32 (not float64)
+# operations read subnormals as zero and flush subnormal results to zero, which NumPy does not
+# (docs/gpu.md; the host runs of the tests model it).
 COMPILE_OPTIONS = ("--fmad=false",)
 
 _INCLUDE = re.compile(r'^#include "(?P<header>[A-Za-z0-9_]+\.cuh)"$', re.MULTILINE)

@@ -11,7 +11,8 @@
 //   p  = p - lr_t * (m1 / (sqrt(m2) + eps_hat))
 // Each operation is rounded to the arithmetic type C in exactly this order (compile with
 // --fmad=false so no multiply-add is contracted), which makes the result bit-identical to the
-// NumPy reference and to minidp's per-parameter Adam.
+// NumPy reference and to minidp's per-parameter Adam -- except for float32 subnormals, which
+// CuPy's -ftz=true flushes to zero (operands and results; float64 keeps them).
 //
 // P is the type of the parameters and gradients, S the type of the moments; C is double for
 // double, float otherwise, so float16 and bfloat16 parameters are updated in float with float

@@ -1,7 +1,8 @@
 // SGD and Momentum steps over every parameter of one dtype, one launch each.
 //
 // Paddle's updates, each operation rounded to the arithmetic type C in this order (compile
-// with --fmad=false), bit-identical to minidp's per-parameter SGD and Momentum:
+// with --fmad=false), bit-identical to minidp's per-parameter SGD and Momentum except for float32
+// subnormals, which CuPy's -ftz=true flushes to zero:
 //   g = g + l2_coeff * p                  (the L2 term of weight_decay; skipped when 0)
 //   SGD:       p = p - lr * g
 //   Momentum:  v = mu * v + g

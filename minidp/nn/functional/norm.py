@@ -214,6 +214,15 @@ def batch_norm(
     in evaluation too.
     """
     channels, axes, affine_shape = _per_channel("batch_norm", x, data_format)
+    operands = {"x": x, "running_mean": running_mean, "running_var": running_var, "weight": weight, "bias": bias}
+    for arg, value in operands.items():
+        if value is None and arg in ("weight", "bias"):
+            continue
+        check_tensor("batch_norm", arg, value)
+        if not backend.is_floating(value._data.dtype):
+            raise TypeError(
+                f"batch_norm: {arg} must be a floating tensor, got {value._data.dtype}; cast it with .astype('float32')"
+            )
     xd = x._data
     if running_mean.shape != [channels] or running_var.shape != [channels]:
         raise ValueError(

@@ -116,6 +116,10 @@ def interpolate(
     and ``align_mode=1`` the top-left corners (linear modes only).
     """
     check_tensor("interpolate", "x", x)
+    if not isinstance(mode, str):
+        raise TypeError(
+            f"interpolate: mode must be a string such as 'nearest' or 'bilinear', got {type(mode).__name__}"
+        )
     mode = mode.lower()
     if mode not in ("nearest", "area") and mode not in _LINEAR_MODES:
         raise ValueError(
