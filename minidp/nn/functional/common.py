@@ -75,6 +75,18 @@ def _keep_mask(xp: Any, shape: tuple, keep: float, dtype: Any) -> Any:
     return (draws < keep).astype(dtype)
 
 
+def dropout_mask(xp: Any, shape: tuple, p: float, dtype: Any, upscale: bool = True) -> Any:
+    """What training-mode dropout multiplies by: 0 for each element dropped (probability ``p``),
+    else 1, or 1 / (1 - p) with ``upscale``. Fused ops that drop out draw their mask here, so they
+    consume the seeded generators exactly as ``dropout`` would."""
+    if p == 1:
+        return xp.zeros(shape, dtype=dtype)
+    mask = _keep_mask(xp, shape, 1.0 - p, dtype)
+    if upscale:
+        mask *= 1.0 / (1.0 - p)
+    return mask
+
+
 def _dropout(x: Tensor, p: float, axis: Any, training: bool, mode: str) -> Tensor:
     """The out-of-place dropout (the arguments checked already)."""
     xd = x._data
@@ -91,12 +103,7 @@ def _dropout(x: Tensor, p: float, axis: Any, training: bool, mode: str) -> Tenso
         axes = [axis] if isinstance(axis, int) else list(axis)
         axes = [a % xd.ndim for a in axes]
         mask_shape = tuple(n if i in axes else 1 for i, n in enumerate(xd.shape))
-    if p == 1:
-        mask = xp.zeros(mask_shape, dtype=xd.dtype)
-    else:
-        mask = _keep_mask(xp, mask_shape, 1.0 - p, xd.dtype)
-        if mode == "upscale_in_train":
-            mask *= 1.0 / (1.0 - p)
+    mask = dropout_mask(xp, mask_shape, p, xd.dtype, mode == "upscale_in_train")
     return result(xd * mask, (x,), lambda g: (g * mask,))
 
 
