@@ -17,10 +17,15 @@ __all__: list = []
 _FUSED_DTYPES = (numpy.dtype("float32"), numpy.dtype("float64"))
 
 
+def fusable_dtypes(*arrays: Any) -> bool:
+    """True when the arrays share a dtype, float32 or float64."""
+    dtype = arrays[0].dtype
+    return dtype in _FUSED_DTYPES and all(a.dtype == dtype for a in arrays)
+
+
 def can_fuse(*arrays: Any) -> bool:
     """True when the arrays share a dtype, float32 or float64, and auto_cast is not casting."""
-    dtype = arrays[0].dtype
-    if dtype not in _FUSED_DTYPES or any(a.dtype != dtype for a in arrays):
+    if not fusable_dtypes(*arrays):
         return False
     from ...amp.state import current  # lazily: minidp.amp imports the layers built on these ops
 
