@@ -118,7 +118,9 @@ def layer_norm(
     return _normalize(x, mean, rstd, axes, True, weight, bias, affine_shape)
 
 
-def _layer_norm_rows(x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor], epsilon: float, features: int) -> Tensor:
+def _layer_norm_rows(
+    x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor], epsilon: float, features: int
+) -> Tensor:
     """Layer normalisation of float32/float64 ``x`` seen as rows of ``features`` values: one op
     whose row sums are matrix-vector products and row dot products einsums (several times
     faster than NumPy's axis reductions on short rows), with the normalised rows updated in
