@@ -69,8 +69,9 @@ def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, name: Optio
     return result(out, (x, weight) if bias is None else (x, weight, bias), backward)
 
 
-def _keep_mask(xp: Any, shape: tuple, keep: float, dtype: Any) -> Any:
-    """1 where an element survives (probability ``keep``), drawn from the seeded generators.
+def _keep_mask(xp: Any, shape: tuple, keep: float, dtype: Any, value: float = 1.0) -> Any:
+    """``value`` where an element survives (probability ``keep``), else 0, in ``dtype``, drawn
+    from the seeded generators.
 
     On the host each element takes 32 raw bits of the generator, compared with ``keep * 2**32``
     (``keep`` to within 2**-32): five times faster than drawing uniform floats, which made
@@ -79,8 +80,10 @@ def _keep_mask(xp: Any, shape: tuple, keep: float, dtype: Any) -> Any:
     if xp is backend.numpy:
         count = math.prod(shape)
         bits = host_generator().bit_generator.random_raw((count + 1) // 2).view(numpy.uint32)[:count]
-        return (bits.reshape(shape) < min(int(keep * 2.0**32), 2**32 - 1)).astype(dtype)
-    return (device_uniform(shape) < keep).astype(dtype)
+        kept = bits.reshape(shape) < min(int(keep * 2.0**32), 2**32 - 1)
+    else:
+        kept = device_uniform(shape) < keep
+    return xp.multiply(kept, value, dtype=dtype)
 
 
 def dropout_mask(xp: Any, shape: tuple, p: float, dtype: Any, upscale: bool = True) -> Any:
@@ -89,10 +92,7 @@ def dropout_mask(xp: Any, shape: tuple, p: float, dtype: Any, upscale: bool = Tr
     consume the seeded generators exactly as ``dropout`` would."""
     if p == 1:
         return xp.zeros(shape, dtype=dtype)
-    mask = _keep_mask(xp, shape, 1.0 - p, dtype)
-    if upscale:
-        mask *= 1.0 / (1.0 - p)
-    return mask
+    return _keep_mask(xp, shape, 1.0 - p, dtype, 1.0 / (1.0 - p) if upscale else 1.0)
 
 
 def _dropout(x: Tensor, p: float, axis: Any, training: bool, mode: str) -> Tensor:
