@@ -6,8 +6,6 @@ import math
 import warnings
 from typing import Any, Optional
 
-import numpy
-
 from ...core import backend
 from ... import ops
 from ...core.tensor import Tensor
@@ -79,7 +77,7 @@ def _keep_mask(xp: Any, shape: tuple, keep: float, dtype: Any, value: float = 1.
     """
     if xp is backend.numpy:
         count = math.prod(shape)
-        bits = host_generator().bit_generator.random_raw((count + 1) // 2).view(numpy.uint32)[:count]
+        bits = host_generator().bit_generator.random_raw((count + 1) // 2).view(backend.numpy.uint32)[:count]
         kept = bits.reshape(shape) < min(int(keep * 2.0**32), 2**32 - 1)
     else:
         kept = device_uniform(shape) < keep
