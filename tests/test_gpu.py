@@ -20,6 +20,8 @@ from dist_utils import run_workers
 from minidp.core import backend, kernels
 from minidp.core.distributed.backends import GroupSpec, ReduceOp
 from minidp.distributed.backends import nccl
+from minidp.nn.functional.attention import fused_attention
+from minidp.nn.functional.recurrent import gru_sequence, lstm_sequence
 from minidp.core.distributed.reducer import Reducer, assign_buckets
 from minidp.core.distributed.store import TCPStore
 from test_comm_hooks import HOOKS, MirrorGroup, loss_of, make_params
@@ -153,6 +155,23 @@ OP_CASES = {
         lambda table, ids: F.embedding(ids, table),
         [rng.standard_normal((6, 3))],
         [np.array([[0, 5, 0], [2, 2, 1]], "int64")],
+    ),
+    "lstm-sequence": (
+        lambda x, h, c, w_ih, w_hh, b_ih, b_hh, alive: sum(
+            (o * o).sum() for o in lstm_sequence(x, h, c, w_ih, w_hh, b_ih, b_hh, alive._data)
+        ),
+        [rng.standard_normal(s) for s in ((3, 4, 2), (3, 5), (3, 5), (20, 2), (20, 5), (20,), (20,))],
+        [np.arange(4)[:, None, None] < np.array([4, 2, 3])[None, :, None]],
+    ),
+    "gru-sequence": (
+        lambda x, h, w_ih, w_hh, b_ih, b_hh: sum((o * o).sum() for o in gru_sequence(x, h, w_ih, w_hh, b_ih, b_hh)),
+        [rng.standard_normal(s) for s in ((3, 4, 2), (3, 5), (15, 2), (15, 5), (15,), (15,))],
+        [],
+    ),
+    "fused-attention": (
+        lambda q, k, v, mask: sum((o * o).sum() for o in fused_attention(q, k, v, mask, 0.0, 0.5)),
+        [rng.standard_normal(s) for s in ((2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 3), (2, 1, 1, 5))],
+        [],
     ),
     "layer-norm-gelu": (
         lambda x, w, b: F.gelu(F.layer_norm(x, [4], w, b)),

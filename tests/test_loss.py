@@ -71,6 +71,30 @@ def test_cross_entropy_weight_and_ignore_index_follow_paddle():
     assert everything_ignored.item() == 0.0
 
 
+@pytest.mark.parametrize("axis", [-1, 1])
+def test_hard_label_cross_entropy_matches_log_softmax_and_nll_in_float32(axis):
+    local = np.random.default_rng(2)
+    x = (local.normal(size=(6, 5, 2)) * 4).astype("float32")
+    x = x if axis == 1 else x.transpose(0, 2, 1).copy()
+    labels = local.integers(0, 5, size=(6, 2))
+    labels[0, 1] = -100
+    weight = t(local.uniform(0.5, 2, size=5).astype("float32"))
+    g = local.normal(size=(6, 2)).astype("float32")
+    runs = []
+    for fused in (True, False):
+        logits = minidp.to_tensor(x, stop_gradient=False)
+        if fused:
+            loss = F.cross_entropy(logits, t(labels), weight=weight, reduction="none", axis=axis)
+        else:
+            logp = F.log_softmax(logits, axis=axis)
+            logp = logp if axis == 1 else logp.transpose([0, 2, 1])
+            loss = F.nll_loss(logp, t(labels), weight=weight, reduction="none")
+        (loss * t(g)).sum().backward()
+        runs.append((loss.numpy(), logits.grad.numpy()))
+    for fused, composed in zip(*runs):
+        np.testing.assert_allclose(fused, composed, rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 def test_cross_entropy_soft_labels(reduction):
     x = rng.normal(size=(4, 3))

@@ -193,6 +193,30 @@ def test_layer_norm_affine_switches():
     np.testing.assert_allclose(nn.LayerNorm(4, bias=False)(t(x)).numpy(), standardize(x, (1,)), rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("affine", [True, False])
+def test_layer_norm_op_matches_the_composed_ops_in_float32(affine):
+    local = np.random.default_rng(1)
+    x = (local.normal(size=(3, 2, 4, 5)) * 3 + 1).astype("float32").transpose(0, 3, 1, 2)  # not contiguous
+    g = local.normal(size=x.shape).astype("float32")
+    w, b = (local.normal(size=8).astype("float32") for _ in range(2))
+    runs = []
+    for fused in (True, False):
+        xt, wt, bt = (minidp.to_tensor(a, stop_gradient=False) for a in (x, w, b))
+        if fused:
+            out = F.layer_norm(xt, [2, 4], wt if affine else None, bt if affine else None)
+        else:
+            centered = xt - xt.mean(axis=[-2, -1], keepdim=True)
+            out = centered / minidp.sqrt((centered * centered).mean(axis=[-2, -1], keepdim=True) + 1e-5)
+            out = out * wt.reshape([2, 4]) + bt.reshape([2, 4]) if affine else out
+        (out * minidp.to_tensor(g)).sum().backward()
+        runs.append([out.numpy(), xt.grad.numpy()] + ([wt.grad.numpy(), bt.grad.numpy()] if affine else []))
+    for fused, composed in zip(*runs):
+        np.testing.assert_allclose(fused, composed, rtol=1e-4, atol=2e-5)
+    half = F.layer_norm(minidp.to_tensor(x.astype("float16")), [2, 4])  # the op for other dtypes
+    assert half.dtype == minidp.float16
+    np.testing.assert_allclose(half.numpy(), F.layer_norm(minidp.to_tensor(x), [2, 4]).numpy(), atol=1e-2)
+
+
 def np_power_iteration(w, u, v, iterations):
     for _ in range(iterations):
         v = w.T @ u

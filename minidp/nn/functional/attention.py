@@ -1,4 +1,10 @@
-"""Scaled dot-product attention, the core of MultiHeadAttention, built from differentiable ops."""
+"""Scaled dot-product attention, the core of MultiHeadAttention: one op with one backward.
+
+softmax(q k^T * scale + mask) v, with dropout on the weights, is computed by
+:func:`fused_attention` as a single graph node: the scores are normalised in place, and the
+backward runs the four matmuls and the softmax's gradient on raw arrays. Where it does not apply
+(see :func:`attend`) the same math runs as a composition of differentiable ops.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +14,10 @@ from typing import Any, Optional
 from ... import ops
 from ...core.tensor import Tensor
 from ...core.backend import get_array_module
-from ...core.op_util import wrap
+from ...core.op_util import matmul_arrays, results, unbroadcast, wrap
 from ._util import check_tensor
-from .common import dropout
+from .common import dropout, dropout_mask
+from .fusion import can_fuse
 
 __all__ = [
     "scaled_dot_product_attention",
@@ -34,7 +41,85 @@ def additive_mask(mask: Optional[Tensor], dtype: Any) -> Optional[Tensor]:
 def attend(
     query: Tensor, key: Tensor, value: Tensor, mask: Optional[Tensor], dropout_p: float, training: bool, scale: float
 ) -> tuple:
-    """softmax(q k^T * scale + mask) v for [..., L, D] inputs; returns the output and the weights."""
+    """softmax(q k^T * scale + mask) v for [..., L, D] inputs; returns the output and the weights
+    (after dropout). One fused op when the inputs allow it (:func:`fused_attention`), else the
+    composition of ops (:func:`composed_attention`)."""
+    if _fusable(query, key, value, mask, dropout_p):
+        return fused_attention(query, key, value, mask, dropout_p if training else 0.0, scale)
+    return composed_attention(query, key, value, mask, dropout_p, training, scale)
+
+
+def _fusable(query: Tensor, key: Tensor, value: Tensor, mask: Optional[Tensor], dropout_p: Any) -> bool:
+    """Whether :func:`fused_attention` computes what the composition would: 4-D inputs with the
+    same leading axes, a mask that broadcasts to the scores without widening them, a dropout
+    probability in [0, 1], dtypes :func:`can_fuse` takes."""
+    q, k, v = query._data, key._data, value._data
+    if q.ndim != 4 or k.ndim != 4 or v.ndim != 4 or not q.shape[:2] == k.shape[:2] == v.shape[:2]:
+        return False
+    if not isinstance(dropout_p, (int, float)) or not 0 <= dropout_p <= 1:
+        return False
+    if mask is None:
+        return can_fuse(q, k, v)
+    m = mask._data
+    scores = q.shape[:3] + k.shape[2:3]
+    if m.ndim > 4 or any(n not in (1, s) for n, s in zip(m.shape[::-1], scores[::-1])):
+        return False
+    return can_fuse(q, k, v, m)
+
+
+def fused_attention(
+    query: Tensor, key: Tensor, value: Tensor, mask: Optional[Tensor], dropout_p: float, scale: float
+) -> tuple:
+    """softmax(q k^T * scale + mask) v as one op, for q [B, H, L, D], k [B, H, S, D],
+    v [B, H, S, Dv] and an additive ``mask`` broadcasting to [B, H, L, S]; ``dropout_p`` (0 for
+    none) drops weights as :func:`minidp.nn.functional.dropout` does in training. Returns the
+    output [B, H, L, Dv] and the weights after dropout, both differentiable."""
+    q, k, v = query._data, key._data, value._data
+    xp = get_array_module(q)
+    probs = matmul_arrays(q, k.swapaxes(-1, -2))
+    probs *= scale
+    if mask is not None:
+        probs += mask._data
+    probs -= probs.max(axis=-1, keepdims=True)
+    xp.exp(probs, out=probs)
+    probs /= probs.sum(axis=-1, keepdims=True)
+    keep = dropout_mask(xp, probs.shape, dropout_p, probs.dtype) if dropout_p else None
+    weights = probs if keep is None else probs * keep
+    out = matmul_arrays(weights, v)
+    parents = (query, key, value) if mask is None else (query, key, value, mask)
+
+    def backward(grads: tuple) -> tuple:
+        g_out, g_weights = grads
+        if g_out is None:
+            d_weights, g_value = g_weights.copy(), None
+        else:
+            d_weights = matmul_arrays(g_out, v.swapaxes(-1, -2))
+            if g_weights is not None:
+                d_weights += g_weights
+            g_value = None if value.stop_gradient else matmul_arrays(weights.swapaxes(-1, -2), g_out)
+        if keep is not None:
+            d_weights *= keep
+        # the softmax's gradient, in place: p * (d - sum(d * p))
+        d_scores = d_weights
+        d_scores -= (d_weights * probs).sum(axis=-1, keepdims=True)
+        d_scores *= probs
+        g_mask = None
+        if mask is not None and not mask.stop_gradient:
+            g_mask = unbroadcast(d_scores, mask._data.shape)
+            g_mask = g_mask.copy() if g_mask is d_scores else g_mask
+        d_scores *= scale
+        g_query = None if query.stop_gradient else matmul_arrays(d_scores, k)
+        g_key = None if key.stop_gradient else matmul_arrays(d_scores.swapaxes(-1, -2), q)
+        return (g_query, g_key, g_value) if mask is None else (g_query, g_key, g_value, g_mask)
+
+    return results((out, weights), parents, backward)
+
+
+def composed_attention(
+    query: Tensor, key: Tensor, value: Tensor, mask: Optional[Tensor], dropout_p: float, training: bool, scale: float
+) -> tuple:
+    """What :func:`fused_attention` computes, as a composition of differentiable ops (any
+    broadcastable shapes and dtypes, auto_cast included)."""
     scores = ops.matmul(query * scale, ops.transpose(key, list(range(key.ndim - 2)) + [key.ndim - 1, key.ndim - 2]))
     if mask is not None:
         scores = scores + mask

@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 from ...core import backend
 from ...core.tensor import Tensor
-from ...core.op_util import result, unbroadcast, wrap
+from ...core.op_util import result, scatter_add_along, unbroadcast, wrap
 from ._util import check_reduction, check_tensor
 
 __all__ = [
@@ -156,26 +156,38 @@ def _hard_label_nll(
 ) -> tuple:
     """-logp[label] per sample (times the class weight), reduced as Paddle reduces it.
 
+    ``logp`` is the log-probabilities array, or ``(shape, dtype, pick)`` where ``pick(index)``
+    returns them at ``index`` only (along ``axis``): cross_entropy then never forms them all.
     The mean divides by the summed weight of the samples that are not ignored (their count
     without weights), or with ``mean_over_all`` by the number of all samples. Returns the loss
-    array and a function mapping the upstream gradient to d(loss)/d(logp).
+    array, a function mapping the upstream gradient to d(loss)/d(logp[label]) per sample
+    (shaped as ``index``), and ``index``: the labels with ``axis`` kept, ignored ones set to 0.
     """
-    xp = backend.get_array_module(logp)
+    if isinstance(logp, tuple):
+        shape, dtype, pick = logp
+    else:
+        shape, dtype = logp.shape, logp.dtype
+        xp_logp = backend.get_array_module(logp)
+
+        def pick(index):
+            return xp_logp.take_along_axis(logp, index, axis=axis)
+
+    xp = backend.get_array_module(label)
     if label.dtype.kind not in "iu":
         raise TypeError(
             f"{op}: hard labels must be integers, got dtype {label.dtype}; use "
             "label.astype('int64'), or soft_label=True for probabilities"
         )
-    classes = logp.shape[axis]
-    expected = logp.shape[:axis] + (1,) + logp.shape[axis + 1 :]
-    if label.ndim == logp.ndim - 1:
+    classes = shape[axis]
+    expected = shape[:axis] + (1,) + shape[axis + 1 :]
+    if label.ndim == len(shape) - 1:
         label_k = xp.expand_dims(label, axis)
     else:
         label_k = label
     if label_k.shape != expected:
         raise ValueError(
             f"{op}: label shape {list(label.shape)} does not fit input shape "
-            f"{list(logp.shape)}; expected {list(expected[:axis] + expected[axis + 1 :])} "
+            f"{list(shape)}; expected {list(expected[:axis] + expected[axis + 1 :])} "
             f"or {list(expected)}"
         )
     valid = label_k != ignore_index
@@ -185,10 +197,10 @@ def _hard_label_nll(
             f"{op}: labels must lie in [0, {classes}) or equal ignore_index={ignore_index}, "
             f"got values in [{int(safe.min())}, {int(safe.max())}]"
         )
-    coef = valid.astype(logp.dtype)
+    coef = valid.astype(dtype)
     if weight is not None:
         coef = coef * weight[safe]
-    loss = -xp.take_along_axis(logp, safe, axis=axis) * coef
+    loss = -pick(safe) * coef
     if reduction == "none":
         data, denom = loss.reshape(label.shape), None
     elif reduction == "sum":
@@ -197,16 +209,23 @@ def _hard_label_nll(
         denom = xp.asarray(coef.size, dtype=coef.dtype) if mean_over_all else coef.sum()
         denom = denom + (denom == 0)
         data = loss.sum() / denom
-    classes_along_axis = xp.arange(classes).reshape(_axis_shape(logp.ndim, axis, classes))
 
-    def grad_logp(g):
+    def grad_at_label(g):
         if reduction == "none":
             g = g.reshape(label_k.shape)
         elif denom is not None:
             g = g / denom
-        return (classes_along_axis == safe) * (-g * coef)
+        return -g * coef
 
-    return data, grad_logp
+    return data, grad_at_label, safe
+
+
+def _one_hot_grad(xp: Any, shape: tuple, axis: int, index: Any, per_sample: Any) -> Any:
+    """The gradient of an input of ``shape`` that receives ``per_sample`` at ``index`` along
+    ``axis`` (one entry per sample) and 0 elsewhere."""
+    classes = shape[axis]
+    classes_along_axis = xp.arange(classes).reshape(_axis_shape(len(shape), axis, classes))
+    return (classes_along_axis == index) * per_sample
 
 
 def _soft_label_nll(op: str, logp: Any, target: Any, axis: int, weight: Any, reduction: str) -> tuple:
@@ -292,6 +311,9 @@ def cross_entropy(
         label = wrap(_smoothed_target(xd, label._data, axis, label_smoothing))
         soft_label = True
     xp = backend.get_array_module(xd)
+    w = _class_weight("cross_entropy", weight, xd.shape[axis], xd.dtype)
+    if use_softmax and not soft_label:
+        return _softmax_hard_label_loss(input, label._data, axis, w, ignore_index, reduction)
     if use_softmax:
         shifted = xd - xd.max(axis=axis, keepdims=True)
         exps = xp.exp(shifted)
@@ -299,7 +321,6 @@ def cross_entropy(
         logp = shifted - xp.log(totals)
     else:
         logp = xp.log(xd)
-    w = _class_weight("cross_entropy", weight, xd.shape[axis], xd.dtype)
     if soft_label:
         if weight is not None and not label.stop_gradient:
             raise ValueError(
@@ -310,7 +331,7 @@ def cross_entropy(
         data, grad_logp, grad_target = _soft_label_nll("cross_entropy", logp, target, axis, w, reduction)
         parents = (input, label)
     else:
-        data, grad_logp = _hard_label_nll(
+        data, grad_at_label, index = _hard_label_nll(
             "cross_entropy",
             logp,
             label._data,
@@ -321,6 +342,9 @@ def cross_entropy(
             mean_over_all=w is None and ignore_index < 0,
         )
         parents = (input,)
+
+        def grad_logp(g):
+            return _one_hot_grad(xp, xd.shape, axis, index, grad_at_label(g))
 
     def backward(g):
         d = grad_logp(g)
@@ -333,6 +357,39 @@ def cross_entropy(
         return gx, None if label.stop_gradient else grad_target(g)
 
     return result(data, parents, backward)
+
+
+def _softmax_hard_label_loss(
+    input: Tensor, label: Any, axis: int, weight: Any, ignore_index: int, reduction: str
+) -> Tensor:
+    """cross_entropy of logits with integer labels, without forming all the log-probabilities:
+    the loss needs them only at the labels, and the gradient is softmax * (-s) plus s at each
+    label (s the per-sample gradient there): one pass over the logits and a scatter."""
+    xd = input._data
+    xp = backend.get_array_module(xd)
+    peak = xd.max(axis=axis, keepdims=True)
+    exps = xd - peak
+    xp.exp(exps, out=exps)
+    totals = exps.sum(axis=axis, keepdims=True)
+    log_norm = peak + xp.log(totals)
+    data, grad_at_label, index = _hard_label_nll(
+        "cross_entropy",
+        (xd.shape, xd.dtype, lambda at: xp.take_along_axis(xd, at, axis=axis) - log_norm),
+        label,
+        axis,
+        weight,
+        ignore_index,
+        reduction,
+        mean_over_all=weight is None and ignore_index < 0,
+    )
+
+    def backward(g):
+        per_sample = grad_at_label(g)
+        gx = exps * (-per_sample / totals)
+        scatter_add_along(xp, gx, index, per_sample, axis)
+        return (gx,)
+
+    return result(data, (input,), backward)
 
 
 def nll_loss(
@@ -351,8 +408,9 @@ def nll_loss(
     if xd.ndim < 2:
         raise ValueError(f"nll_loss: input must be [N, C, ...], got shape {input.shape}")
     w = _class_weight("nll_loss", weight, xd.shape[1], xd.dtype)
-    data, grad_logp = _hard_label_nll("nll_loss", xd, label._data, 1, w, ignore_index, reduction)
-    return result(data, (input,), lambda g: (grad_logp(g),))
+    data, grad_at_label, index = _hard_label_nll("nll_loss", xd, label._data, 1, w, ignore_index, reduction)
+    xp = backend.get_array_module(xd)
+    return result(data, (input,), lambda g: (_one_hot_grad(xp, xd.shape, 1, index, grad_at_label(g)),))
 
 
 def softmax_with_cross_entropy(

@@ -1,7 +1,10 @@
 """Recurrent layers with Paddle's structure: cells, the RNN/BiRNN loops, SimpleRNN, LSTM and GRU.
 
-Every step is made of ordinary differentiable ops (matmul, split, sigmoid, tanh, where), so
-backpropagation through time needs nothing from the engine beyond what any model uses. Gate
+A cell's step is made of ordinary differentiable ops (matmul, split, sigmoid, tanh, where), so
+backpropagation through time needs nothing from the engine beyond what any model uses. The
+loops run a plain LSTMCell or GRUCell through one whole-sequence op instead
+(:mod:`minidp.nn.functional.recurrent`: one graph node per layer and direction, the same
+math), and fall back to stepping the cell where that op does not apply. Gate
 order and parameter names follow Paddle: LSTM gates are (input, forget, cell, output), GRU gates
 (reset, update, candidate); a multi-layer network exposes ``weight_ih_l0``, ``bias_hh_l1_reverse``
 and so on, and the same parameters also under each cell (``0.cell.weight_ih``).
@@ -18,6 +21,8 @@ from ...core.tensor import Tensor
 from ...core.op_util import wrap
 from .. import functional as F
 from .. import initializer as init
+from ..functional.fusion import can_fuse
+from ..functional.recurrent import gru_sequence, lstm_sequence
 from ...core.layer import Layer
 from .container import LayerList
 
@@ -205,23 +210,39 @@ def _reverse_within_lengths(x: Tensor, lengths: Optional[Any]) -> Tensor:
     return x[xp.arange(x.shape[0])[:, None], index]
 
 
-def _run(
-    cell: Layer,
-    inputs: Tensor,
-    initial_states: Any,
-    sequence_length: Optional[Tensor],
-    is_reverse: bool,
-    time_major: bool,
-    **kwargs: Any,
-) -> tuple:
-    """Step ``cell`` along the time axis; returns the stacked outputs and the final states."""
-    x = ops.transpose(inputs, [1, 0] + list(range(2, inputs.ndim))) if time_major else inputs
-    lengths = None if sequence_length is None else sequence_length._data.astype("int64")
-    if is_reverse:
-        x = _reverse_within_lengths(x, lengths)
-    states = cell.get_initial_states(x[:, 0]) if initial_states is None else initial_states
-    xp = backend.get_array_module(x._data)
-    zero = wrap(xp.zeros((), dtype=x._data.dtype))
+def _run_fused(cell: Layer, x: Tensor, states: Any, lengths: Optional[Any]) -> Optional[tuple]:
+    """(outputs, final states) of a plain LSTMCell or GRUCell over the batch-major ``x`` from
+    ``states``, by the whole-sequence op; None where the cell must be stepped instead: a
+    subclass or a cell with forward hooks (whose forward must run), states not shaped
+    [batch, hidden], dtypes the op does not take (see :func:`can_fuse`)."""
+    kind = type(cell)
+    if kind not in (LSTMCell, GRUCell) or cell._forward_pre_hooks or cell._forward_post_hooks:
+        return None
+    parts = tuple(states) if kind is LSTMCell and isinstance(states, (tuple, list)) else (states,)
+    if len(parts) != (2 if kind is LSTMCell else 1) or not all(isinstance(s, Tensor) for s in parts):
+        return None
+    xd = x._data
+    if xd.ndim != 3 or any(tuple(s._data.shape) != (xd.shape[0], cell.hidden_size) for s in parts):
+        return None
+    weights = [w for w in (cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh) if w is not None]
+    if not can_fuse(xd, *(s._data for s in parts), *(w._data for w in weights)):
+        return None
+    alive = None
+    if lengths is not None:
+        xp = backend.get_array_module(xd)
+        alive = (xp.arange(xd.shape[1])[:, None] < lengths[None, :])[:, :, None]
+    params = (cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh)
+    if kind is LSTMCell:
+        out, h, c = lstm_sequence(x, *parts, *params, alive)
+        return out, (h, c)
+    out, h = gru_sequence(x, *parts, *params, alive)
+    return out, h
+
+
+def _step(cell: Layer, x: Tensor, states: Any, lengths: Optional[Any], **kwargs: Any) -> tuple:
+    """Call ``cell`` on each step of the batch-major ``x``; returns the stacked outputs and the
+    final states."""
+    zero = wrap(backend.get_array_module(x._data).zeros((), dtype=x._data.dtype))
     outputs = []
     for step in range(x.shape[1]):
         out, new_states = cell(x[:, step], states, **kwargs)
@@ -235,7 +256,26 @@ def _run(
             )
         outputs.append(out)
         states = new_states
-    out = ops.stack(outputs, axis=1)
+    return ops.stack(outputs, axis=1), states
+
+
+def _run(
+    cell: Layer,
+    inputs: Tensor,
+    initial_states: Any,
+    sequence_length: Optional[Tensor],
+    is_reverse: bool,
+    time_major: bool,
+    **kwargs: Any,
+) -> tuple:
+    """Run ``cell`` along the time axis; returns the stacked outputs and the final states."""
+    x = ops.transpose(inputs, [1, 0] + list(range(2, inputs.ndim))) if time_major else inputs
+    lengths = None if sequence_length is None else sequence_length._data.astype("int64")
+    if is_reverse:
+        x = _reverse_within_lengths(x, lengths)
+    states = cell.get_initial_states(x[:, 0]) if initial_states is None else initial_states
+    fused = None if kwargs else _run_fused(cell, x, states, lengths)
+    out, states = _step(cell, x, states, lengths, **kwargs) if fused is None else fused
     if is_reverse:
         out = _reverse_within_lengths(out, lengths)
     return (ops.transpose(out, [1, 0, 2]) if time_major else out), states
