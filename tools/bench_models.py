@@ -377,8 +377,12 @@ def measure(pythons: Dict[str, str], threads: int, models: List[str], rounds: in
                     answer = workers[fw].ask({"model": name, "steps": inner[fw]})
                     samples[fw].append(answer["seconds"] / inner[fw])
             medians[name] = {fw: statistics.median(s) for fw, s in samples.items()}
-            print(f"  {threads} thread(s) {name:12s} " + "  ".join(
-                f"{fw} {t * 1e3:.1f} ms" for fw, t in medians[name].items()), file=sys.stderr, flush=True)
+            print(
+                f"  {threads} thread(s) {name:12s} "
+                + "  ".join(f"{fw} {t * 1e3:.1f} ms" for fw, t in medians[name].items()),
+                file=sys.stderr,
+                flush=True,
+            )
     finally:
         for w in workers.values():
             w.close()
@@ -432,9 +436,12 @@ def machine() -> str:
 
 def commit() -> str:
     try:
-        return subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10
-        ).stdout.strip() or "unknown"
+        return (
+            subprocess.run(
+                ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10
+            ).stdout.strip()
+            or "unknown"
+        )
     except (OSError, subprocess.TimeoutExpired):
         return "unknown"
 
@@ -491,8 +498,10 @@ def main() -> None:
         print(f"- commit: {commit()}")
         print(f"- machine: {machine()}; python {platform.python_version()}")
         print(f"- load average: {load_before} at the start, {load_average()} at the end")
-        print(f"- median of {rounds} interleaved rounds (about {ROUND_SECONDS} s each) per framework; "
-              "forward + backward + Adam, float32\n")
+        print(
+            f"- median of {rounds} interleaved rounds (about {ROUND_SECONDS} s each) per framework; "
+            "forward + backward + Adam, float32\n"
+        )
     print(table)
     for note in notes:
         print(f"\nnote: {note}" if arguments.markdown else f"note: {note}")
