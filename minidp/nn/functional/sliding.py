@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from ...core import backend
 from ...core.tensor import Tensor
@@ -316,31 +316,62 @@ def _pooled_sizes(op: str, sizes: tuple, kernel: tuple, stride: tuple, pads: tup
     return out_sizes, grown, extra
 
 
+def _first_maxima(padded: Any, windows: list, out: Any) -> Iterator[tuple]:
+    """For each kernel offset in row-major order, its strided slice of ``padded`` and where that
+    offset holds its window's first maximum ``out`` (a bool array shaped like ``out``)."""
+    taken = None
+    for _, seen in windows:
+        hit = padded[seen] == out
+        if taken is None:
+            taken = hit.copy()
+        else:
+            hit &= ~taken
+            taken |= hit
+        yield seen, hit
+
+
+def _tiles(sizes: tuple, kernel: tuple, stride: tuple, pads: tuple, out_sizes: tuple) -> bool:
+    """Whether the windows cover the unpadded input exactly once (stride = kernel, no padding)."""
+    return not any(pads) and kernel == stride and all(o * k == n for o, k, n in zip(out_sizes, kernel, sizes))
+
+
 def max_pool(op: str, x: Tensor, kernel: tuple, stride: tuple, pads: tuple, ceil_mode: bool, return_mask: bool) -> Any:
     """Largest value of each window of x [N, C, *spatial]; the gradient goes to the window's first
     maximum in row-major order. With ``return_mask`` also the flat row-major index of each maximum
-    in the unpadded input (int32)."""
+    in the unpadded input (int32).
+
+    The maximum is a running elementwise maximum over the kernel offsets' slices; backward finds
+    each window's first maximum again (comparing the slices with the output) instead of keeping an
+    argmax from forward, and writes the gradient in place where the windows tile the input.
+    """
     xd = x._data
     sizes = xd.shape[2:]
     out_sizes, pads, _ = _pooled_sizes(op, sizes, kernel, stride, pads, ceil_mode)
     xp = backend.get_array_module(xd)
     padded = pad(xp, xd, pads, -xp.inf)
     windows = window_slices(kernel, stride, (1,) * len(kernel), out_sizes)
-    stacked = xp.empty((len(windows),) + xd.shape[:2] + out_sizes, dtype=xd.dtype)
-    for k, (_, seen) in enumerate(windows):
-        stacked[k] = padded[seen]
-    winner = stacked.argmax(axis=0)
-    out = xp.take_along_axis(stacked, winner[None], axis=0)[0]
+    out = padded[windows[0][1]].copy()
+    for _, seen in windows[1:]:
+        xp.maximum(out, padded[seen], out=out)
+    tiles = _tiles(sizes, kernel, stride, pads, out_sizes)
 
     def backward(g):
-        g_padded = xp.zeros(padded.shape, dtype=xd.dtype)
-        for k, (_, seen) in enumerate(windows):
-            g_padded[seen] += g * (winner == k)
+        if tiles:
+            g_padded = xp.empty(padded.shape, dtype=xd.dtype)
+            for seen, hit in _first_maxima(padded, windows, out):
+                xp.multiply(g, hit, out=g_padded[seen])
+        else:
+            g_padded = xp.zeros(padded.shape, dtype=xd.dtype)
+            for seen, hit in _first_maxima(padded, windows, out):
+                g_padded[seen] += g * hit
         return (g_padded[interior(pads, sizes)],)
 
     pooled = result(out, (x,), backward)
     if not return_mask:
         return pooled
+    winner = xp.zeros(out.shape, dtype="int64")
+    for k, (_, hit) in enumerate(_first_maxima(padded, windows, out)):
+        winner[hit] = k
     flat = 0
     for axis, (offset, o, s, before, n) in enumerate(
         zip(xp.unravel_index(winner, kernel), out_sizes, stride, pads[::2], sizes)
