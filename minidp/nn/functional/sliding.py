@@ -12,6 +12,7 @@ column gradients back with the same slices (col2im).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from typing import Any, Iterator, Optional
@@ -19,6 +20,7 @@ from typing import Any, Iterator, Optional
 from ...core import backend
 from ...core.tensor import Tensor
 from ...core.op_util import result, wrap
+from ._util import channel_sums
 
 _SIZE_FORMS = {1: "a positive int", 2: "a positive int or a pair of them", 3: "a positive int or three of them"}
 KERNEL_AXES = {1: "k", 2: "kh, kw", 3: "kd, kh, kw"}
@@ -102,12 +104,20 @@ def output_sizes(op: str, sizes: tuple, pads: tuple, kernel: tuple, stride: tupl
     )
 
 
+def batch_second(xp: Any, shape: tuple, dtype: Any, value: float) -> Any:
+    """A new array [N, C, ...] of ``shape`` filled with ``value``, stored as [C, N, ...]: the layout
+    in which im2col reads and col2im writes whole channels at once and a convolution's matmul
+    leaves its output, so that the arrays passed between convolutions need no transposing copy."""
+    return xp.full((shape[1], shape[0]) + tuple(shape[2:]), value, dtype=dtype).swapaxes(0, 1)
+
+
 def pad(xp: Any, data: Any, pads: tuple, value: float) -> Any:
-    """``data`` [N, C, *spatial] padded by (before, after) per spatial axis (flat) with ``value``."""
+    """``data`` [N, C, *spatial] padded by (before, after) per spatial axis (flat) with ``value``
+    (a new array stored batch-second, see :func:`batch_second`)."""
     if not any(pads):
         return data
     shape = data.shape[:2] + tuple(n + b + a for n, b, a in zip(data.shape[2:], pads[::2], pads[1::2]))
-    out = xp.full(shape, value, dtype=data.dtype)
+    out = batch_second(xp, shape, data.dtype, value)
     out[interior(pads, data.shape[2:])] = data
     return out
 
@@ -117,11 +127,12 @@ def interior(pads: tuple, sizes: tuple) -> tuple:
     return _WHOLE + tuple(slice(before, before + n) for before, n in zip(pads[::2], sizes))
 
 
-def window_slices(kernel: tuple, stride: tuple, dilation: tuple, out_sizes: tuple) -> list:
+@functools.lru_cache(maxsize=512)
+def window_slices(kernel: tuple, stride: tuple, dilation: tuple, out_sizes: tuple) -> tuple:
     """For each kernel offset (row-major), its index into the columns [C, *kernel, N, *out_sizes]
     and the index of the strided slice of the padded input [C, N, *spatial] that it sees across the
-    output."""
-    return [
+    output (cached: a network asks for the same few geometries at every step)."""
+    return tuple(
         (
             (slice(None),) + offset,
             _WHOLE
@@ -130,7 +141,7 @@ def window_slices(kernel: tuple, stride: tuple, dilation: tuple, out_sizes: tupl
             ),
         )
         for offset in itertools.product(*(range(k) for k in kernel))
-    ]
+    )
 
 
 def im2col(xp: Any, padded: Any, windows: list, kernel: tuple, out_sizes: tuple) -> Any:
@@ -147,8 +158,8 @@ def im2col(xp: Any, padded: Any, windows: list, kernel: tuple, out_sizes: tuple)
 
 def col2im(xp: Any, cols: Any, windows: list, padded_shape: tuple) -> Any:
     """The columns [C, *kernel, N, *out_sizes] added back into a zero array of ``padded_shape``
-    [N, C, *spatial] (overlaps add): im2col's adjoint."""
-    canvas = xp.zeros(padded_shape, dtype=cols.dtype)
+    [N, C, *spatial] stored batch-second (overlaps add): im2col's adjoint."""
+    canvas = batch_second(xp, padded_shape, cols.dtype, 0)
     channels_first = canvas.swapaxes(0, 1)
     for at, seen in windows:
         channels_first[seen] += cols[at]
@@ -169,12 +180,12 @@ def _check_conv_operands(op: str, x: Tensor, weight: Tensor, layout: str) -> tup
     return xd, wd
 
 
-def _bias_grads(gx: Any, gw: Any, g: Any, bias: Optional[Tensor]) -> tuple:
+def _bias_grads(xp: Any, gx: Any, gw: Any, g: Any, bias: Optional[Tensor]) -> tuple:
     """The gradients for a convolution's parents ``(x, weight)`` or ``(x, weight, bias)``; the bias
     one sums the output gradient ``g`` [N, O, *spatial] over all but the channel axis."""
     if bias is None:
         return gx, gw
-    return gx, gw, None if bias.stop_gradient else g.sum(axis=(0,) + tuple(range(2, g.ndim)))
+    return gx, gw, None if bias.stop_gradient else channel_sums(xp, g.reshape(g.shape[0], g.shape[1], -1))
 
 
 def convolution(
@@ -203,7 +214,6 @@ def convolution(
     out = xp.matmul(w_mat, cols).reshape((out_c, n) + out_sizes)
     if bias is not None:
         out += bias._data.reshape((out_c,) + (1,) * (len(sizes) + 1))
-    out = xp.ascontiguousarray(out.swapaxes(0, 1))
     parents = (x, weight) if bias is None else (x, weight, bias)
 
     def backward(g):
@@ -214,9 +224,9 @@ def convolution(
             gx = col2im(xp, g_cols, windows, padded.shape)[interior(pads, sizes)]
         if not weight.stop_gradient:
             gw = xp.matmul(g_mat, cols.transpose(0, 2, 1)).reshape(wd.shape)
-        return _bias_grads(gx, gw, g, bias)
+        return _bias_grads(xp, gx, gw, g, bias)
 
-    return result(out, parents, backward)
+    return result(out.swapaxes(0, 1), parents, backward)
 
 
 def _transposed_extra(
@@ -296,7 +306,7 @@ def transposed_convolution(
         if not x.stop_gradient:
             gx = xp.ascontiguousarray(xp.matmul(w_mat, g_cols).reshape((c, n) + sizes).swapaxes(0, 1))
         gw = None if weight.stop_gradient else xp.matmul(x_mat, g_cols.transpose(0, 2, 1)).reshape(wd.shape)
-        return _bias_grads(gx, gw, g, bias)
+        return _bias_grads(xp, gx, gw, g, bias)
 
     return result(out, parents, backward)
 
@@ -350,7 +360,7 @@ def max_pool(op: str, x: Tensor, kernel: tuple, stride: tuple, pads: tuple, ceil
     xp = backend.get_array_module(xd)
     padded = pad(xp, xd, pads, -xp.inf)
     windows = window_slices(kernel, stride, (1,) * len(kernel), out_sizes)
-    out = padded[windows[0][1]].copy()
+    out = padded[windows[0][1]].copy(order="K")
     for _, seen in windows[1:]:
         xp.maximum(out, padded[seen], out=out)
     tiles = _tiles(sizes, kernel, stride, pads, out_sizes)
