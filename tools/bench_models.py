@@ -25,8 +25,11 @@ PyTorch runs with --torch-python (default: $BENCH_TORCH_PYTHON, else /work/venvs
 else this Python), Paddle with --paddle-python (default: $BENCH_PADDLE_PYTHON, else
 /work/venvs/paddle/bin/python); a framework that cannot be imported is skipped with a note.
 
+With --baseline PATH, minidp from another checkout (say, a `git worktree` of the commit before a
+change) runs as a fourth contender, interleaved like the others: before and after side by side.
+
 Usage: python tools/bench_models.py [--quick] [--models cnn,lstm] [--threads 1,2] [--rounds N]
-       [--markdown]
+       [--baseline PATH] [--markdown]
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ from typing import Any, Callable, Dict, List, Optional
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = ("cnn", "transformer", "lstm", "gru", "conv3d", "vit", "resnet18")
 QUICK_MODELS = ("cnn", "lstm")
-FRAMEWORKS = ("minidp", "torch", "paddle")
+FRAMEWORKS = ("minidp", "baseline", "torch", "paddle")  # baseline: minidp from another checkout
 ROUND_SECONDS = 0.3  # each round runs about this long per framework
 VOCAB, EMBED, HIDDEN, LM_BATCH, LM_STEPS = 10000, 128, 128, 20, 35
 
@@ -278,7 +281,7 @@ def framework_step(framework: str, name: str) -> Callable[[], float]:
 
         paddle.set_device("cpu")
         return paddle_like_step(paddle, name)
-    sys.path.insert(0, ROOT)
+    sys.path.insert(0, os.environ.get("BENCH_MINIDP_ROOT", ROOT))
     import minidp
 
     return paddle_like_step(minidp, name)
@@ -313,11 +316,12 @@ def worker(framework: str, threads: int) -> None:
 class Worker:
     """A worker process for one framework at one thread count."""
 
-    def __init__(self, framework: str, python: str, threads: int) -> None:
+    def __init__(self, framework: str, python: str, threads: int, root: str) -> None:
         env = dict(os.environ)
         for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
             env[var] = str(threads)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, env.get("PYTHONPATH")) if p)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        env["BENCH_MINIDP_ROOT"] = root
         env["PYTHONWARNINGS"] = "ignore"
         self.framework = framework
         self.process = subprocess.Popen(
@@ -353,9 +357,12 @@ class Worker:
 
 
 # --- driver ---------------------------------------------------------------------------------------
-def measure(pythons: Dict[str, str], threads: int, models: List[str], rounds: int, notes: List[str]) -> dict:
-    """Median step seconds {model: {framework: s}} at ``threads`` threads, rounds interleaved."""
-    workers = {fw: Worker(fw, python, threads) for fw, python in pythons.items()}
+def measure(
+    pythons: Dict[str, str], roots: Dict[str, str], threads: int, models: List[str], rounds: int, notes: List[str]
+) -> dict:
+    """Median step seconds {model: {framework: s}} at ``threads`` threads, rounds interleaved;
+    ``roots`` says where each framework's worker imports minidp from."""
+    workers = {fw: Worker(fw, python, threads, roots.get(fw, ROOT)) for fw, python in pythons.items()}
     for fw, w in list(workers.items()):
         if w.error:
             notes.append(f"{fw} skipped ({threads} thread(s)): {w.error}")
@@ -398,27 +405,25 @@ def milliseconds(t: Optional[float]) -> str:
 
 
 def tables(results: Dict[int, dict], models: List[str]) -> str:
-    """The step-time table (with minidp/torch and minidp/paddle) and the 1->2 thread speed-ups."""
-    lines = [
-        "| model | threads | minidp ms | torch ms | paddle ms | minidp / torch | minidp / paddle |",
-        "|---|---|---|---|---|---|---|",
-    ]
+    """The step-time table (with minidp's time over each other contender's) and the speed-ups
+    from the lowest to the highest thread count."""
+    present = [fw for fw in FRAMEWORKS if any(fw in m for medians in results.values() for m in medians.values())]
+    others = [fw for fw in present if fw != "minidp"]
+    header = ["model", "threads"] + [f"{fw} ms" for fw in present] + [f"minidp / {fw}" for fw in others]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name in models:
         for threads, medians in results.items():
             t = medians.get(name, {})
-            md, th, pd = t.get("minidp"), t.get("torch"), t.get("paddle")
-            lines.append(
-                f"| {name} | {threads} | {milliseconds(md)} | {milliseconds(th)} | {milliseconds(pd)} "
-                f"| {ratio(md, th)} | {ratio(md, pd)} |"
-            )
+            cells = [name, str(threads)] + [milliseconds(t.get(fw)) for fw in present]
+            lines.append("| " + " | ".join(cells + [ratio(t.get("minidp"), t.get(fw)) for fw in others]) + " |")
     counts = sorted(results)
     if len(counts) > 1:
         low, high = counts[0], counts[-1]
         lines += ["", f"Speed-up from {low} to {high} threads (time at {low} / time at {high}):", ""]
-        lines += ["| model | minidp | torch | paddle |", "|---|---|---|---|"]
+        lines += ["| model | " + " | ".join(present) + " |", "|" + "---|" * (len(present) + 1)]
         for name in models:
             before, after = results[low].get(name, {}), results[high].get(name, {})
-            cells = [ratio(before.get(fw), after.get(fw)) for fw in FRAMEWORKS]
+            cells = [ratio(before.get(fw), after.get(fw)) for fw in present]
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -434,11 +439,12 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores"
 
 
-def commit() -> str:
+def commit(root: str = ROOT) -> str:
+    """The short commit of the checkout at ``root``."""
     try:
         return (
             subprocess.run(
-                ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10
+                ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10
             ).stdout.strip()
             or "unknown"
         )
@@ -467,7 +473,12 @@ def main() -> None:
     parser.add_argument("--markdown", action="store_true", help="print a section for docs/benchmarks.md")
     parser.add_argument("--torch-python", help="Python with torch (default $BENCH_TORCH_PYTHON or the torch venv)")
     parser.add_argument("--paddle-python", help="Python with paddle (default $BENCH_PADDLE_PYTHON or the paddle venv)")
-    parser.add_argument("--frameworks", default=",".join(FRAMEWORKS), help="which to run (default all three)")
+    parser.add_argument(
+        "--frameworks", default="minidp,torch,paddle", help="which to run (default minidp,torch,paddle)"
+    )
+    parser.add_argument(
+        "--baseline", metavar="PATH", help="also time minidp from the checkout at PATH (as 'baseline'), interleaved"
+    )
     parser.add_argument("--worker", choices=FRAMEWORKS, help=argparse.SUPPRESS)
     arguments = parser.parse_args()
     threads = [int(t) for t in arguments.threads.split(",")]
@@ -487,15 +498,21 @@ def main() -> None:
         "paddle": default_python(arguments.paddle_python, "BENCH_PADDLE_PYTHON", "/work/venvs/paddle/bin/python", None),
     }
     chosen = arguments.frameworks.split(",")
+    roots = {"minidp": ROOT}
+    if arguments.baseline:
+        pythons["baseline"], roots["baseline"] = sys.executable, os.path.abspath(arguments.baseline)
+        chosen.insert(1, "baseline")
     notes: List[str] = [f"{fw} skipped: no interpreter found" for fw in chosen if pythons.get(fw) is None]
-    pythons = {fw: p for fw, p in pythons.items() if fw in chosen and p is not None}
+    pythons = {fw: pythons[fw] for fw in chosen if pythons.get(fw) is not None}
     load_before = load_average()
     started = datetime.now(timezone.utc)
-    results = {t: measure(pythons, t, models, rounds, notes) for t in threads}
+    results = {t: measure(pythons, roots, t, models, rounds, notes) for t in threads}
     table = tables(results, models)
     if arguments.markdown:
         print(f"## Model training steps (tools/bench_models.py), {started:%Y-%m-%d %H:%M} UTC\n")
         print(f"- commit: {commit()}")
+        if arguments.baseline:
+            print(f"- baseline: minidp from {roots['baseline']} (commit {commit(roots['baseline'])})")
         print(f"- machine: {machine()}; python {platform.python_version()}")
         print(f"- load average: {load_before} at the start, {load_average()} at the end")
         print(

@@ -108,7 +108,10 @@ def batch_second(xp: Any, shape: tuple, dtype: Any, value: float) -> Any:
     """A new array [N, C, ...] of ``shape`` filled with ``value``, stored as [C, N, ...]: the layout
     in which im2col reads and col2im writes whole channels at once and a convolution's matmul
     leaves its output, so that the arrays passed between convolutions need no transposing copy."""
-    return xp.full((shape[1], shape[0]) + tuple(shape[2:]), value, dtype=dtype).swapaxes(0, 1)
+    stored = (shape[1], shape[0]) + tuple(shape[2:])
+    # zeros come from freshly mapped pages, cheaper than filling
+    array = xp.zeros(stored, dtype=dtype) if value == 0 else xp.full(stored, value, dtype=dtype)
+    return array.swapaxes(0, 1)
 
 
 def pad(xp: Any, data: Any, pads: tuple, value: float) -> Any:
