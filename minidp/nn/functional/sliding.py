@@ -104,23 +104,20 @@ def output_sizes(op: str, sizes: tuple, pads: tuple, kernel: tuple, stride: tupl
     )
 
 
-def batch_second(xp: Any, shape: tuple, dtype: Any, value: float) -> Any:
-    """A new array [N, C, ...] of ``shape`` filled with ``value``, stored as [C, N, ...]: the layout
-    in which im2col reads and col2im writes whole channels at once and a convolution's matmul
-    leaves its output, so that the arrays passed between convolutions need no transposing copy."""
-    stored = (shape[1], shape[0]) + tuple(shape[2:])
-    # zeros come from freshly mapped pages, cheaper than filling
-    array = xp.zeros(stored, dtype=dtype) if value == 0 else xp.full(stored, value, dtype=dtype)
-    return array.swapaxes(0, 1)
+def batch_second_zeros(xp: Any, shape: tuple, dtype: Any) -> Any:
+    """A new array of zeros [N, C, ...] of ``shape`` stored as [C, N, ...]: the layout in which
+    col2im adds whole channels at once and a convolution's matmul leaves its output, so that the
+    gradients passed between convolutions need no transposing copy."""
+    return xp.zeros((shape[1], shape[0]) + tuple(shape[2:]), dtype=dtype).swapaxes(0, 1)
 
 
 def pad(xp: Any, data: Any, pads: tuple, value: float) -> Any:
-    """``data`` [N, C, *spatial] padded by (before, after) per spatial axis (flat) with ``value``
-    (a new array stored batch-second, see :func:`batch_second`)."""
+    """``data`` [N, C, *spatial] padded by (before, after) per spatial axis (flat) with ``value``."""
     if not any(pads):
         return data
     shape = data.shape[:2] + tuple(n + b + a for n, b, a in zip(data.shape[2:], pads[::2], pads[1::2]))
-    out = batch_second(xp, shape, data.dtype, value)
+    # zeros come from fresh pages, cheaper than a fill
+    out = xp.zeros(shape, dtype=data.dtype) if value == 0 else xp.full(shape, value, dtype=data.dtype)
     out[interior(pads, data.shape[2:])] = data
     return out
 
@@ -162,7 +159,7 @@ def im2col(xp: Any, padded: Any, windows: list, kernel: tuple, out_sizes: tuple)
 def col2im(xp: Any, cols: Any, windows: list, padded_shape: tuple) -> Any:
     """The columns [C, *kernel, N, *out_sizes] added back into a zero array of ``padded_shape``
     [N, C, *spatial] stored batch-second (overlaps add): im2col's adjoint."""
-    canvas = batch_second(xp, padded_shape, cols.dtype, 0)
+    canvas = batch_second_zeros(xp, padded_shape, cols.dtype)
     channels_first = canvas.swapaxes(0, 1)
     for at, seen in windows:
         channels_first[seen] += cols[at]
