@@ -13,6 +13,7 @@ import minidp.nn as nn
 import minidp.nn.functional as F
 from channels_last_cases import CASES, CONV, assert_matches_paddle, recorded_cases
 from gradcheck import check_grad, t
+from minidp.nn.functional import sliding
 
 rng = np.random.default_rng(0)
 
@@ -165,3 +166,26 @@ def test_channels_last_layers_and_errors():
         F.conv2d(t(x[0]), first.weight, data_format="NHWC")
     with pytest.raises(ValueError, match="input has 5 channels"):
         F.conv2d(t(x), first.weight, data_format="NHWC")
+
+
+@pytest.mark.parametrize(
+    "x_shape,w_shape,options",
+    [
+        ((2, 4, 9), (6, 2, 3), dict(stride=2, padding=1, groups=2)),
+        ((2, 3, 7, 6), (4, 3, 3, 2), dict(stride=(2, 1), padding=(1, 0), dilation=(1, 2))),
+        ((1, 2, 4, 5, 3), (3, 2, 2, 3, 3), dict(padding=1)),
+    ],
+)
+def test_convolution_input_gradient_is_the_same_offset_by_offset_and_through_all_columns(
+    x_shape, w_shape, options, monkeypatch
+):
+    conv = {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}[len(x_shape)]
+    x_data, w = rng.normal(size=x_shape), t(rng.normal(size=w_shape))
+    weights = t(rng.normal(size=conv(t(x_data), w, **options).shape))
+    grads = []
+    for limit in (0, 1 << 30):  # all columns first, then offset by offset
+        monkeypatch.setattr(sliding, "OFFSET_BY_OFFSET_LIMIT", limit)
+        x = minidp.to_tensor(x_data, stop_gradient=False)
+        (conv(x, w, **options) * weights).sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12, atol=1e-12)

@@ -162,10 +162,68 @@ def test_batchnorm3d_and_paddle_batchnorm():
         nn.BatchNorm(3, act="no_such_activation")
 
 
+def unfused_batch_norm(x, w, b, axes, eps=1e-5):
+    """Batch normalisation composed of minidp's elementwise and reduction ops, each with its own
+    backward: what the fused op must equal."""
+    mean = x.mean(axes, keepdim=True)
+    centered = x - mean
+    out = centered / minidp.sqrt((centered * centered).mean(axes, keepdim=True) + eps)
+    shape = [x.shape[i] if i not in axes else 1 for i in range(x.ndim)]
+    return out if w is None else out * w.reshape(shape) + b.reshape(shape)
+
+
+def batch_second(x):
+    """``x`` [N, C, ...] stored as [C, N, ...] in memory, as a convolution's output is."""
+    return np.ascontiguousarray(np.swapaxes(x, 0, 1)).swapaxes(0, 1)
+
+
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize(
+    "shape,fmt,memory",
+    [
+        ((5, 3), "NCL", None),
+        ((4, 3, 6), "NCL", None),
+        ((3, 4, 5, 6), "NCHW", batch_second),
+        ((3, 5, 6, 4), "NHWC", None),
+    ],
+)
+def test_fused_batch_norm_equals_the_unfused_composition(shape, fmt, memory, affine):
+    channel_axis = 1 if fmt.startswith("NC") else len(shape) - 1
+    axes = [i for i in range(len(shape)) if i != channel_axis]
+    channels = shape[channel_axis]
+    x64 = rng.normal(1.5, 2.0, size=shape)
+    x64 = memory(x64) if memory else x64
+    w64, b64, g64 = rng.normal(size=channels), rng.normal(size=channels), rng.normal(size=shape)
+    for dtype, rtol in (("float64", 1e-12), ("float32", 2e-5)):
+        results = []
+        for fused in (True, False):
+            x, w, b = (minidp.to_tensor(a.astype(dtype), stop_gradient=False) for a in (x64, w64, b64))
+            running = (t(np.zeros(channels, "float32")), t(np.ones(channels, "float32")))
+            if fused:
+                out = F.batch_norm(x, *running, w if affine else None, b if affine else None, True, data_format=fmt)
+            else:
+                out = unfused_batch_norm(x, w if affine else None, b, axes)
+            (out * t(g64.astype(dtype))).sum().backward()
+            grads = [x.grad.numpy()] + ([w.grad.numpy(), b.grad.numpy()] if affine else [])
+            results.append([out.numpy()] + grads)
+        for got, expected in zip(*results):
+            assert got.dtype == dtype
+            np.testing.assert_allclose(got, expected, rtol=rtol, atol=rtol * 10)
+
+
+def test_fused_batch_norm_gradients_in_training_and_evaluation_without_affine():
+    running_mean, running_var = t(rng.normal(size=3)), t(rng.uniform(0.5, 2, size=3))
+    for training in (True, False):
+        check_grad(
+            lambda a: F.batch_norm(a, running_mean, running_var, training=training), rng.normal(size=(3, 3, 2, 2))
+        )
+
+
 def test_sync_batchnorm_on_one_process_and_conversion():
     x = rng.normal(size=(4, 3, 2, 2)).astype("float32")
     sync, plain = nn.SyncBatchNorm(3), nn.BatchNorm2D(3)
-    np.testing.assert_allclose(sync(t(x)).numpy(), plain(t(x)).numpy())
+    # equal to float32 rounding: SyncBatchNorm sums its statistics in float64 across processes
+    np.testing.assert_allclose(sync(t(x)).numpy(), plain(t(x)).numpy(), rtol=1e-6)
     model = nn.Sequential(nn.Conv2D(3, 3, 1), nn.BatchNorm2D(3), nn.Sequential(nn.BatchNorm1D(3)))
     bn = model[1]
     converted = nn.SyncBatchNorm.convert_sync_batchnorm(model)

@@ -182,3 +182,26 @@ def test_channels_last_pool_layers_and_errors():
         F.avg_pool2d(last, 2, data_format="NLC")
     with pytest.raises(ValueError, match="max_unpool2d: data_format must be 'NCHW', got 'NHWC'"):
         F.max_unpool2d(last, last, 2, data_format="NHWC")
+
+
+@pytest.mark.parametrize("window", [(2, 2, 0), (3, 2, 1), (2, 1, 0)], ids=["tiling", "padded", "overlapping"])
+def test_max_pool_gradient_and_mask_go_to_the_first_maximum_of_each_window(window):
+    x = np.zeros((2, 3, 4, 4), "float32")  # every window ties everywhere
+    x[0, 0, 1, 1] = x[0, 0, 1, 2] = 5.0  # a tie between two maxima inside one window
+    data = t(x)
+    data.stop_gradient = False
+    out, mask = F.max_pool2d(data, *window, return_mask=True)
+    out.sum().backward()
+    expected = np.zeros((2, 3, 16), "float32")
+    kernel, stride, pad = window
+    padded = np.pad(x, [(0, 0), (0, 0), (pad, pad), (pad, pad)], constant_values=-np.inf)
+    for i in range(out.shape[2]):
+        for j in range(out.shape[3]):
+            block = padded[:, :, i * stride : i * stride + kernel, j * stride : j * stride + kernel].reshape(2, 3, -1)
+            first = block.argmax(axis=2)  # NumPy's argmax picks the first maximum in row-major order
+            rows, cols = first // kernel + i * stride - pad, first % kernel + j * stride - pad
+            np.testing.assert_array_equal(mask.numpy()[:, :, i, j], rows * 4 + cols)
+            for n in range(2):
+                for c in range(3):
+                    expected[n, c, rows[n, c] * 4 + cols[n, c]] += 1
+    np.testing.assert_array_equal(data.grad.numpy().reshape(2, 3, 16), expected)

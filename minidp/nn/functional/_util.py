@@ -1,7 +1,9 @@
-"""Argument checks shared by the functional ops (the sliding-window geometry lives in :mod:`.sliding`)."""
+"""Argument checks and per-channel sums shared by the functional ops (the sliding-window geometry lives
+in :mod:`.sliding`)."""
 
 from __future__ import annotations
 
+from typing import Any
 
 from ... import ops
 from ...core.tensor import Tensor
@@ -17,6 +19,15 @@ __all__ = [
 ]
 
 REDUCTIONS = ("mean", "sum", "none")
+
+
+def channel_sums(xp: Any, a: Any) -> Any:
+    """The per-channel sums of ``a`` [A, C, B]: a matrix-vector product (BLAS) then a short sum,
+    several times faster than NumPy's reduction over the two outer axes (batch norm's statistics,
+    a convolution's bias gradient)."""
+    if a.shape[2] == 1:
+        return xp.ones(a.shape[0], dtype=a.dtype) @ a[:, :, 0]
+    return (a @ xp.ones(a.shape[2], dtype=a.dtype)).sum(axis=0)
 
 
 def check_reduction(op: str, reduction: str) -> None:

@@ -15,7 +15,7 @@ from ...core import backend
 from ... import ops
 from ...core.tensor import Tensor
 from ...core.op_util import matmul_arrays, result, results, wrap
-from ._util import check_tensor
+from ._util import channel_sums, check_tensor
 from .fusion import fusable_dtypes
 from .distance import p_norm
 from .padding import pad_axes
@@ -245,6 +245,75 @@ def _update_running(running_mean: Tensor, running_var: Tensor, mean: Any, var: A
         running += (1.0 - momentum) * batch.reshape(running.shape).astype(running.dtype, copy=False)
 
 
+def _channel_view(x: Any, channel_axis: int) -> Any:
+    """``x`` as [A, C, B]: the axes before the channel axis, the channels, the axes after it (a view
+    of an NCHW or NHWC array, and of a channels-first array stored batch-second)."""
+    shape = x.shape
+    return x.reshape(math.prod(shape[:channel_axis]), shape[channel_axis], math.prod(shape[channel_axis + 1 :]))
+
+
+def _channel_dots(xp: Any, a: Any, b: Any) -> Any:
+    """The per-channel sums of ``a * b`` for ``a`` and ``b`` [A, C, B], without their product."""
+    return xp.einsum("acb,acb->c", a, b)
+
+
+def _batch_normalize(
+    x: Tensor,
+    centered: Any,
+    rstd: Any,
+    channel_axis: int,
+    batch_stats: bool,
+    weight: Optional[Tensor],
+    bias: Optional[Tensor],
+    sum_across: Optional[Callable[[Any], Any]] = None,
+    count: Optional[float] = None,
+) -> Tensor:
+    """Batch normalisation as one op: ``(x - mean) * rstd * weight + bias`` per channel, given
+    ``centered``, x - mean as [A, C, B] (see :func:`_channel_view`), and ``rstd`` [C]; the
+    statistics are the batch's (``batch_stats``, then their gradient counts) or the running ones.
+
+    Forward keeps only ``centered``; the affine map is one per-channel scale and shift. Backward
+    needs two per-channel sums, of g and of g * (x - mean), and gives the input gradient as
+    ``g * a + (x - mean) * b + c`` with per-channel a, b, c (the closed form of the composition).
+    When the statistics cover several processes' batches (``count`` values in all),
+    ``sum_across`` sums those two over the processes, once per backward on every process.
+    """
+    xd = x._data
+    xp = backend.get_array_module(xd)
+    shape = (1, -1, 1)
+    scale = rstd if weight is None else rstd * weight._data
+    out = centered * scale.reshape(shape)
+    if bias is not None:
+        out += bias._data.reshape(shape)
+    parents = tuple(t for t in (x, weight, bias) if t is not None)
+    count = centered.shape[0] * centered.shape[2] if count is None else count
+
+    def backward(g):
+        g3 = _channel_view(g, channel_axis)
+        sum_g = channel_sums(xp, g3)
+        sum_gc = None if weight is None and not batch_stats else _channel_dots(xp, g3, centered)
+        total_g, total_gc = sum_g, sum_gc
+        if sum_across is not None:
+            totals = sum_across(xp.concatenate([sum_g, sum_gc]).astype("float64")).astype(g.dtype)
+            total_g, total_gc = totals[: sum_g.size], totals[sum_g.size :]
+        grads = []
+        if x.stop_gradient:
+            grads.append(None)
+        else:
+            gx = g3 * scale.reshape(shape)
+            if batch_stats:
+                gx += centered * (-scale * rstd * rstd * total_gc / count).reshape(shape)
+                gx += (-scale * total_g / count).reshape(shape)
+            grads.append(gx.reshape(xd.shape))
+        if weight is not None:
+            grads.append(None if weight.stop_gradient else (sum_gc * rstd).reshape(weight._data.shape))
+        if bias is not None:
+            grads.append(None if bias.stop_gradient else sum_g.reshape(bias._data.shape))
+        return tuple(grads)
+
+    return result(out.reshape(xd.shape), parents, backward)
+
+
 def batch_norm(
     x: Tensor,
     running_mean: Tensor,
@@ -266,7 +335,7 @@ def batch_norm(
     always uses the running statistics (and never updates them), False always uses the batch's,
     in evaluation too.
     """
-    channels, axes, affine_shape = _per_channel("batch_norm", x, data_format)
+    channels, _, _ = _per_channel("batch_norm", x, data_format)
     operands = {"x": x, "running_mean": running_mean, "running_var": running_var, "weight": weight, "bias": bias}
     for arg, value in operands.items():
         if value is None and arg in ("weight", "bias"):
@@ -283,14 +352,20 @@ def batch_norm(
             f"{running_mean.shape} and {running_var.shape}"
         )
     xp = backend.get_array_module(xd)
+    channel_axis = _channel_axis("batch_norm", data_format, xd.ndim)
     batch_stats = training if use_global_stats is None else not use_global_stats
+    x3 = _channel_view(xd, channel_axis)
     if batch_stats:
-        mean, var, rstd = _moments(xp, xd, axes, epsilon)
+        count = x3.shape[0] * x3.shape[2]
+        mean = channel_sums(xp, x3) / count
+        centered = x3 - mean.reshape(1, -1, 1)
+        var = _channel_dots(xp, centered, centered) / count
         _update_running(running_mean, running_var, mean, var, momentum)
     else:
-        mean = running_mean._data.reshape(affine_shape)
-        rstd = 1.0 / xp.sqrt(running_var._data.reshape(affine_shape) + epsilon)
-    return _normalize(x, mean, rstd, axes, batch_stats, weight, bias, affine_shape)
+        centered = x3 - running_mean._data.astype(xd.dtype, copy=False).reshape(1, -1, 1)
+        var = running_var._data
+    rstd = (1.0 / xp.sqrt(var + epsilon)).astype(xd.dtype, copy=False)
+    return _batch_normalize(x, centered, rstd, channel_axis, batch_stats, weight, bias)
 
 
 def _channels_first(x: Tensor, channel_axis: int) -> Tensor:
@@ -465,35 +540,19 @@ def synced_batch_norm(
     the same order on every process. The running statistics are updated in place with the
     global (biased) mean and variance, as batch_norm does.
     """
-    channels, axes, shape = _per_channel("SyncBatchNorm", x, data_format)
+    channels, _, _ = _per_channel("SyncBatchNorm", x, data_format)
     xd = x._data
     xp = backend.get_array_module(xd)
+    channel_axis = _channel_axis("SyncBatchNorm", data_format, xd.ndim)
+    x3 = _channel_view(xd, channel_axis)
     local = xp.concatenate(
-        [xd.sum(axis=axes), (xd * xd).sum(axis=axes), xp.full(1, xd.size // channels, dtype=xd.dtype)]
+        [channel_sums(xp, x3), _channel_dots(xp, x3, x3), xp.full(1, xd.size // channels, dtype=xd.dtype)]
     ).astype("float64")
     total = sum_across(local)
     count = float(total[-1])
     mean = total[:channels] / count
     var = xp.maximum(total[channels : 2 * channels] / count - mean * mean, 0.0)
     _update_running(running_mean, running_var, mean, var, momentum)
-    rstd = (1.0 / xp.sqrt(var + epsilon)).astype(xd.dtype).reshape(shape)
-    xhat = (xd - mean.astype(xd.dtype).reshape(shape)) * rstd
-    w = None if weight is None else weight._data.reshape(shape)
-    out = xhat if w is None else xhat * w
-    if bias is not None:
-        out = out + bias._data.reshape(shape)
-    parents = tuple(t for t in (x, weight, bias) if t is not None)
-
-    def backward(g):
-        g_hat = g if w is None else g * w
-        sums = sum_across(xp.concatenate([g_hat.sum(axis=axes), (g_hat * xhat).sum(axis=axes)]).astype("float64"))
-        mean_g = (sums[:channels] / count).astype(g.dtype).reshape(shape)
-        mean_gx = (sums[channels:] / count).astype(g.dtype).reshape(shape)
-        grads = [None if x.stop_gradient else (g_hat - mean_g - xhat * mean_gx) * rstd]
-        if weight is not None:
-            grads.append(None if weight.stop_gradient else (g * xhat).sum(axis=axes).reshape(weight._data.shape))
-        if bias is not None:
-            grads.append(None if bias.stop_gradient else g.sum(axis=axes).reshape(bias._data.shape))
-        return tuple(grads)
-
-    return result(out, parents, backward)
+    rstd = (1.0 / xp.sqrt(var + epsilon)).astype(xd.dtype)
+    centered = x3 - mean.astype(xd.dtype).reshape(1, -1, 1)
+    return _batch_normalize(x, centered, rstd, channel_axis, True, weight, bias, sum_across, count)
