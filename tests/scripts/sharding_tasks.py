@@ -77,28 +77,43 @@ def sharded(level: str, name: str, **kwargs: Any) -> tuple:
     return model, opt
 
 
+def held_bytes(model: Any, opt: Any) -> Dict[str, int]:
+    """Bytes of parameters, gradients and optimizer state this rank holds (after a backward)."""
+    buckets = getattr(model, "sharded_buckets", None)
+    if buckets is None:
+        params = model.parameters()
+        return {
+            "params": sum(p._data.nbytes for p in params),
+            "grads": sum(p._grad.nbytes for p in params if p._grad is not None),
+            "state": sum(a.nbytes for s in opt._slots for a in s.state.values() if hasattr(a, "nbytes")),
+        }
+    shards = model.grad_shards
+    return {
+        "params": sum(b.shard.nbytes if b.sharded else b.full.nbytes for b in buckets),
+        "grads": sum(p._grad.nbytes for b in buckets for p in b.params if p._grad is not None)
+        + (sum(block.nbytes for block in shards.blocks) if shards is not None else 0),
+        "state": sum(
+            a.nbytes for slots in opt._slots for _, slot in slots for a in slot.state.values() if hasattr(a, "nbytes")
+        ),
+    }
+
+
 def equivalence_worker(steps: int) -> Dict[str, Any]:
-    """Parameters after ``steps`` steps: DataParallel's, and each level's, per optimizer; also
-    the bytes of gradient and optimizer state this rank holds after the last backward."""
+    """Parameters after ``steps`` steps: DataParallel's, and each level's, per optimizer; and
+    the bytes this rank holds after one more backward."""
     dist.init_parallel_env()
     rank = dist.get_rank()
     report: Dict[str, Any] = {}
     for name in ("momentum", "adam"):
         plain = make_model()
         dp = minidp.DataParallel(plain, comm_buffer_size=BUCKET_ELEMENTS * 4 / 2**20, last_comm_buffer_size=1e-4)
-        train(dp, make_optimizer(name, plain.parameters()), rank, steps)
-        report[f"dp/{name}"] = values(plain)
-        for level in LEVELS:
-            model, opt = sharded(level, name)
+        runs = [("dp", dp, make_optimizer(name, plain.parameters()))]
+        runs += [(level, *sharded(level, name)) for level in LEVELS]
+        for level, model, opt in runs:
             train(model, opt, rank, steps)
             report[f"{level}/{name}"] = values(model)
-            report[f"{level}/{name}/state_bytes"] = sum(
-                value.numpy().nbytes
-                for key, value in opt._optim.state_dict().items()
-                if isinstance(value, minidp.Tensor)
-            ) + sum(
-                slot.state[key].nbytes for slots in opt._slots for _, slot in slots for key in opt._optim._array_states
-            )
+            (model(batch(rank, steps)) ** 2).mean().backward()
+            report[f"{level}/{name}/bytes"] = held_bytes(model, opt)
     return report
 
 
@@ -182,3 +197,21 @@ def killed_worker(level: str) -> List[float]:
         opt.clear_grad()
         losses.append(float(loss))
     return losses
+
+
+def fleet_worker(stage: int) -> Dict[str, Any]:
+    """fleet with strategy.sharding: the level it picked and the parameters after 3 steps,
+    beside DataParallel's."""
+    from minidp.distributed import fleet
+
+    strategy = fleet.DistributedStrategy()
+    strategy.sharding = True
+    strategy.sharding_configs = {"stage": stage, "sharding_degree": 2}
+    fleet.init(is_collective=True, strategy=strategy)
+    rank = dist.get_rank()
+    model = fleet.distributed_model(make_model())
+    opt = fleet.distributed_optimizer(make_optimizer("adam", model.parameters()))
+    train(model, opt, rank, 3)
+    plain = make_model()
+    train(minidp.DataParallel(plain), make_optimizer("adam", plain.parameters()), rank, 3)
+    return {"level": model.level, "fleet": values(model), "dp": values(plain)}

@@ -81,13 +81,20 @@ def group_sharded_parallel(
         sync_comm=sync_comm,
         exclude_layer=exclude_layer,
     )
-    reducer = wrapped._reducer
-    if reducer is None:  # a single rank: nothing to shard (DataParallel warned)
-        return wrapped, optimizer, scaler
-    sharded = GroupShardedOptimizer(
-        optimizer, wrapped.sharded_buckets, reducer.process_group, wrapped.grad_shards, reducer.unused_parameters
+    return wrapped, shard_optimizer(wrapped, optimizer), scaler
+
+
+def shard_optimizer(model: GroupShardedModel, optimizer: Any) -> Any:
+    """``optimizer`` sharded like ``model`` (itself when a single rank leaves nothing to shard)."""
+    reducer = model._reducer
+    if reducer is None:  # a single rank (DataParallel warned)
+        return optimizer
+    own = {id(p) for bucket in model.sharded_buckets for p in bucket.params}
+    if not any(id(p) in own for p in optimizer._parameter_list):
+        raise ValueError("the optimizer updates none of the sharded model's parameters; build it from model.parameters()")
+    return GroupShardedOptimizer(
+        optimizer, model.sharded_buckets, reducer.process_group, model.grad_shards, reducer.unused_parameters
     )
-    return wrapped, sharded, scaler
 
 
 def save_group_sharded_model(model: Layer, output: str, optimizer: Any = None) -> None:
