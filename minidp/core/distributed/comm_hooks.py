@@ -252,10 +252,11 @@ class GradBucket:
         return copy
 
     def pack_fresh(self, numel: int, scale: float) -> BucketCopy:
-        """A copy of the bucket in a zeroed buffer of ``numel`` elements (at least :attr:`numel`)
+        """A copy of the bucket in a buffer of ``numel`` elements, zeros after the entries, (at least :attr:`numel`)
         made for this launch only, every entry written times ``scale``: the reduce-scatter form,
         which keeps no full-size buffer between steps and needs one padded to the group size."""
-        flat = backend.get_array_module(self._entries[0]).zeros(numel, dtype=self.dtype)
+        flat = backend.get_array_module(self._entries[0]).empty(numel, dtype=self.dtype)
+        flat[self.numel :] = 0  # the padding; pack writes every entry
         copy = self._copy_type()(self._entries, self.offsets, flat)
         copy.pack(self.gradients, scale)
         return copy
