@@ -17,7 +17,8 @@ per rank, from the arrays' own sizes:
 On 1 rank there is nothing to shard: each level is the plain model (DataParallel warns).
 
 ``speed`` times steps of DataParallel and each level on ``--ranks`` ranks (median of
-``--steps`` after 3 warm-up steps, each rank with one BLAS thread): ``--model bench`` is
+``--steps`` after 3 warm-up steps, the levels alternating step by step, each rank with one BLAS
+thread): ``--model bench`` is
 tools/bench_dp.py's MLP 784-1024-1024-10 with batch 64 and SGD, ``big`` the memory model with
 Adam. Prints Markdown tables; a row per configuration.
 """
@@ -147,20 +148,19 @@ def speed_worker(sizes: List[int], rows: int, optimizer_name: str, steps: int, o
     dist.init_parallel_env()
     rank = dist.get_rank()
     x, y = batch(rank, sizes, rows)
-    results = {}
-    for level in LEVELS:
-        model, optimizer = wrap(level, build(sizes), optimizer_name)
-        times = []
-        for index in range(steps + 3):
+    runs = {level: wrap(level, build(sizes), optimizer_name) for level in LEVELS}
+    for model, optimizer in runs.values():
+        for _ in range(3):  # warm-up
+            step(model, optimizer, x, y)
+    times: Dict[str, List[float]] = {level: [] for level in LEVELS}
+    for _ in range(steps):  # the levels alternate step by step, so they share the machine's noise
+        for level, (model, optimizer) in runs.items():
             dist.barrier()
             start = time.perf_counter()
             step(model, optimizer, x, y)
-            if index >= 3:
-                times.append(time.perf_counter() - start)
-        results[level] = statistics.median(times)
-        del model, optimizer
+            times[level].append(time.perf_counter() - start)
     with open(os.path.join(output, f"rank-{rank}.json"), "w") as f:
-        json.dump(results, f)
+        json.dump({level: statistics.median(values) for level, values in times.items()}, f)
 
 
 def run(target: Any, ranks: int, args: tuple) -> List[dict]:

@@ -104,7 +104,8 @@ def save_group_sharded_model(model: Layer, output: str, optimizer: Any = None) -
     writes."""
     if not isinstance(model, GroupShardedModel):
         raise ValueError("save_group_sharded_model: pass the model that group_sharded_parallel returned")
-    if optimizer is not None and not isinstance(optimizer, GroupShardedOptimizer):
+    sharded = model._reducer is not None  # a single rank gets its optimizer back unwrapped
+    if optimizer is not None and sharded and not isinstance(optimizer, GroupShardedOptimizer):
         raise ValueError("save_group_sharded_model: pass the optimizer that group_sharded_parallel returned")
     if os.path.isfile(output):
         raise ValueError(f"save_group_sharded_model: output {output!r} is a file; give a directory")
