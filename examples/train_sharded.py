@@ -65,7 +65,13 @@ def main() -> None:
             print(f"epoch {epoch + 1}: mean loss {np.mean(losses):.4f}", flush=True)
 
     state = optimizer.state_dict()  # the whole state, gathered from every rank's blocks
-    held = sum(slot.state[key].nbytes for slots in optimizer._slots for _, slot in slots for key in slot.state if key in ("moment1", "moment2"))
+    held = sum(
+        slot.state[key].nbytes
+        for slots in optimizer._slots
+        for _, slot in slots
+        for key in slot.state
+        if key in ("moment1", "moment2")
+    )
     whole = sum(value.numpy().nbytes for key, value in state.items() if key.endswith(("moment1_0", "moment2_0")))
     print(f"rank {rank}: holds {held} of {whole} bytes of Adam moments ({args.level})", flush=True)
     if args.save:

@@ -175,7 +175,9 @@ def checkpoint_worker(directory: str) -> Dict[str, Any]:
         before.set_state_dict(params)
         before_opt = make_optimizer("adam", before.parameters())
         before_opt.set_state_dict(state)
-        wrapped, wrapped_opt, _ = group_sharded_parallel(before, before_opt, level, buffer_max_size=BUCKET_ELEMENTS, segment_size=1)
+        wrapped, wrapped_opt, _ = group_sharded_parallel(
+            before, before_opt, level, buffer_max_size=BUCKET_ELEMENTS, segment_size=1
+        )
         train(wrapped, wrapped_opt, rank, 2, start=2)
         report[f"{level}/wrapped_after_load"] = values(wrapped)
         dist.barrier()

@@ -18,12 +18,9 @@ state is already in host memory, so ``offload`` changes nothing there.
 from __future__ import annotations
 
 import os
-import warnings
 from typing import Any, Optional, Sequence, Tuple
 
-from ...core.distributed.collective import resolve_process_group
 from ...core.layer import Layer
-from ...core.tensor import Tensor
 from ...serialization import save
 from .model import LEVELS, GroupShardedModel
 from .optimizer import GroupShardedOptimizer, check_optimizer
@@ -91,7 +88,9 @@ def shard_optimizer(model: GroupShardedModel, optimizer: Any) -> Any:
         return optimizer
     own = {id(p) for bucket in model.sharded_buckets for p in bucket.params}
     if not any(id(p) in own for p in optimizer._parameter_list):
-        raise ValueError("the optimizer updates none of the sharded model's parameters; build it from model.parameters()")
+        raise ValueError(
+            "the optimizer updates none of the sharded model's parameters; build it from model.parameters()"
+        )
     return GroupShardedOptimizer(
         optimizer, model.sharded_buckets, reducer.process_group, model.grad_shards, reducer.unused_parameters
     )

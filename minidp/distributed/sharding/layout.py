@@ -171,4 +171,3 @@ class ShardedBucket:
     def block_views(self, block: Any) -> List[Any]:
         """For each piece, its part of ``block`` (an array laid out like this rank's block)."""
         return [block[p.offset : p.offset + p.stop - p.start] for p in self.pieces]
-
