@@ -12,7 +12,8 @@ Three levels, each keeping less on every rank (ZeRO stages 1 to 3):
 
 Paddle implements ``os`` as ``os_g``; minidp keeps them apart, so that each level's cost can be
 measured alone. Paddle runs sharding on GPUs only; minidp also on the CPU, where the optimizer
-state is already in host memory, so ``offload`` changes nothing there.
+state is already in host memory, so ``offload=True`` changes nothing there; on a GPU it is
+refused (not implemented yet).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import os
 from typing import Any, Optional, Sequence, Tuple
 
+from ...core import backend
 from ...core.layer import Layer
 from ...serialization import save
 from .model import LEVELS, GroupShardedModel
@@ -67,7 +69,11 @@ def group_sharded_parallel(
     for name, value in (("buffer_max_size", buffer_max_size), ("segment_size", segment_size)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"group_sharded_parallel: {name} must be a positive number of elements, got {value!r}")
-    del offload  # the optimizer state is in host memory already: see the module docstring
+    if offload and any(backend.place_of(p._data) != "cpu" for p in model.parameters()):
+        raise ValueError(
+            "group_sharded_parallel: offload=True (optimizer state in host memory) is not "
+            "implemented for parameters on a GPU yet; pass offload=False"
+        )
     wrapped = GroupShardedModel(
         model,
         level,
