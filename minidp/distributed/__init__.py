@@ -47,7 +47,7 @@ from .parallel import get_rank, get_world_size, init_parallel_env
 from .spawn import spawn
 from ..core.timeline import timeline
 from ..core.distributed.store import TCPStore
-from . import collective, fleet
+from . import collective, fleet, sharding
 from . import launch
 
 __all__ = [

@@ -22,6 +22,10 @@ Built-in hooks (``state`` is a process group, or None for the DataParallel's own
   ``allreduce_grad_dtype``, Horovod's ``Compression.fp16``); other dtypes travel as they are.
 - :func:`counting_hook`: records each bucket it is given in a :class:`CallCounter` and does not
   communicate at all (each rank keeps its own gradients): a probe for tests.
+- :func:`reduce_scatter_hook`, the reduce-scatter form used by sharded data parallelism
+  (``minidp.distributed.sharding``): each rank receives only its block of the averaged bucket
+  (the bucket's flat buffer, padded to a multiple of the group size, cut into one block per
+  rank) into a :class:`GradShards`, and every parameter's own gradient is dropped.
 """
 
 from __future__ import annotations
@@ -193,7 +197,9 @@ class GradBucket:
 
     __slots__ = ("index", "params", "process_group", "offsets", "gradients", "_entries", "_memory", "_copies", "_early")
 
-    def __init__(self, index: int, params: Sequence[Any], extra: Sequence[Any], process_group: Any) -> None:
+    def __init__(
+        self, index: int, params: Sequence[Any], extra: Sequence[Any], process_group: Any, reserve: bool = True
+    ) -> None:
         self.index = index
         self.params = list(params)
         self.process_group = process_group
@@ -204,7 +210,7 @@ class GradBucket:
             self.offsets.append(total)
             total += array.size
         self.gradients: List[Any] = [None] * len(self.params) + list(extra)
-        self._memory = self._copy_type().reserve(process_group, total * self.dtype.itemsize)
+        self._memory = self._copy_type().reserve(process_group, total * self.dtype.itemsize) if reserve else None
         self._copies: Dict[Any, BucketCopy] = {}
         self._early: Optional[HostCopy] = None
 
@@ -243,6 +249,16 @@ class GradBucket:
             self._early.forget()
         copy.pack(self.gradients, scale)
         self._early = copy if copy.EAGER else None
+        return copy
+
+    def pack_fresh(self, numel: int, scale: float) -> BucketCopy:
+        """A copy of the bucket in a buffer of ``numel`` elements, zeros after the entries, (at least :attr:`numel`)
+        made for this launch only, every entry written times ``scale``: the reduce-scatter form,
+        which keeps no full-size buffer between steps and needs one padded to the group size."""
+        flat = backend.get_array_module(self._entries[0]).empty(numel, dtype=self.dtype)
+        flat[self.numel :] = 0  # the padding; pack writes every entry
+        copy = self._copy_type()(self._entries, self.offsets, flat)
+        copy.pack(self.gradients, scale)
         return copy
 
     def note(self, entry: int, grad: Any) -> None:
@@ -305,6 +321,65 @@ def bf16_compress_hook(process_group: Any, bucket: GradBucket) -> BucketWork:
     import ml_dtypes
 
     return _average(process_group, bucket, _compressed(bucket, ml_dtypes.bfloat16))
+
+
+class GradShards:
+    """The state of :func:`reduce_scatter_hook`: this rank's block of each bucket's averaged
+    gradients.
+
+    ``blocks[b]`` holds ``block_sizes[b]`` elements of bucket ``b``'s dtype: elements
+    ``[rank * size, (rank + 1) * size)`` of the bucket's flat buffer (entries one after the other,
+    zeros after the last up to ``size * group size``). ``filled[b]`` says whether the block holds
+    gradients since :meth:`clear`; a second backward before it adds to them, as gradients
+    accumulate without sharding.
+    """
+
+    def __init__(self, block_sizes: Sequence[int], dtypes: Sequence[Any], xp: Any = numpy) -> None:
+        self.blocks = [xp.zeros(size, dtype=dtype) for size, dtype in zip(block_sizes, dtypes)]
+        self.filled = [False] * len(self.blocks)
+
+    def receive(self, index: int, averaged: Any) -> None:
+        """Take bucket ``index``'s block of one backward's averaged gradients."""
+        if self.filled[index]:
+            self.blocks[index] += averaged
+        else:
+            self.blocks[index][...] = averaged
+            self.filled[index] = True
+
+    def clear(self) -> None:
+        """Forget the gradients (the optimizer's ``clear_grad``): the next backward overwrites."""
+        self.filled = [False] * len(self.blocks)
+
+
+def reduce_scatter_hook(shards: GradShards, bucket: GradBucket) -> BucketWork:
+    """Average the bucket over its process group, keeping only this rank's block in ``shards``.
+
+    The bucket is packed times 1/world_size (as :func:`allreduce_hook` packs it) into a buffer
+    padded to ``world_size`` blocks, which is reduce-scattered: rank ``r`` receives block ``r``.
+    The entries after the parameters (the reducer's check count) are all-reduced besides, so
+    every rank sees them. ``wait()`` returns None for every parameter (the reducer then drops
+    its gradient: the averaged values live in ``shards``) and the extra entries' sums.
+    """
+    group = bucket.process_group
+    block = shards.blocks[bucket.index]
+    copy = bucket.pack_fresh(block.size * group.size, 1.0 / group.size)
+    received = backend.get_array_module(block).empty_like(block)
+    work = group.reduce_scatter(received, copy.flat, sync_op=False)
+    count = len(bucket.params)
+    extra = copy.flat[bucket.offsets[count] : bucket.numel].copy() if len(bucket.offsets) > count else None
+    extra_work = group.all_reduce(extra, sync_op=False) if extra is not None else None
+
+    def unpack() -> List[Any]:
+        shards.receive(bucket.index, received)
+        results: List[Any] = [None] * count
+        if extra_work is not None:
+            extra_work.wait()
+            for start, entry in zip(bucket.offsets[count:], bucket.gradients[count:]):
+                start -= bucket.offsets[count]
+                results.append(extra[start : start + entry.size].reshape(entry.shape))
+        return results
+
+    return BucketWork(work, unpack)
 
 
 class CallCounter:

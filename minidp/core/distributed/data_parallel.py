@@ -200,9 +200,14 @@ class DataParallel(Layer):
         if not named:
             raise ValueError("DataParallel: the model has no trainable parameters to synchronise")
         sync_params_buffers(layers, comm_group=pg, fuse_params=True)
+        self._reducer = self._build_reducer(named, pg)
+
+    def _build_reducer(self, named: List[tuple], pg: Any) -> Reducer:
+        """The reducer of the trainable ``(name, parameter)`` pairs ``named``, built once the
+        replicas agree: the seam where sharded data parallelism builds its own."""
         params = [p for _, p in named]
         buckets = assign_buckets(params, self.last_comm_buffer_size, self.comm_buffer_size)
-        self._reducer = Reducer(params, buckets, pg, find_unused_parameters, param_names=[n for n, _ in named])
+        return Reducer(params, buckets, pg, self.find_unused_parameters, param_names=[n for n, _ in named])
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         with timeline.span("forward", "compute"):

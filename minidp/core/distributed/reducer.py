@@ -100,7 +100,10 @@ class Reducer:
     """Averages the gradients of ``params`` over ``process_group`` during backward.
 
     ``bucket_indices`` lists, in launch order, the indices into ``params`` of each bucket
-    (:func:`assign_buckets` makes them).
+    (:func:`assign_buckets` makes them). ``reserve_bucket_memory=False`` makes the buckets set
+    aside no memory when built: for hooks that pack each launch into a buffer of its own
+    (:func:`~minidp.core.distributed.comm_hooks.reduce_scatter_hook`). A hook's result of None
+    for a parameter leaves that parameter with no gradient after backward.
     """
 
     def __init__(
@@ -110,6 +113,7 @@ class Reducer:
         process_group,
         find_unused_parameters: bool = False,
         param_names: Sequence[str] = None,
+        reserve_bucket_memory: bool = True,
     ) -> None:
         self._params = list(params)
         self._names = list(param_names) if param_names is not None else [p.name for p in params]
@@ -124,7 +128,13 @@ class Reducer:
         # Built in launch order, the same on every rank: on shared memory each bucket's memory
         # is a collective allocation (see GradBucket).
         self._buckets = [
-            GradBucket(b, [self._params[i] for i in indices], [self._status] if b == last else [], process_group)
+            GradBucket(
+                b,
+                [self._params[i] for i in indices],
+                [self._status] if b == last else [],
+                process_group,
+                reserve=reserve_bucket_memory,
+            )
             for b, indices in enumerate(bucket_indices)
         ]
         # This step's progress, per bucket: gradients still to come, the hook's work once launched.
@@ -307,9 +317,14 @@ class Reducer:
         for bucket, grads in zip(self._buckets, results):
             for p, grad in zip(bucket.params, grads):
                 if id(p) not in keeps_own_grad:
-                    p._grad = grad if scale == 1.0 else grad * scale
+                    p._grad = grad if scale == 1.0 or grad is None else grad * scale
         if logger.isEnabledFor(logging.DEBUG):
             self._log_step(backward_ended, finished)
+
+    def unused_parameters(self) -> frozenset:
+        """The ids of the parameters left out for the whole run (unused at the first step;
+        empty with ``find_unused_parameters=True`` or before the first forward)."""
+        return self._keeps_own_grad
 
     def communication_stats(self) -> Dict[str, float]:
         """How many steps were reduced and the seconds spent waiting for their buckets after
