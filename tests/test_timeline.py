@@ -104,9 +104,7 @@ def test_some_all_reduce_runs_inside_backward(launched):
         # An all-reduce that starts before backward ends overlaps it; whether it also ends
         # inside depends on how loaded the machine is, so only the start is checked.
         started_inside = [
-            (a0, a1)
-            for a0, a1 in _intervals(events, "all_reduce")
-            if any(b0 <= a0 < b1 for b0, b1 in backwards)
+            (a0, a1) for a0, a1 in _intervals(events, "all_reduce") if any(b0 <= a0 < b1 for b0, b1 in backwards)
         ]
         assert started_inside, f"rank {rank}: no all-reduce started while backward computed"
 
