@@ -92,8 +92,9 @@ def test_mpi_ranks_that_issue_different_operations_all_raise_naming_both(tmp_pat
     check_mismatch_reports([result["mismatch"] for result in results])
 
 
-def mpi_rank_main(mode):
-    """Runs inside one MPI rank; returns the JSON-able report."""
+def mpi_rank_main(mode, out_dir):
+    """Runs inside one MPI rank; returns the JSON-able report. ``out_dir`` also carries rank 0's
+    word to rank 1 that its timeout has passed."""
     import minidp
     import minidp.distributed as dist
     from minidp.core.distributed.backends.base import ReduceOp
@@ -178,19 +179,25 @@ def mpi_rank_main(mode):
     if dist.all_reduce(one, group=halves) is None and rank == 1:
         failures.append("subgroup member skipped")
 
-    impatient = dist.new_group(timeout=0.5)
-    if rank == 1:
-        time.sleep(1.0)  # past rank 0's timeout: rank 0 fails, then rank 1 waits for it in vain
+    impatient = dist.new_group()
+    impatient.process_group.timeout = 0.5  # set after set-up, which a loaded machine may slow
+    timed_out = Path(out_dir) / "rank0-timed-out"
+    if rank == 1:  # rank 0 fails first, then rank 1 waits for it in vain
+        deadline = time.monotonic() + 60
+        while not timed_out.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)  # the word is a file another process writes: nothing to wait on
     try:
         impatient.process_group.all_reduce(np.ones(4))
         report["timeout_error"] = "no error"
     except RuntimeError as error:
         report["timeout_error"] = str(error)
+    if rank == 0:
+        timed_out.touch()
     pg.barrier()
     report["failures"] = failures
     return report
 
 
 if __name__ == "__main__":
-    report = mpi_rank_main(sys.argv[1])
+    report = mpi_rank_main(sys.argv[1], sys.argv[2])
     (Path(sys.argv[2]) / f"rank{report['rank']}.json").write_text(json.dumps(report))

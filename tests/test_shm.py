@@ -413,7 +413,10 @@ def test_a_rank_with_more_than_1024_descriptors_waits_and_names_a_dead_peer():
     assert outcomes[0].ok, outcomes[0].error
     reduced, error = outcomes[0].value
     assert reduced == [2.0] * 4
-    assert "lost the connection to rank 1" in error and "process exited" in error, error
+    # Two watchers race to see the death, both on descriptors above 1024: the peer's pidfd and the
+    # TCP link the fingerprint exchange probes. Either may win on a loaded machine.
+    assert "lost the connection to rank 1" in error, error
+    assert "process exited" in error or "connection closed by peer" in error, error
 
 
 def departed_peer_worker():
@@ -443,7 +446,8 @@ def test_a_peer_that_shut_its_group_down_is_named_at_once():
 
 def silent_peer_worker():
     store = job_store()
-    group = shm_group(store, "silent", timeout=0.5)
+    group = shm_group(store, "silent")
+    group.timeout = 0.5  # after set-up, which a loaded machine may slow past half a second
     if group.rank == 1:  # late: its first operation may still find rank 0's data
         time.sleep(2.0)
         try:
