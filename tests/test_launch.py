@@ -444,12 +444,20 @@ def test_a_traceback_already_on_the_terminal_is_not_repeated(job_token):
 
 
 @pytest.mark.timeout(60)
-def test_ctrl_c_prints_one_line_per_rank_and_a_closing_summary(job_token):
-    launcher = jobs.start([*LAUNCH, "--nproc_per_node", "2", str(jobs.RANK_TASKS), "--sleep", "120"], job_token)
+@pytest.mark.parametrize("presses", [0, 3])
+def test_ctrl_c_prints_one_line_per_rank_and_a_closing_summary(job_token, presses):
+    """SIGINT to the launcher alone (``presses`` 0), or Ctrl-C pressed three times at once on a
+    terminal (every process of the group gets each)."""
+    command = [*LAUNCH, "--nproc_per_node", "2", str(jobs.RANK_TASKS), "--sleep", "120"]
+    launcher = jobs.start(command, job_token, own_group=True)
     try:
         ready = sorted(launcher.stdout.readline().split()[:3] for _ in range(2))
         assert ready == [["[rank", "0]", "ready"], ["[rank", "1]", "ready"]]
-        launcher.send_signal(signal.SIGINT)
+        if presses == 0:
+            launcher.send_signal(signal.SIGINT)
+        for _ in range(presses):
+            os.killpg(launcher.pid, signal.SIGINT)
+            time.sleep(0.002)
         result = jobs.finish(launcher, timeout=30)
     finally:
         launcher.kill()

@@ -328,8 +328,10 @@ if __name__ == "__main__":
 
 
 @pytest.mark.timeout(60)
-def test_ctrl_c_prints_one_line_per_rank_and_a_closing_summary(job_token, tmp_path):
-    # Ctrl-C reaches the parent and every rank (one process group, as on a terminal).
+@pytest.mark.parametrize("presses", [1, 3])
+def test_ctrl_c_prints_one_line_per_rank_and_a_closing_summary(job_token, tmp_path, presses):
+    # Ctrl-C reaches the parent and every rank (one process group, as on a terminal); pressed
+    # again at once, the later interrupts land while the first is being handled.
     script = tmp_path / "interrupted.py"
     script.write_text(INTERRUPTED)
     parent = subprocess.Popen(
@@ -343,7 +345,9 @@ def test_ctrl_c_prints_one_line_per_rank_and_a_closing_summary(job_token, tmp_pa
     try:
         ready = sorted(parent.stdout.readline().split()[:2] for _ in range(2))
         assert ready == [["ready", "0"], ["ready", "1"]]
-        os.killpg(parent.pid, signal.SIGINT)
+        for _ in range(presses):
+            os.killpg(parent.pid, signal.SIGINT)
+            time.sleep(0.002)
         out, err = parent.communicate(timeout=30)
     finally:
         parent.kill()

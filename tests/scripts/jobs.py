@@ -48,10 +48,16 @@ def job_environment(token: str, **extra: str) -> Dict[str, str]:
     return env
 
 
-def start(command: Sequence[str], token: str, **extra: str) -> subprocess.Popen:
-    """Start ``command`` as a job marked with ``token``; stdout and stderr are captured."""
+def start(command: Sequence[str], token: str, own_group: bool = False, **extra: str) -> subprocess.Popen:
+    """Start ``command`` as a job marked with ``token``; stdout and stderr are captured. With
+    ``own_group`` it leads a process group of its own, which a test may signal as a terminal does."""
     return subprocess.Popen(
-        list(command), env=job_environment(token, **extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        list(command),
+        env=job_environment(token, **extra),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=own_group,
     )
 
 

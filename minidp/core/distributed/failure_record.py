@@ -23,9 +23,11 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from typing import Dict, NoReturn, Optional, TextIO
+from typing import Dict, Iterator, NoReturn, Optional, TextIO
 
 FAILURE_DIR_ENV = "MINIDP_FAILURE_DIR"
 STACK_DUMP_SIGNAL = signal.SIGUSR1
@@ -73,6 +75,38 @@ def blamed_rank(error: BaseException) -> Optional[int]:
 def _summary(error: BaseException) -> str:
     text = str(error).strip().splitlines()
     return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+
+
+def _interrupt_once(signum: int, frame: object) -> None:
+    """SIGINT handler: ignore every later SIGINT, then raise this one as KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
+def interrupt_once() -> None:
+    """Make the first SIGINT of this process raise KeyboardInterrupt and ignore the rest.
+
+    Ctrl-C reaches a rank from the terminal and again from ``spawn`` or the launcher, often
+    within milliseconds; a second KeyboardInterrupt raised while the first one is being handled
+    escapes the handler and prints a traceback through whatever clean-up it hit. The handler
+    ignores the later ones before Python can deliver them. Only the main thread may set it.
+    """
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _interrupt_once)
+
+
+@contextmanager
+def one_interrupt() -> Iterator[None]:
+    """Inside the block, as :func:`interrupt_once`; the previous SIGINT handler comes back after
+    it, so a caller's Ctrl-C behaves as before once the block has cleaned up."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, _interrupt_once)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def exit_interrupted(interrupt: KeyboardInterrupt) -> NoReturn:

@@ -44,7 +44,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .. import timeline
 from .env import mpi_launch
-from .failure_record import arm_stack_dump, exit_interrupted, write_failure_record
+from .failure_record import arm_stack_dump, exit_interrupted, interrupt_once, one_interrupt, write_failure_record
 from .job import JobPlan, plan_local_job, resolve_backend, select_gpus, visible_gpus
 from .supervisor import Failure, RankHandle, Supervisor, die_with_parent, signal_name
 
@@ -197,6 +197,7 @@ def _rank_main(
     die_with_parent(parent_pid)
     os.environ.update(env)
     arm_stack_dump()
+    interrupt_once()
     try:
         result = func(*args)
     except KeyboardInterrupt as interrupt:
@@ -317,18 +318,19 @@ class MultiprocessContext:
         :class:`RankFailedError` is raised. An interrupt of the wait (Ctrl-C) also stops every
         rank, each of which prints one line saying where it was, and logs one closing line.
         """
-        try:
-            event = self._supervisor.wait(timeout)
-        except KeyboardInterrupt:
-            self._stop(signal.SIGINT)
-            logger.warning(
-                "spawn: interrupted; stopped the ranks: %s",
-                "; ".join(handle.describe(None) for handle in self._supervisor.ranks.values()),
-            )
-            raise
-        except BaseException:
-            self._stop()
-            raise
+        with one_interrupt():  # a second Ctrl-C must not cut the stopping short
+            try:
+                event = self._supervisor.wait(timeout)
+            except KeyboardInterrupt:
+                self._stop(signal.SIGINT)
+                logger.warning(
+                    "spawn: interrupted; stopped the ranks: %s",
+                    "; ".join(handle.describe(None) for handle in self._supervisor.ranks.values()),
+                )
+                raise
+            except BaseException:
+                self._stop()
+                raise
         if event.kind == "timeout":
             return False
         if event.kind == "failed":

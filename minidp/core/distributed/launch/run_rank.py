@@ -20,7 +20,7 @@ import sys
 import types
 from typing import List, Optional
 
-from ..failure_record import arm_stack_dump, exit_interrupted, write_failure_record
+from ..failure_record import arm_stack_dump, exit_interrupted, interrupt_once, write_failure_record
 
 USAGE = "usage: python -m minidp.core.distributed.launch.run_rank (SCRIPT | -m MODULE) [ARGS...]"
 
@@ -52,6 +52,7 @@ def run(argv: List[str]) -> None:
 def main() -> None:
     """Entry point: run the rank; record and show an exception that ends it."""
     arm_stack_dump()
+    interrupt_once()
     try:
         run(sys.argv[1:])
     except SystemExit:
