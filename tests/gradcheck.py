@@ -32,18 +32,23 @@ def bf16_values(rng: np.random.Generator, shape: Sequence[int]) -> np.ndarray:
 
 
 def numeric_grad(fn: Callable[[], minidp.Tensor], tensor: minidp.Tensor, eps: float = 1e-6) -> np.ndarray:
-    """Central differences of sum(fn() * weights) with respect to ``tensor``, element by element."""
+    """Central differences of sum(fn()) with respect to ``tensor``, element by element.
+
+    Each element is perturbed in place through a multi-index, so the array the function reads is
+    the one perturbed whatever its layout: ``reshape(-1)`` of a transposed or sliced view is a
+    copy, and perturbing that copy gave a zero gradient."""
     data = tensor._data
-    grad = np.zeros_like(data)
-    flat = data.reshape(-1)
-    for i in range(flat.size):
-        saved = flat[i]
-        flat[i] = saved + eps
+    if not data.flags.writeable:
+        raise ValueError("numeric_grad: the tensor's array is read-only; pass a tensor that owns writable data")
+    grad = np.zeros(data.shape, dtype=data.dtype)
+    for index in np.ndindex(*data.shape):
+        saved = data[index]
+        data[index] = saved + eps
         plus = float(fn().numpy().sum())
-        flat[i] = saved - eps
+        data[index] = saved - eps
         minus = float(fn().numpy().sum())
-        flat[i] = saved
-        grad.reshape(-1)[i] = (plus - minus) / (2 * eps)
+        data[index] = saved
+        grad[index] = (plus - minus) / (2 * eps)
     return grad
 
 
