@@ -198,7 +198,7 @@ def test_fused_batch_norm_equals_the_unfused_composition(shape, fmt, memory, aff
         results = []
         for fused in (True, False):
             x, w, b = (minidp.to_tensor(a.astype(dtype), stop_gradient=False) for a in (x64, w64, b64))
-            running = (t(np.zeros(channels, "float32")), t(np.ones(channels, "float32")))
+            running = (t(np.zeros(channels, dtype)), t(np.ones(channels, dtype)))
             if fused:
                 out = F.batch_norm(x, *running, w if affine else None, b if affine else None, True, data_format=fmt)
             else:
@@ -209,6 +209,22 @@ def test_fused_batch_norm_equals_the_unfused_composition(shape, fmt, memory, aff
         for got, expected in zip(*results):
             assert got.dtype == dtype
             np.testing.assert_allclose(got, expected, rtol=rtol, atol=rtol * 10)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_refuses_running_statistics_of_another_dtype(training):
+    # Paddle 3.3.1 raises for float64 x with float32 statistics (a kernel dtype error), except in
+    # training without weight, where it runs and silently leaves the statistics unchanged
+    x64 = t(rng.normal(size=(4, 3)))
+    with pytest.raises(TypeError, match="must have x's dtype float64, got float32 and float32"):
+        F.batch_norm(x64, minidp.zeros([3]), minidp.ones([3]), training=training)
+    with pytest.raises(TypeError, match="must have x's dtype float32, got float64 and float32"):
+        F.batch_norm(x64.astype("float32"), t(np.zeros(3)), minidp.ones([3]), training=training)
+    layer = nn.BatchNorm1D(3)
+    layer.train() if training else layer.eval()
+    with pytest.raises(TypeError, match=r"layer.to\(dtype='float64'\)"):
+        layer(x64)
+    assert layer.to(dtype="float64")(x64).dtype == minidp.float64  # the fix the message names
 
 
 def test_fused_batch_norm_gradients_in_training_and_evaluation_without_affine():
