@@ -157,6 +157,10 @@ def test_encoder_layer_gradients_and_stack():
     assert encoder(t(X)).shape == [2, 3, 4]
     with pytest.raises(ValueError, match="activation"):
         nn.TransformerEncoderLayer(4, 2, 6, activation="swishy")
+    with pytest.raises(ValueError, match="TransformerEncoder: needs a TransformerEncoderLayer"):
+        nn.TransformerEncoder(nn.TransformerDecoderLayer(4, 2, 6), 2)
+    with pytest.raises(ValueError, match="TransformerDecoder: needs a TransformerDecoderLayer and num_layers >= 1"):
+        nn.TransformerDecoder(nn.TransformerDecoderLayer(4, 2, 6), 0)
 
 
 def test_decoder_and_transformer_structure_and_masks():
