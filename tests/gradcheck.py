@@ -18,6 +18,16 @@ def t(array: object) -> minidp.Tensor:
     return minidp.to_tensor(np.asarray(array))
 
 
+def fill_weights(layer: minidp.nn.Layer) -> minidp.nn.Layer:
+    """``layer`` with deterministic weights, sin(0.7 k + i) / 2 for the k-th element of the i-th
+    state-dict entry: the weights the recurrent and transformer layers' Paddle values were
+    recorded with."""
+    for i, value in enumerate(layer.state_dict().values()):
+        n = math.prod(value.shape)
+        value.set_value((np.sin(np.arange(n) * 0.7 + i).reshape(value.shape) * 0.5).astype(value.numpy().dtype))
+    return layer
+
+
 def distinct(rng: np.random.Generator, *shape: int) -> np.ndarray:
     """Values in [-2, 2) that are all different and well separated: no ties for max pooling, so
     finite differences never cross a kink."""

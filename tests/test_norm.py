@@ -11,7 +11,7 @@ import minidp
 import minidp.nn as nn
 import minidp.nn.functional as F
 from dist_utils import run_workers
-from gradcheck import check_grad
+from gradcheck import check_grad, t
 
 import sync_bn_tasks
 
@@ -48,10 +48,6 @@ PADDLE = {
         [0.33428255, 0.43602072, 0.53775889, 0.63949706],
     ],
 }
-
-
-def t(array):
-    return minidp.to_tensor(np.asarray(array))
 
 
 def standardize(x, axes, eps=1e-5):
