@@ -10,6 +10,9 @@ every process is killed and ``WorkerFailure`` reports the rank and its traceback
 
 ``run_workers_outcomes`` returns every rank's :class:`Outcome` instead of raising (for tests in
 which a rank is meant to die). In every case no process outlives the call.
+
+``run_mpiexec(script, args, nprocs, timeout)`` runs a script on MPI ranks under ``mpiexec``
+instead, for the mpi backend and the bare-mpirun start-up.
 """
 
 from __future__ import annotations
@@ -18,16 +21,22 @@ import multiprocessing
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import time
 import traceback
 from dataclasses import dataclass
+from pathlib import Path
 from multiprocessing.connection import wait as wait_for_any
 from typing import Any, Callable, Dict, List, Optional, Sequence
+
+import pytest
 
 from minidp.core.distributed.job import plan_local_job
 
 _CONTEXT = multiprocessing.get_context("spawn")
+REPO = Path(__file__).resolve().parent.parent
+_JOB_VARIABLE_PREFIXES = ("PADDLE_", "MASTER_", "FLAGS_selected")  # what a launcher would set
 
 
 class WorkerFailure(RuntimeError):
@@ -52,6 +61,41 @@ def find_mpiexec() -> Optional[str]:
     if os.access(beside, os.X_OK):
         return beside
     return shutil.which("mpiexec") or shutil.which("mpirun")
+
+
+def run_mpiexec(
+    script: str, args: Sequence[str], nprocs: int = 2, timeout: float = 60, env: Optional[Dict[str, str]] = None
+) -> str:
+    """Run ``python script *args`` on ``nprocs`` ranks under mpiexec and return its output.
+
+    The ranks see none of this process's job variables (PADDLE_*, MASTER_*, FLAGS_selected_*),
+    only ``env`` on top, and import minidp from this working tree, not from an installed copy.
+    Skips the test without mpi4py or mpiexec; fails it when mpiexec exits non-zero; past
+    ``timeout`` kills mpiexec's whole session, ranks included, and raises TimeoutExpired.
+    """
+    pytest.importorskip("mpi4py", reason="mpi4py is not installed (pip install 'minidp[mpi]')")
+    mpiexec = find_mpiexec()
+    if mpiexec is None:
+        pytest.skip("no mpiexec/mpirun found next to python or on PATH")
+    rank_env = {k: v for k, v in os.environ.items() if not k.startswith(_JOB_VARIABLE_PREFIXES)}
+    rank_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), rank_env.get("PYTHONPATH")]))
+    rank_env.update(env or {})
+    process = subprocess.Popen(
+        [mpiexec, "-n", str(nprocs), sys.executable, script, *args],
+        env=rank_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, err = process.communicate(timeout=timeout)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(5)
+    assert process.returncode == 0, f"mpiexec exited with {process.returncode}:\n{out}\n{err}"
+    return out + err
 
 
 def _worker_main(conn, env: Dict[str, str], target: Callable, args: Sequence[Any]) -> None:

@@ -18,6 +18,16 @@ def t(array: object) -> minidp.Tensor:
     return minidp.to_tensor(np.asarray(array))
 
 
+def fill_weights(layer: minidp.nn.Layer) -> minidp.nn.Layer:
+    """``layer`` with deterministic weights, sin(0.7 k + i) / 2 for the k-th element of the i-th
+    state-dict entry: the weights the recurrent and transformer layers' Paddle values were
+    recorded with."""
+    for i, value in enumerate(layer.state_dict().values()):
+        n = math.prod(value.shape)
+        value.set_value((np.sin(np.arange(n) * 0.7 + i).reshape(value.shape) * 0.5).astype(value.numpy().dtype))
+    return layer
+
+
 def distinct(rng: np.random.Generator, *shape: int) -> np.ndarray:
     """Values in [-2, 2) that are all different and well separated: no ties for max pooling, so
     finite differences never cross a kink."""
@@ -32,18 +42,23 @@ def bf16_values(rng: np.random.Generator, shape: Sequence[int]) -> np.ndarray:
 
 
 def numeric_grad(fn: Callable[[], minidp.Tensor], tensor: minidp.Tensor, eps: float = 1e-6) -> np.ndarray:
-    """Central differences of sum(fn() * weights) with respect to ``tensor``, element by element."""
+    """Central differences of sum(fn()) with respect to ``tensor``, element by element.
+
+    Each element is perturbed in place through a multi-index, so the array the function reads is
+    the one perturbed whatever its layout: ``reshape(-1)`` of a transposed or sliced view is a
+    copy, and perturbing that copy gave a zero gradient."""
     data = tensor._data
-    grad = np.zeros_like(data)
-    flat = data.reshape(-1)
-    for i in range(flat.size):
-        saved = flat[i]
-        flat[i] = saved + eps
+    if not data.flags.writeable:
+        raise ValueError("numeric_grad: the tensor's array is read-only; pass a tensor that owns writable data")
+    grad = np.zeros(data.shape, dtype=data.dtype)
+    for index in np.ndindex(*data.shape):
+        saved = data[index]
+        data[index] = saved + eps
         plus = float(fn().numpy().sum())
-        flat[i] = saved - eps
+        data[index] = saved - eps
         minus = float(fn().numpy().sum())
-        flat[i] = saved
-        grad.reshape(-1)[i] = (plus - minus) / (2 * eps)
+        data[index] = saved
+        grad[index] = (plus - minus) / (2 * eps)
     return grad
 
 

@@ -11,20 +11,15 @@ documented ones, and the expectations below equal the documented outputs.
 
 import json
 import math
-import os
-import signal
-import subprocess
-import sys
 import warnings
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import minidp
 import minidp.distributed as dist
-from dist_utils import find_mpiexec, run_workers
+from dist_utils import run_mpiexec, run_workers
 
 import collective_examples
 
@@ -165,7 +160,6 @@ def test_collectives_need_initialisation_and_tensors(clean_env):
 # Paddle's documented examples
 # ---------------------------------------------------------------------------------------------
 
-REPO = Path(__file__).resolve().parent.parent
 REDUCERS = {"SUM": np.add, "MAX": np.maximum, "MIN": np.minimum, "PROD": np.multiply}
 
 
@@ -371,29 +365,7 @@ def test_two_rank_outputs_are_the_documented_ones():
 @pytest.mark.mpi
 @pytest.mark.timeout(240)
 def test_paddle_examples_on_two_mpi_ranks(tmp_path):
-    pytest.importorskip("mpi4py", reason="mpi4py is not installed (pip install 'minidp[mpi]')")
-    mpiexec = find_mpiexec()
-    if mpiexec is None:
-        pytest.skip("no mpiexec/mpirun found next to python or on PATH")
-    cleared = ("PADDLE_", "MASTER_", "FLAGS_selected")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(cleared)}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    env["PADDLE_PG_TIMEOUT"] = "20000"
-    process = subprocess.Popen(
-        [mpiexec, "-n", "2", sys.executable, collective_examples.__file__, str(tmp_path)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        out, err = process.communicate(timeout=200)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(5)
-    assert process.returncode == 0, f"mpiexec exited with {process.returncode}:\n{out}\n{err}"
+    run_mpiexec(collective_examples.__file__, [str(tmp_path)], timeout=200, env={"PADDLE_PG_TIMEOUT": "20000"})
     for rank in range(2):
         report = json.loads((tmp_path / f"rank{rank}.json").read_text())
         assert report["get_backend"] == "MPI"

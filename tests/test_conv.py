@@ -189,3 +189,13 @@ def test_convolution_input_gradient_is_the_same_offset_by_offset_and_through_all
         (conv(x, w, **options) * weights).sum().backward()
         grads.append(x.grad.numpy())
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+def test_transposed_conv_layers_pass_groups_and_dilation_by_name(nd):
+    # Paddle orders the two differently: dilation, groups in 2-D; groups, dilation in 1-D and 3-D
+    layer = getattr(nn, f"Conv{nd}DTranspose")(4, 6, 3, stride=2, groups=2, dilation=2, output_padding=1)
+    x = t(np.random.default_rng(nd).normal(size=(1, 4) + (3,) * nd).astype("float32"))
+    function = getattr(F, f"conv{nd}d_transpose")
+    expected = function(x, layer.weight, layer.bias, stride=2, output_padding=1, dilation=2, groups=2)
+    np.testing.assert_array_equal(layer(x).numpy(), expected.numpy())

@@ -21,9 +21,6 @@ contributors / world size (the default, PyTorch's).
 
 import gc
 import json
-import os
-import subprocess
-import sys
 import weakref
 from functools import lru_cache, wraps
 from pathlib import Path
@@ -34,7 +31,7 @@ import pytest
 import minidp
 import minidp.distributed as dist
 import minidp.nn as nn
-from dist_utils import _kill_tree, run_workers
+from dist_utils import _kill_tree, run_mpiexec, run_workers
 from minidp.core.distributed.backends.base import ReduceOp, ThreadedProcessGroup
 from minidp.core.distributed import comm_hooks
 from minidp.distributed.collective import Group
@@ -224,30 +221,8 @@ MPI_SCENARIOS = [
 
 @run_once
 def mpi_results(directory):
-    pytest.importorskip("mpi4py", reason="mpi4py is not installed (pip install 'minidp[mpi]')")
-    from dist_utils import find_mpiexec
-    from test_mpi import _CLEARED
-
-    mpiexec = find_mpiexec()
-    if mpiexec is None:
-        pytest.skip("no mpiexec/mpirun found next to python or on PATH")
-    env = {k: v for k, v in os.environ.items() if k not in _CLEARED}
     scenarios = json.dumps([BY_NAME[n] for n in MPI_SCENARIOS])
-    process = subprocess.Popen(
-        [mpiexec, "-n", "2", sys.executable, dp_tasks.__file__, "mpi-equivalence", directory, scenarios],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        out, err = process.communicate(timeout=120)
-    finally:
-        if process.poll() is None:
-            _kill_tree(process.pid)
-            process.wait(5)
-    assert process.returncode == 0, f"mpiexec exited with {process.returncode}:\n{out}\n{err}"
+    run_mpiexec(dp_tasks.__file__, ["mpi-equivalence", directory, scenarios], timeout=120)
     results = []
     for rank in range(2):
         with np.load(Path(directory) / f"rank{rank}.npz") as data:

@@ -21,7 +21,7 @@ from minidp.core import backend, kernels
 from minidp.core.distributed.backends import GroupSpec, ReduceOp
 from minidp.distributed.backends import nccl
 from minidp.nn.functional.attention import fused_attention
-from minidp.nn.functional.recurrent import gru_sequence, lstm_sequence
+from minidp.nn.functional.recurrent import RecurrentWeights, gru_sequence, lstm_sequence
 from minidp.core.distributed.reducer import Reducer, assign_buckets
 from minidp.core.distributed.store import TCPStore
 from test_comm_hooks import HOOKS, MirrorGroup, loss_of, make_params
@@ -158,13 +158,13 @@ OP_CASES = {
     ),
     "lstm-sequence": (
         lambda x, h, c, w_ih, w_hh, b_ih, b_hh, alive: sum(
-            (o * o).sum() for o in lstm_sequence(x, h, c, w_ih, w_hh, b_ih, b_hh, alive._data)
+            (o * o).sum() for o in lstm_sequence(x, h, c, RecurrentWeights(w_ih, w_hh, b_ih, b_hh), alive._data)
         ),
         [rng.standard_normal(s) for s in ((3, 4, 2), (3, 5), (3, 5), (20, 2), (20, 5), (20,), (20,))],
         [np.arange(4)[:, None, None] < np.array([4, 2, 3])[None, :, None]],
     ),
     "gru-sequence": (
-        lambda x, h, w_ih, w_hh, b_ih, b_hh: sum((o * o).sum() for o in gru_sequence(x, h, w_ih, w_hh, b_ih, b_hh)),
+        lambda x, h, *weights: sum((o * o).sum() for o in gru_sequence(x, h, RecurrentWeights(*weights))),
         [rng.standard_normal(s) for s in ((3, 4, 2), (3, 5), (15, 2), (15, 5), (15,), (15,))],
         [],
     ),

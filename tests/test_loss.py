@@ -9,14 +9,10 @@ import pytest
 import minidp
 import minidp.nn as nn
 import minidp.nn.functional as F
-from gradcheck import check_grad
+from gradcheck import check_grad, t
 
 rng = np.random.default_rng(0)
 REDUCTIONS = ["mean", "sum", "none"]
-
-
-def t(array):
-    return minidp.to_tensor(np.asarray(array))
 
 
 def log_softmax(x, axis=-1):

@@ -7,8 +7,6 @@ files: the ranks' standard outputs interleave).
 
 import json
 import os
-import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -16,52 +14,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dist_utils import find_mpiexec
+from dist_utils import REPO, run_mpiexec
 from mismatch_cases import check_mismatch_reports
 
 pytestmark = pytest.mark.mpi
 
-REPO = Path(__file__).resolve().parent.parent
-
-_CLEARED = (
-    "PADDLE_TRAINER_ID",
-    "PADDLE_TRAINERS_NUM",
-    "PADDLE_CURRENT_ENDPOINT",
-    "PADDLE_TRAINER_ENDPOINTS",
-    "PADDLE_MASTER",
-    "MASTER_ADDR",
-    "MASTER_PORT",
-    "PADDLE_DISTRI_BACKEND",
-    "FLAGS_selected_gpus",
-)
-
 
 def run_under_mpiexec(mode, directory, nprocs=2, timeout=60, extra_env=None):
-    pytest.importorskip("mpi4py", reason="mpi4py is not installed (pip install 'minidp[mpi]')")
-    mpiexec = find_mpiexec()
-    if mpiexec is None:
-        pytest.skip("no mpiexec/mpirun found next to python or on PATH")
-    env = {k: v for k, v in os.environ.items() if k not in _CLEARED}
-    # the ranks import minidp from this working tree, not from whatever copy is installed
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    env.update(extra_env or {})
-    process = subprocess.Popen(
-        [mpiexec, "-n", str(nprocs), sys.executable, __file__, mode, str(directory)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        out, err = process.communicate(timeout=timeout)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(5)
-    assert process.returncode == 0, f"mpiexec exited with {process.returncode}:\n{out}\n{err}"
+    """This file's ``__main__`` in MODE on ``nprocs`` ranks; returns each rank's report."""
+    out = run_mpiexec(__file__, [mode, str(directory)], nprocs, timeout, extra_env)
     reports = [Path(directory) / f"rank{rank}.json" for rank in range(nprocs)]
-    assert all(report.exists() for report in reports), out + err
+    assert all(report.exists() for report in reports), out
     return [json.loads(report.read_text()) for report in reports]
 
 

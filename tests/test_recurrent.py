@@ -10,7 +10,7 @@ import pytest
 import minidp
 import minidp.nn as nn
 from gradcheck import check_grad
-from minidp.nn.functional.recurrent import gru_sequence, lstm_sequence
+from minidp.nn.functional.recurrent import RecurrentWeights, gru_sequence, lstm_sequence
 
 rng = np.random.default_rng(3)
 
@@ -47,7 +47,7 @@ def test_lstm_sequence_gradients_match_finite_differences(lengths):
         rng.normal(size=4 * hidden),
     ]
     for output in range(3):
-        check_grad(lambda *a: lstm_sequence(*a, mask)[output], *arrays)
+        check_grad(lambda x, h, c, *w: lstm_sequence(x, h, c, RecurrentWeights(*w), mask)[output], *arrays)
 
 
 @pytest.mark.parametrize("lengths", [None, [2, 3, 1]])
@@ -63,13 +63,15 @@ def test_gru_sequence_gradients_match_finite_differences(lengths):
         rng.normal(size=3 * hidden),
     ]
     for output in range(2):
-        check_grad(lambda *a: gru_sequence(*a, mask)[output], *arrays)
+        check_grad(lambda x, h, *w: gru_sequence(x, h, RecurrentWeights(*w), mask)[output], *arrays)
 
 
 def test_sequence_ops_without_biases():
     x, h, c = rng.normal(size=(2, 3, 2)), rng.normal(size=(2, 2)), rng.normal(size=(2, 2))
-    check_grad(lambda *a: lstm_sequence(*a[:3], a[3], a[4], None, None)[0], x, h, c, *rng.normal(size=(2, 8, 2)))
-    check_grad(lambda *a: gru_sequence(*a[:2], a[2], a[3], None, None)[0], x, h, *rng.normal(size=(2, 6, 2)))
+    weights = rng.normal(size=(2, 8, 2))
+    check_grad(lambda x, h, c, *w: lstm_sequence(x, h, c, RecurrentWeights(*w, None, None))[0], x, h, c, *weights)
+    weights = rng.normal(size=(2, 6, 2))
+    check_grad(lambda x, h, *w: gru_sequence(x, h, RecurrentWeights(*w, None, None))[0], x, h, *weights)
 
 
 def stepped_twin(layer, cell_class):

@@ -9,7 +9,7 @@ import pytest
 
 import minidp
 import minidp.nn as nn
-from gradcheck import check_grad
+from gradcheck import check_grad, fill_weights, t
 
 rng = np.random.default_rng(0)
 X = np.cos(np.arange(30.0) * 0.4).reshape(2, 5, 3).astype("float32")
@@ -36,18 +36,6 @@ PADDLE = {
 OPTIONS = {"LSTM": {"direction": "bidirect"}, "GRU": {"num_layers": 2}, "SimpleRNN": {"activation": "relu"}}
 
 
-def t(array):
-    return minidp.to_tensor(np.asarray(array))
-
-
-def fill(layer):
-    """Deterministic weights, set key by key in state-dict order as the Paddle values were."""
-    for i, value in enumerate(layer.state_dict().values()):
-        n = int(np.prod(value.shape))
-        value.set_value((np.sin(np.arange(n) * 0.7 + i).reshape(value.shape) * 0.5).astype(value.numpy().dtype))
-    return layer
-
-
 def sigmoid(v):
     return 1 / (1 + np.exp(-v))
 
@@ -68,7 +56,7 @@ def np_gru_step(x, h, w_ih, w_hh, b_ih, b_hh):
 
 @pytest.mark.parametrize("kind", sorted(PADDLE))
 def test_rnn_layers_match_paddle_with_sequence_lengths(kind):
-    layer = fill(getattr(nn, kind)(3, 2, **OPTIONS[kind]))
+    layer = fill_weights(getattr(nn, kind)(3, 2, **OPTIONS[kind]))
     out, state = layer(t(X), sequence_length=t([5, 3]))
     expected_out, expected_h = PADDLE[kind]
     np.testing.assert_allclose(out.numpy()[1], expected_out, atol=2e-6)

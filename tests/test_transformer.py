@@ -7,10 +7,9 @@ that ``fill`` sets.
 import numpy as np
 import pytest
 
-import minidp
 import minidp.nn as nn
 import minidp.nn.functional as F
-from gradcheck import check_grad
+from gradcheck import check_grad, fill_weights, t
 
 rng = np.random.default_rng(0)
 X = np.cos(np.arange(24.0) * 0.3).reshape(2, 3, 4).astype("float32")
@@ -31,18 +30,6 @@ PADDLE_ENCODER_PRE_GELU = [
     [0.033, 0.49152, 0.862876, 1.070218],
     [0.90498, 1.033385, 1.056708, 0.945072],
 ]
-
-
-def t(array):
-    return minidp.to_tensor(np.asarray(array))
-
-
-def fill(layer):
-    """Deterministic weights, the same as those the Paddle values were recorded with."""
-    for i, value in enumerate(layer.state_dict().values()):
-        n = int(np.prod(value.shape))
-        value.set_value((np.sin(np.arange(n) * 0.7 + i).reshape(value.shape) * 0.5).astype(value.numpy().dtype))
-    return layer
 
 
 def np_softmax(s):
@@ -92,7 +79,7 @@ def test_sdpa_grouped_query_heads_and_errors():
 
 
 def test_multi_head_attention_matches_paddle():
-    layer = fill(nn.MultiHeadAttention(4, 2, need_weights=True))
+    layer = fill_weights(nn.MultiHeadAttention(4, 2, need_weights=True))
     assert list(layer.state_dict()) == [
         "q_proj.weight",
         "q_proj.bias",
@@ -112,7 +99,7 @@ def test_multi_head_attention_matches_paddle():
 
 
 def test_multi_head_attention_numpy_reference_and_gradients():
-    layer = fill(nn.MultiHeadAttention(4, 2, kdim=3, vdim=5)).to(dtype="float64")
+    layer = fill_weights(nn.MultiHeadAttention(4, 2, kdim=3, vdim=5)).to(dtype="float64")
     q, k, v = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 6, 3)), rng.normal(size=(2, 6, 5))
     state = {name: p.numpy() for name, p in layer.named_parameters()}
 
@@ -134,14 +121,14 @@ def test_multi_head_attention_numpy_reference_and_gradients():
     "normalize_before, activation, expected", [(False, "relu", PADDLE_ENCODER), (True, "gelu", PADDLE_ENCODER_PRE_GELU)]
 )
 def test_encoder_layer_matches_paddle(normalize_before, activation, expected):
-    layer = fill(
+    layer = fill_weights(
         nn.TransformerEncoderLayer(4, 2, 6, dropout=0.0, activation=activation, normalize_before=normalize_before)
     )
     np.testing.assert_allclose(layer(t(X)).numpy()[1], expected, atol=3e-6)
 
 
 def test_encoder_layer_gradients_and_stack():
-    layer = fill(nn.TransformerEncoderLayer(4, 2, 6, dropout=0.0)).to(dtype="float64")
+    layer = fill_weights(nn.TransformerEncoderLayer(4, 2, 6, dropout=0.0)).to(dtype="float64")
     x = rng.normal(size=(2, 3, 4))
     check_grad(lambda a: layer(a, t(np.where(MASK, 0.0, -1e9))), x, rtol=1e-4, atol=1e-6)
     encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, 6), 3, nn.LayerNorm(4))
@@ -157,6 +144,10 @@ def test_encoder_layer_gradients_and_stack():
     assert encoder(t(X)).shape == [2, 3, 4]
     with pytest.raises(ValueError, match="activation"):
         nn.TransformerEncoderLayer(4, 2, 6, activation="swishy")
+    with pytest.raises(ValueError, match="TransformerEncoder: needs a TransformerEncoderLayer"):
+        nn.TransformerEncoder(nn.TransformerDecoderLayer(4, 2, 6), 2)
+    with pytest.raises(ValueError, match="TransformerDecoder: needs a TransformerDecoderLayer and num_layers >= 1"):
+        nn.TransformerDecoder(nn.TransformerDecoderLayer(4, 2, 6), 0)
 
 
 def test_decoder_and_transformer_structure_and_masks():
@@ -181,7 +172,7 @@ def test_decoder_and_transformer_structure_and_masks():
 
 
 def test_cached_decoding_matches_the_full_causal_pass():
-    decoder = fill(nn.TransformerDecoder(nn.TransformerDecoderLayer(4, 2, 6, dropout=0.0), 2, nn.LayerNorm(4)))
+    decoder = fill_weights(nn.TransformerDecoder(nn.TransformerDecoderLayer(4, 2, 6, dropout=0.0), 2, nn.LayerNorm(4)))
     decoder.to(dtype="float64")
     tgt, memory = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4))
     full = decoder(t(tgt), t(memory), t(np.triu(np.full((3, 3), -1e9), 1))).numpy()
@@ -198,7 +189,9 @@ def test_cached_decoding_matches_the_full_causal_pass():
 
 
 def test_encoder_cache_and_static_attention_cache():
-    encoder = fill(nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, 6, dropout=0.0), 2)).to(dtype="float64")
+    encoder = fill_weights(nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, 6, dropout=0.0), 2)).to(
+        dtype="float64"
+    )
     src = rng.normal(size=(2, 3, 4))
     full = encoder(t(src), t(np.triu(np.full((3, 3), -1e9), 1))).numpy()
     cache = encoder.gen_cache(t(src))
@@ -207,7 +200,7 @@ def test_encoder_cache_and_static_attention_cache():
         out, cache = encoder(t(src[:, step : step + 1]), None, cache)
         outs.append(out.numpy())
     np.testing.assert_allclose(np.concatenate(outs, axis=1), full, atol=1e-12)
-    attention = fill(nn.MultiHeadAttention(4, 2, need_weights=True)).to(dtype="float64")
+    attention = fill_weights(nn.MultiHeadAttention(4, 2, need_weights=True)).to(dtype="float64")
     query, memory = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4))
     static = attention.gen_cache(t(memory), t(memory), type=attention.StaticCache)
     out, weights, same = attention(t(query), None, None, None, static)

@@ -72,33 +72,33 @@ def model_data(name: str) -> tuple:
     return rng.standard_normal(shape).astype(np.float32), rng.integers(0, 10, shape[0])
 
 
+# --- the convolutional models, in every framework ---------------------------------------------------
+def conv_model(nn: Any, name: str, suffix: str) -> Any:
+    """The ``cnn`` or ``conv3d`` model built from the layer module ``nn``: minidp's or Paddle's
+    (layer names end in ``D``, as ``Conv2D``) or PyTorch's (``suffix`` ``d``, as ``Conv2d``)."""
+    dims = 2 if name == "cnn" else 3
+
+    def layer(kind: str) -> Any:
+        return getattr(nn, f"{kind}{dims}{suffix}")
+
+    def conv_block(c_in: int, c_out: int, stride: int) -> list:
+        return [layer("Conv")(c_in, c_out, 3, stride=stride, padding=1), layer("BatchNorm")(c_out), nn.ReLU()]
+
+    if name == "cnn":
+        body = [*conv_block(3, 32, 1), *conv_block(32, 64, 2), *conv_block(64, 128, 2)]
+        features = 128
+    else:
+        body = [*conv_block(1, 16, 1), layer("MaxPool")(2), *conv_block(16, 32, 1), layer("MaxPool")(2)]
+        features = 32
+    return nn.Sequential(*body, layer("AdaptiveAvgPool")(1), nn.Flatten(), nn.Linear(features, 10))
+
+
 # --- minidp and Paddle (one API) -----------------------------------------------------------------
 def paddle_like_model(P: Any, name: str) -> Any:
     """Model ``name`` built with ``P``: minidp or paddle, which share Paddle's API."""
     nn = P.nn
-
-    def conv_block(conv: Any, norm: Any, c_in: int, c_out: int, stride: int) -> list:
-        return [conv(c_in, c_out, 3, stride=stride, padding=1), norm(c_out), nn.ReLU()]
-
-    if name == "cnn":
-        return nn.Sequential(
-            *conv_block(nn.Conv2D, nn.BatchNorm2D, 3, 32, 1),
-            *conv_block(nn.Conv2D, nn.BatchNorm2D, 32, 64, 2),
-            *conv_block(nn.Conv2D, nn.BatchNorm2D, 64, 128, 2),
-            nn.AdaptiveAvgPool2D(1),
-            nn.Flatten(),
-            nn.Linear(128, 10),
-        )
-    if name == "conv3d":
-        return nn.Sequential(
-            *conv_block(nn.Conv3D, nn.BatchNorm3D, 1, 16, 1),
-            nn.MaxPool3D(2),
-            *conv_block(nn.Conv3D, nn.BatchNorm3D, 16, 32, 1),
-            nn.MaxPool3D(2),
-            nn.AdaptiveAvgPool3D(1),
-            nn.Flatten(),
-            nn.Linear(32, 10),
-        )
+    if name in ("cnn", "conv3d"):
+        return conv_model(nn, name, "D")
     if name == "resnet18":
         return P.vision.models.resnet18(num_classes=10)
 
@@ -192,29 +192,8 @@ def torch_resnet18(torch: Any) -> Any:
 def torch_model(torch: Any, name: str) -> Any:
     """Model ``name`` in PyTorch, with the shapes of :func:`paddle_like_model`."""
     nn = torch.nn
-
-    def conv_block(conv: Any, norm: Any, c_in: int, c_out: int, stride: int) -> list:
-        return [conv(c_in, c_out, 3, stride=stride, padding=1), norm(c_out), nn.ReLU()]
-
-    if name == "cnn":
-        return nn.Sequential(
-            *conv_block(nn.Conv2d, nn.BatchNorm2d, 3, 32, 1),
-            *conv_block(nn.Conv2d, nn.BatchNorm2d, 32, 64, 2),
-            *conv_block(nn.Conv2d, nn.BatchNorm2d, 64, 128, 2),
-            nn.AdaptiveAvgPool2d(1),
-            nn.Flatten(),
-            nn.Linear(128, 10),
-        )
-    if name == "conv3d":
-        return nn.Sequential(
-            *conv_block(nn.Conv3d, nn.BatchNorm3d, 1, 16, 1),
-            nn.MaxPool3d(2),
-            *conv_block(nn.Conv3d, nn.BatchNorm3d, 16, 32, 1),
-            nn.MaxPool3d(2),
-            nn.AdaptiveAvgPool3d(1),
-            nn.Flatten(),
-            nn.Linear(32, 10),
-        )
+    if name in ("cnn", "conv3d"):
+        return conv_model(nn, name, "d")
     if name == "resnet18":
         return torch_resnet18(torch)
 

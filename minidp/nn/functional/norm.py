@@ -346,6 +346,12 @@ def batch_norm(
                 f"batch_norm: {arg} must be a floating tensor, got {value._data.dtype}; cast it with .astype('float32')"
             )
     xd = x._data
+    stats = (running_mean._data.dtype, running_var._data.dtype)
+    if xd.dtype in ("float32", "float64") and stats != (xd.dtype, xd.dtype):
+        raise TypeError(  # Paddle 3.3.1 refuses the mix too (or, in training without weight, skips the update)
+            f"batch_norm: running_mean and running_var must have x's dtype {xd.dtype}, got {stats[0]} and "
+            f"{stats[1]}; cast x with .astype('{stats[0]}') or the statistics' layer with layer.to(dtype='{xd.dtype}')"
+        )
     if running_mean.shape != [channels] or running_var.shape != [channels]:
         raise ValueError(
             f"batch_norm: running statistics must have shape [{channels}], got "

@@ -29,13 +29,23 @@ to float rounding; the sigmoid is computed as 0.5 * tanh(x / 2) + 0.5, which can
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 from ...core.backend import get_array_module
 from ...core.op_util import matmul_arrays, results
 from ...core.tensor import Tensor
 
 __all__: list = []
+
+
+class RecurrentWeights(NamedTuple):
+    """A cell's weights as both ops take them: ``weight_ih`` [gates * hidden, input],
+    ``weight_hh`` [gates * hidden, hidden] and the biases [gates * hidden] (each may be None)."""
+
+    weight_ih: Tensor
+    weight_hh: Tensor
+    bias_ih: Optional[Tensor]
+    bias_hh: Optional[Tensor]
 
 
 def _sigmoid_(xp: Any, a: Any) -> None:
@@ -146,18 +156,10 @@ def _outputs(hs: Any, keep: Optional[Any]) -> Any:
     return _batch_major(hs[1:] if keep is None else hs[1:] * keep)
 
 
-def lstm_sequence(
-    x: Tensor,
-    h0: Tensor,
-    c0: Tensor,
-    weight_ih: Tensor,
-    weight_hh: Tensor,
-    bias_ih: Optional[Tensor],
-    bias_hh: Optional[Tensor],
-    alive: Optional[Any] = None,
-) -> tuple:
+def lstm_sequence(x: Tensor, h0: Tensor, c0: Tensor, weights: RecurrentWeights, alive: Optional[Any] = None) -> tuple:
     """An LSTM over the batch-major sequence ``x`` [batch, time, input] from the states ``h0``,
     ``c0`` [batch, hidden]; returns (outputs [batch, time, hidden], final h, final c)."""
+    weight_ih, weight_hh, bias_ih, bias_hh = weights
     xp, batch, steps, hidden, xs, hs, keep, keep_f = _sequence_setup(x, weight_hh, alive)
     dtype = xs.dtype
     biases = (bias_ih, bias_hh)
@@ -182,7 +184,7 @@ def lstm_sequence(
             _keep_state(xp, hs[t + 1], hs[t], keep[t])
             _keep_state(xp, c, cs[t], keep[t])
     out = _outputs(hs, keep)
-    parents = tuple(p for p in (x, h0, c0, weight_ih, weight_hh, bias_ih, bias_hh) if p is not None)
+    parents = tuple(p for p in (x, h0, c0, *weights) if p is not None)
 
     def backward(grads: tuple) -> tuple:
         g_out, g_h, g_c = grads
@@ -216,17 +218,10 @@ def lstm_sequence(
     return results((out, hs[steps].T.copy(), cs[steps].T.copy()), parents, backward)
 
 
-def gru_sequence(
-    x: Tensor,
-    h0: Tensor,
-    weight_ih: Tensor,
-    weight_hh: Tensor,
-    bias_ih: Optional[Tensor],
-    bias_hh: Optional[Tensor],
-    alive: Optional[Any] = None,
-) -> tuple:
+def gru_sequence(x: Tensor, h0: Tensor, weights: RecurrentWeights, alive: Optional[Any] = None) -> tuple:
     """A GRU over the batch-major sequence ``x`` [batch, time, input] from the state ``h0``
     [batch, hidden]; returns (outputs [batch, time, hidden], final h)."""
+    weight_ih, weight_hh, bias_ih, bias_hh = weights
     xp, batch, steps, hidden, xs, hs, keep, keep_f = _sequence_setup(x, weight_hh, alive)
     dtype = xs.dtype
     acts = _input_projection(xp, xs, weight_ih, (bias_ih,), steps)  # becomes r, z, candidate
@@ -253,7 +248,7 @@ def gru_sequence(
         if keep is not None:
             _keep_state(xp, h, hs[t], keep[t])
     out = _outputs(hs, keep)
-    parents = tuple(p for p in (x, h0, weight_ih, weight_hh, bias_ih, bias_hh) if p is not None)
+    parents = tuple(p for p in (x, h0, *weights) if p is not None)
 
     def backward(grads: tuple) -> tuple:
         g_out, g_h = grads

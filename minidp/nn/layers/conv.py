@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 from ...core.tensor import Tensor
 from ...core.op_util import check_size
@@ -31,6 +31,8 @@ class _Conv(Layer):
     ``groups`` is); a transposed one's is [in_channels, out_channels/groups, *kernel], Xavier-uniform.
     The bias starts at zero (``bias_attr=False`` for none).
     """
+
+    _function: Callable  # the functional form each subclass calls, as a staticmethod
 
     def _setup(
         self,
@@ -69,6 +71,18 @@ class _Conv(Layer):
             )
         self.bias = self.create_parameter([out_channels], attr=bias_attr, is_bias=True)
 
+    def forward(self, x: Tensor) -> Tensor:
+        return self._function(
+            x,
+            self.weight,
+            self.bias,
+            stride=self._stride,
+            padding=self._padding,
+            dilation=self._dilation,
+            groups=self._groups,
+            data_format=self._data_format,
+        )
+
     def extra_repr(self) -> str:
         return (
             f"{self._in_channels}, {self._out_channels}, kernel_size={list(self._kernel_size)}, "
@@ -77,7 +91,22 @@ class _Conv(Layer):
 
 
 class _ConvTranspose(_Conv):
-    """The transposed convolutions: their weight is [in_channels, out_channels/groups, *kernel]."""
+    """The transposed convolutions: their weight is [in_channels, out_channels/groups, *kernel];
+    ``forward(x, output_size=None)``."""
+
+    def forward(self, x: Tensor, output_size: Any = None) -> Tensor:
+        return self._function(
+            x,
+            self.weight,
+            self.bias,
+            stride=self._stride,
+            padding=self._padding,
+            output_padding=self._output_padding,
+            dilation=self._dilation,
+            groups=self._groups,
+            output_size=output_size,
+            data_format=self._data_format,
+        )
 
 
 class Conv2D(_Conv):
@@ -87,6 +116,8 @@ class Conv2D(_Conv):
     counts every input channel, whatever ``groups`` is); the bias at zero (``bias_attr=False``
     for none).
     """
+
+    _function = staticmethod(F.conv2d)
 
     def __init__(
         self,
@@ -116,11 +147,6 @@ class Conv2D(_Conv):
             groups=groups,
             padding_mode=padding_mode,
             data_format=data_format,
-        )
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.conv2d(
-            x, self.weight, self.bias, self._stride, self._padding, self._dilation, self._groups, self._data_format
         )
 
     def extra_repr(self) -> str:
@@ -133,6 +159,8 @@ class Conv1D(_Conv):
     The weight starts normal with std sqrt(2 / (in_channels * k)), the bias at zero, as in Paddle.
     """
 
+    _function = staticmethod(F.conv1d)
+
     def __init__(
         self,
         in_channels: int,
@@ -163,15 +191,12 @@ class Conv1D(_Conv):
             data_format=data_format,
         )
 
-    def forward(self, x: Tensor) -> Tensor:
-        return F.conv1d(
-            x, self.weight, self.bias, self._stride, self._padding, self._dilation, self._groups, self._data_format
-        )
-
 
 class Conv2DTranspose(_ConvTranspose):
     """Transposed 2-D convolution (see :func:`minidp.nn.functional.conv2d_transpose`);
     ``forward(x, output_size=None)``."""
+
+    _function = staticmethod(F.conv2d_transpose)
 
     def __init__(
         self,
@@ -203,23 +228,11 @@ class Conv2DTranspose(_ConvTranspose):
             data_format=data_format,
         )
 
-    def forward(self, x: Tensor, output_size: Any = None) -> Tensor:
-        return F.conv2d_transpose(
-            x,
-            self.weight,
-            self.bias,
-            self._stride,
-            self._padding,
-            self._output_padding,
-            self._dilation,
-            self._groups,
-            output_size,
-            self._data_format,
-        )
-
 
 class Conv1DTranspose(_ConvTranspose):
     """Transposed 1-D convolution (see :func:`minidp.nn.functional.conv1d_transpose`)."""
+
+    _function = staticmethod(F.conv1d_transpose)
 
     def __init__(
         self,
@@ -251,26 +264,14 @@ class Conv1DTranspose(_ConvTranspose):
             data_format=data_format,
         )
 
-    def forward(self, x: Tensor, output_size: Any = None) -> Tensor:
-        return F.conv1d_transpose(
-            x,
-            self.weight,
-            self.bias,
-            self._stride,
-            self._padding,
-            self._output_padding,
-            self._groups,
-            self._dilation,
-            output_size,
-            self._data_format,
-        )
-
 
 class Conv3D(_Conv):
     """3-D convolution over [N, C, D, H, W] inputs with weight [out_channels, in_channels/groups, kd, kh, kw].
 
     The weight starts normal with std sqrt(2 / (in_channels * kd * kh * kw)), the bias at zero, as in Paddle.
     """
+
+    _function = staticmethod(F.conv3d)
 
     def __init__(
         self,
@@ -302,15 +303,12 @@ class Conv3D(_Conv):
             data_format=data_format,
         )
 
-    def forward(self, x: Tensor) -> Tensor:
-        return F.conv3d(
-            x, self.weight, self.bias, self._stride, self._padding, self._dilation, self._groups, self._data_format
-        )
-
 
 class Conv3DTranspose(_ConvTranspose):
     """Transposed 3-D convolution (see :func:`minidp.nn.functional.conv3d_transpose`);
     ``forward(x, output_size=None)``."""
+
+    _function = staticmethod(F.conv3d_transpose)
 
     def __init__(
         self,
@@ -340,18 +338,4 @@ class Conv3DTranspose(_ConvTranspose):
             dilation=dilation,
             groups=groups,
             data_format=data_format,
-        )
-
-    def forward(self, x: Tensor, output_size: Any = None) -> Tensor:
-        return F.conv3d_transpose(
-            x,
-            self.weight,
-            self.bias,
-            self._stride,
-            self._padding,
-            self._output_padding,
-            self._groups,
-            self._dilation,
-            output_size,
-            self._data_format,
         )

@@ -22,7 +22,7 @@ from ...core.op_util import wrap
 from .. import functional as F
 from .. import initializer as init
 from ..functional.fusion import can_fuse
-from ..functional.recurrent import gru_sequence, lstm_sequence
+from ..functional.recurrent import RecurrentWeights, gru_sequence, lstm_sequence
 from ...core.layer import Layer
 from .container import LayerList
 
@@ -231,11 +231,11 @@ def _run_fused(cell: Layer, x: Tensor, states: Any, lengths: Optional[Any]) -> O
     if lengths is not None:
         xp = backend.get_array_module(xd)
         alive = (xp.arange(xd.shape[1])[:, None] < lengths[None, :])[:, :, None]
-    params = (cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh)
+    params = RecurrentWeights(cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh)
     if kind is LSTMCell:
-        out, h, c = lstm_sequence(x, *parts, *params, alive)
+        out, h, c = lstm_sequence(x, *parts, params, alive)
         return out, (h, c)
-    out, h = gru_sequence(x, *parts, *params, alive)
+    out, h = gru_sequence(x, *parts, params, alive)
     return out, h
 
 

@@ -246,35 +246,50 @@ class TransformerEncoderLayer(_FeedForwardBlock):
         return self.self_attn.gen_cache(src, type=self.self_attn.Cache)
 
 
-class TransformerEncoder(Layer):
-    """``num_layers`` encoder layers (the given one, then fresh copies of its configuration),
-    followed by ``norm`` when given."""
+class _LayerStack(Layer):
+    """What the encoder and the decoder share: ``num_layers`` layers of ``_layer_type`` (the given
+    one, then fresh copies of its configuration), followed by ``norm`` when given."""
 
-    def __init__(
-        self, encoder_layer: TransformerEncoderLayer, num_layers: int, norm: Optional[LayerNorm] = None
-    ) -> None:
+    _layer_type: type = Layer
+
+    def __init__(self, layer: Layer, num_layers: int, norm: Optional[LayerNorm]) -> None:
         super().__init__()
-        if not isinstance(encoder_layer, TransformerEncoderLayer) or num_layers < 1:
-            raise ValueError("TransformerEncoder: needs a TransformerEncoderLayer and num_layers >= 1")
-        self.layers = LayerList(
-            [encoder_layer] + [type(encoder_layer)(**encoder_layer._config) for _ in range(num_layers - 1)]
-        )
+        if not isinstance(layer, self._layer_type) or num_layers < 1:
+            raise ValueError(f"{type(self).__name__}: needs a {self._layer_type.__name__} and num_layers >= 1")
+        self.layers = LayerList([layer] + [type(layer)(**layer._config) for _ in range(num_layers - 1)])
         self.num_layers = num_layers
         self.norm = norm
 
-    def forward(self, src: Tensor, src_mask: Optional[Tensor] = None, cache: Any = None) -> Any:
-        """The stack's output; with ``cache`` (one per layer, from :meth:`gen_cache`), also the
-        updated caches."""
-        out, new_caches = src, []
+    def _run(self, out: Tensor, cache: Any, *args: Any) -> Any:
+        """Each layer on ``out`` and ``args`` (and its own cache when ``cache`` is given), then
+        ``norm``; with ``cache``, also the updated caches."""
+        new_caches = []
         for index, layer in enumerate(self.layers):
             if cache is None:
-                out = layer(out, src_mask)
+                out = layer(out, *args)
             else:
-                out, layer_cache = layer(out, src_mask, cache[index])
+                out, layer_cache = layer(out, *args, cache[index])
                 new_caches.append(layer_cache)
         if self.norm is not None:
             out = self.norm(out)
         return out if cache is None else (out, new_caches)
+
+
+class TransformerEncoder(_LayerStack):
+    """``num_layers`` encoder layers (the given one, then fresh copies of its configuration),
+    followed by ``norm`` when given."""
+
+    _layer_type = TransformerEncoderLayer
+
+    def __init__(
+        self, encoder_layer: TransformerEncoderLayer, num_layers: int, norm: Optional[LayerNorm] = None
+    ) -> None:
+        super().__init__(encoder_layer, num_layers, norm)
+
+    def forward(self, src: Tensor, src_mask: Optional[Tensor] = None, cache: Any = None) -> Any:
+        """The stack's output; with ``cache`` (one per layer, from :meth:`gen_cache`), also the
+        updated caches."""
+        return self._run(src, cache, src_mask)
 
     def gen_cache(self, src: Tensor) -> list:
         """One empty cache per layer."""
@@ -315,20 +330,15 @@ class TransformerDecoderLayer(_FeedForwardBlock):
         )
 
 
-class TransformerDecoder(Layer):
+class TransformerDecoder(_LayerStack):
     """``num_layers`` decoder layers, followed by ``norm`` when given."""
+
+    _layer_type = TransformerDecoderLayer
 
     def __init__(
         self, decoder_layer: TransformerDecoderLayer, num_layers: int, norm: Optional[LayerNorm] = None
     ) -> None:
-        super().__init__()
-        if not isinstance(decoder_layer, TransformerDecoderLayer) or num_layers < 1:
-            raise ValueError("TransformerDecoder: needs a TransformerDecoderLayer and num_layers >= 1")
-        self.layers = LayerList(
-            [decoder_layer] + [type(decoder_layer)(**decoder_layer._config) for _ in range(num_layers - 1)]
-        )
-        self.num_layers = num_layers
-        self.norm = norm
+        super().__init__(decoder_layer, num_layers, norm)
 
     def forward(
         self,
@@ -339,16 +349,7 @@ class TransformerDecoder(Layer):
         cache: Any = None,
     ) -> Any:
         """The stack's output; with ``cache`` (one per layer), also the updated caches."""
-        out, new_caches = tgt, []
-        for index, layer in enumerate(self.layers):
-            if cache is None:
-                out = layer(out, memory, tgt_mask, memory_mask)
-            else:
-                out, layer_cache = layer(out, memory, tgt_mask, memory_mask, cache[index])
-                new_caches.append(layer_cache)
-        if self.norm is not None:
-            out = self.norm(out)
-        return out if cache is None else (out, new_caches)
+        return self._run(tgt, cache, memory, tgt_mask, memory_mask)
 
     def gen_cache(self, memory: Tensor, do_zip: bool = False) -> list:
         """One cache pair per layer (``do_zip``: all incremental caches, then all static ones)."""
