@@ -338,13 +338,18 @@ class GradShards:
         self.blocks = [xp.zeros(size, dtype=dtype) for size, dtype in zip(block_sizes, dtypes)]
         self.filled = [False] * len(self.blocks)
 
+    def target(self, index: int) -> Any:
+        """Where bucket ``index``'s block of the next averaged gradients should be received:
+        the block itself when it holds no gradients yet, else a new array to add in."""
+        block = self.blocks[index]
+        return backend.get_array_module(block).empty_like(block) if self.filled[index] else block
+
     def receive(self, index: int, averaged: Any) -> None:
-        """Take bucket ``index``'s block of one backward's averaged gradients."""
-        if self.filled[index]:
+        """Take bucket ``index``'s block of one backward's averaged gradients (received into
+        :meth:`target`)."""
+        if averaged is not self.blocks[index]:
             self.blocks[index] += averaged
-        else:
-            self.blocks[index][...] = averaged
-            self.filled[index] = True
+        self.filled[index] = True
 
     def clear(self) -> None:
         """Forget the gradients (the optimizer's ``clear_grad``): the next backward overwrites."""
@@ -361,9 +366,8 @@ def reduce_scatter_hook(shards: GradShards, bucket: GradBucket) -> BucketWork:
     its gradient: the averaged values live in ``shards``) and the extra entries' sums.
     """
     group = bucket.process_group
-    block = shards.blocks[bucket.index]
-    copy = bucket.pack_fresh(block.size * group.size, 1.0 / group.size)
-    received = backend.get_array_module(block).empty_like(block)
+    received = shards.target(bucket.index)
+    copy = bucket.pack_fresh(received.size * group.size, 1.0 / group.size)
     work = group.reduce_scatter(received, copy.flat, sync_op=False)
     count = len(bucket.params)
     extra = copy.flat[bucket.offsets[count] : bucket.numel].copy() if len(bucket.offsets) > count else None

@@ -84,7 +84,7 @@ class ShardedBucket:
         first = self.params[0]._data
         self._xp = backend.get_array_module(first)
         self.dtype = first.dtype
-        full = self._xp.zeros(self.block * group.size, dtype=self.dtype)
+        full = self._new_full() if not sharded else self._xp.zeros(self.block * group.size, dtype=self.dtype)
         for param, offset, size in zip(self.params, self.offsets, self.sizes):
             full[offset : offset + size] = param._data.reshape(-1)
         low = group.rank * self.block
@@ -96,6 +96,15 @@ class ShardedBucket:
             self.release()
         else:
             self._point_params_at(full)
+
+    def _new_full(self) -> Any:
+        """The zeroed flat buffer of a replicated bucket: on the host, memory the group hands
+        out for repeated collectives (shared memory between a host's ranks, where the
+        all-gather after each step reads every rank's block in place); a collective."""
+        size = self.block * self.group.size
+        if self._xp is backend.numpy:
+            return self.group.allocate((size,), self.dtype)
+        return self._xp.zeros(size, dtype=self.dtype)
 
     def _piece_param(self, piece: Piece) -> Parameter:
         param = self.params[piece.entry]
@@ -116,7 +125,7 @@ class ShardedBucket:
     # --- replicated buckets ---------------------------------------------------------------
     def all_gather(self) -> Any:
         """Start sending this rank's block to every rank (replicated buckets, after a step)."""
-        return self.group.all_gather(self.full.reshape(self.group.size, self.block), self.shard.copy(), sync_op=False)
+        return self.group.all_gather(self.full.reshape(self.group.size, self.block), self.shard, sync_op=False)
 
     # --- sharded buckets ------------------------------------------------------------------
     @property
