@@ -112,9 +112,30 @@ def equivalence_worker(steps: int) -> Dict[str, Any]:
         for level, model, opt in runs:
             train(model, opt, rank, steps)
             report[f"{level}/{name}"] = values(model)
-            (model(batch(rank, steps)) ** 2).mean().backward()
+            loss = (model(batch(rank, steps)) ** 2).mean()
+            if level == "p_g_os":
+                report[f"p_g_os/{name}/units"] = units_held_around_backward(model, loss)
+            else:
+                loss.backward()
             report[f"{level}/{name}/bytes"] = held_bytes(model, opt)
     return report
+
+
+def units_held_around_backward(model: Any, loss: Any) -> Dict[str, int]:
+    """How many units hold their whole parameters (their host buffer) after forward, at most
+    while backward runs (seen whenever a parameter's gradient is ready), and after it."""
+
+    def held() -> int:
+        return sum(b.storage.held for b in model.sharded_buckets if b.storage is not None)
+
+    seen = []
+    hooks = [p._register_grad_ready_hook(lambda _: seen.append(held())) for p in model.parameters()]
+    counts = {"units": sum(b.storage is not None for b in model.sharded_buckets), "after_forward": held()}
+    loss.backward()
+    counts.update(most_in_backward=max(seen), after_backward=held())
+    for hook in hooks:
+        hook.remove()
+    return counts
 
 
 def no_sync_worker() -> Dict[str, Any]:

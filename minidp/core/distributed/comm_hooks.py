@@ -362,12 +362,17 @@ def reduce_scatter_hook(shards: GradShards, bucket: GradBucket) -> BucketWork:
     The bucket is packed times 1/world_size (as :func:`allreduce_hook` packs it) into a buffer
     padded to ``world_size`` blocks, which is reduce-scattered: rank ``r`` receives block ``r``.
     The entries after the parameters (the reducer's check count) are all-reduced besides, so
-    every rank sees them. ``wait()`` returns None for every parameter (the reducer then drops
-    its gradient: the averaged values live in ``shards``) and the extra entries' sums.
+    every rank sees them. Each parameter's own gradient is dropped once packed (the last
+    reference but the tape's), so that backward does not hold every bucket's gradients at once;
+    ``wait()`` returns None for every parameter (the reducer then drops any gradient left: the
+    averaged values live in ``shards``) and the extra entries' sums.
     """
     group = bucket.process_group
     received = shards.target(bucket.index)
     copy = bucket.pack_fresh(received.size * group.size, 1.0 / group.size)
+    for param, grad in zip(bucket.params, bucket.gradients):
+        if grad is not None and param._grad is grad:
+            param._grad = None  # packed: dropped now, so the buckets in flight hold one copy
     work = group.reduce_scatter(received, copy.flat, sync_op=False)
     count = len(bucket.params)
     extra = copy.flat[bucket.offsets[count] : bucket.numel].copy() if len(bucket.offsets) > count else None
