@@ -40,7 +40,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-LEVELS = ("dp", "os", "os_g", "p_g_os")
+import sharding_setup  # noqa: E402
+from sharding_setup import LEVELS, held_bytes  # noqa: E402
 
 
 def build(sizes: List[int]) -> Any:
@@ -55,46 +56,13 @@ def build(sizes: List[int]) -> Any:
 
 
 def wrap(level: str, model: Any, optimizer_name: str) -> tuple:
-    import minidp
     import minidp.optimizer as optim
-    from minidp.distributed.sharding import group_sharded_parallel
 
     make = {
         "adam": lambda params: optim.Adam(learning_rate=1e-4, parameters=params),
         "sgd": lambda params: optim.SGD(learning_rate=1e-3, parameters=params),
     }[optimizer_name]
-    optimizer = make(model.parameters())
-    if level == "dp":
-        return minidp.DataParallel(model), optimizer
-    wrapped, sharded, _ = group_sharded_parallel(model, optimizer, level, segment_size=2**16)
-    return wrapped, sharded
-
-
-def held(model: Any, optimizer: Any) -> Dict[str, int]:
-    """Bytes of parameters, gradients and optimizer state this rank holds, by the arrays' sizes
-    (a released parameter's stand-in takes none; a whole bucket counts once)."""
-    buckets = getattr(model, "sharded_buckets", None)
-    if not buckets:
-        params = model.parameters()
-        slots = getattr(optimizer, "_slots", [])
-        return {
-            "params": sum(p._data.nbytes for p in params),
-            "grads": sum(p._grad.nbytes for p in params if p._grad is not None),
-            "state": sum(a.nbytes for s in slots for a in s.state.values() if hasattr(a, "nbytes")),
-        }
-    shards = model.grad_shards
-    return {
-        "params": sum(b.shard.nbytes if b.sharded else b.full.nbytes for b in buckets),
-        "grads": sum(p._grad.nbytes for b in buckets for p in b.params if p._grad is not None)
-        + (sum(block.nbytes for block in shards.blocks) if shards is not None else 0),
-        "state": sum(
-            a.nbytes
-            for slots in optimizer._slots
-            for _, slot in slots
-            for a in slot.state.values()
-            if hasattr(a, "nbytes")
-        ),
-    }
+    return sharding_setup.wrap(level, model, make(model.parameters()), segment_size=2**16)
 
 
 def batch(rank: int, sizes: List[int], rows: int) -> tuple:
@@ -127,7 +95,7 @@ def memory_worker(sizes: List[int], output: str) -> None:
         import minidp.nn.functional as F
 
         F.cross_entropy(model(x), y).backward()
-        between = held(model, optimizer)
+        between = held_bytes(model, optimizer)
         optimizer.step()
         optimizer.clear_grad()
         tracemalloc.start()
