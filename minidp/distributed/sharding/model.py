@@ -182,6 +182,7 @@ class GroupShardedModel(DataParallel):
                 engine.queue_end_of_backward_callback(bucket.release)
             if earlier is not None and not self._sync_comm:
                 earlier.gather(sync_op=False)
+                engine.queue_end_of_backward_callback(earlier.release)
             return (grad,)
 
         def through(tensor: Tensor) -> Tensor:
