@@ -14,7 +14,7 @@ import pytest
 
 import join_tasks
 from dist_utils import run_workers
-from minidp.core.distributed.backends.base import divide_by_size, stall_warning_seconds
+from minidp.core.distributed.backends.base import ThreadedProcessGroup, divide_by_size, stall_warning_seconds
 
 
 @pytest.mark.parametrize("dtype", ["int32", "int64"])
@@ -62,3 +62,37 @@ def test_stall_warning_interval_default_and_override(monkeypatch):
     assert stall_warning_seconds() == 60.0
     monkeypatch.setenv("MINIDP_STALL_WARNING_SECONDS", "2.5")
     assert stall_warning_seconds() == 2.5
+
+
+class _OverwritingGroup(ThreadedProcessGroup):
+    """Rank 0 of 2 whose all-gather clears its output before it writes the rows, as a backend
+    that does not gather in place may."""
+
+    backend_name = "overwriting"
+
+    def __init__(self, in_place):
+        super().__init__(0, 2, name="overwriting", timeout=10.0)
+        self.gathers_in_place = in_place
+
+    def _all_gather(self, out_array, array):
+        out_array[...] = -1
+        out_array[0] = array
+        out_array[1] = 5
+
+    def _exchange_fingerprints(self, call, mine):
+        return []
+
+    def _close(self):
+        pass
+
+    _all_reduce = _broadcast = _reduce_scatter = _barrier = _send = _recv = None  # not used
+
+
+def test_all_gather_copies_an_input_inside_the_output_unless_the_backend_gathers_in_place():
+    # gathering in place, the backend gets the row itself (here it clobbers it: -1)
+    for in_place, want_row in ((False, [3, 3]), (True, [-1, -1])):
+        group = _OverwritingGroup(in_place)
+        out = np.full((2, 2), 3.0)
+        group.all_gather(out, out[0])
+        assert out.tolist() == [want_row, [5, 5]], in_place
+        group.shutdown()

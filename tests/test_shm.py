@@ -219,6 +219,15 @@ def zero_copy_worker():
             tcp.all_reduce(expected, ReduceOp.AVG)
             if target.tobytes() != expected.tobytes():
                 failures.append(f"step {step} bucket {index}: differs from TCP")
+    # all-gathers into an allocated output whose own row is the input (peers read it there),
+    # every rank in place, then rank 0 through its slot while the others stay in place
+    gathered = shm.allocate((size, 1000), "float32")
+    for step, plain_rank in ((0, None), (1, 0), (2, None)):
+        gathered[rank] = rank + 10 * step
+        mine = gathered[rank].copy() if rank == plain_rank else gathered[rank]
+        shm.all_gather(gathered, mine)
+        if not (gathered == (np.arange(size) + 10 * step)[:, None]).all():
+            failures.append(f"all_gather in place, step {step}: got {gathered[:, 0]}")
     if size > 1 and not all(shm._local._arena_place(b.reshape(-1))[0] for b in buckets):
         failures.append("allocate did not hand out arrays in the shared segment")
     shm.shutdown()
@@ -579,8 +588,10 @@ def back_to_back_worker(steps, counters_start):
         dtype = np.dtype(plan.choice(["int32", "int64", "float32", "float64"]))
         nbytes = int(plan.integers(1, small + 1)) if kind == "small" else int(plan.integers(small + 1, large))
         count = max(size, nbytes // dtype.itemsize)
-        # an allocated operand is reused by later steps: reduced synchronously and copied at once
-        in_place = kind == "large" and dtype == np.float32 and pauses.random() < 0.5
+        # an allocated operand is reused by later steps: reduced synchronously and copied at once;
+        # each rank draws for itself, so ranks in place and ranks through their slots mix
+        in_place = kind in ("large", "all_gather") and dtype == np.float32 and pauses.random() < 0.5
+        in_place = in_place and (kind == "large" or size * count <= arena.size)
         sync_op = plan.random() < 0.7 or in_place  # the plan draws on every rank
         mine = contribution(rank, step, count, dtype)
         if kind in ("small", "large"):
@@ -595,9 +606,13 @@ def back_to_back_worker(steps, counters_start):
             work = group.broadcast(array, src, sync_op=sync_op)
             pending.append((work, step, array, contribution(src, step, count, dtype)))
         elif kind == "all_gather":
-            out = np.empty((size, count), dtype)
-            work = group.all_gather(out, mine, sync_op=sync_op)
-            pending.append((work, step, out, np.stack([contribution(r, step, count, dtype) for r in range(size)])))
+            # in place: the own row of an allocated output is the input, read by the peers there
+            out = arena[: size * count].reshape(size, count) if in_place else np.empty((size, count), dtype)
+            if in_place:
+                out[rank] = mine
+            work = group.all_gather(out, out[rank] if in_place else mine, sync_op=sync_op)
+            got = out.copy() if in_place else out
+            pending.append((work, step, got, np.stack([contribution(r, step, count, dtype) for r in range(size)])))
         elif kind == "reduce_scatter":
             block = count // size
             out = np.empty(block, dtype)

@@ -10,7 +10,8 @@ description of the run (date, commit) and of the machine (with its load before a
 PyTorch rows appear when torch is importable; Paddle lives in a separate environment and is never
 imported here. Without matplotlib the report is written all the same, and says that its plots
 were not drawn. ``--include FILE`` appends a Markdown section made elsewhere, e.g. the model
-table of ``tools/bench_models.py --markdown``, under its own heading.
+table of ``tools/bench_models.py --markdown`` or the sharding tables of
+``tools/bench_sharding.py section``, under its own heading.
 
 A full run writes docs/benchmarks.md (and its plots beside it) unless ``--out`` says otherwise; a
 ``--quick`` run writes into a new temporary folder unless ``--out`` is given, so trying the report

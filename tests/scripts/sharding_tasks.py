@@ -17,6 +17,7 @@ import minidp.distributed as dist
 import minidp.nn as nn
 import minidp.optimizer as optim
 from minidp.distributed.sharding import group_sharded_parallel, save_group_sharded_model
+from sharding_setup import held_bytes, wrap
 
 LEVELS = ("os", "os_g", "p_g_os")
 BUCKET_ELEMENTS = 64  # buffer_max_size: the 7 x 13 weight (91 elements) is larger than a bucket
@@ -64,38 +65,18 @@ def values(model: Any) -> Dict[str, np.ndarray]:
     return {k: np.array(v.numpy()) for k, v in model.state_dict().items()}
 
 
-def sharded(level: str, name: str, **kwargs: Any) -> tuple:
+def sharded(level: str, name: str) -> tuple:
+    """A fresh model and ``name`` optimizer at ``level`` ("dp" included), in small buckets."""
     model = make_model()
-    model, opt, _ = group_sharded_parallel(
+    dp_options = {"comm_buffer_size": BUCKET_ELEMENTS * 4 / 2**20, "last_comm_buffer_size": 1e-4}
+    return wrap(
+        level,
         model,
         make_optimizer(name, model.parameters()),
-        level,
+        dp_options,
         buffer_max_size=BUCKET_ELEMENTS,
         segment_size=1,
-        **kwargs,
     )
-    return model, opt
-
-
-def held_bytes(model: Any, opt: Any) -> Dict[str, int]:
-    """Bytes of parameters, gradients and optimizer state this rank holds (after a backward)."""
-    buckets = getattr(model, "sharded_buckets", None)
-    if buckets is None:
-        params = model.parameters()
-        return {
-            "params": sum(p._data.nbytes for p in params),
-            "grads": sum(p._grad.nbytes for p in params if p._grad is not None),
-            "state": sum(a.nbytes for s in opt._slots for a in s.state.values() if hasattr(a, "nbytes")),
-        }
-    shards = model.grad_shards
-    return {
-        "params": sum(b.shard.nbytes if b.sharded else b.full.nbytes for b in buckets),
-        "grads": sum(p._grad.nbytes for b in buckets for p in b.params if p._grad is not None)
-        + (sum(block.nbytes for block in shards.blocks) if shards is not None else 0),
-        "state": sum(
-            a.nbytes for slots in opt._slots for _, slot in slots for a in slot.state.values() if hasattr(a, "nbytes")
-        ),
-    }
 
 
 def equivalence_worker(steps: int) -> Dict[str, Any]:
@@ -105,16 +86,34 @@ def equivalence_worker(steps: int) -> Dict[str, Any]:
     rank = dist.get_rank()
     report: Dict[str, Any] = {}
     for name in ("momentum", "adam"):
-        plain = make_model()
-        dp = minidp.DataParallel(plain, comm_buffer_size=BUCKET_ELEMENTS * 4 / 2**20, last_comm_buffer_size=1e-4)
-        runs = [("dp", dp, make_optimizer(name, plain.parameters()))]
-        runs += [(level, *sharded(level, name)) for level in LEVELS]
+        runs = [(level, *sharded(level, name)) for level in ("dp",) + LEVELS]
         for level, model, opt in runs:
             train(model, opt, rank, steps)
             report[f"{level}/{name}"] = values(model)
-            (model(batch(rank, steps)) ** 2).mean().backward()
+            loss = (model(batch(rank, steps)) ** 2).mean()
+            if level == "p_g_os":
+                report[f"p_g_os/{name}/units"] = units_held_around_backward(model, loss)
+            else:
+                loss.backward()
             report[f"{level}/{name}/bytes"] = held_bytes(model, opt)
     return report
+
+
+def units_held_around_backward(model: Any, loss: Any) -> Dict[str, int]:
+    """How many units hold their whole parameters (their host buffer) after forward, at most
+    while backward runs (seen whenever a parameter's gradient is ready), and after it."""
+
+    def held() -> int:
+        return sum(b.storage.held for b in model.sharded_buckets if b.storage is not None)
+
+    seen = []
+    hooks = [p._register_grad_ready_hook(lambda _: seen.append(held())) for p in model.parameters()]
+    counts = {"units": sum(b.storage is not None for b in model.sharded_buckets), "after_forward": held()}
+    loss.backward()
+    counts.update(most_in_backward=max(seen), after_backward=held())
+    for hook in hooks:
+        hook.remove()
+    return counts
 
 
 def no_sync_worker() -> Dict[str, Any]:

@@ -338,13 +338,18 @@ class GradShards:
         self.blocks = [xp.zeros(size, dtype=dtype) for size, dtype in zip(block_sizes, dtypes)]
         self.filled = [False] * len(self.blocks)
 
+    def target(self, index: int) -> Any:
+        """Where bucket ``index``'s block of the next averaged gradients should be received:
+        the block itself when it holds no gradients yet, else a new array to add in."""
+        block = self.blocks[index]
+        return backend.get_array_module(block).empty_like(block) if self.filled[index] else block
+
     def receive(self, index: int, averaged: Any) -> None:
-        """Take bucket ``index``'s block of one backward's averaged gradients."""
-        if self.filled[index]:
+        """Take bucket ``index``'s block of one backward's averaged gradients (received into
+        :meth:`target`)."""
+        if averaged is not self.blocks[index]:
             self.blocks[index] += averaged
-        else:
-            self.blocks[index][...] = averaged
-            self.filled[index] = True
+        self.filled[index] = True
 
     def clear(self) -> None:
         """Forget the gradients (the optimizer's ``clear_grad``): the next backward overwrites."""
@@ -357,13 +362,17 @@ def reduce_scatter_hook(shards: GradShards, bucket: GradBucket) -> BucketWork:
     The bucket is packed times 1/world_size (as :func:`allreduce_hook` packs it) into a buffer
     padded to ``world_size`` blocks, which is reduce-scattered: rank ``r`` receives block ``r``.
     The entries after the parameters (the reducer's check count) are all-reduced besides, so
-    every rank sees them. ``wait()`` returns None for every parameter (the reducer then drops
-    its gradient: the averaged values live in ``shards``) and the extra entries' sums.
+    every rank sees them. Each parameter's own gradient is dropped once packed (the last
+    reference but the tape's), so that backward does not hold every bucket's gradients at once;
+    ``wait()`` returns None for every parameter (the reducer then drops any gradient left: the
+    averaged values live in ``shards``) and the extra entries' sums.
     """
     group = bucket.process_group
-    block = shards.blocks[bucket.index]
-    copy = bucket.pack_fresh(block.size * group.size, 1.0 / group.size)
-    received = backend.get_array_module(block).empty_like(block)
+    received = shards.target(bucket.index)
+    copy = bucket.pack_fresh(received.size * group.size, 1.0 / group.size)
+    for param, grad in zip(bucket.params, bucket.gradients):
+        if grad is not None and param._grad is grad:
+            param._grad = None  # packed: dropped now, so the buckets in flight hold one copy
     work = group.reduce_scatter(received, copy.flat, sync_op=False)
     count = len(bucket.params)
     extra = copy.flat[bucket.offsets[count] : bucket.numel].copy() if len(bucket.offsets) > count else None

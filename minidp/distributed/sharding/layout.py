@@ -15,7 +15,9 @@ A :class:`ShardedBucket` keeps the parameters in one of two ways:
   the optimizer step, :meth:`ShardedBucket.all_gather` sends each rank's updated block to all.
 - sharded (``p_g_os``): a rank holds only its block; :meth:`ShardedBucket.gather` builds the
   whole buffer for a forward pass and :meth:`ShardedBucket.release` drops it again, leaving each
-  parameter a read-only, zero-byte stand-in of its shape.
+  parameter a read-only, zero-byte stand-in of its shape. On the host the whole buffer is one
+  :class:`~.storage.ReleasableBuffer` for the bucket's life: releasing gives its memory back
+  while the tape's views of it stay valid, and gathering again (for backward) refills them.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any, List, NamedTuple, Optional, Sequence
 
 from ...core import backend
 from ...core.tensor import Parameter
+from .storage import ReleasableBuffer
 
 
 class Piece(NamedTuple):
@@ -84,18 +87,31 @@ class ShardedBucket:
         first = self.params[0]._data
         self._xp = backend.get_array_module(first)
         self.dtype = first.dtype
-        full = self._xp.zeros(self.block * group.size, dtype=self.dtype)
+        full = self._new_full() if not sharded else self._xp.zeros(self.block * group.size, dtype=self.dtype)
         for param, offset, size in zip(self.params, self.offsets, self.sizes):
             full[offset : offset + size] = param._data.reshape(-1)
         low = group.rank * self.block
         self.full: Optional[Any] = full
         self.shard = full[low : low + self.block] if not sharded else full[low : low + self.block].copy()
         self._gathering: Optional[Any] = None
+        # the sharded bucket's whole buffer on the host (None: a new array per gather, on a GPU)
+        self.storage = (
+            ReleasableBuffer(self.block * group.size, self.dtype) if sharded and self._xp is backend.numpy else None
+        )
         self.piece_params = [self._piece_param(piece) for piece in self.pieces]
         if sharded:
             self.release()
         else:
             self._point_params_at(full)
+
+    def _new_full(self) -> Any:
+        """The zeroed flat buffer of a replicated bucket: on the host, memory the group hands
+        out for repeated collectives (shared memory between a host's ranks, where the
+        all-gather after each step reads every rank's block in place); a collective."""
+        size = self.block * self.group.size
+        if self._xp is backend.numpy:
+            return self.group.allocate((size,), self.dtype)
+        return self._xp.zeros(size, dtype=self.dtype)
 
     def _piece_param(self, piece: Piece) -> Parameter:
         param = self.params[piece.entry]
@@ -116,7 +132,7 @@ class ShardedBucket:
     # --- replicated buckets ---------------------------------------------------------------
     def all_gather(self) -> Any:
         """Start sending this rank's block to every rank (replicated buckets, after a step)."""
-        return self.group.all_gather(self.full.reshape(self.group.size, self.block), self.shard.copy(), sync_op=False)
+        return self.group.all_gather(self.full.reshape(self.group.size, self.block), self.shard, sync_op=False)
 
     # --- sharded buckets ------------------------------------------------------------------
     @property
@@ -129,7 +145,11 @@ class ShardedBucket:
         are whole or on their way); :meth:`wait_gathered` points the parameters at them."""
         if self.full is not None or self._gathering is not None:
             return
-        full = self._xp.empty(self.block * self.group.size, dtype=self.dtype)
+        if self.storage is not None:
+            self.storage.hold()
+            full = self.storage.array
+        else:
+            full = self._xp.empty(self.block * self.group.size, dtype=self.dtype)
         work = self.group.all_gather(full.reshape(self.group.size, self.block), self.shard, sync_op=sync_op)
         self._gathering = (full, work)
 
@@ -145,7 +165,9 @@ class ShardedBucket:
         self._point_params_at(full)
 
     def release(self) -> None:
-        """Drop the whole parameters of a sharded bucket: each becomes a zero-byte stand-in."""
+        """Drop the whole parameters of a sharded bucket: each becomes a zero-byte stand-in,
+        and the host buffer gives its memory back (views the tape holds read zeros until the
+        next gather)."""
         if not self.sharded:
             return
         if self._gathering is not None:
@@ -154,6 +176,8 @@ class ShardedBucket:
         self.full = None
         for param in self.params:
             param._data = stand_in(param._data)
+        if self.storage is not None:
+            self.storage.release()
 
     def scatter_from_params(self) -> None:
         """Copy this rank's block out of the gathered parameters (after they were loaded)."""

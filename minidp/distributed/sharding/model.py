@@ -12,11 +12,16 @@ changes per level:
   only its block of the averaged gradients, and every parameter's own gradient is dropped.
 - ``p_g_os``: one bucket per layer that owns parameters (a *unit*); between uses a rank holds
   only its block of each unit. A forward pre-hook all-gathers the unit's parameters, starting
-  the next unit's gather in the background, and a forward post-hook releases them again. The
-  backward pass reads the values its ops saved during forward, so nothing is gathered for it;
-  those values are freed as backward passes each layer. Units smaller than ``segment_size``
-  elements and the layers of ``exclude_layer`` stay whole on every rank (replicated), as in
-  Paddle.
+  the next unit's gather in the background, and a forward post-hook releases them again. As in
+  Paddle's stage 3, backward gathers them once more: the post-hook passes the layer's outputs
+  through an identity op whose backward, which runs before the layer's own, gathers the unit
+  (and starts gathering the unit before it); the unit is released again once every one of its
+  parameters has its gradient (or when the backward pass ends). On the host the gathered
+  parameters live in one :class:`~.storage.ReleasableBuffer` per unit, whose memory is given
+  back on release while the tape's views of it stay valid, so at most a few units are whole at
+  any time. On a GPU each gather makes new memory, which the tape keeps until backward has
+  passed the layer. Units smaller than ``segment_size`` elements and the layers of
+  ``exclude_layer`` stay whole on every rank (replicated), as in Paddle.
 """
 
 from __future__ import annotations
@@ -25,11 +30,12 @@ import collections
 import contextlib
 from typing import Any, Dict, Iterator, List, Optional, Sequence
 
-from ...core import backend
+from ...core import backend, engine
 from ...core.distributed.comm_hooks import GradShards, reduce_scatter_hook
 from ...core.distributed.data_parallel import DataParallel
 from ...core.distributed.reducer import Reducer, assign_buckets
 from ...core.layer import Layer
+from ...core.function import result
 from ...core.tensor import Tensor
 from .layout import ShardedBucket
 
@@ -104,6 +110,10 @@ class GroupShardedModel(DataParallel):
             for b, (unit, keep_sharded) in enumerate(zip(indices, sharded))
         ]
         object.__setattr__(self, "sharded_buckets", buckets)
+        if self._level == "p_g_os":
+            # before the reducer's: a unit's gradient-ready hooks release it before the
+            # reducer's hook packs its gradients, so the two are not held at once
+            self._hook_units(params, buckets)
         reducer = Reducer(
             params,
             indices,
@@ -117,8 +127,6 @@ class GroupShardedModel(DataParallel):
             shards = GradShards([b.block for b in buckets], [b.dtype for b in buckets], xp)
             object.__setattr__(self, "grad_shards", shards)
             reducer.register_comm_hook(shards, reduce_scatter_hook)
-        if self._level == "p_g_os":
-            self._hook_units(params, buckets)
         return reducer
 
     # --- p_g_os: gathering around each layer's forward --------------------------------------
@@ -127,6 +135,10 @@ class GroupShardedModel(DataParallel):
         position = {id(p): i for i, p in enumerate(params)}
         order = sorted((b for b in buckets if b.sharded), key=lambda b: position[id(b.params[0])])
         following = {id(b): later for b, later in zip(order, order[1:])}
+        preceding = {id(later): b for b, later in zip(order, order[1:])}
+        for bucket in order:
+            if bucket.storage is not None:
+                self._release_when_gradients_are_ready(bucket)
         for _, layer in self._layers.named_sublayers(include_self=True):
             mine = []
             for param in layer._parameters.values():
@@ -136,6 +148,7 @@ class GroupShardedModel(DataParallel):
             if not mine:
                 continue
             upcoming = following.get(id(mine[-1]))
+            earlier = preceding.get(id(mine[0]))
 
             def gather(layer: Layer, inputs: Any, mine: List[ShardedBucket] = mine, upcoming: Any = upcoming) -> None:
                 for bucket in mine:
@@ -143,12 +156,58 @@ class GroupShardedModel(DataParallel):
                 if upcoming is not None and not self._sync_comm:
                     upcoming.gather(sync_op=False)
 
-            def release(layer: Layer, inputs: Any, outputs: Any, mine: List[ShardedBucket] = mine) -> None:
-                for bucket in mine:
-                    bucket.release()
+            def release(
+                layer: Layer, inputs: Any, outputs: Any, mine: List[ShardedBucket] = mine, earlier: Any = earlier
+            ) -> Any:
+                outputs, release_now = self._gather_before_backward(outputs, mine, earlier)
+                if release_now:
+                    for bucket in mine:
+                        bucket.release()
+                return outputs
 
             self._hooks.append(layer.register_forward_pre_hook(gather))
             self._hooks.append(layer.register_forward_post_hook(release))
+
+    def _gather_before_backward(self, outputs: Any, mine: List[ShardedBucket], earlier: Any) -> tuple:
+        """``(outputs, release now)``: ``outputs`` (a tensor, or a tuple or list of them)
+        passed through an identity op whose backward gathers ``mine`` again (and starts
+        gathering ``earlier``, the unit that backward reaches next). Outputs of another kind
+        cannot carry that op: ``mine`` then stays whole until backward has passed it."""
+        if not any(bucket.storage is not None for bucket in mine):
+            return outputs, True  # on a GPU the tape keeps its own gathered arrays
+
+        def regather(grad: Any) -> tuple:
+            for bucket in mine:
+                bucket.wait_gathered()
+                engine.queue_end_of_backward_callback(bucket.release)
+            if earlier is not None and not self._sync_comm:
+                earlier.gather(sync_op=False)
+                engine.queue_end_of_backward_callback(earlier.release)
+            return (grad,)
+
+        def through(tensor: Tensor) -> Tensor:
+            return tensor if tensor.stop_gradient else result(tensor._data, (tensor,), regather)
+
+        if isinstance(outputs, Tensor):
+            return through(outputs), True
+        if isinstance(outputs, (tuple, list)) and all(isinstance(o, Tensor) for o in outputs):
+            return type(outputs)(through(o) for o in outputs), True
+        return outputs, False
+
+    def _release_when_gradients_are_ready(self, bucket: ShardedBucket) -> None:
+        """Release ``bucket`` in backward as soon as each of its parameters has its gradient
+        (those without one never report: the end of the pass releases it then)."""
+        ready: set = set()
+
+        def on_ready(param: Any) -> None:
+            if not ready:
+                engine.queue_end_of_backward_callback(ready.clear)
+            ready.add(id(param))
+            if len(ready) == len(bucket.params):
+                bucket.release()
+
+        for param in bucket.params:
+            self._hooks.append(param._register_grad_ready_hook(on_ready))
 
     @contextlib.contextmanager
     def _all_gathered(self) -> Iterator[None]:

@@ -319,6 +319,9 @@ class ProcessGroup(abc.ABC):
     """
 
     backend_name = "base"
+    # Whether _all_gather accepts ``array`` being ``out_array[rank]`` itself; where it does not,
+    # all_gather copies such an ``array`` first.
+    gathers_in_place = False
 
     def __init__(
         self, rank: int, size: int, *, name: str, timeout: float, global_ranks: Optional[Sequence[int]] = None
@@ -400,7 +403,8 @@ class ProcessGroup(abc.ABC):
         return self._issue(call, lambda: self._broadcast(array, src), sync_op)
 
     def all_gather(self, out_array: Any, array: Any, sync_op: bool = True) -> Work:
-        """Fill ``out_array[r]`` with rank ``r``'s ``array`` on every rank."""
+        """Fill ``out_array[r]`` with rank ``r``'s ``array`` on every rank. ``array`` may be
+        ``out_array[rank]`` itself (an all-gather in place)."""
         array = self._operand(array, "array")
         out_array = self._operand(out_array, "out_array")
         if tuple(out_array.shape) != (self.size, *array.shape) or out_array.dtype != array.dtype:
@@ -408,6 +412,8 @@ class ProcessGroup(abc.ABC):
                 f"all_gather out_array must have shape {[self.size, *array.shape]} and dtype "
                 f"{array.dtype}; got {list(out_array.shape)} {out_array.dtype}"
             )
+        if not self.gathers_in_place and get_array_module(array).may_share_memory(array, out_array):
+            array = array.copy()
         call = Collective("all_gather", array.dtype, array.size, self.timeout)
         return self._issue(call, lambda: self._all_gather(out_array, array), sync_op)
 

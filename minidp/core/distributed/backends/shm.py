@@ -305,8 +305,9 @@ class SharedMemoryTransport:
         return 0, 0
 
     def _source(self, peer: int, dtype: numpy.dtype, nbytes: int) -> Tuple[numpy.ndarray, bool]:
-        """Where ``peer``'s contribution to a large all-reduce lies, as it published: its arena
-        part (True: the whole array, in place) or its slot (False: a ring of rows)."""
+        """Where ``peer``'s contribution to a large all-reduce or an all-gather lies, as it
+        published: its arena part (True: the array itself, in place) or its slot (False: for an
+        all-reduce, a ring of rows)."""
         line = peer * _LINE_WORDS
         number = self._words[line + SOURCE]
         if number == 0:
@@ -628,19 +629,35 @@ class SharedMemoryTransport:
         self._finish(rows)
 
     def all_gather(self, out_flat: numpy.ndarray, flat: numpy.ndarray) -> None:
-        """``out_flat`` (size x flat.size) receives every local rank's ``flat`` in rank order."""
+        """``out_flat`` (size x flat.size) receives every local rank's ``flat`` in rank order.
+
+        When ``out_flat`` lies in an arena (:meth:`allocate`), this rank's ``flat`` goes into
+        its own row there (nothing to copy when ``flat`` is that row) and the peers read the row
+        in place; otherwise it goes through this rank's slot. Each rank publishes which."""
         if flat.size == 0:
             return
         deadline = time.monotonic() + self._group.timeout
-        self._reserve(flat.nbytes)
+        rows = out_flat.view(numpy.uint8).reshape(self.size, flat.nbytes)
+        own = rows[self.rank]
+        arena, offset = self._arena_place(own)
+        self._reserve(flat.nbytes)  # every rank grows its slots at the same operation
         self._enter("all_gather", deadline)
-        self._slot(self.rank, flat.nbytes)[:] = flat.view(numpy.uint8)
+        if arena:
+            if _address(flat) != _address(own):
+                own[:] = flat.view(numpy.uint8)
+        else:
+            self._slot(self.rank, flat.nbytes)[:] = flat.view(numpy.uint8)
+        self._publish_source(arena, offset)
         self._bump(WRITTEN)
         self._wait_all("all_gather", WRITTEN, self._counts[WRITTEN] + 1, deadline)
-        rows = out_flat.view(numpy.uint8).reshape(self.size, flat.nbytes)
-        for peer in range(self.size):
-            rows[peer] = self._slot(peer, flat.nbytes)
+        for peer in self._peers:
+            source, _ = self._source(peer, numpy.uint8, flat.nbytes)
+            rows[peer] = source[: flat.nbytes]
+        if not arena:
+            own[:] = flat.view(numpy.uint8)
         self._finish(1)
+        if arena:  # peers read this row in place: they must be done before it changes
+            self._wait_all("all_gather", FINISHED, self._counts[FINISHED], deadline)
 
     def reduce_scatter(self, out_flat: numpy.ndarray, in_flat: numpy.ndarray, ufunc: Any) -> None:
         """``out_flat`` gets block ``rank`` of the reduction of ``in_flat`` (no AVG division)."""
@@ -650,11 +667,21 @@ class SharedMemoryTransport:
         deadline = time.monotonic() + self._group.timeout
         self._reserve(in_flat.nbytes)
         self._enter("reduce_scatter", deadline)
-        self._slot(self.rank, in_flat.nbytes)[:] = in_flat.view(numpy.uint8)
+        # Only the blocks the peers reduce go into the slot; this rank's own block is read
+        # where it lies (its slot part stays unwritten and unread).
+        mine = self._slot(self.rank, in_flat.nbytes).view(in_flat.dtype)
+        for peer in self._peers:
+            part = slice(peer * block, (peer + 1) * block)
+            mine[part] = in_flat[part]
         self._bump(WRITTEN)
         self._wait_all("reduce_scatter", WRITTEN, self._counts[WRITTEN] + 1, deadline)
         lo = self.rank * block
-        parts = [self._slot(peer, in_flat.nbytes).view(in_flat.dtype)[lo : lo + block] for peer in range(self.size)]
+        parts = [
+            in_flat[lo : lo + block]
+            if peer == self.rank
+            else self._slot(peer, in_flat.nbytes).view(in_flat.dtype)[lo : lo + block]
+            for peer in range(self.size)
+        ]
         self._reduce_block(parts, ufunc, out_flat)
         self._finish(1)
 

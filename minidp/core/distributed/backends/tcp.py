@@ -101,6 +101,7 @@ class GlooProcessGroup(ThreadedProcessGroup):
     """Process group over TCP; see the module docstring for the algorithms."""
 
     backend_name = "gloo"
+    gathers_in_place = True  # _all_gather writes the own row first, then only the others
 
     def __init__(
         self, store: Any, rank: int, size: int, *, name: str, timeout: float, global_ranks: Optional[List[int]] = None
