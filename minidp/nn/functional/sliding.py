@@ -278,7 +278,7 @@ def convolution(
         gx = gw = None
         if not x.stop_gradient:
             gx = _padded_input_gradient(xp, w_mat, g_mat, windows, padded.shape, kernel, out_sizes)
-            gx = gx[interior(pads, sizes)].copy(order="K") if any(pads) else gx
+            gx = gx[interior(pads, sizes)]
         if not weight.stop_gradient:
             gw = weight_gradient(xp, g_mat, cols).reshape(wd.shape)
         return _bias_grads(xp, gx, gw, g, bias)
