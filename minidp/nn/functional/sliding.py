@@ -7,7 +7,11 @@ over the kernel offsets only: each step moves a strided slice of the whole batch
 library does the work, on NumPy and CuPy alike. Convolution gathers the slices into columns
 (im2col) laid out as [C * kernel, N * positions], so that the forward pass and both gradients are
 one matmul per group over the whole batch (a batched matmul over N is slow on NumPy), and adds
-column gradients back with the same slices (col2im).
+column gradients back with the same slices (col2im). Max pooling goes one axis at a time.
+
+A convolution leaves its output stored [C, N, *spatial] (its matmul's layout); the ops here
+allocate their arrays in their input's order, since NumPy runs an elementwise op between arrays
+stored in different orders several times slower.
 """
 
 from __future__ import annotations
@@ -439,7 +443,7 @@ def max_pool(op: str, x: Tensor, kernel: tuple, stride: tuple, pads: tuple, ceil
         shape, tiles = out.shape, k == s and o * s == out.shape[2 + axis]
         out, winner, slices = _axis_maxima(xp, out, axis, k, s, o)
         steps.append((shape, tiles, winner, slices))
-    if not out.flags.owndata:  # windows one wide: a view of the input
+    if not out.flags.owndata:  # the first axis's windows are one wide: a view
         out = out.copy(order="K")
 
     def backward(g):
