@@ -7,7 +7,7 @@ the import. NumPy runs everything on the CPU, CuPy on NVIDIA GPUs (``set_device(
 import importlib as _importlib
 
 from . import autograd
-from .core import backend, log_config
+from .core import backend, host_memory, log_config
 from .autograd import Parameter, PyLayer, Tensor, no_grad, is_grad_enabled, set_grad_enabled
 from .core.backend import get_device, is_compiled_with_cuda, set_device
 from .ops import *  # noqa: F401,F403  (the op functions are the top-level API)
@@ -87,3 +87,5 @@ newaxis = None
 __version__ = "0.1.0"
 
 log_config.configure_from_environment()
+
+host_memory.keep_freed_memory()  # training steps reuse the memory the last one freed, no page faults

@@ -228,3 +228,28 @@ def test_max_pool_nan_propagates_and_takes_the_gradient_as_in_pytorch():
     expected = np.zeros(8)
     expected[nan_positions[::-1]] = [10.0, 20.0]
     np.testing.assert_array_equal(data.grad.numpy().ravel(), expected)
+
+
+@pytest.mark.parametrize(
+    "pool",
+    [
+        lambda x: F.max_pool2d(x, 2),
+        lambda x: F.max_pool2d(x, 3, 2, 1),
+        lambda x: F.avg_pool2d(x, 3, 1, 1),
+        lambda x: F.adaptive_avg_pool2d(x, 1),
+    ],
+    ids=["max_pool2d_tiles", "max_pool2d_padded", "avg_pool2d", "global_avg_pool"],
+)
+def test_pooling_gradients_are_stored_like_a_batch_second_input(pool):
+    """A convolution leaves its output stored [C, N, H, W]; the pools keep that order for the
+    gradient they pass back, so the ops before them never mix two orders (several times slower)."""
+    data = rng.normal(size=(3, 2, 6, 6))
+    batch_second = np.ascontiguousarray(data.swapaxes(0, 1)).swapaxes(0, 1)
+    x = minidp.to_tensor(batch_second, stop_gradient=False)
+    out = pool(x)
+    out.backward(minidp.to_tensor(np.ones(out.shape)))
+    strides = x.grad._data.strides
+    assert strides[1] > strides[0] > strides[2]
+    expected = minidp.to_tensor(np.ascontiguousarray(data), stop_gradient=False)
+    pool(expected).backward(minidp.to_tensor(np.ones(out.shape)))
+    np.testing.assert_allclose(x.grad.numpy(), expected.grad.numpy(), rtol=1e-12)

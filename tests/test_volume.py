@@ -119,6 +119,8 @@ def test_adaptive_3d_pooling():
     check_grad(lambda v: F.adaptive_avg_pool3d(v, [2, 3, 2]), x)
     check_grad(lambda v: F.adaptive_max_pool3d(v, [2, 3, 2]), x)
     assert nn.AdaptiveAvgPool3D(1)(t(x)).shape == [1, 2, 1, 1, 1]
+    np.testing.assert_allclose(F.adaptive_avg_pool3d(t(x), 1).numpy(), x.mean(axis=(2, 3, 4), keepdims=True))
+    check_grad(lambda v: F.adaptive_avg_pool3d(v, 1), x)
     assert F.adaptive_avg_pool3d(t(x), [None, 2, 2]).shape == [1, 2, 5, 2, 2]
 
 

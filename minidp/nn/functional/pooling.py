@@ -146,14 +146,36 @@ def averaging_matrix(xp: Any, n_in: int, n_out: int, dtype: Any) -> Any:
     return matrix
 
 
+def global_avg_pool(x: Tensor) -> Tensor:
+    """The mean of x [N, C, *spatial] over all its spatial axes, kept as size-1 axes: an adaptive
+    average pool to size 1, the usual head of a CNN. One matrix-vector product; the gradient is
+    stored like x (batch-second after a convolution), so that the ops before the pool get their
+    gradients in the order they stored their outputs."""
+    xd = x._data
+    xp = backend.get_array_module(xd)
+    n, c = xd.shape[:2]
+    count = math.prod(xd.shape[2:])
+    mean = xd.reshape(n, c, count) @ xp.full(count, 1.0 / count, dtype=xd.dtype)
+
+    def backward(g):
+        gx = xp.empty_like(xd)
+        gx[...] = g * (1.0 / count)
+        return (gx,)
+
+    return result(mean.reshape((n, c) + (1,) * (xd.ndim - 2)), (x,), backward)
+
+
 def adaptive_avg_pool2d(x: Tensor, output_size: Any, data_format: str = "NCHW", name: Optional[str] = None) -> Tensor:
     """Mean over adaptive windows that cover [H, W] with ``output_size`` cells (None keeps a side),
     of [N, C, H, W] (or [N, H, W, C]) inputs.
 
-    Separable: rows then columns are averaged by two small matrices (A_h @ x @ A_w^T).
+    Separable: rows then columns are averaged by two small matrices (A_h @ x @ A_w^T); to one cell,
+    a global mean.
     """
     x = channels_first("adaptive_avg_pool2d", x, data_format, LAYOUTS[2])
     oh, ow = _adaptive_sizes("adaptive_avg_pool2d", x, output_size, 2)
+    if oh == ow == 1:
+        return to_format(global_avg_pool(x), data_format)
     xp = backend.get_array_module(x._data)
     rows = wrap(averaging_matrix(xp, x.shape[2], oh, x._data.dtype))
     columns = wrap(averaging_matrix(xp, x.shape[3], ow, x._data.dtype).T.copy())

@@ -7,7 +7,11 @@ over the kernel offsets only: each step moves a strided slice of the whole batch
 library does the work, on NumPy and CuPy alike. Convolution gathers the slices into columns
 (im2col) laid out as [C * kernel, N * positions], so that the forward pass and both gradients are
 one matmul per group over the whole batch (a batched matmul over N is slow on NumPy), and adds
-column gradients back with the same slices (col2im).
+column gradients back with the same slices (col2im). Max pooling goes one axis at a time.
+
+A convolution leaves its output stored [C, N, *spatial] (its matmul's layout); the ops here
+allocate their arrays in their input's order, since NumPy runs an elementwise op between arrays
+stored in different orders several times slower.
 """
 
 from __future__ import annotations
@@ -111,13 +115,30 @@ def batch_second_zeros(xp: Any, shape: tuple, dtype: Any) -> Any:
     return xp.zeros((shape[1], shape[0]) + tuple(shape[2:]), dtype=dtype).swapaxes(0, 1)
 
 
+def is_batch_second(data: Any) -> bool:
+    """Whether ``data`` [N, C, ...] is stored as [C, N, ...], as convolutions leave their outputs
+    (and the ops after them keep): the window ops then allocate their arrays alike, since an
+    elementwise op between arrays stored in different orders runs several times slower."""
+    return data.ndim > 2 and not data.flags.c_contiguous and data.swapaxes(0, 1).flags.c_contiguous
+
+
+def zeros_stored_like(xp: Any, data: Any, shape: tuple) -> Any:
+    """A new array of zeros [N, C, ...] of ``shape``, stored batch-second when ``data`` is."""
+    if is_batch_second(data):
+        return batch_second_zeros(xp, shape, data.dtype)
+    return xp.zeros(shape, dtype=data.dtype)
+
+
 def pad(xp: Any, data: Any, pads: tuple, value: float) -> Any:
-    """``data`` [N, C, *spatial] padded by (before, after) per spatial axis (flat) with ``value``."""
+    """``data`` [N, C, *spatial] padded by (before, after) per spatial axis (flat) with ``value``,
+    stored in the same order as ``data``."""
     if not any(pads):
         return data
     shape = data.shape[:2] + tuple(n + b + a for n, b, a in zip(data.shape[2:], pads[::2], pads[1::2]))
     # zeros come from fresh pages, cheaper than a fill
-    out = xp.zeros(shape, dtype=data.dtype) if value == 0 else xp.full(shape, value, dtype=data.dtype)
+    out = zeros_stored_like(xp, data, shape)
+    if value != 0:
+        out.fill(value)
     out[interior(pads, data.shape[2:])] = data
     return out
 
@@ -188,6 +209,18 @@ def _bias_grads(xp: Any, gx: Any, gw: Any, g: Any, bias: Optional[Tensor]) -> tu
     return gx, gw, None if bias.stop_gradient else channel_sums(xp, g.reshape(g.shape[0], g.shape[1], -1))
 
 
+def weight_gradient(xp: Any, g_mat: Any, cols: Any) -> Any:
+    """``g_mat`` [groups, O, P] times the transpose of ``cols`` [groups, K, P]: a convolution's
+    weight gradient, a sum over the P columns, stored in order as the optimizer wants it.
+
+    Where the columns outnumber twice the rows K (big maps), it is the transpose of
+    ``cols @ g_mat^T``, which OpenBLAS runs 15-40% faster for the conv shapes measured, copied in
+    order; with fewer columns that copy of the weight-sized result costs more than it saves."""
+    if cols.shape[2] < 2 * cols.shape[1]:
+        return xp.matmul(g_mat, cols.transpose(0, 2, 1))
+    return xp.ascontiguousarray(xp.matmul(cols, g_mat.transpose(0, 2, 1)).transpose(0, 2, 1))
+
+
 #: Largest share of the column gradient, [C, N * positions] elements, that one kernel offset may
 #: have for the input gradient to be built offset by offset (measured: 1.7x faster col2im-plus-matmul
 #: on 8x8 ResNet maps, slower once the share outgrows the cache).
@@ -251,7 +284,7 @@ def convolution(
             gx = _padded_input_gradient(xp, w_mat, g_mat, windows, padded.shape, kernel, out_sizes)
             gx = gx[interior(pads, sizes)]
         if not weight.stop_gradient:
-            gw = xp.matmul(g_mat, cols.transpose(0, 2, 1)).reshape(wd.shape)
+            gw = weight_gradient(xp, g_mat, cols).reshape(wd.shape)
         return _bias_grads(xp, gx, gw, g, bias)
 
     return result(out.swapaxes(0, 1), parents, backward)
@@ -333,7 +366,7 @@ def transposed_convolution(
         gx = None
         if not x.stop_gradient:
             gx = xp.ascontiguousarray(xp.matmul(w_mat, g_cols).reshape((c, n) + sizes).swapaxes(0, 1))
-        gw = None if weight.stop_gradient else xp.matmul(x_mat, g_cols.transpose(0, 2, 1)).reshape(wd.shape)
+        gw = None if weight.stop_gradient else weight_gradient(xp, x_mat, g_cols).reshape(wd.shape)
         return _bias_grads(xp, gx, gw, g, bias)
 
     return result(out, parents, backward)
@@ -368,9 +401,20 @@ def _first_maxima(padded: Any, windows: list, out: Any) -> Iterator[tuple]:
         yield seen, hit
 
 
-def _tiles(sizes: tuple, kernel: tuple, stride: tuple, pads: tuple, out_sizes: tuple) -> bool:
-    """Whether the windows cover the unpadded input exactly once (stride = kernel, no padding)."""
-    return not any(pads) and kernel == stride and all(o * k == n for o, k, n in zip(out_sizes, kernel, sizes))
+def _axis_maxima(xp: Any, data: Any, axis: int, k: int, s: int, o: int) -> tuple:
+    """1-D max pooling of ``data`` [N, C, *spatial] along spatial ``axis`` (window ``k``, stride
+    ``s``, ``o`` outputs): the maxima, each one's offset in its window (the first of equal maxima;
+    None when ``k`` is 1) and the offsets' slices of ``data``."""
+    lead = (slice(None),) * (2 + axis)
+    slices = [lead + (slice(i, i + s * (o - 1) + 1, s),) for i in range(k)]
+    best, winner = data[slices[0]], None
+    for i, index in enumerate(slices[1:], 1):
+        seen = data[index]
+        # offsets only grow, so the winner is the largest offset that beat every one before it
+        beaten = xp.multiply(seen > best, i, dtype="uint8" if k < 256 else "int32")
+        winner = beaten if winner is None else xp.maximum(winner, beaten, out=winner)
+        best = xp.maximum(best, seen, out=None if i == 1 else best)
+    return best, winner, slices
 
 
 def max_pool(op: str, x: Tensor, kernel: tuple, stride: tuple, pads: tuple, ceil_mode: bool, return_mask: bool) -> Any:
@@ -378,35 +422,47 @@ def max_pool(op: str, x: Tensor, kernel: tuple, stride: tuple, pads: tuple, ceil
     maximum in row-major order. With ``return_mask`` also the flat row-major index of each maximum
     in the unpadded input (int32).
 
-    The maximum is a running elementwise maximum over the kernel offsets' slices; backward finds
-    each window's first maximum again (comparing the slices with the output) instead of keeping an
-    argmax from forward, and writes the gradient in place where the windows tile the input.
+    Separable: 1-D max pooling along the last spatial axis, then along each axis before it. Each
+    step keeps which offset won (the first of equal maxima), so the winner is the first maximum
+    along the leading axis among the first ones along the later axes: the window's first maximum
+    in row-major order. Each step slices one axis only, so the array library moves whole rows
+    (k_1 + ... + k_n slices instead of k_1 * ... * k_n); backward hands the gradient back through
+    the steps in reverse. Measured forward plus backward: 2x2x2 windows on [8, 16, 16, 32, 32]
+    13 -> 11 ms, on [8, 32, 8, 16, 16] 3.5 -> 2.1 ms, ResNet's 3x3 stride 2 on [32, 64, 16, 16]
+    7.6 -> 5.9 ms.
     """
     xd = x._data
     sizes = xd.shape[2:]
     out_sizes, pads, _ = _pooled_sizes(op, sizes, kernel, stride, pads, ceil_mode)
     xp = backend.get_array_module(xd)
     padded = pad(xp, xd, pads, -xp.inf)
-    windows = window_slices(kernel, stride, (1,) * len(kernel), out_sizes)
-    out = padded[windows[0][1]].copy(order="K")
-    for _, seen in windows[1:]:
-        xp.maximum(out, padded[seen], out=out)
-    tiles = _tiles(sizes, kernel, stride, pads, out_sizes)
+    steps = []
+    out = padded
+    for axis in reversed(range(len(kernel))):
+        k, s, o = kernel[axis], stride[axis], out_sizes[axis]
+        shape, tiles = out.shape, k == s and o * s == out.shape[2 + axis]
+        out, winner, slices = _axis_maxima(xp, out, axis, k, s, o)
+        steps.append((shape, tiles, winner, slices))
+    if not out.flags.owndata:  # the first axis's windows are one wide: a view
+        out = out.copy(order="K")
 
     def backward(g):
-        if tiles:
-            g_padded = xp.empty(padded.shape, dtype=xd.dtype)
-            for seen, hit in _first_maxima(padded, windows, out):
-                xp.multiply(g, hit, out=g_padded[seen])
-        else:
-            g_padded = xp.zeros(padded.shape, dtype=xd.dtype)
-            for seen, hit in _first_maxima(padded, windows, out):
-                g_padded[seen] += g * hit
-        return (g_padded[interior(pads, sizes)],)
+        for shape, tiles, winner, slices in reversed(steps):
+            g_in = zeros_stored_like(xp, xd, shape)
+            for i, index in enumerate(slices):
+                if winner is None:
+                    g_in[index] += g
+                elif tiles:  # each input in one window: written in place
+                    xp.multiply(g, winner == i, out=g_in[index])
+                else:
+                    g_in[index] += g * (winner == i)
+            g = g_in
+        return (g[interior(pads, sizes)],)
 
     pooled = result(out, (x,), backward)
     if not return_mask:
         return pooled
+    windows = window_slices(kernel, stride, (1,) * len(kernel), out_sizes)
     winner = xp.zeros(out.shape, dtype="int64")
     for k, (_, hit) in enumerate(_first_maxima(padded, windows, out)):
         winner[hit] = k
@@ -460,7 +516,7 @@ def avg_pool(
 
     def backward(g):
         share = g / divisor
-        g_padded = xp.zeros(padded.shape, dtype=xd.dtype)
+        g_padded = xp.zeros_like(padded)
         for _, seen in windows:
             g_padded[seen] += share
         return (g_padded[interior(pads, sizes)],)

@@ -11,7 +11,15 @@ from ...core.tensor import Tensor
 from ...core.op_util import wrap
 from ._util import LAYOUTS, channels_first, check_tensor, to_format
 from .conv import conv_nd, conv_transpose_nd
-from .pooling import adaptive_avg_pool2d, adaptive_max_pool, averaging_matrix, avg_pool_nd, max_pool_nd, max_unpool
+from .pooling import (
+    adaptive_avg_pool2d,
+    adaptive_max_pool,
+    averaging_matrix,
+    avg_pool_nd,
+    global_avg_pool,
+    max_pool_nd,
+    max_unpool,
+)
 
 __all__ = [
     "adaptive_avg_pool3d",
@@ -83,6 +91,8 @@ def adaptive_avg_pool3d(x: Tensor, output_size: Any, data_format: str = "NCDHW",
         raise ValueError(f"adaptive_avg_pool3d: output_size must be an int or three values, got {output_size!r}")
     n, c, depth, h, w = x.shape
     od, oh, ow = [s if s is not None else size for s, size in zip(sizes, (depth, h, w))]
+    if od == oh == ow == 1:
+        return to_format(global_avg_pool(x), data_format)
     planes = adaptive_avg_pool2d(ops.reshape(x, [n, c * depth, h, w]), [oh, ow])
     rows = wrap(averaging_matrix(backend.get_array_module(x._data), depth, od, x._data.dtype))
     out = ops.matmul(rows, ops.reshape(planes, [n, c, depth, oh * ow]))
