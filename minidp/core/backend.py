@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import math
 from typing import Any, ContextManager
 
 import ml_dtypes
 import numpy
+
+from .erf import erf as host_erf
 
 BFLOAT16 = numpy.dtype(ml_dtypes.bfloat16)
 DTYPES = {
@@ -156,24 +157,14 @@ def to_host(x: Any) -> numpy.ndarray:
 
 
 def erf(x: Any):
-    """The error function on an array of either library (NumPy has none of its own); a NumPy
-    scalar (what arithmetic on a 0-d array gives) counts as NumPy's."""
+    """The error function on an array of either library (NumPy has none of its own): CuPy's,
+    or minidp's own vectorised one (:mod:`minidp.core.erf`) for NumPy arrays and scalars."""
     if not isinstance(x, (numpy.ndarray, numpy.generic)):
         from cupyx.scipy.special import erf as cupy_erf
 
         return cupy_erf(x)
-    try:
-        from scipy.special import erf as scipy_erf
-    except ImportError:
-        return _erf_from_math(x)
-    return scipy_erf(x)
-
-
-_vectorised_erf = numpy.frompyfunc(math.erf, 1, 1)
-
-
-def _erf_from_math(x: numpy.ndarray) -> numpy.ndarray:
-    return _vectorised_erf(x).astype(x.dtype)
+    result = host_erf(x)
+    return result[()] if isinstance(x, numpy.generic) else result
 
 
 class CPUPlace:
