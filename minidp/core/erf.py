@@ -63,9 +63,9 @@ _SMALL_END, _MIDDLE_END, _ONE_FROM = 0.46875, 4.0, 6.0
 
 def erf(x: numpy.ndarray) -> numpy.ndarray:
     """erf of every element of ``x`` (a NumPy array or scalar), in ``x``'s floating dtype
-    (float64 for integers)."""
+    (bfloat16 included; float64 for integers and booleans)."""
     x = numpy.asarray(x)
-    dtype = x.dtype if x.dtype.kind == "f" else numpy.dtype(numpy.float64)
+    dtype = numpy.dtype(numpy.float64) if x.dtype.kind in "biu" else x.dtype
     flat = x.reshape(-1)
     out = numpy.empty(flat.shape, dtype)
 
