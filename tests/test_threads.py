@@ -6,7 +6,11 @@ import threading
 import numpy as np
 import pytest
 
+import minidp
+import minidp.nn.functional as F
 from minidp.core import threads
+
+split = threads.chunks
 
 LARGE = threads.MIN_ELEMENTS + 3  # odd, so the ranges differ in length
 
@@ -97,3 +101,39 @@ def test_thread_count_setting(configured, monkeypatch):
     for bad in (0, -1, 2.0, True, "2"):
         with pytest.raises(ValueError, match="count must be an int >= 1"):
             threads.set_num_threads(bad)
+
+
+def gelu_cross_entropy_adam_step(shape_x, shape_logits, axis):
+    """Outputs and gradients of GELU and cross_entropy, and the parameters after two Adam steps."""
+    rng = np.random.default_rng(3)
+    minidp.seed(3)
+    x = minidp.to_tensor(rng.standard_normal(shape_x).astype(np.float32) * 3, stop_gradient=False)
+    logits = minidp.to_tensor(rng.standard_normal(shape_logits).astype(np.float32) * 4, stop_gradient=False)
+    label_shape = shape_logits[:axis] + shape_logits[axis + 1 :]
+    labels = minidp.to_tensor(rng.integers(0, shape_logits[axis], label_shape))
+    y = F.gelu(x)
+    loss = F.cross_entropy(logits, labels, axis=axis)
+    ((y * y).mean() + loss).backward()
+    weights = [minidp.create_parameter(list(shape), "float32") for shape in ((257, 257), ())]
+    optimizer = minidp.optimizer.AdamW(learning_rate=0.1, parameters=weights, weight_decay=0.1)
+    for _ in range(2):
+        (weights[0] * weights[0]).sum().backward()
+        (weights[1] * weights[1]).backward()
+        optimizer.step()
+        optimizer.clear_grad()
+    return [a.numpy() for a in (y, x.grad, loss, logits.grad, *weights)]
+
+
+@pytest.mark.parametrize("shape_logits, axis", [((67, 1001), 1), ((3, 7, 3203), 1), ((66001, 2), 0)])
+def test_the_split_ops_give_the_unsplit_results(configured, monkeypatch, shape_logits, axis):
+    configured(1)
+    expected = gelu_cross_entropy_adam_step((5, 13109), shape_logits, axis)
+    configured(3)
+    splits = []
+    monkeypatch.setattr(threads, "chunks", lambda count, parts: splits.append(count) or split(count, parts))
+    results = gelu_cross_entropy_adam_step((5, 13109), shape_logits, axis)
+    # gelu forward and backward (erf runs inline within), Adam on the large parameter at both
+    # steps, cross_entropy forward and backward unless its axis is 0
+    assert len(splits) == (4 if axis == 0 else 6)
+    for got, want in zip(results, expected):
+        np.testing.assert_array_equal(got, want)
