@@ -9,7 +9,7 @@ import pytest
 import minidp
 from gradcheck import check_grad
 from minidp.core import backend, threads
-from minidp.core.erf import BLOCK, erf
+from minidp.core.erf import erf
 
 
 def grid() -> np.ndarray:
@@ -56,7 +56,7 @@ def test_special_values_and_shapes():
 
 
 def test_several_blocks_and_threads_give_the_same_values(monkeypatch):
-    x = np.random.default_rng(0).standard_normal(max(2 * BLOCK, threads.MIN_ELEMENTS) + 7) * 3
+    x = np.random.default_rng(0).standard_normal(max(2 * threads.CACHE_BLOCK, threads.MIN_ELEMENTS) + 7) * 3
     monkeypatch.setattr(threads, "_configured", 1)
     one = erf(x)
     threads.set_num_threads(3)

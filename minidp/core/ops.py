@@ -252,7 +252,7 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 def gelu(x: Tensor, approximate: Any = False, name: str = None) -> Tensor:
     """Gaussian error linear unit, x * Phi(x): the exact erf form (``approximate`` False or
     ``'none'``) or the tanh approximation (True or ``'tanh'``). The exact form's forward and
-    backward run in ranges over :mod:`minidp.core.threads` (one pass each on a small array)."""
+    backward run over cache-sized pieces, shared out over :mod:`minidp.core.threads`."""
     if approximate not in (False, True, "none", "tanh"):
         raise ValueError(f"gelu: approximate must be a bool, 'none' or 'tanh', got {approximate!r}")
     try:
@@ -282,7 +282,7 @@ def gelu(x: Tensor, approximate: Any = False, name: str = None) -> Tensor:
         cdf[start:stop] = phi
         xp.multiply(part, phi, out=data[start:stop])
 
-    threads.for_each_chunk(flat, flat.size, forward)
+    threads.for_each_chunk(flat, flat.size, forward, threads.CACHE_BLOCK)
 
     def backward(g):
         g_flat = g.reshape(-1)
@@ -295,7 +295,7 @@ def gelu(x: Tensor, approximate: Any = False, name: str = None) -> Tensor:
             density += cdf[start:stop]
             xp.multiply(g_flat[start:stop], density, out=gx[start:stop])
 
-        threads.for_each_chunk(flat, flat.size, chain)
+        threads.for_each_chunk(flat, flat.size, chain, threads.CACHE_BLOCK)
         return (gx.reshape(xd.shape),)
 
     return result(data.reshape(xd.shape), (x,), backward)
