@@ -1,7 +1,10 @@
 """The element-wise thread pool (minidp/core/threads.py): when it splits work, and that splitting
 changes no result."""
 
+import os
+import signal
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -137,3 +140,31 @@ def test_the_split_ops_give_the_unsplit_results(configured, monkeypatch, shape_l
     assert len(splits) == (4 if axis == 0 else 6)
     for got, want in zip(results, expected):
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_gets_its_own_pool(configured):
+    configured(2)
+    x = np.arange(LARGE, dtype=np.float64)
+    out = np.empty_like(x)
+
+    def double(start, stop):
+        np.multiply(x[start:stop], 2, out=out[start:stop])
+
+    threads.for_each_chunk(x, LARGE, double)  # the parent's pool now has an idle thread
+    child = os.fork()
+    if child == 0:  # the inherited pool has no threads: using it would wait forever
+        out[:] = 0
+        threads.for_each_chunk(x, LARGE, double)
+        os._exit(0 if np.array_equal(out, 2 * x) else 1)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        pid, status = os.waitpid(child, os.WNOHANG)
+        if pid:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        time.sleep(0.01)
+    os.kill(child, signal.SIGKILL)
+    os.waitpid(child, 0)
+    pytest.fail("the forked child hung on the pool it inherited")
