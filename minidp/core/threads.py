@@ -7,10 +7,11 @@ the hottest of those places hand :func:`for_each_chunk` a function of an index r
 calls it on consecutive ranges at once, one per thread.
 
 Only NumPy arrays of at least :data:`MIN_ELEMENTS` elements are split (below that, handing work
-to a thread costs more than it saves), and only when the thread count is above 1: by default
-``OMP_NUM_THREADS`` (what the BLAS follows too; the launcher sets it to 1 for several ranks per
-host), else the cores this process may run on; :func:`set_num_threads` overrides both. A CuPy
-array is never split: the GPU runs element-wise kernels in parallel already.
+to a thread costs more than it saves), and only when more than one thread is asked for:
+:func:`set_num_threads`, else ``OMP_NUM_THREADS`` (which the BLAS follows too; the launcher sets
+it to 1 for several ranks per host), else 1: extra threads pay only on cores nobody else uses,
+which a process cannot know. A CuPy array is never split: the GPU runs element-wise kernels in
+parallel already.
 
 Element-wise results do not depend on where the ranges start, so the split changes no value.
 """
@@ -47,9 +48,7 @@ def get_num_threads() -> int:
     if _configured is not None:
         return _configured
     setting = os.environ.get("OMP_NUM_THREADS", "").strip()
-    if setting.isdigit() and int(setting) > 0:
-        return int(setting)
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return int(setting) if setting.isdigit() and int(setting) > 0 else 1
 
 
 def chunks(count: int, parts: int) -> List[Tuple[int, int]]:
