@@ -1,4 +1,4 @@
-"""minidp's own erf (minidp/core/erf.py) against math.erf, and GELU built on it without SciPy."""
+"""minidp's own erf (minidp/core/erf.py, used without SciPy) against math.erf, and GELU built on it."""
 
 import math
 import sys
@@ -53,6 +53,7 @@ def test_special_values_and_shapes():
     assert backend.erf(np.float32(0.5)) == np.float32(math.erf(0.5))
     assert isinstance(backend.erf(np.float32(0.5)), np.float32)
     assert erf(np.array([0.5], np.float16)).dtype == np.float16
+    assert backend.erf(np.array([0.5], np.float16)).dtype == np.float16  # SciPy's too, if installed
 
 
 def test_several_blocks_and_threads_give_the_same_values(monkeypatch):
@@ -70,6 +71,7 @@ def test_gelu_needs_no_scipy(monkeypatch):
     with pytest.raises(ImportError):
         import scipy.special  # noqa: F401
     x = np.random.default_rng(1).uniform(-5, 5, (3, 7))
+    assert backend.erf(np.float64(0.25)) == erf(np.float64(0.25))
     out = minidp.gelu(minidp.to_tensor(x)).numpy()
     np.testing.assert_allclose(out, x * 0.5 * (1 + reference(x.ravel() / math.sqrt(2)).reshape(x.shape)), rtol=1e-15)
     check_grad(minidp.gelu, x)

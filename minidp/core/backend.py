@@ -157,14 +157,19 @@ def to_host(x: Any) -> numpy.ndarray:
 
 
 def erf(x: Any):
-    """The error function on an array of either library (NumPy has none of its own): CuPy's,
-    or minidp's own vectorised one (:mod:`minidp.core.erf`) for NumPy arrays and scalars."""
+    """The error function on an array of either library (NumPy has none of its own): CuPy's;
+    for NumPy arrays and scalars SciPy's when it is installed (it is faster), else minidp's own
+    (:mod:`minidp.core.erf`). Floating inputs keep their dtype (SciPy widens 16-bit ones)."""
     if not isinstance(x, (numpy.ndarray, numpy.generic)):
         from cupyx.scipy.special import erf as cupy_erf
 
         return cupy_erf(x)
-    result = host_erf(x)
-    return result[()] if isinstance(x, numpy.generic) else result
+    try:
+        from scipy.special import erf as scipy_erf
+    except ImportError:
+        result = host_erf(x)
+        return result[()] if isinstance(x, numpy.generic) else result
+    return scipy_erf(x) if x.dtype.kind in "biu" else scipy_erf(x).astype(x.dtype, copy=False)
 
 
 class CPUPlace:
