@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Optional, Union
 
-from . import backend, kernels
+from . import backend, kernels, threads
 from .kernels.launch_args import adam_scalars
 from . import precision
 from .lr import LRScheduler
@@ -126,16 +126,23 @@ class Adam(Optimizer):
         t = p.dtype.type
         g = grad.astype(p.dtype, copy=False)
         lr_t, eps_hat = adam_scalars(lr, state["beta1_pow_acc"], state["beta2_pow_acc"], hyper["epsilon"])
-        if self._decoupled_decay and t(1.0 - lr * slot.weight_decay) != 1:
-            p *= 1.0 - lr * slot.weight_decay
+        decay = self._decoupled_decay and t(1.0 - lr * slot.weight_decay) != 1
         xp = backend.get_array_module(p)
-        m, v = state["moment1"], state["moment2"]
-        moving_average(m, g, hyper["beta1"], t)
-        step = xp.sqrt(v, out=moving_average_of_squares(v, g, hyper["beta2"], t))
-        step += eps_hat
-        xp.divide(m, step, out=step)
-        step *= lr_t
-        p -= step
+        # ranges of the first axis (a 0-d parameter viewed as one row), shared out over threads
+        rows_p, rows_g, rows_m, rows_v = (a if a.ndim else a[None] for a in (p, g, state["moment1"], state["moment2"]))
+
+        def update_rows(start: int, stop: int) -> None:
+            p_, g_, m, v = rows_p[start:stop], rows_g[start:stop], rows_m[start:stop], rows_v[start:stop]
+            if decay:
+                p_ *= 1.0 - lr * slot.weight_decay
+            moving_average(m, g_, hyper["beta1"], t)
+            step = xp.sqrt(v, out=moving_average_of_squares(v, g_, hyper["beta2"], t))
+            step += eps_hat
+            xp.divide(m, step, out=step)
+            step *= lr_t
+            p_ -= step
+
+        threads.for_each_chunk(p, len(rows_p), update_rows)
         precision.store_param(data, p)
         self._advance_pows(slot)
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import math
 from typing import Any, ContextManager
 
 import ml_dtypes
 import numpy
+
+from .erf import erf as host_erf
 
 BFLOAT16 = numpy.dtype(ml_dtypes.bfloat16)
 DTYPES = {
@@ -156,8 +157,9 @@ def to_host(x: Any) -> numpy.ndarray:
 
 
 def erf(x: Any):
-    """The error function on an array of either library (NumPy has none of its own); a NumPy
-    scalar (what arithmetic on a 0-d array gives) counts as NumPy's."""
+    """The error function on an array of either library (NumPy has none of its own): CuPy's;
+    for NumPy arrays and scalars SciPy's when it is installed (it is faster), else minidp's own
+    (:mod:`minidp.core.erf`). Floating inputs keep their dtype (SciPy widens 16-bit ones)."""
     if not isinstance(x, (numpy.ndarray, numpy.generic)):
         from cupyx.scipy.special import erf as cupy_erf
 
@@ -165,15 +167,9 @@ def erf(x: Any):
     try:
         from scipy.special import erf as scipy_erf
     except ImportError:
-        return _erf_from_math(x)
-    return scipy_erf(x)
-
-
-_vectorised_erf = numpy.frompyfunc(math.erf, 1, 1)
-
-
-def _erf_from_math(x: numpy.ndarray) -> numpy.ndarray:
-    return _vectorised_erf(x).astype(x.dtype)
+        result = host_erf(x)
+        return result[()] if isinstance(x, numpy.generic) else result
+    return scipy_erf(x) if x.dtype.kind in "biu" else scipy_erf(x).astype(x.dtype, copy=False)
 
 
 class CPUPlace:

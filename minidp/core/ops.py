@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from . import backend
+from . import backend, threads
 from .tensor import Tensor, tensor_method
 from .op_util import lift, not_a_tensor, result, unbroadcast, wrap
 
@@ -251,7 +251,8 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 def gelu(x: Tensor, approximate: Any = False, name: str = None) -> Tensor:
     """Gaussian error linear unit, x * Phi(x): the exact erf form (``approximate`` False or
-    ``'none'``) or the tanh approximation (True or ``'tanh'``)."""
+    ``'none'``) or the tanh approximation (True or ``'tanh'``). The exact form's forward and
+    backward run over cache-sized pieces, shared out over :mod:`minidp.core.threads`."""
     if approximate not in (False, True, "none", "tanh"):
         raise ValueError(f"gelu: approximate must be a bool, 'none' or 'tanh', got {approximate!r}")
     try:
@@ -270,13 +271,34 @@ def gelu(x: Tensor, approximate: Any = False, name: str = None) -> Tensor:
             return (g * (0.5 * (1 + t) + 0.5 * xd * (1 - t * t) * d_inner),)
 
         return result(data, (x,), backward)
-    cdf = 0.5 * (1 + backend.erf(xd * _SQRT_HALF))
-    data = xd * cdf
+    flat = xd.reshape(-1)
+    cdf, data = xp.empty_like(flat), xp.empty_like(flat)
+
+    def forward(start: int, stop: int) -> None:
+        part = flat[start:stop]
+        phi = backend.erf(part * _SQRT_HALF)
+        phi += 1
+        phi *= 0.5
+        cdf[start:stop] = phi
+        xp.multiply(part, phi, out=data[start:stop])
+
+    threads.for_each_chunk(flat, flat.size, forward, threads.CACHE_BLOCK)
 
     def backward(g):
-        return (g * (cdf + xd * _INV_SQRT_2PI * xp.exp(-0.5 * xd * xd)),)
+        g_flat = g.reshape(-1)
+        gx = xp.empty(flat.shape, xp.result_type(g, cdf))
 
-    return result(data, (x,), backward)
+        def chain(start: int, stop: int) -> None:
+            part = flat[start:stop]
+            density = part * _INV_SQRT_2PI
+            density *= xp.exp(-0.5 * part * part)
+            density += cdf[start:stop]
+            xp.multiply(g_flat[start:stop], density, out=gx[start:stop])
+
+        threads.for_each_chunk(flat, flat.size, chain, threads.CACHE_BLOCK)
+        return (gx.reshape(xd.shape),)
+
+    return result(data.reshape(xd.shape), (x,), backward)
 
 
 @tensor_method("clip", "clamp")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any, Optional
 
-from ...core import backend
+from ...core import backend, threads
 from ...core.tensor import Tensor
 from ...core.op_util import result, scatter_add_along, unbroadcast, wrap
 from ._util import check_reduction, check_tensor
@@ -364,13 +364,27 @@ def _softmax_hard_label_loss(
 ) -> Tensor:
     """cross_entropy of logits with integer labels, without forming all the log-probabilities:
     the loss needs them only at the labels, and the gradient is softmax * (-s) plus s at each
-    label (s the per-sample gradient there): one pass over the logits and a scatter."""
+    label (s the per-sample gradient there): one pass over the logits and a scatter. The passes
+    over the logits run on ranges of the first axis (when ``axis`` is another one) over
+    :mod:`minidp.core.threads`."""
     xd = input._data
     xp = backend.get_array_module(xd)
-    peak = xd.max(axis=axis, keepdims=True)
-    exps = xd - peak
-    xp.exp(exps, out=exps)
-    totals = exps.sum(axis=axis, keepdims=True)
+    rows = xd.shape[0] if axis > 0 else 1
+
+    def along_rows(start: int, stop: int) -> slice:
+        return slice(start, stop) if axis > 0 else slice(None)
+
+    reduced_shape = xd.shape[:axis] + (1,) + xd.shape[axis + 1 :]
+    peak, totals, exps = xp.empty(reduced_shape, xd.dtype), xp.empty(reduced_shape, xd.dtype), xp.empty_like(xd)
+
+    def softmax_terms(start: int, stop: int) -> None:
+        part = along_rows(start, stop)
+        xd[part].max(axis=axis, keepdims=True, out=peak[part])
+        xp.subtract(xd[part], peak[part], out=exps[part])
+        xp.exp(exps[part], out=exps[part])
+        exps[part].sum(axis=axis, keepdims=True, out=totals[part])
+
+    threads.for_each_chunk(xd, rows, softmax_terms)
     log_norm = peak + xp.log(totals)
     data, grad_at_label, index = _hard_label_nll(
         "cross_entropy",
@@ -385,7 +399,14 @@ def _softmax_hard_label_loss(
 
     def backward(g):
         per_sample = grad_at_label(g)
-        gx = exps * (-per_sample / totals)
+        scale = -per_sample / totals
+        gx = xp.empty(xd.shape, xp.result_type(exps, scale))
+
+        def softmax_times_scale(start: int, stop: int) -> None:
+            part = along_rows(start, stop)
+            xp.multiply(exps[part], scale[part], out=gx[part])
+
+        threads.for_each_chunk(xd, rows, softmax_times_scale)
         scatter_add_along(xp, gx, index, per_sample, axis)
         return (gx,)
 
