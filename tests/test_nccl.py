@@ -524,6 +524,22 @@ def test_issuing_calls_never_overlap_nor_do_error_checks_and_abort(job_of):
     assert communicator.overlaps == []
 
 
+def test_an_operation_the_abort_cut_short_fails_though_its_event_then_fires(job_of):
+    """Another operation's failure aborts the communicator; the abort ends ``first`` (rank 1
+    never joins it), whose event then fires. Its waiter must get the failure, not success."""
+    job = job_of(2)
+    groups = job.groups(timeout=30)
+    connect(groups)
+    group = groups[0]
+    first = group.all_reduce(device_array([1.0]), sync_op=False)
+    second = group.all_reduce(device_array([1.0]), sync_op=False)
+    group._fail(second, RuntimeError("the second all-reduce failed"))
+    assert job.runtimes[0].communicators[0].aborted
+    assert first._event.fired.wait(10)  # the stream went on past the aborted call
+    with pytest.raises(RuntimeError, match=r"unusable after an earlier failure \(the second all-reduce failed\)"):
+        first.wait()
+
+
 def test_two_ranks_that_both_send_first_deadlock_and_the_timeout_says_so(job_of):
     job = job_of(2)
     groups = job.groups(timeout=0.5)

@@ -682,8 +682,15 @@ class NcclProcessGroup(ProcessGroup):
     def _poll(self, work: NcclWork, check_communicator: bool = True) -> bool:
         """True once ``work`` has finished, successfully or not: its event has fired (results
         delivered), or a CUDA error, an earlier failure of the group or (with
-        ``check_communicator``) an asynchronous NCCL error has failed it."""
+        ``check_communicator``) an asynchronous NCCL error has failed it.
+
+        The group's failure is looked at before the event: the abort that follows a failure
+        ends the operations still in NCCL, and their events then fire as if they had completed.
+        """
         if work._done.is_set():
+            return True
+        if self._failure is not None:
+            work._finish(self._unusable(work._description))
             return True
         try:
             with self._runtime.device(self._device):  # no query may make a context on another device
@@ -700,9 +707,6 @@ class NcclProcessGroup(ProcessGroup):
         if fired:
             with self._runtime.device(self._device):
                 work._complete()
-            return True
-        if self._failure is not None:
-            work._finish(self._unusable(work._description))
             return True
         if not check_communicator:
             return False
