@@ -207,12 +207,6 @@ def test_max_pool_gradient_and_mask_go_to_the_first_maximum_of_each_window(windo
     np.testing.assert_array_equal(data.grad.numpy().reshape(2, 3, 16), expected)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="max_pool2d's forward gives NaN, but backward and the mask look for the window's maximum with == "
-    "(sliding._first_maxima), which a NaN never equals: the gradient is lost and the mask points at offset 0; "
-    "PyTorch sends both to the NaN",
-)
 def test_max_pool_nan_propagates_and_takes_the_gradient_as_in_pytorch():
     # Paddle 3.3.1 CPU gives no single answer to follow: without return_mask a NaN is the maximum
     # only when it comes last in the window and still gets no gradient; with return_mask it is
@@ -253,3 +247,14 @@ def test_pooling_gradients_are_stored_like_a_batch_second_input(pool):
     expected = minidp.to_tensor(np.ascontiguousarray(data), stop_gradient=False)
     pool(expected).backward(minidp.to_tensor(np.ones(out.shape)))
     np.testing.assert_allclose(x.grad.numpy(), expected.grad.numpy(), rtol=1e-12)
+
+
+def test_max_pool3d_sends_the_gradient_to_the_last_nan_of_a_window():
+    x = np.arange(8.0).reshape(1, 1, 2, 2, 2)
+    x.flat[[1, 6]] = np.nan  # two NaNs in the one window: PyTorch picks the last, flat index 6
+    data = t(x)
+    data.stop_gradient = False
+    out, mask = F.max_pool3d(data, 2, return_mask=True)
+    out.sum().backward()
+    assert np.isnan(out.numpy()).all() and mask.numpy().ravel().tolist() == [6]
+    np.testing.assert_array_equal(data.grad.numpy().ravel(), np.eye(8)[6])

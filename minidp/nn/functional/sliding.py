@@ -414,12 +414,21 @@ def _axis_maxima(xp: Any, data: Any, axis: int, k: int, s: int, o: int) -> tuple
         beaten = xp.multiply(seen > best, i, dtype="uint8" if k < 256 else "int32")
         winner = beaten if winner is None else xp.maximum(winner, beaten, out=winner)
         best = xp.maximum(best, seen, out=None if i == 1 else best)
+    if winner is not None and xp.isnan(best).any():
+        _nan_wins(xp, winner, [data[index] for index in slices])
     return best, winner, slices
+
+
+def _nan_wins(xp: Any, winner: Any, seen: list) -> None:
+    """Make a window's last NaN its winner, as PyTorch does (a NaN compares false with anything,
+    so the running maximum propagates it but never records where it came from)."""
+    for i, values in enumerate(seen):
+        winner[xp.isnan(values)] = i
 
 
 def max_pool(op: str, x: Tensor, kernel: tuple, stride: tuple, pads: tuple, ceil_mode: bool, return_mask: bool) -> Any:
     """Largest value of each window of x [N, C, *spatial]; the gradient goes to the window's first
-    maximum in row-major order. With ``return_mask`` also the flat row-major index of each maximum
+    maximum in row-major order (to its last NaN where it holds NaNs, as in PyTorch). With ``return_mask`` also the flat row-major index of each maximum
     in the unpadded input (int32).
 
     Separable: 1-D max pooling along the last spatial axis, then along each axis before it. Each
@@ -466,6 +475,8 @@ def max_pool(op: str, x: Tensor, kernel: tuple, stride: tuple, pads: tuple, ceil
     winner = xp.zeros(out.shape, dtype="int64")
     for k, (_, hit) in enumerate(_first_maxima(padded, windows, out)):
         winner[hit] = k
+    if xp.isnan(out).any():
+        _nan_wins(xp, winner, [padded[seen] for _, seen in windows])
     flat = 0
     for axis, (offset, o, s, before, n) in enumerate(
         zip(xp.unravel_index(winner, kernel), out_sizes, stride, pads[::2], sizes)
