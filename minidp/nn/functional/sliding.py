@@ -428,8 +428,8 @@ def _nan_wins(xp: Any, winner: Any, seen: list) -> None:
 
 def max_pool(op: str, x: Tensor, kernel: tuple, stride: tuple, pads: tuple, ceil_mode: bool, return_mask: bool) -> Any:
     """Largest value of each window of x [N, C, *spatial]; the gradient goes to the window's first
-    maximum in row-major order (to its last NaN where it holds NaNs, as in PyTorch). With ``return_mask`` also the flat row-major index of each maximum
-    in the unpadded input (int32).
+    maximum in row-major order (to its last NaN where it holds NaNs, as in PyTorch). With
+    ``return_mask`` also the flat row-major index of each maximum in the unpadded input (int32).
 
     Separable: 1-D max pooling along the last spatial axis, then along each axis before it. Each
     step keeps which offset won (the first of equal maxima), so the winner is the first maximum
