@@ -541,6 +541,17 @@ def test_model_without_trainable_parameters_on_one_rank_fails_fast_everywhere():
         assert seconds < 4, f"rank {rank} raised only when a collective timed out: {outcome}"
 
 
+@pytest.mark.timeout(60)
+def test_a_loss_backwarded_again_is_averaged_again():
+    """As in PyTorch's DDP: the second backward of a retained graph is averaged too (it used to
+    leave each rank its local gradients)."""
+    (first, again), (peer_first, peer_again) = run_workers(dp_tasks.repeated_backward_worker, 2, timeout=50, env=GLOO)
+    for name in first:
+        np.testing.assert_array_equal(first[name], peer_first[name])
+        np.testing.assert_array_equal(again[name], first[name])
+        np.testing.assert_array_equal(peer_again[name], first[name])
+
+
 @pytest.mark.timeout(120)
 def test_identical_models_pass_the_check():
     for r in errors_results():

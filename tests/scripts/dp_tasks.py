@@ -558,6 +558,27 @@ def no_trainable_on_one_rank_worker() -> Any:
     return outcome, time.monotonic() - started
 
 
+def repeated_backward_worker() -> Dict[str, Any]:
+    """Gradients of a loss backwarded twice (``retain_graph=True``, cleared between): both passes
+    must be averaged over the ranks."""
+    dist.init_parallel_env()
+    rank = dist.get_rank()
+    minidp.seed(3)
+    layer = Net()
+    dp = minidp.DataParallel(layer)
+    rng = np.random.default_rng(rank)
+    x = minidp.to_tensor(rng.standard_normal((4, 5)).astype(np.float32))
+    y = minidp.to_tensor(rng.standard_normal((4, 2)).astype(np.float32))
+    loss = nn.MSELoss()(dp(x), y)
+    passes = []
+    for retain in (True, False):
+        loss.backward(retain_graph=retain)
+        passes.append({n: p.grad.numpy().copy() for n, p in layer.named_parameters()})
+        for p in layer.parameters():
+            p.clear_grad()
+    return passes
+
+
 # ----------------------------------------------------------------------------------------------
 # group=, world size 1 and the deprecated methods
 # ----------------------------------------------------------------------------------------------

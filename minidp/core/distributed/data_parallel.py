@@ -213,9 +213,12 @@ class DataParallel(Layer):
         with timeline.span("forward", "compute"):
             outputs = self._layers(*inputs, **kwargs)
         if self._reducer is not None and self.grad_need_sync and engine.is_grad_enabled():
+            tensors = list(_find_tensors(outputs))
             if self._join is not None:
                 self._join.start_step()
-            self._reducer.prepare_for_backward(list(_find_tensors(outputs)))
+            else:  # a joined rank shadows one backward per forward, no more
+                self._reducer.rearm_on_repeated_backward(tensors)
+            self._reducer.prepare_for_backward(tensors)
         return outputs
 
     @contextlib.contextmanager

@@ -243,6 +243,20 @@ class Reducer:
             self._usage_known = True
             self._keeps_own_grad = frozenset(id(p) for p in self._unused)
 
+    def rearm_on_repeated_backward(self, outputs: Sequence[Tensor]) -> None:
+        """Average the gradients of every backward pass through ``outputs``, not only the first
+        (a loss kept with ``retain_graph=True`` and backwarded again): a later pass re-arms the
+        reducer when its gradient reaches them, before any parameter's gradient is final, as
+        PyTorch's DDP does. Without it that pass would leave each rank its local gradients."""
+
+        def rearm(grad: Tensor) -> None:
+            if not self._armed and not self._released:
+                self.prepare_for_backward(outputs)
+
+        for output in outputs:
+            if not output.stop_gradient:
+                output.register_hook(rearm)
+
     def _finish_outstanding_work(self) -> None:
         """Wait for collectives of a pass that never reached its end (keeps ranks in step)."""
         for b, work in enumerate(self._works):
