@@ -1,6 +1,7 @@
 """What tools/bench_sharding.py and the sharding tests (tests/scripts/sharding_tasks.py) both
 do with a model: wrap it for DataParallel or a level of ``group_sharded_parallel``, and count the
-bytes of parameters, gradients and optimizer state a rank holds."""
+bytes of parameters, gradients and optimizer state a rank holds. A module those two import: run
+on its own, it only answers ``--help``."""
 
 from __future__ import annotations
 
@@ -45,3 +46,9 @@ def held_bytes(model: Any, optimizer: Any) -> Dict[str, int]:
             if hasattr(a, "nbytes")
         ),
     }
+
+
+if __name__ == "__main__":
+    from command_line import answer_help
+
+    answer_help(__name__, __doc__)
