@@ -545,7 +545,9 @@ def test_model_without_trainable_parameters_on_one_rank_fails_fast_everywhere():
 def test_a_loss_backwarded_again_is_averaged_again():
     """As in PyTorch's DDP: the second backward of a retained graph is averaged too (it used to
     leave each rank its local gradients)."""
-    (first, again), (peer_first, peer_again) = run_workers(dp_tasks.repeated_backward_worker, 2, timeout=50, env=GLOO)
+    ranks = run_workers(dp_tasks.repeated_backward_worker, 2, timeout=50, env=GLOO)
+    ((first, again), freed), ((peer_first, peer_again), peer_freed) = ranks
+    assert freed and peer_freed, "a forward's output outlived its last reference (a reference cycle)"
     for name in first:
         np.testing.assert_array_equal(first[name], peer_first[name])
         np.testing.assert_array_equal(again[name], first[name])

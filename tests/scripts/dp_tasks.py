@@ -24,11 +24,13 @@ each rank writes ``DIR/rank<N>.npz`` with its results.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import sys
 import time
 import warnings
+import weakref
 from typing import Any, Dict, List
 
 import numpy as np
@@ -560,7 +562,7 @@ def no_trainable_on_one_rank_worker() -> Any:
 
 def repeated_backward_worker() -> Dict[str, Any]:
     """Gradients of a loss backwarded twice (``retain_graph=True``, cleared between): both passes
-    must be averaged over the ranks."""
+    must be averaged over the ranks. Also whether a dropped forward output is freed at once."""
     dist.init_parallel_env()
     rank = dist.get_rank()
     minidp.seed(3)
@@ -576,7 +578,13 @@ def repeated_backward_worker() -> Dict[str, Any]:
         passes.append({n: p.grad.numpy().copy() for n, p in layer.named_parameters()})
         for p in layer.parameters():
             p.clear_grad()
-    return passes
+    gc.disable()  # the re-arming hook must not tie an output into a cycle: refcounting frees it
+    try:
+        output = weakref.ref(dp(x))
+        freed = output() is None
+    finally:
+        gc.enable()
+    return passes, freed
 
 
 # ----------------------------------------------------------------------------------------------

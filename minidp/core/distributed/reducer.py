@@ -247,11 +247,15 @@ class Reducer:
         """Average the gradients of every backward pass through ``outputs``, not only the first
         (a loss kept with ``retain_graph=True`` and backwarded again): a later pass re-arms the
         reducer when its gradient reaches them, before any parameter's gradient is final, as
-        PyTorch's DDP does. Without it that pass would leave each rank its local gradients."""
+        PyTorch's DDP does. Without it that pass would leave each rank its local gradients.
+
+        The hooks hold the outputs weakly: an output holding a hook that held it would outlive
+        the user's last reference to it until the cycle collector ran."""
+        refs = [weakref.ref(output) for output in outputs]
 
         def rearm(grad: Tensor) -> None:
             if not self._armed and not self._released:
-                self.prepare_for_backward(outputs)
+                self.prepare_for_backward([output for output in (ref() for ref in refs) if output is not None])
 
         for output in outputs:
             if not output.stop_gradient:
