@@ -53,11 +53,21 @@ _MIDDLE_Q = (
     3.43936767414372164e03,
     1.23033935480374942e03,
 )
-_TAIL_P = (3.05326634961232344e-1, 3.60344899949804439e-1, 1.25781726111229246e-1, 1.60837851487422766e-2)
-_TAIL_P_LAST = 6.58749161529837803e-4
+_TAIL_P = (
+    3.05326634961232344e-1,
+    3.60344899949804439e-1,
+    1.25781726111229246e-1,
+    1.60837851487422766e-2,
+    6.58749161529837803e-4,
+)
 _TAIL_P_TOP = 1.63153871373020978e-2
-_TAIL_Q = (2.56852019228982242e00, 1.87295284992346725e00, 5.27905102951428412e-1, 6.05183413124413191e-2)
-_TAIL_Q_LAST = 2.33520497626869185e-3
+_TAIL_Q = (
+    2.56852019228982242e00,
+    1.87295284992346725e00,
+    5.27905102951428412e-1,
+    6.05183413124413191e-2,
+    2.33520497626869185e-3,
+)
 _INV_SQRT_PI = 5.6418958354775628695e-1
 _SMALL_END, _MIDDLE_END, _ONE_FROM = 0.46875, 4.0, 6.0
 
@@ -81,65 +91,50 @@ def _erf_block(x: numpy.ndarray) -> numpy.ndarray:
     """erf of the float64 vector ``x``, each element by its range of the module docstring."""
     y = numpy.abs(x)
     numpy.minimum(y, _ONE_FROM, out=y)
-    small = y <= _SMALL_END
     result = numpy.empty_like(y)
-    inner, outer = numpy.flatnonzero(small), numpy.flatnonzero(~small)
-    result[inner] = _small_range(y[inner])
-    result[outer] = 1.0 - _middle_range_erfc(y[outer])
-    tail = numpy.flatnonzero(y > _MIDDLE_END)
-    if tail.size:
-        result[tail] = 1.0 - _tail_range_erfc(y[tail])
+    small, tail = y <= _SMALL_END, y > _MIDDLE_END
+    for where, part in ((small, _small_range), (~(small | tail), _middle_range), (tail, _tail_range)):
+        index = numpy.flatnonzero(where)
+        if index.size:
+            result[index] = part(y[index])
     return numpy.copysign(result, x, out=result)
+
+
+def _ratio(z: numpy.ndarray, top: float, p: tuple, q: tuple) -> numpy.ndarray:
+    """P(z) / Q(z), P's coefficients ``top, *p`` and Q's ``1, *q``, highest power first."""
+    num = top * z
+    den = z.copy()
+    for p_k, q_k in zip(p[:-1], q[:-1]):
+        num += p_k
+        num *= z
+        den += q_k
+        den *= z
+    num += p[-1]
+    den += q[-1]
+    num /= den
+    return num
 
 
 def _small_range(y: numpy.ndarray) -> numpy.ndarray:
     """erf(y) for 0 <= y <= 0.46875."""
-    z = y * y
-    num = _SMALL_P_TOP * z
-    den = z.copy()
-    for p, q in zip(_SMALL_P[:-1], _SMALL_Q[:-1]):
-        num += p
-        num *= z
-        den += q
-        den *= z
-    num += _SMALL_P[-1]
-    den += _SMALL_Q[-1]
-    num /= den
-    num *= y
-    return num
+    result = _ratio(y * y, _SMALL_P_TOP, _SMALL_P, _SMALL_Q)
+    result *= y
+    return result
 
 
-def _middle_range_erfc(y: numpy.ndarray) -> numpy.ndarray:
-    """erfc(y) for 0.46875 < y <= 4."""
-    num = _MIDDLE_P_TOP * y
-    den = y.copy()
-    for p, q in zip(_MIDDLE_P[:-1], _MIDDLE_Q[:-1]):
-        num += p
-        num *= y
-        den += q
-        den *= y
-    num += _MIDDLE_P[-1]
-    den += _MIDDLE_Q[-1]
-    num /= den
-    num *= _exp_minus_square(y)
-    return num
+def _middle_range(y: numpy.ndarray) -> numpy.ndarray:
+    """erf(y) for 0.46875 < y <= 4, from erfc."""
+    erfc = _ratio(y, _MIDDLE_P_TOP, _MIDDLE_P, _MIDDLE_Q)
+    erfc *= _exp_minus_square(y)
+    return 1.0 - erfc
 
 
-def _tail_range_erfc(y: numpy.ndarray) -> numpy.ndarray:
-    """erfc(y) for 4 < y <= 6."""
+def _tail_range(y: numpy.ndarray) -> numpy.ndarray:
+    """erf(y) for 4 < y <= 6, from erfc."""
     z = 1.0 / (y * y)
-    num = _TAIL_P_TOP * z
-    den = z.copy()
-    for p, q in zip(_TAIL_P, _TAIL_Q):
-        num += p
-        num *= z
-        den += q
-        den *= z
-    num += _TAIL_P_LAST
-    den += _TAIL_Q_LAST
-    num /= den
-    num *= z
-    return (_INV_SQRT_PI - num) / y * _exp_minus_square(y)
+    correction = _ratio(z, _TAIL_P_TOP, _TAIL_P, _TAIL_Q)
+    correction *= z
+    return 1.0 - (_INV_SQRT_PI - correction) / y * _exp_minus_square(y)
 
 
 def _exp_minus_square(y: numpy.ndarray) -> numpy.ndarray:

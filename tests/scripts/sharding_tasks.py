@@ -65,6 +65,15 @@ def values(model: Any) -> Dict[str, np.ndarray]:
     return {k: np.array(v.numpy()) for k, v in model.state_dict().items()}
 
 
+def restored(params: dict, state: dict) -> tuple:
+    """A plain model and Adam optimizer that took a checkpoint's parameters and state."""
+    model = make_model()
+    model.set_state_dict(params)
+    opt = make_optimizer("adam", model.parameters())
+    opt.set_state_dict(state)
+    return model, opt
+
+
 def sharded(level: str, name: str) -> tuple:
     """A fresh model and ``name`` optimizer at ``level`` ("dp" included), in small buckets."""
     model = make_model()
@@ -162,18 +171,12 @@ def checkpoint_worker(directory: str) -> Dict[str, Any]:
         resumed_opt.set_state_dict(state)
         train(resumed, resumed_opt, rank, 2, start=2)
         report[f"{level}/sharded_resumed"] = values(resumed)
-        again = make_model()
-        again.set_state_dict(params)
-        again_opt = make_optimizer("adam", again.parameters())
-        again_opt.set_state_dict(state)
+        again, again_opt = restored(params, state)
         again_dp = minidp.DataParallel(again)
         train(again_dp, again_opt, rank, 2, start=2)
         report[f"{level}/plain_resumed"] = values(again)
         # a plain checkpoint loaded before wrapping, as Paddle's note asks
-        before = make_model()
-        before.set_state_dict(params)
-        before_opt = make_optimizer("adam", before.parameters())
-        before_opt.set_state_dict(state)
+        before, before_opt = restored(params, state)
         wrapped, wrapped_opt, _ = group_sharded_parallel(
             before, before_opt, level, buffer_max_size=BUCKET_ELEMENTS, segment_size=1
         )
