@@ -286,6 +286,28 @@ def test_a_peer_that_arrives_and_then_fails_between_two_reads_counts_as_arrived(
         transport._wait_for("all_reduce", 1, ANNOUNCED, 2, time.monotonic() + 5)
 
 
+def test_a_peer_that_arrives_and_then_closes_its_connections_before_the_probe_counts_as_arrived():
+    """As above, but the peer's failure shows first as its closed TCP connection, which the
+    probe for a send or receive reads (a 3-rank mismatch test failed once this way)."""
+    from minidp.core.distributed.failure_record import PeerFailedError
+    from minidp.core.distributed.backends.shm import _LINE_WORDS
+
+    control = np.zeros(2 * _LINE_WORDS, np.uint32)
+    transport = object.__new__(SharedMemoryTransport)
+    transport._group, transport._ranks, transport.rank = _NamingGroup(), [0, 1], 0
+    transport._words = memoryview(control).cast("B").cast("I")
+    transport._control_address = control.__array_interface__["data"][0]
+    transport._check_peer = lambda op, peer, deadline: None  # its state still reads active
+
+    def peer_arrived_then_closed(peer):
+        control[_LINE_WORDS + ANNOUNCED] += 1
+        raise PeerFailedError("lost the connection to rank 1 (connection closed by peer)", 1)
+
+    transport._wait_for("broadcast", 1, ANNOUNCED, 1, time.monotonic() + 5, peer_arrived_then_closed)
+    with pytest.raises(PeerFailedError, match="connection closed by peer"):
+        transport._wait_for("broadcast", 1, ANNOUNCED, 3, time.monotonic() + 5, peer_arrived_then_closed)
+
+
 def mismatch_worker():
     store = job_store()
     names = iter(range(100))

@@ -370,14 +370,15 @@ class SharedMemoryTransport:
                     return
                 try:
                     self._check_peer(op, peer, deadline)
+                    if probe is not None:
+                        probe(self._ranks[peer])
                 except PeerFailedError:
                     # The peer may have reached the target and then failed (a mismatch it saw
-                    # first) between the two reads: its state was stored after its counter.
+                    # first) since the counter was read: its state was stored, and its
+                    # connections were closed, after its counter.
                     if _reached(words[index], target):
                         return
                     raise
-                if probe is not None:
-                    probe(self._ranks[peer])
                 _FUTEX.wait(address, value, SLEEP_SLICE_SECONDS)
         finally:
             words[sleeping_on] = 0
